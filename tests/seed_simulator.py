@@ -18,6 +18,7 @@ r of its curves over every update of the run (:func:`population_truth`, by Monte
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 SHAPES = ("fall", "dip", "phases")
 UPDATES = 1000
@@ -98,11 +99,28 @@ def trace_rows(
     ]
 
 
-def seed_measurement(quantity: str, setup: str, paper_setup: str, per_seed) -> dict:
-    """The main study's measurement of ``quantity`` whose value is the mean of its seeds'."""
+def seed_measurement(quantity: str, setup: str, paper_setup: str, per_seed, **rest) -> dict:
+    """The main study's measurement of ``quantity`` whose value is the mean of its seeds'
+    (``rest``: its other columns)."""
     from isotropy.verdicts.measurements import measurement
 
     value = float(np.mean(per_seed))
+    seeds = rest.pop("seeds", len(per_seed))
     return measurement(
-        "main", quantity, setup, paper_setup, value, per_seed=per_seed, seeds=len(per_seed)
+        "main", quantity, setup, paper_setup, value, per_seed=per_seed, seeds=seeds, **rest
     )
+
+
+def measured(traces: pd.DataFrame, config=None, stand=None, study: str = "main", correlations=None):
+    """A direct-optimisation study's measurements of ``traces`` and their correlation table (or
+    ``correlations``), as rules check_claims and compare_with_papers make them."""
+    from isotropy import studies
+    from isotropy.standins import StandIns
+    from isotropy.summaries import correlation_table
+    from isotropy.verdicts.measurements.run import measure
+
+    if correlations is None:
+        correlations = correlation_table(traces, ["encoder", "dataset"])
+    table = "correlations" if study == "main" else "table3"
+    tables = {f"{study}_traces": traces, f"{study}_{table}": correlations}
+    return measure(tables, config or {}, stand or StandIns(), studies.table_measures())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import seed_simulator as sim
 from scipy import stats
 
 from isotropy import studies
@@ -41,9 +42,10 @@ def judged(tables: dict, study: str) -> list[dict]:
     return table[table["study"] == study].to_dict("records")
 
 
-def optimisation_rows(study: str, traces: pd.DataFrame, correlations: pd.DataFrame) -> list[dict]:
-    name = "correlations" if study == "main" else "table3"
-    return judged({f"{study}_traces": traces, f"{study}_{name}": correlations}, study)
+def optimisation_rows(study: str, traces: pd.DataFrame, correlations=None) -> list[dict]:
+    measured = sim.measured(traces, study=study, correlations=correlations)
+    table = check_claims(measured, {study}, studies.measured_claims())
+    return table[table["study"] == study].to_dict("records")
 
 
 def istar_rows(runs: pd.DataFrame) -> list[dict]:
@@ -76,17 +78,9 @@ def synthetic_traces(
             t = step / (steps - 1)
             silhouette = 0.2 + silhouette_slope * t + rng.normal(0, 0.003)
             isoscore = 0.5 + isoscore_slope * t + rng.normal(0, 0.003)
-            rows.append(
-                {
-                    "encoder": "miniLM",
-                    "dataset": "polarity",
-                    "seed": seed,
-                    "step": step,
-                    "isoscore": isoscore,
-                    "silhouette": silhouette,
-                }
-            )
-    return pd.DataFrame(rows)
+            rows.append((seed, step, isoscore, silhouette))
+    table = pd.DataFrame(rows, columns=["seed", "step", "isoscore", "silhouette"])
+    return table.assign(encoder="miniLM", dataset="polarity")
 
 
 def by_claim(rows) -> dict[str, dict]:
@@ -95,8 +89,7 @@ def by_claim(rows) -> dict[str, dict]:
 
 def test_paper_pattern_is_supported_with_independent_values():
     traces = synthetic_traces()
-    correlations = correlation_table(traces, by=["encoder", "dataset"])
-    rows = by_claim(optimisation_rows("main", traces, correlations))
+    rows = by_claim(optimisation_rows("main", traces))
     first = traces[traces["step"] == 0].groupby("seed")[["silhouette", "isoscore"]].mean()
     last = traces[traces["step"] == 19].groupby("seed")[["silhouette", "isoscore"]].mean()
     assert rows["silhouette_rises"]["measured"] == pytest.approx(
@@ -124,9 +117,7 @@ def test_paper_pattern_is_supported_with_independent_values():
 
 def test_metrics_moving_together_are_not_supported():
     traces = synthetic_traces(silhouette_slope=-0.2, isoscore_slope=-0.3)  # both fall
-    rows = by_claim(
-        optimisation_rows("glue", traces, correlation_table(traces, by=["encoder", "dataset"]))
-    )
+    rows = by_claim(optimisation_rows("glue", traces))
     for claim in ("silhouette_rises", "spearman_strongly_negative", "pearson_negative"):
         assert rows[claim]["verdict"] == NOT_SUPPORTED, claim
     assert rows["isoscore_falls"]["verdict"] == SUPPORTED
@@ -138,9 +129,7 @@ def test_metrics_moving_together_are_not_supported():
 def test_one_seed_and_constant_series():
     traces = synthetic_traces(seeds=(0,))
     traces["isoscore"] = 0.5  # constant: correlations are undefined
-    rows = by_claim(
-        optimisation_rows("main", traces, correlation_table(traces, by=["encoder", "dataset"]))
-    )
+    rows = by_claim(optimisation_rows("main", traces))
     assert rows["seeds_agree"]["verdict"] == NOT_RUN and "one seed" in rows["seeds_agree"]["note"]
     assert rows["spearman_strongly_negative"]["verdict"] == NOT_SUPPORTED
     assert "undefined" in rows["spearman_strongly_negative"]["note"]
@@ -153,9 +142,7 @@ def test_one_seed_and_constant_series():
 def test_nan_steps_are_skipped_and_all_nan_is_an_error():
     traces = synthetic_traces()
     traces.loc[traces["step"] == 19, "silhouette"] = np.nan  # not recorded at the last step
-    rows = by_claim(
-        optimisation_rows("main", traces, correlation_table(traces, by=["encoder", "dataset"]))
-    )
+    rows = by_claim(optimisation_rows("main", traces))
     first = traces[traces["step"] == 0]["silhouette"].mean()
     last = traces[traces["step"] == 18]["silhouette"].mean()
     assert rows["silhouette_rises"]["measured"] == pytest.approx(last - first)
@@ -171,30 +158,14 @@ def istar_runs(negative_iso: float, negative_metric: float, seeds: int = 3) -> p
     noise = np.random.default_rng(1).normal(0, 0.002, size=(seeds, 4))
     rows = []
     for seed in range(seeds):
-        common = {"model": "bert", "task": "sst2", "seed": seed}
-        rows.append(
-            {
-                **common,
-                "regulariser": "none",
-                "lambda": 0.0,
-                "metric": 0.90 + noise[seed, 0],
-                "isoscore_star": 0.30 + noise[seed, 1],
-            }
-        )
+        rows.append(("none", 0.0, seed, 0.90 + noise[seed, 0], 0.30 + noise[seed, 1]))
         for lam in (-5.0, -1.0):
-            rows.append(
-                {
-                    **common,
-                    "regulariser": "istar",
-                    "lambda": lam,
-                    "metric": negative_metric + noise[seed, 2] + (0.005 if lam == -1.0 else 0),
-                    "isoscore_star": negative_iso + noise[seed, 3] + (0.01 if lam == -1.0 else 0),
-                }
-            )
-        rows.append(
-            {**common, "regulariser": "istar", "lambda": 5.0, "metric": 0.5, "isoscore_star": 0.9}
-        )
-    return pd.DataFrame(rows)
+            metric = negative_metric + noise[seed, 2] + (0.005 if lam == -1.0 else 0)
+            iso = negative_iso + noise[seed, 3] + (0.01 if lam == -1.0 else 0)
+            rows.append(("istar", lam, seed, metric, iso))
+        rows.append(("istar", 5.0, seed, 0.5, 0.9))
+    columns = ["regulariser", "lambda", "seed", "metric", "isoscore_star"]
+    return pd.DataFrame(rows, columns=columns).assign(model="bert", task="sst2")
 
 
 @pytest.mark.covers("istar:finding")
@@ -254,31 +225,9 @@ def test_correlation_claims_with_disagreeing_seed_signs_are_not_supported():
 
 
 def test_geometry_claims():
-    sts = pd.DataFrame(
-        [
-            {
-                "model": "bert",
-                "dataset": "stsb",
-                "method": "none",
-                "spearman": 54.09,
-                "isotropy": 3.36e-5,
-            },
-            {
-                "model": "bert",
-                "dataset": "stsb",
-                "method": "centring",
-                "spearman": 60.0,
-                "isotropy": 0.1,
-            },
-            {
-                "model": "bert",
-                "dataset": "stsb",
-                "method": "cluster-based",
-                "spearman": 67.50,
-                "isotropy": 0.64,
-            },
-        ]
-    )
+    methods = [("none", 54.09, 3.36e-5), ("centring", 60.0, 0.1), ("cluster-based", 67.50, 0.64)]
+    sts = pd.DataFrame(methods, columns=["method", "spearman", "isotropy"])
+    sts = sts.assign(model="bert", dataset="stsb")
     rows = by_claim(geometry_rows(sts))
     assert rows["cluster_based_raises_isotropy"]["measured"] == pytest.approx(0.64 / 3.36e-5)
     assert rows["cluster_based_raises_sts"]["measured"] == pytest.approx(67.50 - 54.09)
@@ -426,6 +375,11 @@ def test_workflow_inputs_follow_the_configured_studies():
     trimmed = {k: v for k, v in config.items() if k not in ("istar", "geometry", "glue")}
     assert set(workflow_inputs(trimmed)) == main_only
     assert set(workflow_run_keys(trimmed)) == {"main"}
+    # the claims page reads the extension seeds only when the studies list them
+    assert workflow_inputs(config, claims=True) == workflow_inputs(config)
+    config["studies"] = [*config["studies"], "extensions"]
+    claims_inputs = workflow_inputs(config, claims=True)
+    assert claims_inputs["extensions_seeds"] == "results/extensions/seeds.csv"
 
 
 def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
@@ -449,6 +403,11 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     assert 0.025 < p_marginal < 0.035
     by_itself = check_seed_claims(marginal, EXTENSION_CLAIMS, "extensions").set_index("setup")
     assert by_itself.loc["toy/marginal", "verdict"] == SUPPORTED  # a family of one
+    # one seed of seven the other way: the t-test alone says yes (p 0.001), the rule needs every
+    # seed the claimed way
+    one_against = seeds(claim, "toy/one", [0.30, 0.32, 0.31, 0.33, -0.02, 0.34, 0.35])
+    judged = check_seed_claims(one_against, EXTENSION_CLAIMS, "extensions")
+    assert judged.set_index("setup").loc["toy/one", "verdict"] == INCONCLUSIVE
     per_seed = pd.concat([clear, marginal, null], ignore_index=True)
     alone = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions").set_index("setup")
     assert alone.loc["toy/clear", "verdict"] == SUPPORTED
@@ -458,12 +417,7 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     assert alone.loc["toy/marginal", "verdict"] == INCONCLUSIVE  # Holm: 2 × 0.030 > 0.05
     assert alone.loc["toy/null", "verdict"] == INCONCLUSIVE
     # on the claims page: the main study's tested rows are a family of their own
-    traces = synthetic_traces()
-    tables = {
-        "main_traces": traces,
-        "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
-    }
-    measured = measure(tables, {}, StandIns(), studies.table_measures())
+    measured = sim.measured(synthetic_traces())
     main_only = check_claims(measured, {"main"}, studies.measured_claims())
     # the claims page as rule check_claims makes it: the study's own page joins it
     own = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions")
@@ -487,20 +441,3 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     )
     assert against.loc[against["setup"] == "toy", "verdict"].item() == NOT_SUPPORTED
     assert "within declared families" in ERROR_CONTROL and "same families" in ERROR_CONTROL
-
-
-def test_the_claims_page_reads_the_extension_seeds_only_when_studies_list_them():
-    from pathlib import Path
-
-    import yaml
-
-    from isotropy.studies import verdict_inputs as workflow_inputs
-
-    config = with_sources(
-        yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
-    )
-    # default studies: no extensions
-    assert workflow_inputs(config, claims=True) == workflow_inputs(config)
-    config["studies"] = [*config["studies"], "extensions"]
-    claims_inputs = workflow_inputs(config, claims=True)
-    assert claims_inputs["extensions_seeds"] == "results/extensions/seeds.csv"

@@ -4,13 +4,11 @@ say why. The published values are checked against the papers' numbers as printed
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from judge_one import judge_one
 
 from isotropy import studies
 from isotropy.standins import StandIns, describe_stand_ins
@@ -60,49 +58,40 @@ def published_value(paper: str, source_start: str) -> str:
 # ------------------------------------------------------------------ the published values
 
 
-def test_published_values_are_the_numbers_the_papers_print():
-    # Mickus et al. 2024, Table 1 parameters and §3.2 Pearson r, as printed
-    for setup, params in (
-        ("polarity", "4,094,976"),
-        ("snli", "4,987,395"),
-        ("pos", "4,341,004"),
-        ("supersense", "690,326"),
-    ):
-        assert published_value(MICKUS, f"Table 1, row {setup}, column parameters") == params
-    for setup, r in (
-        ("polarity", "−0.808"),
-        ("snli", "−0.878"),
-        ("pos", "−0.947"),
-        ("supersense", "−0.978"),
-    ):
-        assert (
-            published_value(MICKUS, f"§3.2, Pearson r of IsoScore vs silhouette, setup {setup}")
-            == r
-        )
-    assert published_value(MICKUS, "§3.2, Spearman") == "−0.998"
-    assert published_value(MICKUS, "appendix A, Table 2, row qqp, column mpnet") == "379,298,306"
-    assert published_value(MICKUS, "appendix A, Table 2, row mnli, column items") == "392,702"
+SLIDES = (
+    'slides "Isotropic Word Representation in BERT" (August 2020), methods table, row '
+    "K-means + Mean + PCA (cluster-based), column STS-B"
+)
+# (paper, the start of its source, the number as printed): a typo guard
+PRINTED = [
+    (MICKUS, "Table 1, row polarity, column parameters", "4,094,976"),
+    (MICKUS, "Table 1, row snli, column parameters", "4,987,395"),
+    (MICKUS, "Table 1, row pos, column parameters", "4,341,004"),
+    (MICKUS, "Table 1, row supersense, column parameters", "690,326"),
+    (MICKUS, "§3.2, Pearson r of IsoScore vs silhouette, setup polarity", "−0.808"),
+    (MICKUS, "§3.2, Pearson r of IsoScore vs silhouette, setup snli", "−0.878"),
+    (MICKUS, "§3.2, Pearson r of IsoScore vs silhouette, setup pos", "−0.947"),
+    (MICKUS, "§3.2, Pearson r of IsoScore vs silhouette, setup supersense", "−0.978"),
+    (MICKUS, "§3.2, Spearman", "−0.998"),
+    (MICKUS, "appendix A, Table 2, row qqp, column mpnet", "379,298,306"),
+    (MICKUS, "appendix A, Table 2, row mnli, column items", "392,702"),
+    (CAI, 'Table 3 ("A comparison of LIDs (using cosine similarity)"), row BERT,', "5.6"),
+    (CAI, "Table 3, row BERT, column n", "1.19 M"),
+    (CAI, "Table 3, row GNEWS, column dim", "300"),
+    (RAJAEI, f"{SLIDES} I(W)", "0.6353"),  # as printed, not 0.64
+    (RAJAEI, f"{SLIDES} Pearson ×100", "70.75"),
+]
+
+
+@pytest.mark.parametrize(("paper", "source", "printed"), PRINTED)
+def test_published_values_are_the_numbers_the_papers_print(paper, source, printed):
+    assert published_value(paper, source) == printed
+
+
+def test_a_parameter_count_is_the_papers_arithmetic():
     # supersense: 2,275 items × 300 dims + 26 labels × (300 + 1) classifier weights
-    assert (
-        printed_number(published_value(MICKUS, "Table 1, row supersense, column parameters"))
-        == 2275 * 300 + 26 * 301
-    )
-    # Cai et al. 2021, Table 3 (cosine LID) with n and dim
-    assert (
-        published_value(
-            CAI, 'Table 3 ("A comparison of LIDs (using cosine similarity)"), row BERT,'
-        )
-        == "5.6"
-    )
-    assert published_value(CAI, "Table 3, row BERT, column n") == "1.19 M"
-    assert published_value(CAI, "Table 3, row GNEWS, column dim") == "300"
-    # Rajaei & Sheikhi 2020 slides: 0.6353 as printed, not 0.64
-    slides = (
-        'slides "Isotropic Word Representation in BERT" (August 2020), methods table, row '
-        "K-means + Mean + PCA (cluster-based), column STS-B"
-    )
-    assert published_value(RAJAEI, f"{slides} I(W)") == "0.6353"
-    assert published_value(RAJAEI, f"{slides} Pearson ×100") == "70.75"
+    printed = published_value(MICKUS, "Table 1, row supersense, column parameters")
+    assert printed_number(printed) == 2275 * 300 + 26 * 301
 
 
 def test_published_table_is_complete_and_cites_the_papers():
@@ -113,33 +102,16 @@ def test_published_table_is_complete_and_cites_the_papers():
     assert len(counts) == 40 and set(counts["tolerance"]) == {"exact"}  # Tables 1 and 2
     assert len(table[table["quantity"] == "pearson_r"].query("study == 'main'")) == 4
     cai = table[(table["paper"] == CAI) & (table["quantity"] == "lid_cosine")]
-    assert list(cai["setup"]) == [
-        "BERT",
-        "DistilBERT",
-        "GPT",
-        "GPT-2",
-        "ELMo",
-        "GloVe",
-        "GloVe-2M",
-        "GNEWS",
-    ]
+    table3 = ["BERT", "DistilBERT", "GPT", "GPT-2", "ELMo", "GloVe", "GloVe-2M", "GNEWS"]
+    assert list(cai["setup"]) == table3
     assert cai["paper_n"].notna().all() and set(cai["tolerance"]) == {"lid:100"}
     stsb = table[
         (table["paper"] == RAJAEI)
         & table["source"].str.contains("methods table")
         & table["source"].str.contains("STS-B")
     ]
-    assert sorted(set(stsb["setup"])) == sorted(
-        f"stsb/{m}"
-        for m in (
-            "none",
-            "centring",
-            "all-but-the-top",
-            "kmeans-centring",
-            "cluster-based-gmm",
-            "cluster-based",
-        )
-    )
+    methods = "none centring all-but-the-top kmeans-centring cluster-based-gmm cluster-based"
+    assert sorted(set(stsb["setup"])) == sorted(f"stsb/{m}" for m in methods.split())
     assert len(stsb) == 18 and table["why"].str.len().gt(0).all()
 
 
@@ -158,91 +130,43 @@ def test_a_bad_published_row_is_refused(tmp_path):
 # ------------------------------------------------------------------ the judge
 
 
-def test_judge_by_rule():
-    # the rejection tests of every rule are in tests/test_verdicts.py
-    assert (
-        judge_one("exact", 10_662, 10_662)[0] == T.AGREES
-        and judge_one("exact", 10_661, 10_662)[0] == T.DIFFERS
-    )
-    # a correlation: equivalence within 0.1 on Fisher z (the default margin), the paper's draw
-    # included
-    assert (
-        judge_one("printed", -0.8084, -0.808, precision=0.001, per_seed=(-0.8083, -0.8085))[0]
-        == T.AGREES
-    )
-    assert (
-        judge_one("printed", -0.7000, -0.808, precision=0.001, per_seed=(-0.69999, -0.70001))[0]
-        == T.DIFFERS
-    )
-    assert judge_one("printed", math.nan, -0.808, precision=0.001, seed_free=True)[0] == T.DIFFERS
-    # a bound is tested as a bound
-    assert (
-        judge_one("below:-0.998", -0.9995)[0] == T.CONSISTENT
-        and judge_one("below:-0.998", -0.99)[0] == T.NOT_CONSISTENT
-    )
-    assert (
-        judge_one("factor:2", 1.2, 0.64)[0] == T.AGREES
-        and judge_one("factor:2", 1.3, 0.64)[0] == T.DIFFERS
-    )
-    assert judge_one("none", 400, 1.19e6)[0] == T.STATED
+def test_a_rule_that_read_neither_k_nor_a_spread_is_gone():
+    # every rule's verdicts: tests/test_verdicts.py
     with pytest.raises(ValueError, match="tolerance 'lid_n:0.2'"):
-        T.parse_tolerance("lid_n:0.2")  # the rule that read neither k nor a spread is gone
+        T.parse_tolerance("lid_n:0.2")
 
 
 # ------------------------------------------------------------------ the join
 
 
 def write_geometry(tmp_path: Path) -> dict[str, pd.DataFrame]:
-    lid = []
-    for layer, value in enumerate([9.0, 6.0, 5.5]):
-        for metric in ("euclidean", "cosine"):
-            lid.append(
-                {
-                    "model": "miniLM",
-                    "kind": "contextual",
-                    "corpus": "polarity",
-                    "seed": 0,
-                    "layer": layer,
-                    "metric": metric,
-                    "k": 100,
-                    "n": 10_000,
-                    "dim": 384,
-                    "lid_cai_scale": value if metric == "cosine" else value + 3,
-                    "lid_true_distances": value if metric == "cosine" else 2 * (value + 3),
-                }
-            )
-    lid += [
-        {
-            "model": "word2vec",
-            "kind": "static",
-            "corpus": "",
-            "seed": 0,
-            "layer": None,
-            "metric": m,
-            "k": 100,
-            "n": 10_000,
-            "dim": 50,
-            "lid_cai_scale": 7.9,
-            "lid_true_distances": 7.9,
-        }
-        for m in ("cosine",)
+    lid_columns = "model kind corpus layer metric lid_cai_scale lid_true_distances".split()
+    lid = [
+        ("miniLM", "contextual", "polarity", layer, metric, *values)
+        for layer, value in enumerate([9.0, 6.0, 5.5])
+        for metric, values in (
+            ("euclidean", (value + 3, 2 * (value + 3))),
+            ("cosine", (value,) * 2),
+        )
     ]
-    cosine = [
+    lid.append(("word2vec", "static", "", None, "cosine", 7.9, 7.9))
+    lid_table = pd.DataFrame(lid, columns=lid_columns).assign(seed=0, k=100, n=10_000)
+    lid_table["dim"] = lid_table["kind"].map({"contextual": 384, "static": 50})
+    cosine = pd.DataFrame(
         {
             "model": "miniLM",
             "kind": "contextual",
-            "layer": layer,
-            "s_inter": 0.3 + 0.1 * layer,
+            "layer": range(3),
+            "s_inter": [0.3, 0.4, 0.5],
             "s_intra": 0.7,
-            "s_inter_adjusted": 0.01 * (-1) ** layer,
+            "s_inter_adjusted": [0.01, -0.01, 0.01],
             "s_intra_adjusted": 0.5,
             # layer 0: one cluster (not judged); layers 1-2: the within-cluster IsoScore ratio
-            "n_clusters": 1 if layer == 0 else 3,
-            "isoscore_within": None if layer == 0 else 0.1 * layer,
-            "isoscore_within_ratio": None if layer == 0 else (0.9, 0.8)[layer - 1],
+            "n_clusters": [1, 3, 3],
+            "isoscore_within": [None, 0.1, 0.2],
+            "isoscore_within_ratio": [None, 0.9, 0.8],
         }
-        for layer in range(3)
-    ]
+    )
     methods = (
         ("none", 1, 0, 83.5, 81.0, 0.156),
         ("centring", 1, 0, 83.0, 80.0, 0.2),
@@ -251,29 +175,13 @@ def write_geometry(tmp_path: Path) -> dict[str, pd.DataFrame]:
         ("cluster-based-gmm", 27, 12, 70.0, 69.0, 0.9),
         ("cluster-based", 27, 12, 70.96, 70.66, 0.931),
     )
-    sts = [
-        {
-            "model": "miniLM",
-            "dataset": "stsb",
-            "split": "train",
-            "seed": seed,
-            "method": m,
-            "n_pairs": 5749,
-            "n_clusters": k,
-            "n_directions": d,
-            "pearson": p + seed * 0.1,
-            "spearman": s,
-            "isotropy": i,
-            "isotropy_sign_free": i / 2,
-        }
-        for seed in (0, 1)
-        for m, k, d, p, s, i in methods
-    ]
-    return {
-        "geometry_lid": pd.DataFrame(lid),
-        "geometry_cosine": pd.DataFrame(cosine),
-        "geometry_sts": pd.DataFrame(sts),
-    }
+    sts_columns = ["seed", "method", "n_clusters", "n_directions", "pearson", "spearman"]
+    sts = pd.DataFrame(
+        [(seed, m, k, d, p + seed * 0.1, s, i) for seed in (0, 1) for m, k, d, p, s, i in methods],
+        columns=[*sts_columns, "isotropy"],
+    ).assign(model="miniLM", dataset="stsb", split="train", n_pairs=5749)
+    sts["isotropy_sign_free"] = sts["isotropy"] / 2
+    return {"geometry_lid": lid_table, "geometry_cosine": cosine, "geometry_sts": sts}
 
 
 def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path):
@@ -346,80 +254,28 @@ def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path)
     assert "10,000 / 1,190,000 (k 100 / 100, cap 20)" in markdown
 
 
+TABLE1_COLUMNS = "encoder dataset items rows dim labels params".split()
+
+
 def test_counts_and_correlations_of_the_main_study():
     table1 = [
-        {
-            "encoder": "miniLM",
-            "dataset": "polarity",
-            "items": 10_662,
-            "rows": 10_662,
-            "dim": 384,
-            "labels": 2,
-            "params": 4_094_976,
-        },
-        {
-            "encoder": "word2vec",
-            "dataset": "supersense",
-            "items": 10_560,
-            "rows": 10_560,
-            "dim": 50,
-            "labels": 26,
-            "params": 529_326,
-        },
+        ("miniLM", "polarity", 10_662, 10_662, 384, 2, 4_094_976),
+        ("word2vec", "supersense", 10_560, 10_560, 50, 26, 529_326),
     ]
     correlations = [
-        {
-            "encoder": "miniLM",
-            "dataset": "polarity",
-            "scope": "all",
-            "points": 5005,
-            "pearson_r": -0.8083,
-            "spearman_rho": -0.9991,
-            "pearson_r_ci_low": -0.81,
-        },
-        {
-            "encoder": "miniLM",
-            "dataset": "polarity",
-            "scope": "seed0",
-            "points": 1001,
-            "pearson_r": -0.8082,
-            "spearman_rho": -0.9991,
-        },
-        {
-            "encoder": "miniLM",
-            "dataset": "polarity",
-            "scope": "seed1",
-            "points": 1001,
-            "pearson_r": -0.8084,
-            "spearman_rho": -0.9991,
-        },
-        {
-            "encoder": "word2vec",
-            "dataset": "supersense",
-            "scope": "all",
-            "points": 5005,
-            "pearson_r": 0.74,
-            "spearman_rho": 0.65,
-        },
-        {
-            "encoder": "word2vec",
-            "dataset": "supersense",
-            "scope": "seed0",
-            "points": 1001,
-            "pearson_r": 0.75,
-            "spearman_rho": 0.66,
-        },
-        {
-            "encoder": "word2vec",
-            "dataset": "supersense",
-            "scope": "seed1",
-            "points": 1001,
-            "pearson_r": 0.73,
-            "spearman_rho": 0.64,
-        },
+        ("miniLM", "polarity", "all", 5005, -0.8083, -0.9991),
+        ("miniLM", "polarity", "seed0", 1001, -0.8082, -0.9991),
+        ("miniLM", "polarity", "seed1", 1001, -0.8084, -0.9991),
+        ("word2vec", "supersense", "all", 5005, 0.74, 0.65),
+        ("word2vec", "supersense", "seed0", 1001, 0.75, 0.66),
+        ("word2vec", "supersense", "seed1", 1001, 0.73, 0.64),
     ]
+    columns = "encoder dataset scope points pearson_r spearman_rho".split()
     table = compared(
-        {"main_table1": pd.DataFrame(table1), "main_correlations": pd.DataFrame(correlations)}
+        {
+            "main_table1": pd.DataFrame(table1, columns=TABLE1_COLUMNS),
+            "main_correlations": pd.DataFrame(correlations, columns=columns),
+        }
     )
     main = table[table["study"] == "main"]
     by = lambda q, s: main[(main["quantity"] == q) & (main["setup"] == s)].iloc[0]  # noqa: E731
@@ -451,19 +307,8 @@ def test_the_join_is_generic_a_new_published_row_is_compared():
         "2,275",
         2275.0,
     ]
-    table1 = pd.DataFrame(
-        [
-            {
-                "encoder": "word2vec",
-                "dataset": "supersense",
-                "items": 2275,
-                "rows": 2275,
-                "dim": 300,
-                "labels": 26,
-                "params": 690_326,
-            }
-        ]
-    )
+    supersense = [("word2vec", "supersense", 2275, 2275, 300, 26, 690_326)]
+    table1 = pd.DataFrame(supersense, columns=TABLE1_COLUMNS)
     measured = measure({"main_table1": table1}, {}, StandIns(), studies.table_measures())
     table = C.compare(pd.concat([published, extra]), measured, {"main"})
     rows = table[table["quantity"] == "items"].query("setup == 'word2vec/supersense'")
@@ -473,27 +318,14 @@ def test_the_join_is_generic_a_new_published_row_is_compared():
 
 
 def test_istar_direction_of_effect():
-    runs = [
-        {
-            "model": "miniLM",
-            "task": "sst2",
-            "regulariser": r,
-            "lambda": lam,
-            "seed": 0,
-            "metric": m,
-            "isoscore_star": i,
-        }
-        for r, lam, m, i in (
-            ("none", 0, 0.77, 0.04),
-            ("istar", -5, 0.51, 0.0004),
-            ("istar", 5, 0.51, 0.44),
-        )
-    ]
+    grid = [("none", 0, 0.77, 0.04), ("istar", -5, 0.51, 0.0004), ("istar", 5, 0.51, 0.44)]
+    columns = ["regulariser", "lambda", "metric", "isoscore_star"]
+    runs = pd.DataFrame(grid, columns=columns).assign(model="miniLM", task="sst2", seed=0)
     config = {
         "models": {"miniLM": {"model": "sentence-transformers/all-MiniLM-L6-v2"}},
         "istar": {"models": ["miniLM"]},
     }
-    table = compared({"istar_runs": pd.DataFrame(runs)}, config)
+    table = compared({"istar_runs": runs}, config)
     istar = table[table["study"] == "istar"].set_index("quantity")
     lowers = istar.loc["istar_isoscore_change"]
     assert lowers["our_value"] == pytest.approx(0.0004 - 0.04)
@@ -545,18 +377,8 @@ def test_stand_ins_and_inputs_follow_the_configuration():
 def test_claims_and_comparison_read_one_measurement():
     from isotropy.verdicts.claims import check_claims
 
-    correlations = pd.DataFrame(
-        [
-            {
-                "encoder": "miniLM",
-                "dataset": "polarity",
-                "scope": "all",
-                "points": 26,
-                "pearson_r": -0.97,
-                "spearman_rho": -0.99,
-            }
-        ]
-    )
+    columns = "encoder dataset scope points pearson_r spearman_rho".split()
+    correlations = pd.DataFrame([("miniLM", "polarity", "all", 26, -0.97, -0.99)], columns=columns)
     measured = measure(
         {"main_correlations": correlations}, {}, StandIns(), studies.table_measures()
     )
@@ -577,19 +399,10 @@ def test_the_papers_supersense_data_is_checked_against_its_count():
     # supersense_source: tikhonov (config.yaml's default, a user with network): the paper's own
     # data, so no stand-in, and the item count is held to Mickus et al.'s Table 1 (2,275).
     config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
-    table1 = [
-        {
-            "encoder": "word2vec",
-            "dataset": "supersense",
-            "items": 2_275,
-            "rows": 2_275,
-            "dim": 300,
-            "labels": 26,
-            "params": 690_326,
-        }
-    ]
+    table1 = [("word2vec", "supersense", 2_275, 2_275, 300, 26, 690_326)]
     stand = StandIns(**describe_stand_ins(config, None))  # online: word2vec itself, no stand-in
-    table = compare_results({"main_table1": pd.DataFrame(table1)}, config_subset(config), stand)
+    table1 = pd.DataFrame(table1, columns=TABLE1_COLUMNS)
+    table = compare_results({"main_table1": table1}, config_subset(config), stand)
     row = table[(table["quantity"] == "items") & (table["setup"] == "word2vec/supersense")].iloc[0]
     assert row["paper_value"] == 2_275 and row["verdict"] == T.AGREES
     assert "2,275 items are not reproduced" not in str(row["stand_in"])

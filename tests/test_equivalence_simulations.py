@@ -23,7 +23,6 @@ from scipy import stats
 from isotropy import studies
 from isotropy.standins import StandIns
 from isotropy.statistics import seed_interval
-from isotropy.summaries import correlation_table
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims, claims_markdown
@@ -198,12 +197,6 @@ def traces_of(
     return pd.DataFrame(rows)
 
 
-def measured_from(traces: pd.DataFrame, config: dict | None = None) -> pd.DataFrame:
-    correlations = correlation_table(traces, by=["encoder", "dataset"])
-    tables = {"main_traces": traces, "main_correlations": correlations}
-    return measure(tables, config or {}, StandIns(), studies.table_measures())
-
-
 def claim_rows(measured: pd.DataFrame) -> dict[str, dict]:
     table = check_claims(measured, {"main"}, studies.measured_claims())
     return {r["claim"]: r for r in table[table["study"] == "main"].to_dict("records")}
@@ -213,7 +206,7 @@ def test_five_monotone_seeds_with_a_low_pooled_rho_are_strongly_negative():
     """Rejected: ρ = −1 in each of five seeds read "not consistent" because the pooled ρ (−0.5)
     is not below −0.998."""
     traces = traces_of([(0.3 + 0.12 * k, 0.0 + 0.12 * k) for k in range(5)], slope=-0.5)
-    measured = measured_from(traces, {"main": {"metric_stride": 1, "updates": 1000}})
+    measured = sim.measured(traces, {"main": {"metric_stride": 1, "updates": 1000}})
     rho = measured[measured["quantity"] == "spearman_rho"].iloc[0]
     assert rho["value"] > -0.9 and all(v == pytest.approx(-1) for v in rho["per_seed"])
     assert claim_rows(measured)["spearman_strongly_negative"]["verdict"] == SUPPORTED
@@ -289,14 +282,14 @@ def test_one_seed_ending_at_three_times_the_others_does_not_agree():
     """Rejected: a seed ending at 3× the others' final IsoScore read "seeds agree" because the
     absolute 0.05 exceeds the final IsoScore itself."""
     traces = traces_of([(0, 0)] * 5, iso_end=[0.03, 0.03, 0.03, 0.03, 0.09])
-    row = claim_rows(measured_from(traces))["seeds_agree"]
+    row = claim_rows(sim.measured(traces))["seeds_agree"]
     # spread / change 0.10 > 5%: never "agree"; five seeds cannot show it is above 5% either
     # (a test of the spread, issue 59), so it is inconclusive
     assert row["verdict"] == T.INCONCLUSIVE and row["measured"] > T.ALPHA
     wide = traces_of([(0, 0)] * 5, iso_end=[0.03, 0.15, 0.09, 0.2, 0.01])
-    assert claim_rows(measured_from(wide))["seeds_agree"]["verdict"] == NOT_SUPPORTED
+    assert claim_rows(sim.measured(wide))["seeds_agree"]["verdict"] == NOT_SUPPORTED
     same = traces_of([(0, 0)] * 5, iso_end=[0.030, 0.031, 0.029, 0.030, 0.0305])
-    assert claim_rows(measured_from(same))["seeds_agree"]["verdict"] == SUPPORTED
+    assert claim_rows(sim.measured(same))["seeds_agree"]["verdict"] == SUPPORTED
 
 
 def test_a_stand_in_row_is_not_judged_numerically():
@@ -337,7 +330,7 @@ def test_a_stride_beyond_its_measured_effect_is_not_comparable_never_differs():
     judged within its measured effect (tests/test_protocol_effects.py); stride 20 is not
     measured, so the row is not comparable and names the setting."""
     traces = traces_of([(0.3, 0.0), (0.31, 0.01), (0.29, 0.0)])
-    measured = measured_from(traces, {"main": {"metric_stride": 20, "updates": 1000}})
+    measured = sim.measured(traces, {"main": {"metric_stride": 20, "updates": 1000}})
     table = compare(read_published(), measured, {"main"})
     row = table[(table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")].iloc[0]
     assert (
@@ -347,7 +340,7 @@ def test_a_stride_beyond_its_measured_effect_is_not_comparable_never_differs():
 
 def test_both_pages_state_their_error_control():
     traces = traces_of([(0.3, 0.0), (0.31, 0.01), (0.29, 0.0)])
-    measured = measured_from(traces, {"main": {"metric_stride": 1, "updates": 1000}})
+    measured = sim.measured(traces, {"main": {"metric_stride": 1, "updates": 1000}})
     comparison = comparison_markdown(compare(read_published(), measured, {"main"}))
     assert "Holm-adjusted within declared families" in comparison
     assert "any false *differs*" in comparison

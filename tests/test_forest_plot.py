@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import math
 import re
 
@@ -41,139 +42,57 @@ LABELS = "WordNet POS labels for CoDWoE"
 
 
 def _row(source, setup, value, ours, verdict, interval=(NAN, NAN), band=(NAN, NAN), **rest):
-    row = {
-        "paper": rest.pop("paper", "Mickus et al. 2024"),
-        "study": rest.pop("study", "main"),
-        "source": source,
-        "setup": setup,
-        "paper_value": value,
-        "our_value": ours,
-        "verdict": verdict,
-        "d_low": interval[0],
-        "d_high": interval[1],
-        "band_low": band[0],
-        "band_high": band[1],
-        "stand_in": "",
-        "tolerance": "rule as applied",
-        "p_agree": NAN,
-    }
-    row.update(rest)
-    return row
+    columns = ("source", "setup", "paper_value", "our_value", "verdict")
+    row = dict(zip(columns, (source, setup, value, ours, verdict)))
+    row.update(paper="Mickus et al. 2024", study="main", stand_in="", tolerance="rule as applied")
+    row.update(zip(("d_low", "d_high", "band_low", "band_high"), (*interval, *band)))
+    return {**row, "p_agree": NAN, **rest}
+
+
+# Rows of every kind: an interval ending exactly on the band's edges (±1), a margin clipped at
+# r = −1, an exact count that agrees and one far off, a seed-free row and a row of disagreeing
+# seeds (no interval), a bound (nothing to draw), a stand-in, a protocol and a one-seed row.
+# Columns: source | setup | paper value | ours | verdict | D's interval | band | p(agrees).
+SMALL_TABLE = f"""
+§3.2, r, polarity|miniLM/polarity|-0.808|-0.808|{T.INCONCLUSIVE}|-0.05|0.05|-0.05|0.05|0.06
+§3.2, r, snli|miniLM/snli|-0.878|-0.873|{T.AGREES}|-0.01|0.0|-0.05|0.05|0.001
+§3.2, r, supersense|miniLM/supersense|-0.978|-0.99|{T.DIFFERS}|0.01|0.03|-0.05|0.022|0.9
+Table 1, row snli, column items|miniLM/snli|9842|9842|{T.AGREES}|||0.0|0.0|
+Table 1, row polarity, column items|miniLM/polarity|10662|160|{T.DIFFERS}|||0.0|0.0|
+slides, methods table, row none, column STS-B|none|60.08|61.08|{T.AGREES}|-1.0|-1.0|-2.0|2.0|
+slides, methods table, row cluster, column STS-B|cluster|60.0|59.0|{T.INCONSISTENT_SEEDS}|||-2|2|
+§3.2, ρ always below|miniLM/polarity|-0.998|-0.9945|{T.NOT_CONSISTENT}|||||
+§3.2, r, pos|word2vec/pos|-0.947|0.97|{T.STAND_IN}|0.1|0.2|||
+§3.2, ρ, pos|word2vec/pos|-0.998|0.97|{T.STAND_IN}|||||
+§3.2, r, x|miniLM/x|-0.9|0.9|{T.NOT_COMPARABLE}|||||
+Figure 5|miniLM/sst2, λ=-5||-0.04|{T.ONE_SEED}|||||
+Table 3, row ELMo|ELMo|9.1||{T.NOT_RUN}|||||
+"""
+# What a row says beyond the rule as applied: (source, column) -> value.
+SMALL_TABLE_WORDS = {
+    ("§3.2, ρ always below", "tolerance"): "below -0.998 in every one of 5 seeds: 5 fail",
+    ("§3.2, r, pos", "stand_in"): f"{GLOVE}; {LABELS}",
+    ("§3.2, r, pos", "tolerance"): f"not judged: {GLOVE}; {LABELS}",
+    ("§3.2, ρ, pos", "stand_in"): GLOVE,
+    ("§3.2, ρ, pos", "tolerance"): f"not judged: {GLOVE}",
+    ("§3.2, r, x", "tolerance"): "protocol differs: updates 12, the paper's 1000",
+    ("Figure 5", "tolerance"): "< 0 over seeds: one seed, no spread to test with",
+    ("Table 3, row ELMo", "tolerance"): "",
+}
 
 
 def small_table() -> pd.DataFrame:
-    """Rows of every kind: an interval ending exactly on the band's edges (±1), a margin clipped at
-    r = −1, an exact count that agrees and one far off, a seed-free row and a row of disagreeing
-    seeds (no interval), a bound (nothing to draw), a stand-in, a protocol and a one-seed row."""
-    rajaei = {"paper": "Rajaei & Sheikhi 2020", "study": "geometry"}
-    rows = [
-        _row(
-            "§3.2, r, polarity",
-            "miniLM/polarity",
-            -0.808,
-            -0.808,
-            T.INCONCLUSIVE,
-            (-0.05, 0.05),
-            (-0.05, 0.05),
-            p_agree=0.06,
-        ),
-        _row(
-            "§3.2, r, snli",
-            "miniLM/snli",
-            -0.878,
-            -0.873,
-            T.AGREES,
-            (-0.01, 0.0),
-            (-0.05, 0.05),
-            p_agree=0.001,
-        ),
-        _row(
-            "§3.2, r, supersense",
-            "miniLM/supersense",
-            -0.978,
-            -0.99,
-            T.DIFFERS,
-            (0.01, 0.03),
-            (-0.05, 0.022),
-            p_agree=0.9,
-        ),
-        _row(
-            "Table 1, row snli, column items", "miniLM/snli", 9842, 9842, T.AGREES, band=(0.0, 0.0)
-        ),
-        _row(
-            "Table 1, row polarity, column items",
-            "miniLM/polarity",
-            10662,
-            160,
-            T.DIFFERS,
-            band=(0.0, 0.0),
-        ),
-        _row(
-            "slides, methods table, row none, column STS-B",
-            "none",
-            60.08,
-            61.08,
-            T.AGREES,
-            (-1.0, -1.0),
-            (-2.0, 2.0),
-            **rajaei,
-        ),
-        _row(
-            "slides, methods table, row cluster, column STS-B",
-            "cluster",
-            60.0,
-            59.0,
-            T.INCONSISTENT_SEEDS,
-            band=(-2.0, 2.0),
-            **rajaei,
-        ),
-        _row(
-            "§3.2, ρ always below",
-            "miniLM/polarity",
-            -0.998,
-            -0.9945,
-            T.NOT_CONSISTENT,
-            tolerance="below -0.998 in every one of 5 seeds: 5 fail",
-        ),
-        _row(
-            "§3.2, r, pos",
-            "word2vec/pos",
-            -0.947,
-            0.97,
-            T.STAND_IN,
-            (0.1, 0.2),
-            stand_in=f"{GLOVE}; {LABELS}",
-            tolerance=f"not judged: {GLOVE}; {LABELS}",
-        ),
-        _row(
-            "§3.2, ρ, pos",
-            "word2vec/pos",
-            -0.998,
-            0.97,
-            T.STAND_IN,
-            stand_in=GLOVE,
-            tolerance=f"not judged: {GLOVE}",
-        ),
-        _row(
-            "§3.2, r, x",
-            "miniLM/x",
-            -0.9,
-            0.9,
-            T.NOT_COMPARABLE,
-            tolerance="protocol differs: updates 12, the paper's 1000",
-        ),
-        _row(
-            "Figure 5",
-            "miniLM/sst2, λ=-5",
-            NAN,
-            -0.04,
-            T.ONE_SEED,
-            tolerance="< 0 over seeds: one seed, no spread to test with",
-            study="istar",
-        ),
-        _row("Table 3, row ELMo", "ELMo", 9.1, NAN, T.NOT_RUN, tolerance=""),
-    ]
-    return pd.DataFrame(rows)
+    """:data:`SMALL_TABLE` as the comparison's columns."""
+    columns = "source setup paper_value our_value verdict d_low d_high band_low band_high p_agree"
+    table = pd.read_csv(io.StringIO(SMALL_TABLE), sep="|", names=columns.split())
+    table = table.assign(paper="Mickus et al. 2024", study="main", stand_in="")
+    table["tolerance"] = "rule as applied"
+    for (source, column), value in SMALL_TABLE_WORDS.items():
+        table.loc[table["source"] == source, column] = value
+    geometry = table["source"].str.startswith("slides")
+    table.loc[geometry, ["paper", "study"]] = ["Rajaei & Sheikhi 2020", "geometry"]
+    table.loc[table["source"] == "Figure 5", "study"] = "istar"
+    return table
 
 
 def test_d_in_units_of_the_margin_puts_every_bands_edges_at_plus_and_minus_one():

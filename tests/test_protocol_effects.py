@@ -17,13 +17,9 @@ import numpy as np
 import pandas as pd
 import seed_simulator as sim
 
-from isotropy import studies
-from isotropy.standins import StandIns
-from isotropy.summaries import correlation_table
 from isotropy.verdicts import declarations as D
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import compare, read_published
-from isotropy.verdicts.measurements.run import measure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import stride_effect
@@ -127,14 +123,8 @@ def five_seeds(stride: int) -> pd.DataFrame:
 
 
 def judged(stride: int) -> pd.DataFrame:
-    traces = five_seeds(stride)
-    tables = {
-        "main_traces": traces,
-        "main_correlations": correlation_table(traces, ["encoder", "dataset"]),
-    }
     config = {"main": {"metric_stride": stride, "updates": 1000}}
-    measured = measure(tables, config, StandIns(), studies.table_measures())
-    table = compare(read_published(), measured, {"main"})
+    table = compare(read_published(), sim.measured(five_seeds(stride), config), {"main"})
     return table[table["setup"] == "miniLM/polarity"].set_index("quantity")
 
 

@@ -28,6 +28,7 @@ def test_one_seed_has_no_interval_and_says_so():
     assert got.low is None and got.high is None
     assert got.describe() == "1 seed: no interval"
     assert got.estimate == pytest.approx(-0.97)
+    assert seed_interval([-0.3]).estimate == -0.3  # its value exactly: no tanh(artanh(x)) rounding
 
 
 def test_undefined_seeds_are_counted_not_used():
@@ -73,7 +74,3 @@ def test_spearman_at_minus_one_is_clipped_at_the_data_resolution():
     assert floating.low == pytest.approx(-1) and floating.high == pytest.approx(1)
     resolved = seed_interval(seeds, limit=spearman_limit(13))
     assert -1 < resolved.low < resolved.estimate < resolved.high < 0
-
-
-def test_one_seed_estimate_is_its_value_exactly():
-    assert seed_interval([-0.3]).estimate == -0.3  # no tanh(artanh(x)) rounding

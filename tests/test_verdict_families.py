@@ -19,7 +19,6 @@ import seed_simulator as sim
 from isotropy import studies
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.standins import StandIns
-from isotropy.summaries import correlation_table
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import (
     NOT_SUPPORTED,
@@ -31,7 +30,6 @@ from isotropy.verdicts.claims import (
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 from isotropy.verdicts.measurements import measurement, spread_test
 from isotropy.verdicts.measurements.optimisation import _spread_row
-from isotropy.verdicts.measurements.run import measure
 
 PROTOCOL = {"main": {"metric_stride": 1, "updates": 1000}}
 
@@ -48,12 +46,7 @@ def polarity_traces(noise: float = 0.044, seed: int = 5, steps: int = 1000) -> p
 
 
 def main_measured() -> pd.DataFrame:
-    traces = polarity_traces()
-    tables = {
-        "main_traces": traces,
-        "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
-    }
-    return measure(tables, PROTOCOL, StandIns(), studies.table_measures())
+    return sim.measured(polarity_traces(), PROTOCOL)
 
 
 def seed_free_sts_rows(published: pd.DataFrame) -> list[dict]:
@@ -64,35 +57,19 @@ def seed_free_sts_rows(published: pd.DataFrame) -> list[dict]:
     for _, paper in printed.iterrows():
         if paper["setup"].split("/")[-1] not in ("none", "centring", "all-but-the-top"):
             continue
-        value = paper["paper_value"] - 20
+        value, setup = paper["paper_value"] - 20, paper["setup"]
+        exact = dict(seeds=3, per_seed=(value,) * 3, seed_free=True)
         rows.append(
-            measurement(
-                "geometry",
-                paper["quantity"],
-                f"bert, {paper['setup']}",
-                paper["setup"],
-                value,
-                seeds=3,
-                per_seed=(value,) * 3,
-                seed_free=True,
-            )
+            measurement("geometry", paper["quantity"], f"bert, {setup}", setup, value, **exact)
         )
     return rows
 
 
 def istar_rows(p_less: float = 0.5, p_greater: float = 0.5) -> list[dict]:
     """An unrelated study: an I-STAR grid of tests over seeds that decide nothing."""
+    tested = dict(seeds=5, p_less=p_less, p_greater=p_greater)
     return [
-        measurement(
-            "istar",
-            quantity,
-            f"m/t, λ={lam}",
-            f"m/t, λ={lam}",
-            0.0,
-            seeds=5,
-            p_less=p_less,
-            p_greater=p_greater,
-        )
+        measurement("istar", quantity, f"m/t, λ={lam}", f"m/t, λ={lam}", 0.0, **tested)
         for quantity in ("istar_isoscore_change", "istar_metric_gain")
         for lam in (-1, -2, -5, -10)
     ]
@@ -130,19 +107,7 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
     """Issue 59: a claim with raw p 0.0011 was supported on a main-only page and inconclusive once
     I-STAR was configured. Each study's tests are their own family."""
     marginal = (0.03, 0.015, 0.02, 0.03, 0.01)  # silhouette rises: one-sided t p 0.0031
-    main = pd.DataFrame(
-        [
-            measurement(
-                "main",
-                "silhouette_change",
-                "s",
-                "polarity",
-                np.mean(marginal),
-                per_seed=marginal,
-                seeds=5,
-            )
-        ]
-    )
+    main = pd.DataFrame([sim.seed_measurement("silhouette_change", "s", "polarity", marginal)])
     alone = check_claims(main, {"main"}, studies.measured_claims())
     rises = alone[(alone["claim"] == "silhouette_rises") & (alone["setup"] == "s")]
     assert rises["verdict"].item() == SUPPORTED
@@ -167,42 +132,6 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
     assert note.item() == rises["note"].item()
 
 
-def test_an_extension_row_reads_the_same_verdict_on_its_page_and_the_claims_page():
-    """Issue 59: an extension row read supported on results/extensions/claims.md and the README,
-    inconclusive on results/claims.md."""
-    claim = "heldout_silhouette_follows"
-    values = {
-        "toy/clear": [0.30, 0.32, 0.31, 0.29, 0.33],
-        "toy/marginal": [0.05, 0.12, 0.02, 0.2, 0.04],  # one-sided t p 0.030
-    }
-    per_seed = pd.DataFrame(
-        [(claim, setup, s, v) for setup, vs in values.items() for s, v in enumerate(vs)],
-        columns=["claim", "setup", "seed", "value"],
-    )
-    own = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions").set_index(["claim", "setup"])
-    # a family of two: Holm 1 × 0.030 for the larger p, so supported on its own page
-    assert own.loc[(claim, "toy/marginal"), "verdict"] == SUPPORTED
-    noisy = pd.DataFrame(
-        [
-            measurement(
-                "main",
-                "silhouette_change",
-                f"s{k}",
-                "polarity",
-                0.0,
-                per_seed=(0.01, -0.01, 0.02, -0.02, 0.0),
-                seeds=5,
-            )
-            for k in range(10)
-        ]
-    )
-    main = check_claims(noisy, {"main"}, studies.measured_claims())
-    page = pd.concat([main, own.reset_index()], ignore_index=True).set_index(["claim", "setup"])
-    rows = [(claim, setup) for setup in values]
-    assert list(page.loc[rows, "verdict"]) == list(own.loc[rows, "verdict"])
-    assert list(page.loc[rows, "note"]) == list(own.loc[rows, "note"])
-
-
 # ------------------------------------------------------------------ item 5: the stand-in gate
 
 
@@ -225,12 +154,7 @@ def supersense_traces() -> pd.DataFrame:
 
 def test_bounds_at_the_papers_number_are_not_judged_on_a_stand_in_on_both_pages():
     """Issue 59: ρ "always below −0.998" read not consistent on GloVe / WordNet supersense."""
-    traces = supersense_traces()
-    tables = {
-        "main_traces": traces,
-        "main_correlations": correlation_table(traces, by=["encoder", "dataset"]),
-    }
-    measured = measure(tables, {**WORD2VEC, **PROTOCOL}, GLOVE, studies.table_measures())
+    measured = sim.measured(supersense_traces(), {**WORD2VEC, **PROTOCOL}, GLOVE)
     rho = measured[measured["quantity"] == "spearman_rho"].iloc[0]
     assert rho["stand_in"] and max(rho["per_seed"]) > -0.998  # one seed fails the bound
     table = compare(read_published(), measured, {"main"})
@@ -256,34 +180,18 @@ def test_bounds_at_the_papers_number_are_not_judged_on_a_stand_in_on_both_pages(
 def test_cais_within_cluster_bound_is_not_judged_on_minilm_for_bert():
     """Cai's 'nearly isotropic within clusters' (a bound away from no change) on MiniLM standing
     in for BERT: not judged (the old S_inter bound read not consistent here; it is now stated)."""
-    row = measurement(
-        "geometry",
-        "isoscore_within_ratio_min",
-        "miniLM",
-        "BERT",
-        0.2,
-        stand_in="miniLM (sentence-transformers/all-MiniLM-L6-v2) for BERT",
-    )
+    row = measurement("geometry", "isoscore_within_ratio_min", "miniLM", "BERT", 0.2)
+    row["stand_in"] = "miniLM (sentence-transformers/all-MiniLM-L6-v2) for BERT"
     table = compare(read_published(), pd.DataFrame([row]), {"geometry"})
     judged = table[table["quantity"] == "isoscore_within_ratio_min"]
     assert judged["verdict"].item() == T.STAND_IN
 
 
 def test_an_istar_direction_on_a_stand_in_says_so_in_its_verdict_cell():
-    rows = [
-        measurement(
-            "istar",
-            "istar_isoscore_change",
-            "miniLM/sst2, λ=-1",
-            "miniLM/sst2, λ=-1",
-            -0.1,
-            seeds=5,
-            p_less=1e-4,
-            p_greater=0.9999,
-            stand_in="miniLM for BERT-base",
-        )
-    ]
-    table = compare(read_published(), pd.DataFrame(rows), {"istar"})
+    setup, tested = "miniLM/sst2, λ=-1", dict(seeds=5, p_less=1e-4, p_greater=0.9999)
+    row = measurement("istar", "istar_isoscore_change", setup, setup, -0.1, **tested)
+    row["stand_in"] = "miniLM for BERT-base"
+    table = compare(read_published(), pd.DataFrame([row]), {"istar"})
     row = table[table["quantity"] == "istar_isoscore_change"]
     assert row["verdict"].item() == T.CONSISTENT
     text = comparison_markdown(table)
@@ -335,9 +243,7 @@ def test_the_spread_tests_error_is_bounded_at_the_limit(n):
 def test_pearson_negative_holds_r_against_the_papers_level_not_zero():
     """Issue 59: r < 0 in every seed read supported against the paper's −0.81…−0.98."""
     weak = (-0.30, -0.28, -0.33, -0.31, -0.29)
-    row = measurement(
-        "main", "pearson_r", "miniLM/polarity", "polarity", -0.3, per_seed=weak, seeds=5, n=500
-    )
+    row = sim.seed_measurement("pearson_r", "miniLM/polarity", "polarity", weak, n=500)
     claims = check_claims(pd.DataFrame([row]), {"main"}, studies.measured_claims()).query(
         "study == 'main'"
     )
@@ -361,22 +267,9 @@ def test_a_pooled_value_its_seeds_disagree_with_is_flagged_beside_it():
     assert "⚠ pooled outside its seeds" in compared["note"].item()
     assert "| -0.997 ⚠ |" in comparison_markdown(table)
     # seeds that agree with the pooled value: no flag
-    close = measurement(
-        "main",
-        "pearson_r",
-        "miniLM/polarity",
-        "polarity",
-        -0.81,
-        per_seed=(-0.80, -0.81, -0.82),
-        seeds=3,
-        n=500,
-    )
-    assert (
-        "⚠"
-        not in check_claims(pd.DataFrame([close]), {"main"}, studies.measured_claims())[
-            "note"
-        ].str.cat()
-    )
+    close = sim.seed_measurement("pearson_r", "miniLM/polarity", "polarity", (-0.8, -0.81, -0.82))
+    notes = check_claims(pd.DataFrame([close]), {"main"}, studies.measured_claims())["note"]
+    assert "⚠" not in notes.str.cat()
 
 
 def test_a_point_comparison_reads_untested():

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
 # |r| = 1 has z = ±inf; clip so that seeds that agree perfectly give a zero-width interval at ±1.
@@ -53,9 +54,9 @@ class SeedInterval:
         return f"{level} t-interval over {self.seeds} seeds (Fisher z of per-seed values)"
 
 
-def fisher_z(values: Iterable[float], limit: float = R_LIMIT) -> np.ndarray:
+def fisher_z(values: ArrayLike, limit: float = R_LIMIT) -> np.ndarray:
     """artanh of correlations, clipped to ±``limit`` so that ±1 stays finite."""
-    r = np.asarray(list(values), dtype=np.float64)
+    r = np.asarray(values, dtype=np.float64)
     return np.arctanh(np.clip(r, -limit, limit))
 
 

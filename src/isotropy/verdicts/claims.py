@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy.io import markdown_table
 from isotropy.statistics import SeedClaim, fisher_z
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
@@ -42,9 +43,11 @@ from isotropy.verdicts.tolerances import (
     WHY_NEAR_GUARANTEED,
     claimed_first,
     counted,
+    finite,
     holds_bound,
     judge,
     near_guaranteed,
+    over_every_seed,
     parse_tolerance,
     simpson_flag,
     states_a_number,
@@ -136,7 +139,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
     """(verdict, or None when its family's Holm adjustment decides; the rule in words; raw
     p-values)."""
     kind, bound = parse_tolerance(claim.bound)
-    values = [float(v) for v in (m["per_seed"] or ()) if math.isfinite(float(v))]
+    values = finite(m["per_seed"])
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
         text = f"{along} of {n} seeds {kind} {bound:g}; one-sided t over seeds, {_HOLM}"
@@ -176,23 +179,16 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
 _HOLM = "Holm over the study's family"
 
 
-def _settle(claim: Claim, measured: pd.Series, p_claim: float, p_other: float) -> str:
-    """docs/verdicts.md's rule: *supported* when every seed goes the claimed way and the test is
-    significant that way, *not supported* when most seeds go the other way or the other test is
-    significant; a test over seeds of paired differences (the I-STAR grid's) counts its seeds."""
+def _settle(claim: Claim, measured: Mapping | pd.Series, p_claim: float, p_other: float) -> str:
+    """docs/verdicts.md's rule (:func:`isotropy.verdicts.tolerances.over_every_seed`): a direction,
+    and a test over seeds of paired differences (the I-STAR grid's), counts its seeds; another
+    test over seeds (the seeds' spread) has no seed to count."""
     kind, bound = parse_tolerance(claim.bound)
-    values = [float(v) for v in measured.get("per_seed") or () if math.isfinite(float(v))]
-    if claim.rule == "direction" or (claim.quantity in SEED_TEST_QUANTITIES and values):
-        kind = {"seeds_below": "below", "seeds_above": "above"}.get(kind, kind)
-        along = sum(holds_bound(kind, bound, v) for v in values)
-        if along == len(values) and p_claim < ALPHA:
-            return SUPPORTED
-        if along < len(values) / 2 or p_other < ALPHA:
-            return NOT_SUPPORTED
-        return INCONCLUSIVE
-    if math.isfinite(p_claim) and p_claim < ALPHA:
-        return SUPPORTED
-    return NOT_SUPPORTED if math.isfinite(p_other) and p_other < ALPHA else INCONCLUSIVE
+    counted = claim.rule == "direction" or claim.quantity in SEED_TEST_QUANTITIES
+    values = finite(measured.get("per_seed")) if counted else []
+    along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
+    held = over_every_seed(along, len(values), p_claim, p_other)
+    return {True: SUPPORTED, False: NOT_SUPPORTED, None: INCONCLUSIVE}[held]
 
 
 def check_claims(
@@ -319,15 +315,8 @@ def seed_claim_rows(
     tests: list[tuple] = []
     for seed_claim in claims:
         bound = f"{seed_claim.direction}:{seed_claim.bound:g}"
-        claim = Claim(
-            seed_claim.name,
-            study,
-            seed_claim.name,
-            seed_claim.statement,
-            bound,
-            seed_claim.paper,
-            "direction",
-        )
+        name, statement, paper = seed_claim.name, seed_claim.statement, seed_claim.paper
+        claim = Claim(name, study, name, statement, bound, paper, "direction")
         rule = f"one-sided t over seeds ({_HOLM}, p < {ALPHA:g})"
         threshold = f"{seed_claim.direction} {seed_claim.bound:g} in every seed and a {rule}"
         if seed_claim.scope == "any setup":
@@ -338,7 +327,7 @@ def seed_claim_rows(
             rows.append(_row(claim, "all", math.nan, threshold, NOT_RUN, note=note))
         for setup, group in ours.groupby("setup", sort=False):
             ordered = group.sort_values("seed")["value"].astype(float)
-            values = [v for v in ordered if math.isfinite(v)]
+            values = finite(ordered)
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
             verdict: str | None = NOT_RUN
             note, p = "no seed with a defined value", None
@@ -484,18 +473,12 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
             + " | ".join(str(int(tally.get(v, 0))) for v in (*CLAIM_VERDICTS, NEAR_GUARANTEED))
             + " |"
         )
-    lines += [
-        "",
-        "## Every check",
-        "",
-        "| study | setup | claim | measured | threshold | verdict | note |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in table.itertuples(index=False):
-        note = str(row.note).replace("|", "\\|")
-        measured = _fmt(row.measured) + (" ⚠" if SIMPSON_MARK in note else "")
-        lines.append(
-            f"| {row.study} | {row.setup} | {row.claim} | {measured} | "
-            f"{row.threshold} | {verdict_cell(row.verdict, note, row.claim)} | {note} |"
-        )
-    return "\n".join(lines) + "\n"
+    notes = table["note"].astype(str)
+    flagged = notes.str.contains(SIMPSON_MARK, regex=False)
+    shown = table[["study", "setup", "claim", "measured", "threshold", "verdict"]].assign(
+        measured=[_fmt(v) + (" ⚠" if f else "") for v, f in zip(table["measured"], flagged)],
+        verdict=[verdict_cell(*row) for row in zip(table["verdict"], notes, table["claim"])],
+        note=notes,
+    )
+    lines += ["", "## Every check", "", markdown_table(shown)]
+    return "\n".join(lines)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Collection
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ from isotropy.verdicts.tolerances import (
     WHY_NEAR_GUARANTEED,
     claimed_first,
     counted,
+    finite,
     holds_bound,
     judge,
     judge_equivalence,
@@ -97,6 +99,8 @@ COLUMNS = [
     "band_low",
     "band_high",
 ]
+# The columns of an equivalence test (isotropy.verdicts.equivalence.Equivalence, field by field)
+TEST_COLUMNS = ("d_low", "d_high", "p_agree", "p_differ", "band_low", "band_high")
 
 
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
@@ -178,7 +182,7 @@ def judge_row(
             paper_k=_paper_k(paper["tolerance"]),
         )
         return judged.verdict, judged.text, judged.ours, judged.test
-    seeds = [float(v) for v in (ours["per_seed"] or ()) if math.isfinite(float(v))]
+    seeds = finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
         failing = [v for v in seeds if not holds_bound(kind, bound, v)]
         text = (
@@ -231,14 +235,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                     (len(rows), family, test if test is not None else paper["tolerance"], ours)
                 )
             if test is not None:
-                details.update(
-                    p_agree=test.p_agree,
-                    p_differ=test.p_differ,
-                    d_low=test.low,
-                    d_high=test.high,
-                    band_low=test.band_low,
-                    band_high=test.band_high,
-                )
+                details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
             elif verdict != STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
             flag = ""  # a pooled correlation whose seeds disagree with it in size, flagged first

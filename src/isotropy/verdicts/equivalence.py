@@ -22,12 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
+
+from isotropy.statistics import fisher_z
 
 ALPHA = 0.05
 POOLED_DRAWS = 2000
-# Where ±1 is clipped on Fisher's z scale (as in isotropy.statistics.R_LIMIT).
-_R_LIMIT = 1 - 1e-12
 
 
 @dataclass(frozen=True)
@@ -72,31 +72,24 @@ class Scale:
         return centre - value, centre + value
 
 
-def _z(values: np.ndarray) -> np.ndarray:
-    return np.arctanh(np.clip(values, -_R_LIMIT, _R_LIMIT))
-
-
-def _z100(values: np.ndarray) -> np.ndarray:
-    return _z(np.asarray(values) / 100)
-
-
 def _logit(values: np.ndarray) -> np.ndarray:
-    p = np.clip(np.asarray(values, dtype=np.float64), 1e-300, 1 - 1e-16)
-    return np.log(p) - np.log1p(-p)
-
-
-def _expit(values: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-np.asarray(values, dtype=np.float64)))
+    return special.logit(np.clip(np.asarray(values, dtype=np.float64), 1e-300, 1 - 1e-16))
 
 
 SCALES = {
-    "z": Scale("Fisher z", _z, np.tanh, ("z",), 1.0),
-    "z100": Scale("Fisher z of r/100", _z100, lambda v: 100 * np.tanh(v), ("z",), 100.0),
-    "logit": Scale("logit", _logit, _expit, ("logit",)),
+    "z": Scale("Fisher z", fisher_z, np.tanh, ("z",), 1.0),
+    "z100": Scale(
+        "Fisher z of r/100",
+        lambda v: fisher_z(np.asarray(v) / 100),
+        lambda v: 100 * np.tanh(v),
+        ("z",),
+        100.0,
+    ),
+    "logit": Scale("logit", _logit, special.expit, ("logit",)),
     "logit100": Scale(
         "logit of I(W) (the printed value /100)",
         lambda v: _logit(np.asarray(v) / 100),
-        lambda v: 100 * _expit(v),
+        lambda v: 100 * special.expit(v),
         ("logit",),
     ),
     "identity": Scale(
@@ -185,7 +178,7 @@ def pooled_prediction(
         return None
     rng = rng or np.random.default_rng(0)
     counts = rng.multinomial(m, np.full(n, 1 / n), size=draws).astype(np.float64)
-    z = _z(pooled_r(moments, counts))
+    z = fisher_z(pooled_r(moments, counts))
     z = z[np.isfinite(z)]
     if z.size < 2:
         return None

@@ -36,11 +36,6 @@ def family_name(paper: str, study: str) -> str:
     return f"{paper} · {STUDY_LABELS.get(study, study)}"
 
 
-def study_family(study: str) -> str:
-    """The family of a claims-page study (the paper it checks × the study)."""
-    return family_name(STUDY_PAPERS.get(study, study), study)
-
-
 # Tests over seeds (rules seeds_below / seeds_above: the I-STAR grid) hold one quantity each,
 # every λ of it: an accuracy test is never adjusted with IsoScore* tests whose p is about 1.
 SEED_TEST_QUANTITIES = {"istar_isoscore_change": "IsoScore*", "istar_metric_gain": "task metric"}
@@ -53,11 +48,13 @@ def seed_test_family(paper: str, study: str, quantity: str) -> str:
 
 
 def family_of_claim(study: str, rule: str, quantity: str) -> str:
-    """The family of a claims-page test: its study's, or for a test over seeds of a paired
-    difference (:data:`SEED_TEST_QUANTITIES`) its study's and quantity's."""
+    """The family of a claims-page test: its study's (the paper it checks × the study), or for a
+    test over seeds of a paired difference (:data:`SEED_TEST_QUANTITIES`) its study's and
+    quantity's."""
+    paper = STUDY_PAPERS.get(study, study)
     if rule == "seeds" and quantity in SEED_TEST_QUANTITIES:
-        return seed_test_family(STUDY_PAPERS.get(study, study), study, quantity)
-    return study_family(study)
+        return seed_test_family(paper, study, quantity)
+    return family_name(paper, study)
 
 
 def family_sizes(families: Iterable[str], noun: str) -> str:

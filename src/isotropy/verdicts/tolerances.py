@@ -9,7 +9,7 @@ adjustment :func:`isotropy.verdicts.comparison.compare`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,8 +83,21 @@ def holds_bound(kind: str, bound: float, ours: float) -> bool:
     return {"below": ours < bound, "above": ours > bound, "at_least": ours >= bound}[kind]
 
 
-def _finite(values: Sequence[float] | None) -> list[float]:
-    return [float(v) for v in (values or ()) if v is not None and math.isfinite(float(v))]
+def finite(values: Iterable[float] | None) -> list[float]:
+    """The defined values (seeds whose value is NaN or missing are left out)."""
+    values = () if values is None else values
+    return [float(v) for v in values if v is not None and math.isfinite(float(v))]
+
+
+def over_every_seed(along: int, seeds: int, p_claim: float, p_other: float) -> bool | None:
+    """docs/verdicts.md's rule for a claim about every run: True when every seed goes the claimed
+    way and the test that way is significant, False when most seeds go the other way or the other
+    test is significant, None (inconclusive) otherwise (a NaN p is never significant)."""
+    if along == seeds and p_claim < ALPHA:
+        return True
+    if along < seeds / 2 or p_other < ALPHA:
+        return False
+    return None
 
 
 # The margin of a row that declares none, by its unit, with its reason (a documented, a-priori
@@ -183,7 +196,7 @@ def _prediction(
     scale: eq.Scale, measured: Mapping[str, Any], declared: Declared
 ) -> tuple[eq.Prediction | None, float, str]:
     """(prediction of the paper's draw, our value of the declared statistic, words)."""
-    seeds = _finite(measured.get("per_seed"))
+    seeds = finite(measured.get("per_seed"))
     value = float(measured.get("value", math.nan))
     if bool(measured.get("seed_free", False)):
         centre = float(scale.forward(np.array([value]))[0])
@@ -222,7 +235,7 @@ def judge_equivalence(
         if reason:
             return Judged(NOT_COMPARABLE, reason, number("value"))
     scale = scale_of(unit, kind)
-    per_seed = _finite(measured.get("per_seed"))
+    per_seed = finite(measured.get("per_seed"))
     pooled = number("value")
     if kind == "printed" and signs_disagree(
         [v / (100 if scale.name.endswith("/100") else 1) for v in per_seed],
@@ -256,7 +269,7 @@ def _judge_reading(
     """One reading of the paper's number, judged (before any adjustment over a page)."""
     prediction, ours, what = _prediction(scale, measured, declared)
     if prediction is None:
-        seeds = len(_finite(measured.get("per_seed")))
+        seeds = len(finite(measured.get("per_seed")))
         verdict = ONE_SEED if seeds < 2 else INCONCLUSIVE
         return Judged(verdict, f"{declared.estimand} (m {declared.m:g}): {what}", ours)
     test = eq.equivalence(
@@ -351,15 +364,12 @@ def judge_seed_test(
         f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {_fmt(claimed)} (other "
         f"way {_fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
     )
-    values = _finite(per_seed)
+    values = finite(per_seed)
     along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
     if values:
         text += f"; {along} of {len(values)} seeds {sign} {bound:g}"
-    if math.isfinite(claimed) and claimed < ALPHA and along == len(values):
-        return CONSISTENT, text
-    if (math.isfinite(other) and other < ALPHA) or along < len(values) / 2:
-        return NOT_CONSISTENT, text
-    return INCONCLUSIVE, text
+    held = over_every_seed(along, len(values), claimed, other)
+    return {True: CONSISTENT, False: NOT_CONSISTENT, None: INCONCLUSIVE}[held], text
 
 
 def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tuple[str, str]:
@@ -384,7 +394,7 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
         )
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
-        if signs_disagree(_finite(measured.get("per_seed")), ours if defined else None):
+        if signs_disagree(finite(measured.get("per_seed")), ours if defined else None):
             return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
         return (
             CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT
@@ -409,7 +419,7 @@ def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
     """A warning when a pooled correlation lies more than :data:`SIMPSON_GAP` outside the range
     of its seeds' values (the seeds' levels differ, so the pooled value describes none of them);
     '' otherwise."""
-    seeds = [float(v) for v in per_seed if math.isfinite(float(v))]
+    seeds = finite(per_seed)
     if len(seeds) < 2 or not math.isfinite(pooled):
         return ""
     low, high = min(seeds), max(seeds)

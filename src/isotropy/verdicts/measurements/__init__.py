@@ -137,14 +137,8 @@ def seed_test(
 ) -> tuple[float, int, float, float]:
     """(mean difference treated − baseline, seeds, one-sided p below 0, p above 0): a paired
     t-test over the seeds both have, else Welch's over the two groups; p NaN with one seed."""
-    paired = (
-        treated.groupby("seed")[column]
-        .mean()
-        .to_frame("t")
-        .join(baseline.groupby("seed")[column].mean().rename("b"), how="inner")
-    )
-    if len(paired) >= 2:
-        d = (paired["t"] - paired["b"]).to_numpy()
+    d = np.asarray(paired_differences(treated, baseline, column))
+    if len(d) >= 2:
         return float(d.mean()), len(d), *one_sided(stats.ttest_1samp, d, 0.0)
     t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
     diff = float(t.mean() - b.mean())

@@ -143,7 +143,6 @@ def classification_measurements(
         at = partial(at, n=int(first["n_validation"]), evidence=paths.GEOMETRY_CLASSIFICATION)
         features = CLASSIFICATION_READINGS.get(reading, reading)
         convention = f"logistic regression (C {first['C']:g}) on {features}; SST-2 validation"
-        per_seed = runs.groupby("seed")
         note = _classification_note(first, method)
         rows.append(
             at("sst2_accuracy", **over_seeds(runs, "accuracy"), convention=convention, note=note)
@@ -154,11 +153,8 @@ def classification_measurements(
             f"{runs['isotropy_sentences'].mean():.3g}"
         )
         for quantity, scale in IW_READINGS:
-            value, iw_per_seed = (
-                scale * runs["isotropy"].mean(),
-                scale * per_seed["isotropy"].mean(),
-            )
-            rows.append(at(quantity, value=value, per_seed=tuple(iw_per_seed), convention=iw))
+            scaled = runs.assign(iw=scale * runs["isotropy"])
+            rows.append(at(quantity, **over_seeds(scaled, "iw"), convention=iw))
     return rows
 
 
@@ -187,11 +183,7 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> l
         at = partial(measurement, "geometry", setup=setup, paper_setup=paper_setup, n=n)
         at = partial(at, seeds=runs["seed"].nunique(), stand_in=stand_in, evidence=source)
         at = partial(at, note=note, not_learned=fine_tuned_not_learned(runs))
-        per_seed = runs.groupby("seed")
         for quantity, column, scale, convention in CLS_QUANTITIES:
-            value, cls_per_seed = (scale * runs[column]).mean(), scale * per_seed[column].mean()
-            quantity = f"{task}_finetuned_{quantity}"
-            rows.append(
-                at(quantity, value=value, per_seed=tuple(cls_per_seed), convention=convention)
-            )
+            scaled = over_seeds(runs.assign(scaled=scale * runs[column]), "scaled")
+            rows.append(at(f"{task}_finetuned_{quantity}", **scaled, convention=convention))
     return rows
