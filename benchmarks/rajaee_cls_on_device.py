@@ -66,7 +66,7 @@ from istar_on_device import (
 from rajaee_cls_learning import FOLDERS, MODEL, sweep_run
 
 from isotropy.compute import resolve_device, use_threads
-from isotropy.configuration.finetune import TrainingSettings
+from isotropy.configuration.finetune import ClsTraining, TrainingSettings
 from isotropy.finetune.training import task_splits
 from isotropy.io import sha256_file, write_json
 from isotropy.models import ModelSpec
@@ -76,16 +76,18 @@ from isotropy.rajaee_cls.results import variant_name
 ROOT = Path(__file__).resolve().parents[1]
 PACK = ROOT / ".rajaee_device"
 TASK = "sst2"
-# The sweep's settings (docs/data/rajaee_cls_cause.jsonl; config.yaml's rajaee_cls.training).
-TRAINING = {
-    "learning_rate": 5e-05,
-    "batch_size": 32,
-    "epochs": 2,
-    "max_length": 128,
-    "train_subset": 1024,
-    "warmup_ratio": 0.1,
-    "reference_sample_size": 10000,
-}
+# The sweep's settings (docs/data/rajaee_cls_cause.jsonl): the study's (rajaee_cls.training).
+TRAINING = ClsTraining().model_dump(
+    include={
+        "learning_rate",
+        "batch_size",
+        "epochs",
+        "max_length",
+        "train_subset",
+        "warmup_ratio",
+        "reference_sample_size",
+    }
+)
 # The variants in the priority order of the module docstring, as the sweep's JSON lines name them.
 VARIANTS = (
     {"method": "none"},

@@ -18,7 +18,7 @@ from isotropy.io import checked_record, sha256_file
 from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS
 from isotropy.studies import rajaee_cls as rajaee_study
-from isotropy.workflow.config import load_config, load_config_files
+from isotropy.workflow.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = (ROOT / committed.RUN).is_file()
@@ -42,7 +42,7 @@ def test_the_committed_grid_is_the_default_grid():
 @pytest.fixture
 def copied(tmp_path):
     """A docs tree with a made-up finished grid (2 methods x 2 seeds) and sweep copied in."""
-    config = load_config_files([ROOT / "config.yaml"])
+    config = load_config([str(ROOT / "config.yaml")])
     config["rajaee_cls"]["seeds"] = [0, 1]
     effective = tmp_path / "effective.yaml"
     effective.write_text(yaml.safe_dump(config), encoding="utf-8")
