@@ -4,14 +4,12 @@ stop, its options are checked, and the repeat it reports is the least disturbed 
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import psutil
 import pytest
+from tiny_workflow import load_script
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import contention
+contention = load_script("benchmarks/contention.py")
 
 
 def test_busy_processes_run_during_the_block_and_stop_after():

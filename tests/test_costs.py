@@ -4,11 +4,11 @@ machine and command that measured it, and a table that says less refused."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import math
 from pathlib import Path
 
 import pytest
+from tiny_workflow import load_script
 
 from isotropy import costs, estimate, studies
 from isotropy.extensions import design
@@ -145,13 +145,7 @@ def test_a_head_measured_not_at_all_is_named_by_the_estimate(monkeypatch):
 def test_the_extension_benchmark_prints_the_table_rows():
     """benchmarks/extensions_cost.py prints rows to paste over the table's extensions_* rows:
     given the table's own numbers and machine, it prints those rows exactly."""
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location(
-        "extensions_cost", root / "benchmarks" / "extensions_cost.py"
-    )
-    assert spec is not None and spec.loader is not None
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
+    benchmark = load_script("benchmarks/extensions_cost.py")
     with costs.COSTS_TABLE.open(encoding="utf-8", newline="") as handle:
         table = [r for r in csv.reader(handle) if r[0].startswith("extensions_")]
     updates = costs.by_model("extensions_update_cpu_seconds")

@@ -3,14 +3,11 @@ isotropy.traces.evaluates, read by the optimisation, the trace checks and the co
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
-import torch
 
 from isotropy import optimize, traces
 from isotropy.extensions import design
-from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
+from isotropy.optimize import OptimisationSettings
 from isotropy.workflow import config as workflow_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,16 +30,6 @@ def test_the_count_and_the_settings_follow_the_one_definition(updates, stride):
     settings = OptimisationSettings(updates=updates, metric_stride=stride, progress=False)
     assert [s for s in range(updates + 1) if settings.records(s)] == steps
     assert settings.evaluations == len(steps)
-
-
-def test_a_run_records_exactly_the_scheduled_steps():
-    rng = np.random.default_rng(0)
-    texts = [f"w{i}" for i in range(30)]
-    table = pd.DataFrame({"text": texts, "label": [str(i % 3) for i in range(30)]})
-    problem = build_problem(table, pd.Series(texts), rng.standard_normal((30, 4)).astype("f4"))
-    settings = OptimisationSettings(updates=7, metric_stride=3, progress=False)
-    trace, _ = run_optimisation(problem, settings, torch.device("cpu"))
-    assert trace["step"].tolist() == traces.evaluation_steps(7, 3) == [0, 3, 6, 7]
 
 
 def test_the_optimisation_and_the_extension_costs_ask_the_one_definition(monkeypatch):

@@ -2,41 +2,17 @@
 question's file is found by its name, never by its place among the rule's outputs, and every
 figure goes through the figure checks (isotropy.plots.checks.save_figure)."""
 
-import importlib.util
-import types
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 from figure_checks import check_figure
+from tiny_workflow import load_script, script_snakemake
 
 from isotropy.extensions import design, results
 from isotropy.plots import checks
 from isotropy.plots import extensions as figures
 
-ROOT = Path(__file__).resolve().parents[1]
 SETUPS, HEADS, SEEDS = ("polarity", "snli"), ("linear", "deep1", "triplet"), (0, 1)
-
-
-class Named(list):
-    """Snakemake's input/output/params: every file in one list, each part also an attribute."""
-
-    def __init__(self, **parts):
-        super().__init__(
-            f for part in parts.values() for f in (part if isinstance(part, list) else [part])
-        )
-        self.__dict__.update(parts)
-
-    def items(self):
-        return [(k, v) for k, v in self.__dict__.items()]
-
-
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    return script
 
 
 def synthetic_traces() -> pd.DataFrame:
@@ -73,26 +49,13 @@ def synthetic_epochs() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def fake_snakemake(tmp_path, rule, inputs, outputs, params):
-    return types.SimpleNamespace(
-        rule=rule,
-        input=Named(**inputs),
-        output=Named(**outputs),
-        params=Named(**params),
-        log=[],
-        wildcards={},
-        config={},
-        scriptdir=None,
-    )
-
-
 def question_files(tmp_path, ext: str) -> list[str]:
     """The question files in the reverse of the questions' order: only their names pair them."""
     return [str(tmp_path / f"{q}.{ext}") for q in reversed(design.QUESTIONS)]
 
 
 def test_each_question_s_table_is_written_to_the_file_named_after_it(tmp_path, monkeypatch):
-    script = load_script("extensions_tables")
+    script = load_script("scripts/extensions_tables.py")
     traces = synthetic_traces()
     seeds = pd.concat(
         [
@@ -113,7 +76,7 @@ def test_each_question_s_table_is_written_to_the_file_named_after_it(tmp_path, m
     }
     params = {"runs": [], "level": 0.95, "settings_line": "toy settings"}
     inputs = {"traces": [], "epochs": []}
-    script.main(fake_snakemake(tmp_path, "extensions_tables", inputs, outputs, params))
+    script.main(script_snakemake("extensions_tables", inputs, outputs, params))
     titles = {"criteria": "# Other cluster", "deep": "# Deep", "triplet": "# Triplet"}
     for question, title in (titles | {"heldout": "# Held-out"}).items():
         table = pd.read_csv(tmp_path / f"{question}.csv")
@@ -126,7 +89,7 @@ def test_each_question_s_table_is_written_to_the_file_named_after_it(tmp_path, m
 def test_each_question_s_figure_is_checked_and_saved_to_the_files_named_after_it(
     tmp_path, monkeypatch
 ):
-    script = load_script("extensions_figures")
+    script = load_script("scripts/extensions_figures.py")
     traces, seeds_file = synthetic_traces(), tmp_path / "seeds.csv"
     results.deep_seeds(traces[traces["head"] != "triplet"]).to_csv(seeds_file, index=False)
     epochs_file = tmp_path / "epochs.csv"
@@ -141,25 +104,15 @@ def test_each_question_s_figure_is_checked_and_saved_to_the_files_named_after_it
     monkeypatch.setattr(checks, "FIGURE_CHECKS", [recording_check])
     inputs = {"seeds": str(seeds_file), "traces": [], "epochs": [str(epochs_file)]}
     outputs = {"pdf": question_files(tmp_path, "pdf"), "png": question_files(tmp_path, "png")}
-    params = {"runs": [], "settings_line": "toy settings"}
-    script.main(fake_snakemake(tmp_path, "extensions_figures", inputs, outputs, params))
-    # every figure went through the checks, each to its own question's file
+    # a settings line of many lines: the caption must wrap and stay inside the figure
+    params = {"runs": [], "settings_line": "toy settings " * 30}
+    script.main(script_snakemake("extensions_figures", inputs, outputs, params))
+    # every figure went through the checks (a problem raises), each to its own question's file
     assert sorted(checked) == sorted(f"{q}.pdf" for q in design.QUESTIONS)
     assert "Dunn index" in checked["criteria.pdf"] and "per head" in checked["deep.pdf"]
     assert "triplet objective" in checked["triplet.pdf"] and "accuracy" in checked["heldout.pdf"]
     for question in design.QUESTIONS:
         assert (tmp_path / f"{question}.png").stat().st_size > 0
-
-
-@pytest.mark.parametrize("question", design.QUESTIONS)
-def test_every_figure_reads_at_a_glance(question, tmp_path):
-    """Saved through isotropy.plots.checks.save_figure: a problem raises (tests/conftest.py)."""
-    traces = synthetic_traces()
-    seeds = results.deep_seeds(traces[traces["head"] != "triplet"])
-    draw = figures.question_figures(traces, seeds, synthetic_epochs())[question]
-    pdf, png = tmp_path / f"{question}.pdf", tmp_path / f"{question}.png"
-    figures.save_question_figure(draw(), str(pdf), str(png), "toy settings " * 30)
-    assert pdf.stat().st_size > 0 and png.stat().st_size > 0
 
 
 def test_the_criteria_figure_labels_each_criterion_as_the_registry_does():

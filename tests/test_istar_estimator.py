@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from isotropy import metrics
 from isotropy.istar import estimator
@@ -39,18 +38,6 @@ def test_zeta_curve_at_zero_is_isoscore_and_approaches_the_truth_as_n_grows():
     # shrinking helps the small sample: at n = 16 every ζ > 0 is closer to the truth than ζ = 0
     small = curves[curves["n"] == 16].set_index("zeta")["isoscore_star"]
     assert abs(small[0.5] - truth) < abs(small[0.0] - truth)
-
-
-def test_isoscore_star_is_isoscore_of_the_shrunk_covariance():
-    rng = np.random.default_rng(1)
-    x = torch.from_numpy(rng.normal(size=(30, 16)) * np.sqrt(VARIANCES))
-    reference = torch.from_numpy(np.diag(VARIANCES))
-    shrunk = 0.25 * metrics.covariance(x) + 0.75 * reference
-    eig = torch.linalg.eigvalsh(shrunk)
-    expected = float((eig.sum() ** 2 / (eig**2).sum() - 1) / 15)
-    assert float(metrics.isoscore_star(x, reference, zeta=0.75)) == pytest.approx(
-        expected, abs=1e-10
-    )
 
 
 @pytest.mark.covers("istar:minibatch")

@@ -5,18 +5,19 @@ import pandas as pd
 import pytest
 import torch
 
-from isotropy import metrics
+from isotropy import metrics, traces
 from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
 
 CPU = torch.device("cpu")
 
 
-def word_task(n=240, dim=16, labels=3, seed=0, multilabel=False):
+def word_task(n=240, dim=16, labels=3, seed=0, multilabel=False, gap=0.0):
+    """A word table, its index and vectors: an isotropic start without class structure, or with
+    a ``gap`` between the class means along one axis."""
     rng = np.random.default_rng(seed)
     texts = [f"w{i}" for i in range(n)]
-    vectors = rng.standard_normal((n, dim)).astype(
-        np.float32
-    )  # isotropic start, no class structure
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    vectors[:, 0] += gap * (np.arange(n) % labels - (labels - 1) / 2)
     if multilabel:
         names = ["a", "b", "c"]
         label_sets = [sorted({names[i % 3], names[(i // 3) % 3]}) for i in range(n)]
@@ -134,7 +135,7 @@ def test_metric_stride_and_sampling():
     trace, _ = run_optimisation(
         problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU
     )
-    assert list(trace["step"]) == [0, 4, 8, 10]
+    assert list(trace["step"]) == [0, 4, 8, 10] == traces.evaluation_steps(10, 4)
     assert trace[["isoscore", "silhouette"]].notna().all().all()
     full, _ = run_optimisation(problem, settings(updates=10, metric_stride=4), CPU)
     assert (

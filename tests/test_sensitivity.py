@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from tiny_workflow import load_script, script_snakemake
 
 from isotropy import costs, estimate, sensitivity, studies
 from isotropy.io import atomic_path, checked_record, generated_block, sha256_file
@@ -39,6 +40,7 @@ WORDS = pd.DataFrame(
     }
 )
 SECTION = {"paper_size": 3, "label_seed": 0}
+BLOCK = {"setups": ["supersense"], "vectors": ["word2vec"], "label_sets": ["all"]}
 
 
 def test_label_sets_keep_words_with_vectors_then_filter():
@@ -85,12 +87,6 @@ def test_rescaled_vectors_have_the_target_norm_on_the_shared_words():
     assert isoscore(scaled) == pytest.approx(isoscore(mine), abs=1e-6)
     derived, basis = sensitivity.derive_vectors(mine, {"transform": "rescale"}, target_norm=2.5)
     assert basis is None and sensitivity.rms_centred_norm(derived) == pytest.approx(2.5, rel=1e-5)
-
-
-def test_rms_centred_norm_is_the_root_mean_squared_distance_to_the_mean():
-    points = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])  # each sqrt(2) from (1,1)
-    assert sensitivity.rms_centred_norm(points) == pytest.approx(np.sqrt(2))
-    assert sensitivity.rms_centred_norm(points + 100) == pytest.approx(np.sqrt(2))
 
 
 def test_pca_keeps_the_leading_directions():
@@ -352,6 +348,21 @@ def test_full_grid_overlay_is_valid(config):
             {"phases": [{"setup": "pos", "vectors": "miniLM", "label_set": "single"}]},
             "not a grid cell",
         ),
+        (
+            {
+                "derived": {
+                    "x": {"of": "word2vec", "transform": "pad", "dim": 300, "norm_of": "miniLM"}
+                }
+            },
+            "only transforms rescale, pca",
+        ),
+        *(
+            (
+                {"blocks": [{**BLOCK, "lr_factors": bad}]},
+                r"'sensitivity\.blocks\[0\]\.lr_factors",
+            )
+            for bad in ([0], [-1.0], [])
+        ),
     ],
 )
 def test_inconsistent_sections_are_refused(config, change, named):
@@ -408,28 +419,12 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     assert every_10th > 3 * base
 
 
-class _Named(list):
-    """Snakemake's input/output objects: a list of files, each also an attribute."""
-
-
-def _named(**files) -> _Named:
-    named = _Named(files.values())
-    named.__dict__.update(files)
-    return named
-
-
 def test_the_word_vector_lookup_records_the_vectors_rms_centred_norm(tmp_path, monkeypatch):
-    import importlib.util
-
     from gensim.models import KeyedVectors
 
     from isotropy.provenance import read_record
 
-    spec = importlib.util.spec_from_file_location(
-        "lookup_script", ROOT / "scripts" / "lookup_word_vectors.py"
-    )
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("scripts/lookup_word_vectors.py")
     words = ["cat", "dog", "run", "blue"]
     vectors = np.array([[0, 0], [2, 0], [0, 2], [2, 2]], dtype=np.float32) + 7
     keyed = KeyedVectors(vector_size=2)
@@ -440,28 +435,14 @@ def test_the_word_vector_lookup_records_the_vectors_rms_centred_norm(tmp_path, m
     pd.DataFrame({"text": words, "labels": [["a"]] * 4}).to_parquet("table.parquet")
     Path("raw").mkdir()
     Path("raw/manifest.json").write_text("{}")
-    snakemake = types.SimpleNamespace(
-        rule="lookup_word_vectors",
-        input=_named(table="table.parquet", word_vectors="raw/manifest.json"),
-        output=_named(vectors="v.npy", index="i.parquet", missing="missing.txt"),
-        log=[],
-        params={},
-        wildcards={},
-        config={},
-        scriptdir=None,
-    )
-    script.main(snakemake)
+    inputs = {"table": "table.parquet", "word_vectors": "raw/manifest.json"}
+    outputs = {"vectors": "v.npy", "index": "i.parquet", "missing": "missing.txt"}
+    script.main(script_snakemake("lookup_word_vectors", inputs, outputs))
     assert read_record("v.npy")["extra"]["rms_centred_norm"] == pytest.approx(np.sqrt(2))
 
 
-def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypatch):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "partial_script", ROOT / "scripts" / "sensitivity_partial.py"
-    )
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypatch, config):
+    script = load_script("scripts/sensitivity_partial.py")
     monkeypatch.chdir(tmp_path)
     cell = Path("results/sensitivity/cells/supersense/word2vec/all/lr1.csv")
     cell.parent.mkdir(parents=True)
@@ -470,7 +451,6 @@ def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypa
     out = Path("results/sensitivity/partial")
     markdown = (out / "table.md").read_text()
     assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in markdown
-    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8")))
     assert f"1 of {len(studies.sensitivity.cells(config))} cells run" in markdown
     assert "Not run (missing from this table): supersense/word2vec/single/1," in markdown
     assert (out / "r_by_condition.png").stat().st_size > 0
@@ -515,16 +495,10 @@ def test_a_block_with_its_own_lr_factors_runs_only_those(config):
     assert at["10"] == at["1"]  # the section's factors: every cell of the other blocks
     assert ("supersense", "word2vec_scaled", "all", "0.193") in [tuple(c.values()) for c in grid]
     assert "x 1, 10 (and x 5.19, 0.193 in the cells" in studies.sensitivity.settings_line(config)
-    block = {"setups": ["supersense"], "vectors": ["word2vec"], "label_sets": ["all"]}
-    for bad in ([0], [-1.0], []):
-        config["sensitivity"]["blocks"] = [{**block, "lr_factors": bad}]
-        with pytest.raises(
-            workflow_config.ConfigError, match=r"'sensitivity\.blocks\[0\]\.lr_factors"
-        ):
-            workflow_config.check_loaded_config(config)
 
 
-def test_pca_takes_a_norm_and_other_transforms_refuse_one(config):
+def test_pca_takes_a_norm(config):
+    """(Another transform with a norm is refused: test_inconsistent_sections_are_refused.)"""
     derived = config["sensitivity"]["derived"]
     spec = derived["miniLM_pca50_norm"]  # a dimension contrast at MiniLM's own RMS centred norm
     assert (spec["of"], spec["transform"], spec["dim"], spec["norm_of"]) == (
@@ -536,9 +510,6 @@ def test_pca_takes_a_norm_and_other_transforms_refuse_one(config):
     workflow_config.check_config(config)
     made_from = studies.sensitivity.derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/word2vec/supersense/vectors.npy"
-    derived["x"] = {"of": "word2vec", "transform": "pad", "dim": 300, "norm_of": "miniLM"}
-    with pytest.raises(workflow_config.ConfigError, match="only transforms rescale, pca"):
-        workflow_config.check_config(config)
 
 
 def test_scaling_the_vectors_by_c_is_adams_step_divided_by_c_for_the_table():

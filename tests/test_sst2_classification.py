@@ -18,7 +18,6 @@ from isotropy.geometry.classification import (
     pooled,
 )
 from isotropy.geometry.sts import evaluate_sts_tokens
-from isotropy.workflow.config import with_sources
 
 
 def clustered_tokens(n_sentences=120, dim=16, seed=0):
@@ -134,17 +133,12 @@ def test_classification_estimate_counts_seeds_and_the_positions_reading():
 
 
 @pytest.mark.covers("rajaee:sst2")
-def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table():
-    import yaml
-
+def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table(config):
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements import measurement
     from isotropy.verdicts.measurements.sts import classification_measurements
     from isotropy.verdicts.tolerances import NOT_RUN
 
-    config = with_sources(
-        yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
-    )
     features = clustered_tokens()
     table = classification_table(
         features, model="miniLM", seeds=(0, 1), n_clusters=4, n_directions=2, max_length=8

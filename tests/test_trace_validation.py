@@ -57,10 +57,6 @@ def trace(tmp_path, monkeypatch):
     return _run(Path("results/main/miniLM/polarity/seed0"))
 
 
-def _rewrite(trace: Path, frame: pd.DataFrame) -> None:
-    frame.to_parquet(trace)
-
-
 def _refused(trace: Path, *phrases: str) -> str:
     with pytest.raises(ResultFileError) as info:
         read_trace(trace)
@@ -80,14 +76,14 @@ def test_swapped_metric_names_are_refused(trace):
         columns={"isoscore": "silhouette", "silhouette": "isoscore"}
     )
     record_path(trace).unlink()  # even without its record: the registry's column order
-    _rewrite(trace, frame)
+    frame.to_parquet(trace)
     _refused(trace, "its columns are", "in this order")
 
 
 def test_swapped_metric_values_are_refused(trace):
     frame = pd.read_parquet(trace)
     frame[["isoscore", "silhouette"]] = frame[["silhouette", "isoscore"]].to_numpy()
-    _rewrite(trace, frame)
+    frame.to_parquet(trace)
     _refused(trace, "sha256 differs from its provenance record")
     record_path(trace).unlink()  # without its record: its summary's final state disagrees
     _refused(trace, "last row differs from the run's final state", "isoscore", "silhouette")
@@ -95,7 +91,7 @@ def test_swapped_metric_values_are_refused(trace):
 
 def test_a_trace_cut_short_is_refused(trace):
     record_path(trace).unlink()
-    _rewrite(trace, pd.read_parquet(trace).iloc[:6])
+    pd.read_parquet(trace).iloc[:6].to_parquet(trace)
     _refused(trace, "it has 6 rows, but its run recorded 13 steps")
 
 
@@ -115,7 +111,7 @@ def test_bad_values_are_refused(trace, column, value, phrase):
     if isinstance(value, str):
         frame[column] = frame[column].astype(str)
     frame.loc[3, column] = value
-    _rewrite(trace, frame)
+    frame.to_parquet(trace)
     _refused(trace, phrase)
 
 
@@ -130,7 +126,7 @@ def test_the_verdicts_refuse_a_corrupted_trace_and_table(trace, tmp_path):
     keys = {"main": [{"encoder": "miniLM", "dataset": "polarity", "seed": 0}]}
     assert len(load_tables({"main_traces": [str(trace)]}, keys)["main_traces"]) == UPDATES + 1
     record_path(trace).unlink()
-    _rewrite(trace, pd.read_parquet(trace).iloc[:6])
+    pd.read_parquet(trace).iloc[:6].to_parquet(trace)
     with pytest.raises(ResultFileError, match="6 rows"):
         load_tables({"main_traces": [str(trace)]}, keys)
     table = Path("results/main/correlations.csv")

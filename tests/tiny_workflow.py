@@ -261,6 +261,49 @@ def snakemake_in(folder: Path, *args: str, **kwargs) -> subprocess.CompletedProc
     return snakemake(*args, "--workflow-profile", "none", cwd=folder, **kwargs)
 
 
+def load_script(path: str):
+    """The repository's ``path`` (a file of scripts/ or benchmarks/, which are not packages) as a
+    module, its folder on the import path while it loads (a benchmark imports its neighbours)."""
+    import importlib
+
+    folder = str((ROOT / path).parent)
+    sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(Path(path).stem)
+    finally:
+        sys.path.remove(folder)
+
+
+class Named(list):
+    """Snakemake's input/output/params as a script sees them: every file in one list, each part
+    also an attribute."""
+
+    def __init__(self, **parts):
+        super().__init__(
+            f for part in parts.values() for f in (part if isinstance(part, list) else [part])
+        )
+        self.__dict__.update(parts)
+
+    def items(self):
+        return list(self.__dict__.items())
+
+
+def script_snakemake(rule: str, inputs: dict, outputs: dict, params: dict | None = None):
+    """The ``snakemake`` object a rule's script is given, with these files and parameters."""
+    import types
+
+    return types.SimpleNamespace(
+        rule=rule,
+        input=Named(**inputs),
+        output=Named(**outputs),
+        params=Named(**(params or {})),
+        log=[],
+        wildcards={},
+        config={},
+        scriptdir=None,
+    )
+
+
 def minilm_polarity(per_class: int):
     """Real all-MiniLM-L6-v2 embeddings (float32) of the mirror's first ``per_class`` positive and
     ``per_class`` negative polarity sentences, and whether each is positive (skips without the
