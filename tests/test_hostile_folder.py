@@ -24,7 +24,7 @@ import pytest
 import yaml
 from test_intake import _result
 from test_make_report_safety import _workdir
-from test_trace_validation import _refused, _rewrite, _run
+from test_trace_validation import _refused, _run
 from tiny_workflow import run_make, snakemake
 
 from isotropy import intake, trust
@@ -188,7 +188,7 @@ def trace(tmp_path, monkeypatch):
 
 
 def test_a_cut_trace_with_an_updated_record_is_still_refused(trace):
-    _rewrite(trace, pd.read_parquet(trace).iloc[:6])
+    pd.read_parquet(trace).iloc[:6].to_parquet(trace)
     _rerecord(trace)
     _refused(trace, "it has 6 rows, but its run recorded 13 steps")
 
@@ -196,7 +196,7 @@ def test_a_cut_trace_with_an_updated_record_is_still_refused(trace):
 def test_a_trace_with_nan_and_an_updated_record_is_still_refused(trace):
     frame = pd.read_parquet(trace)
     frame.loc[3, "silhouette"] = float("nan")
-    _rewrite(trace, frame)
+    frame.to_parquet(trace)
     _rerecord(trace)
     _refused(trace, "column silhouette holds NaN")
 
