@@ -69,8 +69,7 @@ def measure(state: str, configfiles: list[str], target: str, cores: int) -> dict
         "serial": pace.contention_serial,
         "parallel": pace.contention,
         "idle_s": idle,
-        "at_load_s": idle * pace.contention_serial,
-        "up_to_s": idle * pace.contention,
+        **dict(zip(("at_load_s", "up_to_s"), pace.at_load(idle), strict=True)),
         "wall_s": wall,
         "cpu_s": cpu,
     }

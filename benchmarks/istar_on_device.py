@@ -21,9 +21,9 @@ GPU runbook (its runs on an H200 and an H100: docs/istar-gpu.md):
 2. On the device, one call of the device tool's ``run`` (carry ``[".istar_device"]``,
    timeout_s 570; about 7 minutes: the CUDA tests, then the measured, sized grid)::
 
-       export PYTHONPATH=src:benchmarks:tests:.istar_device/pylib PYTHONUNBUFFERED=1; timeout 60
-       python3 -m pytest
-       -q -p no:cacheprovider tests/test_finetune_cuda.py 2>&1 | tee $OUT/cuda_tests.log;
+       export PYTHONPATH=src:benchmarks:tests:.istar_device/pylib PYTHONUNBUFFERED=1;
+       timeout 60 python3 -m pytest -q -p no:cacheprovider tests/test_finetune_cuda.py 2>&1 |
+       tee $OUT/cuda_tests.log;
        python3 benchmarks/istar_on_device.py run --out $OUT 2>&1 | tee $OUT/run.log
 
    (tests/test_finetune_cuda.py imports nothing of the workflow: the device image has no

@@ -181,7 +181,7 @@ class Pace:
     probe: float = PROBE_CPU_SECONDS
     # How much longer this session's work takes here now than on idle cores (contention_probe):
     # with one process per core (a job's threads, jobs side by side) and with one process alone
-    # (a job's start-up: one interpreter importing); isotropy.estimate.time_at_load scales by them.
+    # (a job's start-up: one interpreter importing); :meth:`at_load` scales by them.
     contention: float = 1.0
     contention_serial: float = 1.0
 
@@ -196,6 +196,15 @@ class Pace:
         cores = available_cores() or 2
         parallel, serial = contention_probe(min(cores, 8)), contention_probe(1)
         return cls(speed, cores, JOB_OVERHEAD_SECONDS, probe, parallel, serial)
+
+    def at_load(self, idle_seconds: float, device: str = "cpu") -> tuple[float, float]:
+        """The wall seconds of ``idle_seconds`` of work at the present load: expected (x the
+        slowdown of one process alone: the jobs mostly keep one thread busy) and at most (x that
+        of one process per core, if they keep every core busy); on a GPU, as idle
+        (docs/measurements.md, "The estimate at the machine's load")."""
+        if device != "cpu":
+            return idle_seconds, idle_seconds
+        return self.contention_serial * idle_seconds, self.contention * idle_seconds
 
     def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
         """Wall seconds one job adds to the total on idle cores: its one-thread CPU cost times
@@ -248,7 +257,8 @@ def _timed_products(products: int) -> tuple[float, float]:
 def contention_probe(processes: int, products: int = 300, repeats: int = 2) -> float:
     """How much longer work takes in this session now than on idle cores: ``processes``
     one-thread processes (the run's cores) each do the speed probe's workload at once, ``repeats``
-    times, and each times its wall and CPU time (about 0.1 s each when idle); :func:`slowdown`
+    times, and each times its wall and CPU time (about half a second each when idle, long enough
+    for the scheduler's share to settle); :func:`slowdown`
     of them all. It sees what the run will get however the kernel shares the cores (per
     process, per session with autogroup, by niceness), where a load average also counts
     processes waiting on the disk and niced ones (docs/measurements.md, "The estimate at the

@@ -183,12 +183,12 @@ def describe(
     costed = sorted((r for r in by_rule if r in JOB_COSTS), key=lambda r: -sum(by_rule[r]))
     short = [seconds for rule, all_ in by_rule.items() if rule not in JOB_COSTS for seconds in all_]
     clamped = " (clamped)" if pace.speed in costs.SPEED_FACTOR_BOUNDS else ""
-    serial, every_core = (pace.contention_serial, pace.contention) if device == "cpu" else (1, 1)
+    expected, at_most = pace.at_load(total, device)
     at_load_words = (
-        f"; at this machine's present load about {duration(serial * total)} (a process alone "
-        f"runs {serial:.1f}x slower), up to {duration(every_core * total)} if its jobs keep all "
-        f"{pace.cores} cores busy ({every_core:.1f}x: isotropy.costs.contention_probe)"
-        if every_core >= 1.25 and total
+        f"; at this machine's present load about {duration(expected)} (a process alone runs "
+        f"{pace.contention_serial:.1f}x slower), up to {duration(at_most)} if its jobs keep all "
+        f"{pace.cores} cores busy ({pace.contention:.1f}x: isotropy.costs.contention_probe)"
+        if at_most >= 1.25 * total and total
         else ""
     )
     lines = [
