@@ -4,7 +4,6 @@ files: isotropy.workflow.targets; their costs: paper_cost)."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import Any
 
 from isotropy import paths
@@ -33,25 +32,11 @@ SECTION2_FILES = ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
 
 
 def optimisation_verdicts(study: str) -> dict[str, Any]:
-    """What the claims and the comparison read of a direct-optimisation study (main, glue): its
-    inputs, every run's trace and the study's count and correlation tables (none without runs),
-    and what measures them, the three together (the correlations' per-seed values come from the
-    traces)."""
-    tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study])
-
-    def inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-        runs = targets.study_runs(dict(config), study)
-        if not runs:
-            return {}
-        return {
-            f"{study}_traces": [
-                paths.optimisation_run_file("trace.parquet", study, **r) for r in runs
-            ],
-            **{f"{study}_{t}": paths.study_file(f"{t}.csv", study) for t in tables},
-        }
-
+    """A direct-optimisation study's verdict inputs and what measures them, together."""
     measures = {table_names(study): functools.partial(optimisation_measurements, study)}
-    return dict(verdict_inputs=inputs, measures=measures)
+    return dict(
+        verdict_inputs=lambda config: targets.verdict_files(dict(config), study), measures=measures
+    )
 
 
 MAIN = StudySpec(
