@@ -4,7 +4,6 @@ accumulate run by run, and data sets the mirror lacks planned out at parse time.
 from __future__ import annotations
 
 import json
-import sys
 
 import pandas as pd
 import pytest
@@ -58,19 +57,7 @@ def test_glue_table_keeps_earlier_runs_when_one_encoder_is_added_for_one_task(tm
     assert runs[0] == {"encoder": "mpnet", "dataset": "wnli", "seed": 0}
     assert len(runs) == 6
     _write_run(tmp_path, "glue", "mpnet", "wnli", 0, 200)
-    runs = targets.table_runs(config, "glue", root=str(tmp_path))
-    assert len(runs) == 6
-    files = [
-        tmp_path / f"results/glue/{r['encoder']}/{r['dataset']}/seed{r['seed']}/summary.json"
-        for r in runs
-    ]
-    table = parameter_table(
-        files, [{"encoder": r["encoder"], "dataset": r["dataset"]} for r in runs]
-    )
-    assert len(table) == 6
-    assert sorted(zip(table["encoder"], table["dataset"])) == sorted(
-        [("miniLM", t) for t in GLUE_MIRROR_TASKS] + [("mpnet", "wnli")]
-    )
+    assert targets.table_runs(config, "glue", root=str(tmp_path)) == runs
 
 
 def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
@@ -169,37 +156,16 @@ def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
 def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
     """Snakemake plans table2.csv from all six runs: the five-task miniLM run on disk and mpnet on
     wnli (dry run; the run records are synthetic)."""
-    mirror = tiny_workflow.shared_mirror()
-    if mirror is None:
-        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    mirror = tiny_workflow.require_mirror()
     work = tmp_path / "work"
     for i, task in enumerate(GLUE_MIRROR_TASKS):
         _write_run(work, "glue", "miniLM", task, 0, 100 + i)
     overlay = tmp_path / "mpnet_wnli.yaml"
     overlay.write_text("glue: {encoders: [mpnet], tasks: [wnli]}\nstudies: [glue]\n")
-    root = tiny_workflow.ROOT
-    result = tiny_workflow.run_with_mirror(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(root / "Snakefile"),
-            "--directory",
-            str(work),
-            "--configfile",
-            str(root / "config.yaml"),
-            str(root / "config/offline.yaml"),
-            str(overlay),
-            "--cores",
-            "1",
-            "--dry-run",
-            "results/glue/table2.csv",
-        ],
-        mirror,
-    )
+    configs = [tiny_workflow.ROOT / "config.yaml", tiny_workflow.ROOT / "config/offline.yaml"]
+    dry = ["--dry-run", "results/glue/table2.csv"]
+    result = tiny_workflow.run_snakemake(work, [*configs, overlay], mirror, *dry, check=True)
     output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
     job = output[output.index("rule tabulate_parameters:") :]
     inputs = job.split("input:")[1].split("\n")[0]
     assert inputs.count("summary.json") == 6, inputs
