@@ -61,7 +61,7 @@ def test_glue_table_keeps_earlier_runs_when_one_encoder_is_added_for_one_task(tm
 
 
 def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
-    """Issue 36: table1.csv named the offline GloVe 50-d vectors "word2vec"."""
+    """table1.csv names the offline GloVe 50-d vectors as the stand-in they are."""
     mirror = tiny_workflow.require_mirror()
     monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror))
     config = _config()
@@ -101,24 +101,17 @@ def test_main_table_keeps_other_seeds_of_configured_setups_only(tmp_path):
     assert runs[len(setups) :] == [{"encoder": setup["encoder"], "dataset": dataset, "seed": 3}]
 
 
-def test_sickr_is_planned_out_when_the_mirror_lacks_it(tmp_path, monkeypatch):
+def test_sickr_is_planned_once_the_mirror_holds_it(tmp_path, monkeypatch):
+    """The mirror lacking every optional STS set: tests/test_sts_sources.py."""
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # the config's mirror, not CI's
     mirror = tmp_path / "mirror"
-    mirror.mkdir()
+    (mirror / "sick").mkdir(parents=True)
+    (mirror / "sick/SICK.txt").write_text("pair_ID\n")
     config = _config(mirror=str(mirror))
     semeval = ["sts12", "sts13", "sts14", "sts15", "sts16"]  # optional too, absent here
-    assert workflow_inputs.unavailable_sts_datasets(config) == ["sickr", *semeval]
-    assert _sts_datasets(config) == ["stsb"]
-    (mirror / "sick").mkdir()
-    (mirror / "sick/SICK.txt").write_text("pair_ID\n")
     assert workflow_inputs.unavailable_sts_datasets(config) == semeval
-    assert _sts_datasets(config) == ["stsb", "sickr"]
-
-
-def _sts_datasets(config: dict) -> list[str]:
-    """The STS data sets whose per-model tables rule geometry_sts_table reads."""
     files = workflow_inputs.collected_sts_files(config)(None)
-    return list(dict.fromkeys(path.split("/")[3] for path in files))
+    assert list(dict.fromkeys(path.split("/")[3] for path in files)) == ["stsb", "sickr"]
 
 
 def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
@@ -138,8 +131,7 @@ def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
 
 @pytest.mark.slow
 def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
-    """Issue 36: every run printed the geometry study's SICK-R line; only a run that plans the
-    geometry study's STS table says it."""
+    """Only a run that plans the geometry study's STS table names SICK-R."""
     mirror = tiny_workflow.require_mirror()
     if (mirror / "sick/SICK.txt").is_file():
         pytest.skip("needs the offline mirror without SICK-R")

@@ -44,15 +44,6 @@ def verified_embedding(
     return path
 
 
-def word_vector_file(config: Mapping[str, Any]) -> Callable[[Any], str]:
-    """The manifest of the word-vector download the job's encoder looks words up in."""
-
-    def path(wildcards: Any) -> str:
-        return paths.raw_manifest(encoder(dict(config), wildcards.encoder)["source"])
-
-    return path
-
-
 # Geometry study: the per-model tables each collected table reads.
 
 
