@@ -11,7 +11,7 @@ from isotropy.studies import extensions, geometry, istar, paper, rajaee_cls, sen
 from isotropy.studies.record import Config
 from isotropy.workflow import inputs
 
-# The study modules, in registry order (the claims page's, too).
+# in registry order, the claims page's too
 MODULES = (extensions, paper, istar, geometry, sensitivity, rajaee_cls)
 REGISTRY = tuple(spec for module in MODULES for spec in module.STUDIES)
 # Each study by its name (config ``studies`` names only these: the schema's enum).

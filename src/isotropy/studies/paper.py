@@ -20,14 +20,12 @@ from isotropy.workflow import targets
 
 RULES = "rules/optimize.smk"
 GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost from our copy
-# The tables and figures of the main study (and of its preview) and of GLUE (paths.study_file).
 MAIN_FILES = [
     "table1.csv",
     "correlations.csv",
     *(f"figure{n}.{e}" for n in (2, 3) for e in ("pdf", "png")),
 ]
 GLUE_FILES = ["table2.csv", "table3.csv", "figure4.pdf", "figure4.png"]
-# The section 2 figure and its tables.
 SECTION2_FILES = ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
 
 
@@ -52,9 +50,8 @@ MAIN = StudySpec(
     claims=MAIN_CLAIMS,
     claims_not_run="the main study is not configured in this run",
 )
-# the main study's setups with the preview's seeds and stride; a stride that leaves main's runs
-# too few metric evaluations is refused only when the preview is the target (python -m
-# isotropy.estimate), since its default (10) would refuse a small main study no preview is asked of
+# a stride too coarse for main's updates is refused only when the preview is the target: its
+# default (10) would refuse a small main study no preview is asked of
 PREVIEW = StudySpec(
     name="preview",
     outputs=lambda config: [paths.study_file(name, "preview") for name in MAIN_FILES],

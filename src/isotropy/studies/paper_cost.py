@@ -75,8 +75,7 @@ def embedding_job_seconds(
     return None if work is None else pace.share(2 * work, costs.JOB_THREADS, config["device"])
 
 
-# (hub name, data set): process-CPU s per update with the metrics after every update on a sample
-# of SAMPLED_AT items (the GLUE study's setting), measured from a run's own benchmark files.
+# (hub name, data set): process-CPU s per update, metrics after each on SAMPLED_AT items (GLUE's)
 SAMPLED_UPDATE_CPU_SECONDS = costs.by_model("sampled_update_cpu_seconds")
 SAMPLED_AT = 10_000
 

@@ -33,7 +33,6 @@ def run_files(config: Mapping[str, Any]) -> list[str]:
     return [paths.rajaee_cls_run_file("metrics.json", **r) for r in runs(config)]
 
 
-# The study's final files: its tables and figure.
 FILES = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "layers.png")
 
 
@@ -59,8 +58,7 @@ def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
     return {f"rajaee_cls_{t}": paths.rajaee_cls_file(f"{t}.csv") for t in ("runs", "layers")}
 
 
-# The Rajaei & Sheikhi slides' two CLS claims (the cluster method on CLS inside fine-tuning),
-# judged on the per-seed values of isotropy.rajaee_cls.results.claim_values.
+# The Rajaei & Sheikhi slides' two CLS claims, judged on rajaee_cls.results.claim_values.
 _SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
 CLAIMS = [
     SeedClaim(
