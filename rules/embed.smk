@@ -36,7 +36,9 @@ rule embed_sentences:
 rule lookup_word_vectors:
     input:
         table=paths.dataset_table(),
-        word_vectors=inputs.word_vector_file(config),
+        word_vectors=lambda wc: paths.raw_manifest(
+            configuration.encoder(config, wc.encoder)["source"]
+        ),
     output:
         vectors=paths.embedding_file("vectors.npy"),
         index=paths.embedding_file("index.parquet"),

@@ -160,7 +160,7 @@ rule audit:
 # preview's results (results/preview/), every row stamped PREVIEW (isotropy.verdicts.measurements).
 use rule check_claims as check_claims_preview with:
     input:
-        **inputs.preview_inputs(config),
+        **targets.verdict_files(config, "main", "preview"),
     output:
         table=report(
             paths.PREVIEW_CLAIMS,
@@ -183,7 +183,7 @@ use rule check_claims as check_claims_preview with:
 
 use rule compare_with_papers as compare_with_papers_preview with:
     input:
-        **inputs.preview_inputs(config),
+        **targets.verdict_files(config, "main", "preview"),
         published=paths.PUBLISHED_VALUES,
         protocol_effects=paths.PROTOCOL_EFFECTS,
     output:

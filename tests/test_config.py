@@ -107,6 +107,7 @@ def test_main_study_runs_and_settings(config):
             ["'typo_section'", "at the top level", "main, preview, glue"],
         ),
         (lambda c: c["main"].update(updates=0), ["'main.updates'", "value 0", "equal to 1"]),
+        (lambda c: c["downloads"].update(max_archive_members=0), ["'downloads.max_archive"]),
         (lambda c: c.update(device="gpu"), ["'device'", "'gpu'", "'auto', 'cpu' or 'cuda'"]),
         # inside a section of one kind: the keys of that kind
         (lambda c: c["encoders"]["miniLM"].update(batchsize=8), ["'encoders.miniLM.batchsize'"]),
@@ -121,8 +122,7 @@ def test_main_study_runs_and_settings(config):
     ],
 )
 def test_schema_errors_are_one_short_paragraph(config, change, named):
-    """One sentence naming the key, the value and what is allowed (Snakemake's own schema
-    error printed the whole schema around the key)."""
+    """One sentence naming the key, the value and what is allowed."""
     change(config)
     message = refusal(config)
     # The allowed keys are listed, so the limit grows with the sections, far below a schema.
@@ -147,12 +147,7 @@ def test_preview_is_the_main_study_with_one_seed_and_a_coarse_stride(config):
     }
 
 
-def test_a_study_names_defined_encoders_and_sentence_encoders_for_sentences(config):
-    config["main"]["setups"]["polarity"]["encoder"] = "no-such-model"
-    assert "main.setups.polarity.encoder: 'no-such-model' is not defined under 'encoders'" in (
-        refusal(copy.deepcopy(config))
-    )
-    config["main"]["setups"]["polarity"]["encoder"] = "miniLM"
+def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
     config["glue"]["encoders"] = ["miniLM", "word2vec"]
     assert re.search(
         r"glue.encoders\[1\]: 'word2vec' is a word-vectors encoder.*"
@@ -160,12 +155,6 @@ def test_a_study_names_defined_encoders_and_sentence_encoders_for_sentences(conf
         refusal(copy.deepcopy(config)),
     )
     config["glue"]["encoders"] = ["miniLM"]
-    config["main"]["setups"]["snli"]["encoder"] = "word2vec"
-    assert "main.setups.snli.encoder: 'word2vec' is a word-vectors encoder" in refusal(
-        copy.deepcopy(config)
-    )
-    # Word datasets may use either kind.
-    config["main"]["setups"]["snli"]["encoder"] = "miniLM"
     config["main"]["setups"]["pos"]["encoder"] = "miniLM"
     validate(config)
 
@@ -223,19 +212,6 @@ def test_url_without_a_file_name_is_refused(config):
     )
 
 
-def test_downloads_section_defaults_and_limits(config):
-    del config["downloads"]
-    validate(config)
-    assert config["downloads"] == {
-        "max_extracted_bytes": 32 * 1024**3,
-        "max_archive_members": 100000,
-        "max_download_seconds": 21600,
-        "lock_file": "config/sources.lock",
-    }
-    config["downloads"]["max_archive_members"] = 0
-    assert "'downloads.max_archive_members' has value 0" in refusal(config)
-
-
 def test_preview_tables_and_figures_carry_its_settings(config):
     import matplotlib.pyplot as plt
 
@@ -261,17 +237,13 @@ def test_preview_tables_and_figures_carry_its_settings(config):
     plt.close(figure)
 
 
-def test_strides_are_named_in_plain_english():
-    named = {stride: targets.every_nth_update(stride) for stride in (1, 2, 3, 10, 12, 22, 50)}
-    assert named == {
-        1: "every update",
-        2: "every 2nd update",
-        3: "every 3rd update",
-        10: "every 10th update",
-        12: "every 12th update",
-        22: "every 22nd update",
-        50: "every 50th update",
-    }
+@pytest.mark.parametrize(
+    "stride, said",
+    [(1, "every update"), (2, "every 2nd update"), (3, "every 3rd update")]
+    + [(12, "every 12th update"), (22, "every 22nd update"), (50, "every 50th update")],
+)
+def test_strides_are_named_in_plain_english(stride, said):
+    assert targets.every_nth_update(stride) == said
 
 
 # ---------------------------------------------------------------------------------------------
@@ -286,20 +258,14 @@ def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
     hub_sources = [s["hub"] for s in config["sources"].values() if s.get("hub")]
     models = [*config["models"].values(), *config["split_models"].values()]
     pinned = hub_sources + [m for m in models if m.get("model")]
-    assert len(config["models"]) == 10  # openai-gpt: Cai et al.'s GPT (issue 50)
-    # 27: SICK-R is SemEval's own test file, a pinned URL (issue 35), not a hub split; WikiText-2's
-    # training split is one (Cai et al.'s protocol); the SemEval STS tests of 2012-2016 five more;
-    # WiC's two splits (the Rajaee CLS study) two more
+    assert len(config["models"]) == 10
+    # SICK-R is a pinned URL, not a hub split; WikiText-2, SemEval STS 2012-16 and WiC are
     assert len(hub_sources) == 27 and all(HEX40.match(str(e.get("revision"))) for e in pinned)
 
 
 def test_a_hub_data_set_without_a_revision_is_refused_by_the_schema(config):
     del config["sources"]["hf_sst5_train"]["hub"]["revision"]
-    assert "'sources.hf_sst5_train.hub.revision' is required" in refusal(copy.deepcopy(config))
-    config["sources"]["hf_sst5_train"]["hub"]["revision"] = "main"
-    assert "'sources.hf_sst5_train.hub.revision' has value 'main': String should match" in (
-        refusal(config)
-    )
+    assert "'sources.hf_sst5_train.hub.revision' is required" in refusal(config)
 
 
 @pytest.mark.parametrize(
@@ -346,12 +312,11 @@ def test_url_pins_agree_with_the_mirror_manifest(config):
                 )
 
 
-# Silent acceptances refused at parse time, naming the key and the value (issue 26)
+# Silent acceptances refused at parse time, naming the key and the value
 
 
 def test_metric_stride_not_below_updates_is_refused(config):
-    """`metric_stride: 50` with `updates: 12` measured each run twice and left the per-seed
-    correlations blank (case 6)."""
+    """`metric_stride: 50` with `updates: 12` would measure each run twice."""
     config["main"].update(updates=12, metric_stride=50)
     message = refusal(copy.deepcopy(config))
     assert "main.metric_stride: 50 is not below main.updates (12)" in message
@@ -471,7 +436,7 @@ def test_missing_config_file_is_named(tmp_path):
 
 
 def test_empty_mapping_in_an_overlay_is_refused(tmp_path):
-    """`main: {setups: {}}` was ignored by the key-by-key merge and 8 runs were planned (case 7)."""
+    """`main: {setups: {}}` would be ignored by the key-by-key merge."""
     (message,) = overlay_refusal(tmp_path, "main: {setups: {}}\n")
     overlay = tmp_path / "overlay.yaml"
     assert message.startswith(f"main.setups: {{}} in config file {overlay} leaves the 4 entries")

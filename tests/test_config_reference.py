@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from isotropy.configuration import Config, Section
-from isotropy.configuration.base import ITEM, NAME, fields_of, nested
+from isotropy.configuration.base import sections
 from isotropy.configuration.reference import _rows, reference
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,29 +28,15 @@ def choices(model: type[BaseModel], key: str) -> list[Any]:
     return list(typing.get_args(annotation))
 
 
-def undocumented_keys(config: Any, model: Any = Config, path: str = "") -> list[str]:
-    """Every key path of ``config`` (nested keys, list items' keys) whose field has no
-    description; a map's entry names (``sources.<name>``) are documented by the map."""
-    missing: list[str] = []
-    fields = fields_of(model)
-    for key, value in config.items() if isinstance(config, dict) else ():
-        if (field := fields.get(key)) is None:
-            continue  # an unknown key: the models refuse it
-        where = f"{path}.{key}" if path else key
-        if not field.description:
-            missing.append(where)
-        kind, below = nested(field.annotation)
-        if below is None:
-            continue
-        if kind == NAME and isinstance(value, dict):
-            for item in value.values():
-                missing += undocumented_keys(item, below, f"{where}.{NAME}")
-        elif kind == ITEM and isinstance(value, list):
-            for item in value:
-                missing += undocumented_keys(item, below, f"{where}{ITEM}")
-        else:
-            missing += undocumented_keys(value, below, where)
-    return sorted(set(missing))
+def undocumented_keys(config: dict, model: type[Section] = Config) -> list[str]:
+    """Every key path of ``config`` whose field has no description (unknown keys: the models
+    refuse them)."""
+    return sorted(
+        f"{where}.{key}" if where else key
+        for where, section, mapping in sections(model, config)
+        for key in mapping
+        if key in section.model_fields and not section.model_fields[key].description
+    )
 
 
 def test_every_key_of_config_yaml_and_the_overlays_is_described():
@@ -73,7 +59,7 @@ def test_a_planted_key_without_a_description_is_found():
     config = {"blocks": [{"described": 3}]}
     assert undocumented_keys(config, Top) == []
     config["blocks"].append({"bare": 3})
-    assert undocumented_keys(config, Top) == ["blocks[].bare"]
+    assert undocumented_keys(config, Top) == ["blocks[1].bare"]
 
 
 def test_each_fine_tuning_default_is_written_once():

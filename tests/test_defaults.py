@@ -1,9 +1,5 @@
-"""Issue 37: every default has one home, the configuration's models (isotropy.configuration).
-Code that may see a configuration the models have not filled in reads the default from there,
-not from a copy; every default that code restates (the settings dataclasses, the STS transforms'
-keyword defaults) equals the model's, as pypsa-eur tests its config defaults, and the comparison
-is tested on a planted mismatch. (The fine-tuning settings restate nothing: TrainingSettings is
-the model.)"""
+"""Every default has one home, the configuration's models: code that restates one (settings
+dataclasses, keyword defaults) equals the model's, as pypsa-eur tests its config defaults."""
 
 from __future__ import annotations
 
@@ -89,18 +85,13 @@ def model_defaults(model: type[BaseModel]) -> dict[str, Any]:
     }
 
 
-def dataclass_defaults(cls: type) -> dict[str, Any]:
-    return {
-        f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING
-    }
-
-
-def signature_defaults(function: Callable[..., Any]) -> dict[str, Any]:
-    return {
-        name: p.default
-        for name, p in inspect.signature(function).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
+def code_defaults(code: Callable[..., Any]) -> dict[str, Any]:
+    """The defaults a dataclass's fields or a function's signature restate."""
+    if dataclasses.is_dataclass(code):
+        fields = dataclasses.fields(code)
+        return {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
+    parameters = inspect.signature(code).parameters.items()
+    return {name: p.default for name, p in parameters if p.default is not inspect.Parameter.empty}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -118,30 +109,22 @@ def mismatches(where: str, code: Mapping[str, Any], model: Mapping[str, Any]) ->
     ]
 
 
+STS_FUNCTIONS = (sts.enhance, sts.evaluate_sts, sts.evaluate_sts_tokens)
+# (section, the code that restates its defaults)
+RESTATED = [
+    ("rajaee_cls.cluster_method", ClusterSettings),
+    ("main", OptimisationSettings),
+    *(("geometry.sts", f) for f in (transforms.cluster_based_isotropy, *STS_FUNCTIONS)),
+    ("geometry.classification", classification.classification_table),
+]
+
+
 def all_mismatches(models: Mapping[str, dict[str, Any]]) -> list[str]:
-    problems = mismatches(
-        "rajaee_cls.cluster_method",
-        dataclass_defaults(ClusterSettings),
-        models["rajaee_cls.cluster_method"],
-    )
-    problems += mismatches("main", dataclass_defaults(OptimisationSettings), models["main"])
-    for function in (
-        transforms.cluster_based_isotropy,
-        sts.enhance,
-        sts.evaluate_sts,
-        sts.evaluate_sts_tokens,
-    ):
-        problems += mismatches(
-            f"geometry.sts ({function.__name__})",
-            signature_defaults(function),
-            models["geometry.sts"],
-        )
-    problems += mismatches(
-        "geometry.classification (classification_table)",
-        signature_defaults(classification.classification_table),
-        models["geometry.classification"],
-    )
-    return problems
+    return [
+        problem
+        for key, code in RESTATED
+        for problem in mismatches(f"{key} ({code.__name__})", code_defaults(code), models[key])
+    ]
 
 
 @pytest.fixture
@@ -157,11 +140,9 @@ def models() -> dict[str, dict[str, Any]]:
 def test_every_restated_default_equals_the_models(models):
     assert all_mismatches(models) == []
     # Each comparison covers the keys it should: none is vacuous.
-    assert set(dataclass_defaults(ClusterSettings)) == set(models["rajaee_cls.cluster_method"])
-    for function in (sts.enhance, sts.evaluate_sts, sts.evaluate_sts_tokens):
-        assert {"n_clusters", "n_directions", "abtt_directions"} <= set(
-            signature_defaults(function)
-        )
+    assert set(code_defaults(ClusterSettings)) == set(models["rajaee_cls.cluster_method"])
+    for function in STS_FUNCTIONS:
+        assert {"n_clusters", "n_directions", "abtt_directions"} <= set(code_defaults(function))
 
 
 @pytest.mark.parametrize(
@@ -171,9 +152,9 @@ def test_every_restated_default_equals_the_models(models):
             "rajaee_cls.cluster_method",
             "clusters",
             5,
-            "rajaee_cls.cluster_method.clusters: code says 3, the model 5",
+            "rajaee_cls.cluster_method (ClusterSettings).clusters: code says 3, the model 5",
         ),
-        ("main", "learning_rate", 0.01, "main.learning_rate: code says 0.001, the model 0.01"),
+        ("main", "learning_rate", 0.01, "(OptimisationSettings).learning_rate: code says 0.001"),
         (
             "geometry.sts",
             "n_clusters",

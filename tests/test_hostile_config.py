@@ -1,10 +1,5 @@
-"""Crafted configuration (issue 34, cases 1, 12, 13; a seed of 10^20: tests/test_config.py), and
-a full disk's message (case 13):
-
-Configuration values reach the report (captions are reStructuredText rendered with raw HTML and
-file inclusion on; Snakemake embeds each rule's parameters as JSON in a <script>), so any value
-that could become markup is refused, whichever field holds it.
-"""
+"""Crafted configuration: any value that could become markup in the report is refused, whichever
+field holds it (isotropy.configuration.base); and a full disk's message."""
 
 from __future__ import annotations
 
@@ -68,7 +63,7 @@ def test_markup_is_refused_in_a_key_a_list_item_and_a_value_anywhere(tmp_path):
 
 
 def test_hub_revision_with_a_final_newline_is_refused(tmp_path):
-    """Case 12: `$` matches before a final newline; the revision must be exactly 40 hex digits."""
+    """`$` matches before a final newline; the revision must be exactly 40 hex digits."""
     good = yaml.safe_load((ROOT / "config.yaml").read_text())["models"]["bert"]["revision"]
     _load(tmp_path, yaml.safe_dump({"models": {"bert": {"revision": good}}}))
     message = _refused(tmp_path, yaml.safe_dump({"models": {"bert": {"revision": good + "\n"}}}))
@@ -76,14 +71,14 @@ def test_hub_revision_with_a_final_newline_is_refused(tmp_path):
 
 
 def test_encoder_name_with_a_path_is_refused(tmp_path):
-    """Case 13: an encoder named ../../../esc used to end in a MissingInputException."""
+    """An encoder named ../../../esc would end in a MissingInputException."""
     overlay = "encoders:\n  ../../../esc: {kind: sentence-transformer, model: miniLM}\n"
     message = _refused(tmp_path, overlay)
     assert "../../../esc" in message and "encoders" in message
 
 
 def test_a_full_disk_before_anything_is_written_says_so(tmp_path):
-    """Case 13: a full results/ disk said "0 bytes needed"."""
+    """A full disk before anything is written does not say "0 bytes needed"."""
     import errno
 
     from isotropy.io import DiskFullError, atomic_path

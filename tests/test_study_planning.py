@@ -4,7 +4,6 @@ accumulate run by run, and data sets the mirror lacks planned out at parse time.
 from __future__ import annotations
 
 import json
-import sys
 
 import pandas as pd
 import pytest
@@ -58,23 +57,11 @@ def test_glue_table_keeps_earlier_runs_when_one_encoder_is_added_for_one_task(tm
     assert runs[0] == {"encoder": "mpnet", "dataset": "wnli", "seed": 0}
     assert len(runs) == 6
     _write_run(tmp_path, "glue", "mpnet", "wnli", 0, 200)
-    runs = targets.table_runs(config, "glue", root=str(tmp_path))
-    assert len(runs) == 6
-    files = [
-        tmp_path / f"results/glue/{r['encoder']}/{r['dataset']}/seed{r['seed']}/summary.json"
-        for r in runs
-    ]
-    table = parameter_table(
-        files, [{"encoder": r["encoder"], "dataset": r["dataset"]} for r in runs]
-    )
-    assert len(table) == 6
-    assert sorted(zip(table["encoder"], table["dataset"])) == sorted(
-        [("miniLM", t) for t in GLUE_MIRROR_TASKS] + [("mpnet", "wnli")]
-    )
+    assert targets.table_runs(config, "glue", root=str(tmp_path)) == runs
 
 
 def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
-    """Issue 36: table1.csv named the offline GloVe 50-d vectors "word2vec"."""
+    """table1.csv names the offline GloVe 50-d vectors as the stand-in they are."""
     mirror = tiny_workflow.require_mirror()
     monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror))
     config = _config()
@@ -114,24 +101,17 @@ def test_main_table_keeps_other_seeds_of_configured_setups_only(tmp_path):
     assert runs[len(setups) :] == [{"encoder": setup["encoder"], "dataset": dataset, "seed": 3}]
 
 
-def test_sickr_is_planned_out_when_the_mirror_lacks_it(tmp_path, monkeypatch):
+def test_sickr_is_planned_once_the_mirror_holds_it(tmp_path, monkeypatch):
+    """The mirror lacking every optional STS set: tests/test_sts_sources.py."""
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # the config's mirror, not CI's
     mirror = tmp_path / "mirror"
-    mirror.mkdir()
+    (mirror / "sick").mkdir(parents=True)
+    (mirror / "sick/SICK.txt").write_text("pair_ID\n")
     config = _config(mirror=str(mirror))
     semeval = ["sts12", "sts13", "sts14", "sts15", "sts16"]  # optional too, absent here
-    assert workflow_inputs.unavailable_sts_datasets(config) == ["sickr", *semeval]
-    assert _sts_datasets(config) == ["stsb"]
-    (mirror / "sick").mkdir()
-    (mirror / "sick/SICK.txt").write_text("pair_ID\n")
     assert workflow_inputs.unavailable_sts_datasets(config) == semeval
-    assert _sts_datasets(config) == ["stsb", "sickr"]
-
-
-def _sts_datasets(config: dict) -> list[str]:
-    """The STS data sets whose per-model tables rule geometry_sts_table reads."""
     files = workflow_inputs.collected_sts_files(config)(None)
-    return list(dict.fromkeys(path.split("/")[3] for path in files))
+    assert list(dict.fromkeys(path.split("/")[3] for path in files)) == ["stsb", "sickr"]
 
 
 def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
@@ -151,8 +131,7 @@ def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
 
 @pytest.mark.slow
 def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
-    """Issue 36: every run printed the geometry study's SICK-R line; only a run that plans the
-    geometry study's STS table says it."""
+    """Only a run that plans the geometry study's STS table names SICK-R."""
     mirror = tiny_workflow.require_mirror()
     if (mirror / "sick/SICK.txt").is_file():
         pytest.skip("needs the offline mirror without SICK-R")
@@ -169,37 +148,16 @@ def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
 def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
     """Snakemake plans table2.csv from all six runs: the five-task miniLM run on disk and mpnet on
     wnli (dry run; the run records are synthetic)."""
-    mirror = tiny_workflow.shared_mirror()
-    if mirror is None:
-        pytest.skip("offline mirror not found (set ISOTROPY_MIRROR)")
+    mirror = tiny_workflow.require_mirror()
     work = tmp_path / "work"
     for i, task in enumerate(GLUE_MIRROR_TASKS):
         _write_run(work, "glue", "miniLM", task, 0, 100 + i)
     overlay = tmp_path / "mpnet_wnli.yaml"
     overlay.write_text("glue: {encoders: [mpnet], tasks: [wnli]}\nstudies: [glue]\n")
-    root = tiny_workflow.ROOT
-    result = tiny_workflow.run_with_mirror(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(root / "Snakefile"),
-            "--directory",
-            str(work),
-            "--configfile",
-            str(root / "config.yaml"),
-            str(root / "config/offline.yaml"),
-            str(overlay),
-            "--cores",
-            "1",
-            "--dry-run",
-            "results/glue/table2.csv",
-        ],
-        mirror,
-    )
+    configs = [tiny_workflow.ROOT / "config.yaml", tiny_workflow.ROOT / "config/offline.yaml"]
+    dry = ["--dry-run", "results/glue/table2.csv"]
+    result = tiny_workflow.run_snakemake(work, [*configs, overlay], mirror, *dry, check=True)
     output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
     job = output[output.index("rule tabulate_parameters:") :]
     inputs = job.split("input:")[1].split("\n")[0]
     assert inputs.count("summary.json") == 6, inputs

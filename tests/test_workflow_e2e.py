@@ -207,14 +207,13 @@ def test_paper_comparison_sets_our_numbers_beside_the_papers(tiny_run):
         table["source"].str.contains("methods table") & table["source"].str.contains("STS-B")
     ]
     assert len(stsb) == 18 and stsb["our_value"].notna().all()
-    # the tiny I-STAR grid (one seed, 3 updates) is at chance: each λ reads "not judged: the
-    # model did not learn" (issue 61), never judged
+    # the tiny I-STAR grid (one seed, 3 updates) is at chance: each λ is not judged
     lambdas = (table["study"] == "istar") & table["quantity"].str.startswith("istar_")
     assert set(table.loc[lambdas, "verdict"]) == {"not judged: learning not shown"}
     # the poster's printed average cosines are inputs of our Figures 2-3, not measurements
     poster = table["quantity"] == "poster_average_cosine"
     assert poster.sum() == 2 and set(table.loc[poster, "verdict"]) == {"not run"}
-    assert bert["verdict"] == "stand-in: not judged"  # MiniLM for BERT (issue 47): never a number
+    assert bert["verdict"] == "stand-in: not judged"  # MiniLM for BERT
     # 12 updates against the paper's 1,000: a correlation is not comparable, never "differs"
     pearson = table[(table["quantity"] == "pearson_r") & (table["study"] == "main")].set_index(
         "setup"

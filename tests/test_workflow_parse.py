@@ -81,18 +81,13 @@ def test_default_config_downloads_the_papers_supersense_data_and_offline_keeps_t
 @pytest.mark.parametrize(
     "overlay, message",
     [
-        # issue 26, case 10: passed the dry run and failed in the job, after the downloads.
+        # else it would fail in the job, after the downloads
         (
             {"device": "cuda"},
             "device: 'cuda' asks for a CUDA GPU, but this machine has none visible to torch",
         ),
-        # case 7: ignored by the key-by-key merge, 8 runs planned.
-        (
-            {"main": {"setups": {}}},
-            "main.setups: {} in config file ",
-        ),
-        # issue 25: a misspelt setup ended in MissingInputException in rule tabulate_parameters;
-        # every other cross-check runs with it (tests/test_config.py).
+        ({"main": {"setups": {}}}, "main.setups: {} in config file "),
+        # the Snakefile runs every cross-check (tests/test_config.py)
         (
             {"main": {"setups": {"polarty": {"encoder": "miniLM", "bias": False}}}},
             "main.setups: 'polarty' is not a registered data set (registered: ",
@@ -122,9 +117,8 @@ def test_dry_run_refuses_what_no_job_could_do(tmp_path, overlay, message):
 def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(
     tmp_path, target, overlays, trace
 ):
-    """Issue 26, case 3: the re-run failed in the job (`mmap length is greater than file size`)
-    after Snakemake had removed the valid trace and summary made from the vectors; the main and
-    the extension study's jobs (as rule optimize_embeddings) refuse them while the DAG is built."""
+    """Damaged vectors are refused while the DAG is built, before Snakemake removes the results
+    made from them (the main and the extension study's runs)."""
     import numpy as np
 
     embeddings = tmp_path / "work/resources/embeddings/miniLM/polarity"
@@ -148,8 +142,7 @@ def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(
 
 def test_dry_run_of_the_sensitivity_study_lists_its_grid(tmp_path):
     output = tiny_workflow.dry_run(tmp_path, "sensitivity_study", torch_free=True).stdout
-    # config.yaml's default grid: 26 cells x 5 seeds (22, the two learning-rate cells and the two
-    # matched-norm PCA cells of issue 47)
+    # config.yaml's default grid: 26 cells x 5 seeds
     assert re.search(r"optimize_sensitivity\s+130\b", output), output[-3000:]
     assert re.search(r"sensitivity_cell\s+26\b", output), output[-3000:]
     for rule in ("sensitivity_labels", "sensitivity_vectors", "plot_sensitivity_phases"):

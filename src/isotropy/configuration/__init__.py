@@ -1,13 +1,5 @@
-"""The configuration as typed models, one module per section: each key once, with its type,
-default, bounds and description. :class:`Config` gathers the sections; the JSON schema in
-schemas/ and docs/configuration.md's key reference are generated from it (its ``reference``).
-Plain Python and pydantic: the workflow imports it while it parses, and every floor reads its
-defaults here.
-
-:func:`fill_defaults` fills a validated configuration's defaults in place, into the mapping the
-files gave (Snakemake's ``config``), as the JSON schema's defaults were: the values given stay
-exactly as written, so the rules' parameters do not change.
-"""
+"""The configuration as typed models, one module per section (docs/configuration.md); the
+schema and the key reference are generated from :class:`Config` (:mod:`.reference`)."""
 
 from __future__ import annotations
 
@@ -98,9 +90,8 @@ class Config(Section):
 
 
 def fill_defaults(model: type[Section], config: dict) -> dict:
-    """The defaults of ``model`` filled into ``config`` (validated by it) in place: a key left
-    out gets its default, a section left out with a default is filled in, one without stays
-    out (``optional``); what the configuration gives is kept as given."""
+    """The defaults of ``model`` filled into ``config`` (validated by it) in place, leaving what
+    it gives as written (so the rules' parameters do not change) and ``optional`` keys out."""
     for _, section, mapping in sections(model, config):
         for name, field in section.model_fields.items():
             if name not in mapping and not (field.is_required() or is_absent(field)):

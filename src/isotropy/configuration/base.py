@@ -1,11 +1,9 @@
-"""What every configuration section shares: strict types, no unknown key, finite numbers that
-fit in 64 bits, plain text, and defaults a variant section overrides one by one
-(:class:`Section`); and the one walk of the sections' types (:func:`nested`, :func:`sections`).
+"""What every configuration section shares (:class:`Section`: strict types, no unknown key,
+finite numbers that fit in 64 bits, plain text, defaults a variant overrides one by one) and the
+one walk of the sections' types (:func:`nested`, :func:`sections`).
 
-Every key and string value must be plain text (:func:`text_problem`): captions put them into
-reStructuredText, which Snakemake renders with raw HTML and file inclusion on, and Snakemake
-stores rule parameters as JSON inside ``<script>`` without escaping ``</``; neither can be
-escaped from our side.
+Plain text because captions are reStructuredText rendered with raw HTML and file inclusion on,
+and Snakemake embeds rule parameters as JSON inside ``<script>`` without escaping ``</``.
 """
 
 from __future__ import annotations
@@ -35,8 +33,7 @@ def _unique(items: list) -> list:
 
 
 def _leaves(value: Any) -> Iterator[Any]:
-    """Every mapping key and every other value inside a field's value (a section inside is a
-    model by now, with its own fields)."""
+    """Every mapping key and every other value inside a field's value."""
     if isinstance(value, dict):
         for key, item in value.items():
             yield key
@@ -103,8 +100,7 @@ def is_absent(field: FieldInfo) -> bool:
 
 class Section(BaseModel):
     """One configuration section. A variant lists in ``DEFAULTS`` only the defaults it changes;
-    each field keeps its type, bounds and description from the section it derives from. A key
-    that holds a section is described by the section's docstring, unless it says otherwise."""
+    a key holding a section without a description of its own takes the section's docstring."""
 
     model_config = ConfigDict(
         extra="forbid", strict=True, allow_inf_nan=False, regex_engine="python-re"
@@ -117,7 +113,6 @@ class Section(BaseModel):
         defaults, changed = cls.__dict__.get("DEFAULTS", {}), False
         for name, field in list(cls.__pydantic_fields__.items()):
             kind, below = nested(field.annotation)
-            # a section's key without a description of its own is described by its docstring
             doc = below.__doc__ if isinstance(below, type) and not kind else None
             described = field.description is None and doc is not None
             if name in defaults or described:
@@ -158,9 +153,8 @@ NAME, ITEM = "<name>", "[]"
 
 
 def nested(annotation: Any) -> tuple[str, Any]:
-    """("", a section), (NAME, a map's entries), (ITEM, a list's items) or ("", None): where
-    the keys below a field of type ``annotation`` live; a union of sections (the encoders'
-    kinds) as a tuple of its members."""
+    """Where the keys below a field of type ``annotation`` live: ("", a section or a union's
+    tuple of sections), (NAME, a map's entries), (ITEM, a list's items) or ("", None)."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Annotated or (
         origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2
@@ -186,8 +180,7 @@ def fields_of(models: Any) -> dict[str, Any]:
 
 
 def _member(models: Any, mapping: Mapping) -> type[Section] | None:
-    """The section of ``models`` (one, or a union's tuple) that ``mapping`` is: a union's
-    member by the kind the mapping names."""
+    """The section of ``models`` (one, or a union's) that ``mapping`` is, by its ``kind``."""
     for model in models if isinstance(models, tuple) else (models,):
         kind = model.model_fields.get("kind")
         if kind is None or mapping.get("kind") in typing.get_args(kind.annotation):
@@ -198,9 +191,9 @@ def _member(models: Any, mapping: Mapping) -> type[Section] | None:
 def sections(
     model: type[Section], mapping: dict, key: str = ""
 ) -> Iterator[tuple[str, type[Section], dict]]:
-    """(dotted key, section, its mapping) of ``mapping`` (a ``model``) and of every section
-    inside it, each before the sections inside it (a caller may fill it in first); a value of
-    another type is passed over (the models refuse it)."""
+    """(dotted key, section, its mapping) of ``mapping`` and of every section inside it, each
+    before those inside it (a caller may fill it in first); values of another type are passed
+    over."""
     yield key, model, mapping
     for name, field in model.model_fields.items():
         kind, below = nested(field.annotation)

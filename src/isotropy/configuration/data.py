@@ -121,8 +121,7 @@ class SplitModel(Section):
 
 
 class Model(Section):
-    # Plain names only: captions and the report's embedded parameters show them (\Z: no final
-    # newline).
+    # plain names only: the report shows them (\Z: no final newline)
     model: str | None = Field(
         None,
         pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?\Z",
@@ -151,8 +150,7 @@ class Model(Section):
     def _located_and_pinned(self) -> Self:
         if self.model is None and self.path is None:
             raise ValueError("give a hub id (model) or a local folder (path)")
-        # A hub model is pinned to its commit (a re-run must read the same files); a local
-        # `path` needs none (docs/configuration.md, 'Pins, and how to update one').
+        # a re-run must read the same files; a local `path` needs no pin
         if self.path is None and self.revision is None:
             raise ValueError("revision: a hub model is pinned to its commit; give revision")
         return self

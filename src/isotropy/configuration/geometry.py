@@ -89,7 +89,6 @@ class Clusters(Section):
         10000, ge=2, description="LID on a seeded sample of this many tokens per layer."
     )
     pca_layer: int = Field(-1, description="The layer shown in the PCA view (-1 = last).")
-    # Per-model PCA view layers (keys of `models`, checked with the configuration)
     pca_layers: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$")], int] = Field(
         {}, description="pca_layer per model (Cai et al. show GPT and GPT-2 at layer 2)."
     )

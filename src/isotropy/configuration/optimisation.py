@@ -28,13 +28,10 @@ class Optimisation(Section):
         description="null = exact metrics; n = a fresh seeded sample of n items per recorded "
         "update.",
     )
-    # Record Eq. (1), Eq. (3), intra-class spread and distance to the class vector per update.
     section2_metrics: bool = Field(
         False, description="Also record section 2's quantities (Eq. (1) costs O(n^2))."
     )
-    # Optional per-update metrics (registry.OPTIONAL_METRICS, its cluster_criteria(): a test
-    # holds this enum equal) recorded after IsoScore and silhouette; off by default (Dunn costs
-    # O(n^2) per evaluation, like the silhouette).
+    # off by default: Dunn costs O(n^2) per evaluation (tests/test_criteria.py: the registry's)
     extra_metrics: Unique[Criterion] = Field(
         [], description="Cluster criteria recorded per update after IsoScore and silhouette."
     )

@@ -1,6 +1,5 @@
-"""The configuration's generated pages, from its models: the JSON schema in
-schemas/config.schema.yaml (for editors and other tools) and the key reference of
-docs/configuration.md, written and checked by ``python -m isotropy.committed``."""
+"""The configuration's generated pages, from its models: schemas/config.schema.yaml and
+docs/configuration.md's key reference (written and checked by ``python -m isotropy.committed``)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,8 @@ def _anchor(model: type) -> str:
 
 
 def _rows(models: Any, depth: int, own_only: bool) -> list[str]:
-    """One line per key of ``models``, its sections' keys nested below it; with ``own_only``,
-    a derived section's own keys only."""
+    """One line per key of ``models``, its sections' keys nested below; with ``own_only``, a
+    derived section's own keys only."""
     rows = []
     shared = _shared(models) if own_only else None
     for name, field in fields_of(models).items():
@@ -84,10 +83,8 @@ SHARED = _shared_sections()
 
 
 def reference() -> str:
-    """One line per key, grouped by top-level key, nested under its parent; the keys a section
-    derives from another (``Optimisation``, ``TrainingSettings``) once, at the end, where each
-    variant names the defaults it changes. No other defaults: config.yaml shows them, one line
-    per key."""
+    """One line per key, grouped by top-level key; the keys sections derive from another once, at
+    the end, each variant naming the defaults it changes (config.yaml shows the others)."""
     plain, out = [], []
     for name, field in Config.model_fields.items():
         kind, below = nested(field.annotation)
@@ -106,8 +103,8 @@ def reference() -> str:
 
 
 def json_schema() -> str:
-    """schemas/config.schema.yaml: the models' JSON schema, a key left out by ``optional``
-    shown without the default pydantic gives it."""
+    """schemas/config.schema.yaml: the models' JSON schema, ``optional`` keys without a
+    default."""
 
     def clean(node: Any) -> Any:
         if isinstance(node, dict):

@@ -1,12 +1,5 @@
-"""The studies, one record each: what the workflow builds, estimates and judges is a loop here.
-
-A study registers in a module of this package, listed in :data:`MODULES`, whose ``STUDIES`` is
-a tuple of :class:`~isotropy.studies.record.StudySpec` (docs/extending.md, "A study"): rule all,
-the target rules, the Snakefile's includes, the estimate and the verdicts' inputs all read it.
-
-Workflow side, the top floor: a study module may import the workflow layer, the science and
-the verdicts; none of them imports this package (tests/test_architecture.py).
-"""
+"""The studies, one record each (docs/extending.md, "A study"): rule all, the target rules, the
+Snakefile's includes, the estimate and the verdicts' inputs are loops over :data:`REGISTRY`."""
 
 from __future__ import annotations
 
@@ -18,10 +11,8 @@ from isotropy.studies import extensions, geometry, istar, paper, rajaee_cls, sen
 from isotropy.studies.record import Config
 from isotropy.workflow import inputs
 
-# The study modules, in registry order (the claims page's, too).
+# in registry order, the claims page's too
 MODULES = (extensions, paper, istar, geometry, sensitivity, rajaee_cls)
-# Every registered study, in MODULES order then in its module's (tests/test_studies.py: names,
-# targets and costed rules each unique).
 REGISTRY = tuple(spec for module in MODULES for spec in module.STUDIES)
 # Each study by its name (config ``studies`` names only these: the schema's enum).
 BY_NAME = {spec.name: spec for spec in REGISTRY}
@@ -33,8 +24,8 @@ def study_targets(config: Config, names: list[str]) -> list[str]:
 
 
 def rule_all_targets(config: Config) -> list[str]:
-    """The studies' files of ``rule all``: the listed studies' in config ``studies`` order, then
-    those of each configured ``when_configured`` study (:meth:`StudySpec.in_rule_all`)."""
+    """The studies' files of ``rule all``: config ``studies`` in order, then every configured
+    ``when_configured`` study."""
     present = [s.name for s in REGISTRY if s.rule_all == "when_configured"]
     names = [*(config.get("studies") or ()), *present]
     return study_targets(config, [n for n in names if BY_NAME[n].in_rule_all(config)])
@@ -56,10 +47,8 @@ def job_costs() -> dict[str, JobCost]:
 
 
 def verdict_inputs(config: Config, claims: bool = False) -> dict[str, Any]:
-    """The named inputs of rules check_claims and compare_with_papers: each study's that this
-    run builds (:func:`isotropy.workflow.inputs.configured_studies`), in config ``studies``
-    order (a study left out has its claims "not run"); with ``claims``, then what those studies
-    bring to the claims alone (a study's own Holm family of per-seed values)."""
+    """The named inputs of rules check_claims and compare_with_papers from the studies this run
+    builds; with ``claims``, then what those bring to the claims alone."""
     listed = [BY_NAME[name] for name in inputs.configured_studies(config)]
     found: dict[str, Any] = {}
     for own in [s.verdict_inputs for s in listed] + [s.claims_inputs for s in listed if claims]:
@@ -79,21 +68,19 @@ def published_studies() -> tuple[str, ...]:
 
 
 def measured_claims() -> dict[str, tuple[str, Any]]:
-    """Study -> (why its claims read not run when the run lacks it, its claims judged on the
-    measurements), in registry order (rule check_claims:
-    :func:`isotropy.verdicts.claims.check_claims`)."""
+    """Study -> (why its claims read not run without it, its claims), in registry order."""
     return {s.name: (s.claims_not_run, s.claims) for s in REGISTRY if s.claims}
 
 
 def claim_pages(tables: Mapping[str, Any]) -> list[Any]:
-    """The studies' own claims pages the loaded result tables (by input name) hold, in registry
-    order (rule check_claims: each its own Holm family, guarded, joins the claims page)."""
+    """The studies' own claims pages from the loaded result tables (by input name), in registry
+    order."""
     pages = [s.claim_page(tables) for s in REGISTRY if s.claim_page is not None]
     return [page for page in pages if page is not None]
 
 
 def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]:
-    """The tables the report's opening page shows in full: every CSV of the studies this run
-    builds (of the preview alone for a preview)."""
+    """Every CSV of the studies this run builds (of the preview alone for a preview): the
+    report's opening page shows them in full."""
     names = ["preview"] if preview else inputs.configured_studies(config)
     return [path for path in study_targets(dict(config), names) if path.endswith(".csv")]

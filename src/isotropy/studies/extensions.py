@@ -37,16 +37,13 @@ def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
 
 
 def outputs() -> list[str]:
-    """The study's final files: per question a table (csv, md) and a figure (pdf, png); the
-    per-seed values; the claims."""
+    """Per question a table and a figure; the per-seed values; the claims."""
     names = [f"{q}.{ext}" for q in design.QUESTIONS for ext in ("csv", "md", "pdf", "png")]
     return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
 
 
 def claim_page(tables: Mapping[str, Any]) -> Any:
-    """The study's claims from its per-seed values (``extensions_seeds``; None without them),
-    guarded: a same-optimum row whose seeds cannot tell is not decided, and a held-out setup
-    whose model did not learn is not judged."""
+    """The study's guarded claims from its per-seed values (None without them)."""
     seeds = tables.get("extensions_seeds")
     return None if seeds is None else judged_claims(seeds)
 

@@ -33,14 +33,13 @@ FIGURE_TABLES = {
 
 
 def pca_layer(config: Mapping[str, Any], model: str) -> int:
-    """The layer of ``model``'s PCA view: its entry in ``geometry.clusters.pca_layers``, else
-    ``pca_layer`` (the same value as before for every model not listed: no job is re-made)."""
+    """The layer of ``model``'s PCA view: its ``pca_layers`` entry, else ``pca_layer``."""
     clusters = config["geometry"]["clusters"]
     return int((clusters.get("pca_layers") or {}).get(model, clusters["pca_layer"]))
 
 
 def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
-    """Regular expressions of the study's wildcards: only configured models and corpus match."""
+    """The study's wildcards' patterns: only configured models and corpus match."""
     clusters = (config.get("geometry") or {}).get("clusters") or {}
     corpus = (clusters.get("corpus") or {}).get("name")
     return {

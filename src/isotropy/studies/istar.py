@@ -1,12 +1,9 @@
-"""The records of the I-STAR fine-tuning grid (Figures 5-7) and of the I-STAR poster's
-estimator figures 1-4 (CPU minutes: built whenever their section is present), the grid's runs,
-wildcards, final files and per-job cost (science: isotropy.istar).
+"""The records of the I-STAR fine-tuning grid (Figures 5-7) and of the poster's estimator
+figures 1-4 (science: isotropy.istar).
 
-The grid's costs are a reuse, not a measurement of this grid: the Rajaee CLS fine-tuning costs
-(:func:`isotropy.costs.finetune_seconds`, RTE's per example), scaled by model size (only MiniLM
-is measured; BERT, ALBERT and DistilBERT have no offline copy) and max length. The I-STAR and
-CosReg penalties' own cost is not measured (the CLS study's cluster step per batch was within
-noise).
+The grid's costs reuse the Rajaee CLS fine-tuning costs (:func:`isotropy.costs.finetune_seconds`),
+scaled by model size and max length; the penalties' own cost is not measured (the CLS study's
+cluster step per batch was within noise).
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ from isotropy.workflow.targets import names_pattern
 
 
 def outputs(section: Mapping[str, Any] | None) -> list[str]:
-    """The I-STAR study's final files: runs.csv and Figures 5-7 (Figure 7 only when its task
-    is run), each figure with the table it draws."""
+    """runs.csv and Figures 5-7 (7 only when its task is run), each with the table it draws."""
     if not section:
         return []
     figures = ["figure5", "figure6"]
@@ -36,9 +32,8 @@ def outputs(section: Mapping[str, Any] | None) -> list[str]:
 
 
 def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The I-STAR poster's figures 1-4, its line, circle and sphere, and their tables; none
-    without the ``istar_estimator`` section, Figure 1 only with ``figure1_encoders``. CPU minutes:
-    part of rule all whatever the studies."""
+    """The poster's figures 1-4, its shapes, and their tables (Figure 1 only with
+    ``figure1_encoders``)."""
     if not config.get("istar_estimator"):
         return []
     names = ["figure4.pdf", "figure4.png", "figure4_zeta.csv", "figure4_batches.csv"]
@@ -55,7 +50,7 @@ def run_files(section: Mapping[str, Any] | None) -> list[str]:
 
 
 def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
-    """Regular expressions of the I-STAR wildcards: only configured models match."""
+    """The I-STAR wildcards' patterns: only configured models match."""
     return {
         "model": names_pattern(section.get("models", {})),
         "task": "|".join(TASKS),
@@ -77,8 +72,7 @@ def run_lambda(section: Mapping[str, Any], regulariser: str, lam: str) -> float:
 def job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
-    """Wall seconds one run (rule finetune; wildcards model, task, regulariser, lam, seed) adds,
-    on the rule's threads (None: the task's size or the model's cost is unknown)."""
+    """Wall seconds of one rule finetune job on its threads (None: no measured cost)."""
     section, task = config["istar"], wildcards["task"]
     if task not in TASKS:
         return None

@@ -4,7 +4,6 @@ files: isotropy.workflow.targets; their costs: paper_cost)."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from typing import Any
 
 from isotropy import paths
@@ -21,37 +20,21 @@ from isotropy.workflow import targets
 
 RULES = "rules/optimize.smk"
 GLUE_SPEARMAN_LIMIT = -0.5  # appendix A: "strongly negative", its bounds lost from our copy
-# The tables and figures of the main study (and of its preview) and of GLUE (paths.study_file).
 MAIN_FILES = [
     "table1.csv",
     "correlations.csv",
     *(f"figure{n}.{e}" for n in (2, 3) for e in ("pdf", "png")),
 ]
 GLUE_FILES = ["table2.csv", "table3.csv", "figure4.pdf", "figure4.png"]
-# The section 2 figure and its tables.
 SECTION2_FILES = ("figure.pdf", "figure.png", "trace.csv", "classes.csv")
 
 
 def optimisation_verdicts(study: str) -> dict[str, Any]:
-    """What the claims and the comparison read of a direct-optimisation study (main, glue): its
-    inputs, every run's trace and the study's count and correlation tables (none without runs),
-    and what measures them, the three together (the correlations' per-seed values come from the
-    traces)."""
-    tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study])
-
-    def inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-        runs = targets.study_runs(dict(config), study)
-        if not runs:
-            return {}
-        return {
-            f"{study}_traces": [
-                paths.optimisation_run_file("trace.parquet", study, **r) for r in runs
-            ],
-            **{f"{study}_{t}": paths.study_file(f"{t}.csv", study) for t in tables},
-        }
-
+    """A direct-optimisation study's verdict inputs and what measures them, together."""
     measures = {table_names(study): functools.partial(optimisation_measurements, study)}
-    return dict(verdict_inputs=inputs, measures=measures)
+    return dict(
+        verdict_inputs=lambda config: targets.verdict_files(dict(config), study), measures=measures
+    )
 
 
 MAIN = StudySpec(
@@ -67,9 +50,8 @@ MAIN = StudySpec(
     claims=MAIN_CLAIMS,
     claims_not_run="the main study is not configured in this run",
 )
-# the main study's setups with the preview's seeds and stride; a stride that leaves main's runs
-# too few metric evaluations is refused only when the preview is the target (python -m
-# isotropy.estimate), since its default (10) would refuse a small main study no preview is asked of
+# a stride too coarse for main's updates is refused only when the preview is the target: its
+# default (10) would refuse a small main study no preview is asked of
 PREVIEW = StudySpec(
     name="preview",
     outputs=lambda config: [paths.study_file(name, "preview") for name in MAIN_FILES],

@@ -1,8 +1,5 @@
-"""What one job of the paper's optimisation studies costs (the main study, its preview, GLUE,
-the sensitivity grid; every embedding and word-vector lookup), from rows of config/costs.csv:
-their records' per-job costs, which ``python -m isotropy.estimate`` sums over Snakemake's dry
-run. Plain Python (no torch): the estimate imports it.
-"""
+"""What one job of the paper's optimisation studies costs (main, preview, GLUE, the sensitivity
+grid, every embedding and word-vector lookup), from rows of config/costs.csv."""
 
 from __future__ import annotations
 
@@ -17,21 +14,13 @@ from isotropy.traces import evaluation_count
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
-# CPU costs are relative to the speed probe's time where they were measured
-# (costs.PROBE_CPU_SECONDS); the estimate scales them by the probe's time now.
 GPU_SECONDS_PER_UPDATE_WITH_METRICS = costs.value("gpu_seconds_per_update_with_metrics")
 
-
-# (hub name, data set): process-CPU s per unique text on one thread; keyed by the model measured
-# (models.<name>.model), whatever the encoder is called.
+# (hub name, data set): process-CPU s per unique text on one thread, whatever the encoder's name
 EMBED_CPU_SECONDS_PER_TEXT = costs.by_model("embed_cpu_seconds_per_text")
-
 EMBED_LOAD_CPU_SECONDS = max(costs.by_model("embed_load_cpu_seconds").values())
-
 WORD_VECTOR_CPU_SECONDS = costs.value("word_vector_lookup_cpu_seconds")
-
-# Unique texts of each data set as prepared from the offline mirror, used before the data are
-# prepared; a prepared table is counted instead.
+# Unique texts of each data set prepared from the offline mirror, until a prepared table exists
 MIRROR_UNIQUE_TEXTS = {
     dataset: int(count) for dataset, count in costs.by_dataset("mirror_unique_texts").items()
 }
@@ -42,8 +31,7 @@ def unique_text_count(dataset: str, workdir: Path = Path(".")) -> int | None:
     table = workdir / paths.dataset_table(dataset)
     if not table.is_file():
         return MIRROR_UNIQUE_TEXTS.get(dataset)
-    # Here, not at the top: isotropy.embeddings belongs to the model stack, which the estimate
-    # (run before every `make run`) should not load for a count.
+    # Here: the estimate (run before every `make run`) should not load the model stack.
     import pandas as pd
 
     from isotropy.embeddings.texts import unique_texts
@@ -54,8 +42,7 @@ def unique_text_count(dataset: str, workdir: Path = Path(".")) -> int | None:
 def embedding_seconds(
     config: Mapping[str, Any], encoder: str, dataset: str, workdir: Path = Path(".")
 ) -> float | None:
-    """Estimated wall time to embed (or look up) one data set on 2 idle cores (None: no cost
-    measured)."""
+    """Wall time to embed (or look up) one data set on 2 idle cores (None: no measured cost)."""
     if config["encoders"][encoder]["kind"] == "word-vectors":
         return WORD_VECTOR_CPU_SECONDS  # the rule runs on one thread
     texts = unique_text_count(dataset, workdir)
@@ -70,8 +57,7 @@ def embedding_seconds(
 
 
 def _hub_name(config: Mapping[str, Any], encoder: str) -> str | None:
-    """The model a sentence encoder's costs are keyed by: its hub name (a folder-only model: its
-    name in the configuration); None for word vectors."""
+    """What a sentence encoder's costs are keyed by: its hub name, else its model's name."""
     if config["encoders"][encoder]["kind"] != "sentence-transformer":
         return None
     spec = workflow_config.model_spec(config, config["encoders"][encoder]["model"])
@@ -81,17 +67,15 @@ def _hub_name(config: Mapping[str, Any], encoder: str) -> str | None:
 def embedding_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
-    """Wall seconds of one embedding or word-vector lookup job (rules embed_sentences,
-    lookup_word_vectors) at ``pace``: :func:`embedding_seconds`, measured on the CPU (on a GPU
-    an upper bound), and its start-up (None: no measured cost)."""
+    """Wall seconds of one embedding or lookup job with its start-up, at ``pace`` (on a GPU an
+    upper bound; None: no measured cost)."""
     encoder, dataset = wildcards["encoder"], wildcards["dataset"]
     work = embedding_seconds(config, encoder, dataset)
     # on the rule's 2 threads: 2 x work of one thread
     return None if work is None else pace.share(2 * work, costs.JOB_THREADS, config["device"])
 
 
-# (hub name, data set): process-CPU s per update with the metrics after every update on a sample
-# of SAMPLED_AT items (the GLUE study's setting), measured from a run's own benchmark files.
+# (hub name, data set): process-CPU s per update, metrics after each on SAMPLED_AT items (GLUE's)
 SAMPLED_UPDATE_CPU_SECONDS = costs.by_model("sampled_update_cpu_seconds")
 SAMPLED_AT = 10_000
 
@@ -99,10 +83,9 @@ SAMPLED_AT = 10_000
 def run_seconds(
     dataset: str, settings: Mapping[str, Any], device: str, model: str | None = None
 ) -> float | None:
-    """Estimated wall time of one run on the rule's 2 threads (None: no cost measured for this
-    data set): per update and per evaluation of IsoScore + silhouette; with the metrics on a
-    sample, the measured cost per update of ``model`` (hub name) on ``dataset``, for the sample
-    size and stride it was measured at."""
+    """Wall time of one run on the rule's 2 threads (None: no measured cost): per update and per
+    evaluation; with the metrics on a sample, the cost per update of ``model`` on ``dataset`` as
+    measured, at that sample size and stride only."""
     updates, stride = settings["updates"], settings["metric_stride"]
     if device == "cuda":
         return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS
@@ -119,10 +102,8 @@ def run_seconds(
 
 
 def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
-    """The width of a vector set from its record: a derived set's ``dim`` or its origin's; a
-    sentence encoder's model, ``models.<name>.dimension``; a word-vector source's
-    ``sources.<name>.dimension``, for the files of the origin in use (the mirror's or the
-    URL's). None: no record gives it."""
+    """The width of a vector set from its record (a derived set's, its model's or its source's,
+    for the files in use); None: no record gives it."""
     derived = dict(config["sensitivity"].get("derived") or {})
     if name in derived:
         spec = derived[name]
@@ -137,9 +118,7 @@ def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
 def optimisation_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
-    """Wall seconds of one run of rule optimize_embeddings (wildcards study, encoder, dataset,
-    seed) at ``pace``: :func:`run_seconds` of its settings, on a CPU scaled by the speed probe
-    (None: no measured cost)."""
+    """Wall seconds of one rule optimize_embeddings job at ``pace`` (None: no measured cost)."""
     device = config["device"]
     settings = targets.optimisation_settings(
         dict(config), wildcards["study"], wildcards["dataset"], int(wildcards["seed"])
@@ -157,15 +136,11 @@ def optimisation_job_seconds(
 def sensitivity_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
-    """Wall seconds of one run of rule optimize_sensitivity (wildcards dataset, encoder,
-    label_set, lr, seed; None: no dimension known). On a CPU, a fixed start-up plus a part that
-    grows as items² and as dimension^power (the ``sensitivity_*`` rows of config/costs.csv),
-    one thread each, as many side by side as the cores; fitted before the speed probe existed,
-    so not scaled by it. On a GPU, the main study's per-update cost at 384-d, scaled by
-    dimension beyond it.
-
-    The items of a label set are ``sensitivity_single_items`` (counted on the mirror); one not
-    counted is costed as ``all`` (an upper bound: it keeps a subset)."""
+    """Wall seconds of one rule optimize_sensitivity job (None: no dimension known). On a CPU, a
+    start-up plus a part growing as items² and dimension^power (the ``sensitivity_*`` rows of
+    config/costs.csv; fitted before the speed probe, so not scaled by it), one job per core; on a
+    GPU, the main study's per-update cost at 384-d, scaled by dimension beyond it. A label set
+    whose items were not counted is costed as ``all`` (an upper bound)."""
     section, setup, label_set = config["sensitivity"], wildcards["dataset"], wildcards["label_set"]
     dim = vector_dim(config, wildcards["encoder"])
     base_items = costs.by_dataset("sensitivity_items")

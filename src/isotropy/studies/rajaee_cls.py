@@ -1,11 +1,5 @@
-"""The Rajaee CLS study's record, runs, final files and per-job cost: config ``studies``, its
-settings (config ``rajaee_cls``), its target rajaee_cls_study and its rules are all named
-``rajaee_cls``.
-
-Costs: the fine-tuning runs' (:func:`isotropy.costs.finetune_seconds`: MiniLM measured on the
-mirror's RTE and SST-2 at max length 128, one thread, the rule's default), plus the per-layer
-CLS geometry of each run.
-"""
+"""The Rajaee CLS study's record, runs, final files, claims and per-job cost (the fine-tuning's,
+:func:`isotropy.costs.finetune_seconds`, plus each run's per-layer CLS geometry)."""
 
 from __future__ import annotations
 
@@ -39,13 +33,11 @@ def run_files(config: Mapping[str, Any]) -> list[str]:
     return [paths.rajaee_cls_run_file("metrics.json", **r) for r in runs(config)]
 
 
-# The study's final files: its tables and figure.
 FILES = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "layers.png")
 
 
 def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
-    """CPU-s of one CLS run on one thread (None: the task's size or the model's cost is unknown):
-    the fine-tuning and its per-layer CLS geometry."""
+    """CPU seconds of one run on one thread (None: no measured cost)."""
     if task not in TASKS:
         return None
     seconds = costs.finetune_seconds(section["training"], TASKS[task].rows, model, task)
@@ -55,20 +47,18 @@ def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | No
 def job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
-    """Wall seconds one run (rule rajaee_cls_finetune; wildcards model, task, method, seed) adds,
-    on the rule's threads (None: no measured cost)."""
+    """Wall seconds of one rule rajaee_cls_finetune job on its threads (None: no cost)."""
     seconds = run_seconds(config["rajaee_cls"], wildcards["model"], wildcards["task"])
     threads = config["rajaee_cls"]["resources"]["threads"]
     return None if seconds is None else pace.share(seconds, threads)
 
 
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The slides' fine-tuning rows and the CLS claims: the study's runs and layers tables."""
+    """The study's runs and layers tables."""
     return {f"rajaee_cls_{t}": paths.rajaee_cls_file(f"{t}.csv") for t in ("runs", "layers")}
 
 
-# The Rajaei & Sheikhi slides' two CLS claims (the cluster method on CLS inside fine-tuning),
-# judged on the per-seed values of isotropy.rajaee_cls.results.claim_values.
+# The Rajaei & Sheikhi slides' two CLS claims, judged on rajaee_cls.results.claim_values.
 _SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
 CLAIMS = [
     SeedClaim(
@@ -107,13 +97,9 @@ SLIDES_MODELS = ("bert",)
 
 
 def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False) -> pd.DataFrame:
-    """The two CLS claims on a page of their own (rule rajaee_cls_tables; on the claims page as
-    its family: :func:`claim_page`), one row per claim × setup
-    (:data:`isotropy.verdicts.claims.COLUMNS`), guarded: each claim whose runs (runs.csv of the
-    CLS study: model, task, method, accuracy, majority_baseline, eval_sentences) did not all
-    learn reads :data:`isotropy.verdicts.tolerances.NOT_LEARNED`
-    (:mod:`isotropy.verdicts.learning`), and a model not the slides' is named in every note.
-    ``offline``: the grid fitted the method offline, so :data:`OFFLINE_CLAIM` is judged too."""
+    """The CLS claims, one row per claim × setup, guarded: a claim whose runs did not all learn
+    is not judged, and a model not the slides' is named in every note. ``offline``: the method
+    was fitted offline, so :data:`OFFLINE_CLAIM` is judged too."""
     unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
         note = not_learned_note(
@@ -139,8 +125,7 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False
 
 
 def claim_page(tables: Mapping[str, Any]) -> pd.DataFrame | None:
-    """The CLS claims page (:func:`check_claims`) from the study's runs and layers tables (None
-    without them)."""
+    """:func:`check_claims` on the study's tables (None without them)."""
     runs = tables.get("rajaee_cls_runs")
     return None if runs is None else check_claims(runs, tables["rajaee_cls_layers"])
 

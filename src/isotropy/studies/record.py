@@ -14,33 +14,24 @@ Config = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class StudySpec:
-    """One study: its ``name`` (also its config section), its final files ``outputs(config)``,
-    the ``rules`` file the Snakefile includes for it (default ``rules/<name>.smk``), how it
-    joins rule all (``rule_all``: named in config ``studies``, whenever its section is present,
-    or never; mypy refuses a fourth way), the per-job costs of its costed rules
-    (:data:`isotropy.costs.JobCost`: a rule without one counts a start-up), its named inputs of
-    the claims and the paper comparison (``verdict_inputs``) and of the claims only
-    (``claims_inputs``), read when config ``studies`` lists it, its own claims page from the
-    loaded result tables (``claim_page``: its per-seed claims judged as their own Holm family
-    and guarded, the rows the claims page shows too; None when the tables hold none),
-    ``check``: a configuration problem that stops its estimate, and ``measures``: input name (or
-    the names one function reads together) -> function of those tables, the configuration and
-    the stand-ins, returning rows of :func:`isotropy.verdicts.measurements.measurement`;
-    ``claims``: its claims judged on those measurements, which read *not run* with
-    ``claims_not_run`` as their note when the run lacks the study."""
+    """One study; its ``name`` is also its config section."""
 
     name: str
-    outputs: Callable[[Config], list[str]]
-    rules: str = ""
+    outputs: Callable[[Config], list[str]]  # its final files
+    rules: str = ""  # the rule file the Snakefile includes for it; "": rules/<name>.smk
+    # named in config ``studies``, built whenever its section is present, or never
     rule_all: Literal["when_listed", "when_configured", "never"] = "when_listed"
-    job_costs: Mapping[str, JobCost] = field(default_factory=dict)
+    job_costs: Mapping[str, JobCost] = field(default_factory=dict)  # else a start-up per job
+    # named inputs of the claims and the paper comparison, and of the claims only
     verdict_inputs: Callable[[Config], dict[str, Any]] | None = None
     claims_inputs: Callable[[Config], dict[str, Any]] | None = None
+    # its per-seed claims from the loaded tables, its own Holm family (None: no tables)
     claim_page: Callable[[Mapping[str, Any]], Any] | None = None
-    check: Callable[[Config], str | None] | None = None
+    check: Callable[[Config], str | None] | None = None  # a problem that stops its estimate
+    # input name (or names read together) -> rows of verdicts.measurements.measurement
     measures: Mapping[Any, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
-    claims: Sequence[Any] = ()
-    claims_not_run: str = ""
+    claims: Sequence[Any] = ()  # judged on those measurements
+    claims_not_run: str = ""  # the note of its claims when the run lacks it
 
     @property
     def target(self) -> str | None:
@@ -57,6 +48,5 @@ class StudySpec:
 def section_files(
     section: str, file: Callable[[str], str], names: Sequence[str]
 ) -> Callable[[Config], list[str]]:
-    """The ``outputs`` of a study whose final files are ``file(name)`` of each of ``names``;
-    none without its config ``section``."""
+    """``outputs``: ``file(name)`` of each of ``names``; none without its config ``section``."""
     return lambda config: [file(name) for name in names] if config.get(section) else []

@@ -16,10 +16,9 @@ CELL_KEYS = ("setup", "vectors", "label_set", "lr_factor")
 
 
 def cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every cell of the grid, in run order: block by block (config ``sensitivity.blocks``, the
-    most decisive first), each block setups x vectors x label sets, then every learning-rate
-    factor; a cell listed twice keeps its first place. A block with its own ``lr_factors`` runs
-    at those factors only (not the section's), all of them in its place in the first pass."""
+    """Every cell, in run order: per learning-rate factor, block by block, setups x vectors x
+    label sets; a cell listed twice keeps its first place. A block with its own ``lr_factors``
+    runs all of them in its place in the first pass, and no other."""
     if "sensitivity" not in config:
         return []
     section = config["sensitivity"]
@@ -49,7 +48,7 @@ def cell_of(wildcards: Any) -> dict[str, str]:
 
 
 def priority(config: Mapping[str, Any], wildcards: Any) -> int:
-    """A cell's Snakemake priority: the earlier in run order, the higher (0 if not configured)."""
+    """A cell's Snakemake priority: the earlier in run order, the higher."""
     cell, order = cell_of(wildcards), cells(config)
     return len(order) - order.index(cell) if cell in order else 0
 
@@ -66,8 +65,7 @@ def cell_files(config: Mapping[str, Any]) -> list[str]:
 
 
 def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The runs the phases figure draws: every seed of the cells under ``sensitivity.phases``
-    (at learning-rate factor 1)."""
+    """Every seed of the cells the phases figure draws (at learning-rate factor 1)."""
     if "sensitivity" not in config:
         return []
     section = config["sensitivity"]
@@ -84,8 +82,8 @@ def phase_files(config: Mapping[str, Any]) -> list[str]:
 
 
 def vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
-    """The vectors.npy, index.parquet (and basis.npy) a run of vector set ``name`` reads: a
-    derived set's (config ``sensitivity.derived``) or an encoder's own (no basis)."""
+    """The files a run of vector set ``name`` reads: a derived set's or an encoder's (no
+    basis)."""
     if name in (config["sensitivity"].get("derived") or {}):
         return {
             artefact.split(".")[0]: paths.derived_file(artefact, name, setup)
@@ -99,8 +97,7 @@ def vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str,
 
 
 def derived_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
-    """What a derived vector set is made from: its encoder's files (and, to rescale, the files
-    of the vector set whose norm it takes)."""
+    """A derived vector set's inputs (and, to rescale, those of the set whose norm it takes)."""
     spec = config["sensitivity"]["derived"][name]
     files = {
         "vectors": paths.embedding_file("vectors.npy", spec["of"], setup),

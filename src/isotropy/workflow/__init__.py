@@ -1,9 +1,5 @@
-"""What Snakemake asks while it parses: the configuration (:mod:`~isotropy.workflow.config`,
-the one loader, its schema and cross-checks), the direct-optimisation studies' runs
-(:mod:`~isotropy.workflow.targets`) and the rules' input functions
-(:mod:`~isotropy.workflow.inputs`). It imports the science and data packages, never the other
-way round; the studies' records (:mod:`isotropy.studies`) sit above it.
-"""
+"""What Snakemake asks while it parses: the configuration, the optimisation studies' runs and
+the rules' input functions (plain Python, no torch)."""
 
 from __future__ import annotations
 

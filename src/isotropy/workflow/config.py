@@ -1,10 +1,6 @@
-"""The configuration: loading, validation by the models and every cross-check, in one place.
-
-:func:`load_config` serves the Snakefile (rules/common.smk), ``python -m isotropy.estimate`` and
-the audit: the files laid over each other as Snakemake lays them, validated by the models
-(:mod:`isotropy.configuration`, defaults filled in), then every cross-reference between sections
-and to the registries, which the models cannot express, each problem said in one sentence.
-Plain Python: the workflow imports it while it parses.
+"""The configuration's one loader (:func:`load_config`, for the Snakefile, the estimate and the
+audit): the files merged as Snakemake merges them, validated by the models (defaults filled in),
+then the cross-references the models cannot express, each problem one sentence naming its key.
 """
 
 from __future__ import annotations
@@ -31,9 +27,7 @@ from isotropy.readers.registry import DATASETS
 from isotropy.sources.download import url_problem
 from isotropy.sources.layouts import mirror_path_problem
 
-# The data sources (URLs, checksums, mirror files): long and seldom edited, so in a file of their
-# own, laid under every configuration by :func:`with_sources` (config.yaml and overlays still
-# change a source key by key, as Snakemake merges).
+# Long and seldom edited, so in a file of its own, laid under every configuration.
 SOURCES_CONFIG = Path(__file__).resolve().parents[3] / "config" / "sources.yaml"
 
 
@@ -42,8 +36,7 @@ class ConfigError(ValueError):
 
 
 def deep_merge(base: dict, override: Mapping) -> dict:
-    """``override`` laid over a copy of ``base`` by Snakemake's own merge of config files: dicts
-    key by key, the rest replaced."""
+    """``override`` laid over a copy of ``base`` by Snakemake's own merge of config files."""
     merged = copy.deepcopy(base)
     update_config(merged, override)
     return merged
@@ -80,8 +73,7 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def load_config_files(paths: Sequence[str | os.PathLike]) -> dict[str, Any]:
-    """The files laid over each other as Snakemake does (later files win key by key), an empty
-    mapping in a later file refused."""
+    """The files merged as Snakemake merges them, an empty mapping in a later file refused."""
     merged: dict[str, Any] = {}
     for path in paths:
         overlay = read_config_file(path)
@@ -120,13 +112,9 @@ def encoder(config: dict, name: str) -> dict[str, Any]:
 
 
 def sentence_encoder_spec(config: dict, name: str) -> dict[str, Any]:
-    """The embedding rule's ``encoder`` parameter: its model's record without the name, then the
-    encoder's own settings (batch_size); scripts read it with
-    :meth:`isotropy.embeddings.texts.SentenceEncoderSpec.from_params`.
-
-    The model's name is left out, unlike :func:`model_record`, because adding it would change
-    the parameter every cached (write-protected) embedding was made with, and Snakemake would
-    ask for all of them again though nothing they hold would change."""
+    """The embedding rule's ``encoder`` parameter: its model's record, then the encoder's own
+    settings. Without the model's name (unlike :func:`model_record`): adding it would change the
+    parameter of every cached embedding and Snakemake would re-make them all."""
     spec = encoder(config, name)
     if spec["kind"] != "sentence-transformer":
         raise ConfigError(f"encoder {name!r} is not a sentence transformer")
@@ -135,11 +123,8 @@ def sentence_encoder_spec(config: dict, name: str) -> dict[str, Any]:
 
 
 def model_record(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The one record of ``models.<name>`` that rules pass to scripts (geometry, I-STAR): its
-    name, hub name, revision and path, plain values, so that Snakemake compares it as a
-    parameter and a changed revision or path re-runs the jobs (a :class:`ModelSpec` object it
-    cannot compare, and would silently ignore). Scripts rebuild the model with
-    :meth:`ModelSpec.from_record`."""
+    """``models.<name>`` as plain values for a rule parameter, so that a changed revision or
+    path re-runs the jobs (Snakemake cannot compare a :class:`ModelSpec`)."""
     return {"name": name, **model_spec(config, name).as_record()}
 
 
@@ -155,9 +140,7 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 
 
 def references(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
-    """(key, name, section) of every name the configuration gives of another section's entry:
-    the encoders the studies use, the model or download each encoder reads, the downloads and
-    models of the geometry study and the models I-STAR fine-tunes."""
+    """(key, name, section) of every name the configuration gives of another section's entry."""
     for name, spec in (config.get("encoders") or {}).items():
         field = "model" if spec.get("kind") == "sentence-transformer" else "source"
         yield f"encoders.{name}.{field}", spec.get(field), f"{field}s"
@@ -215,7 +198,7 @@ def check_config(config: dict) -> None:
 
 def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
     """The STS splits whose hub download ``sources`` lacks (readers.inputs.sts_inputs relies on
-    this check)."""
+    it)."""
     sts = (config.get("geometry") or {}).get("sts") or {}
     splits = {
         name: (sts.get("splits") or {}).get(name, Splits.default(name))
@@ -229,10 +212,8 @@ def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
 
 
 def dataset_problems(config: Mapping[str, Any]) -> list[str]:
-    """What the data sets' records refuse: a main-study setup that names no registered data set
-    (a misspelt key plans no run), ``dataset_options`` for a data set or an option no record
-    names, and a main-study data set whose source has another raw layout than its record asks
-    (``sources.<name>.kind``)."""
+    """A main setup or ``dataset_options`` naming no registered data set or option, and a main
+    data set whose source has another raw layout (``kind``) than its record asks."""
     registered = ", ".join(sorted(DATASETS))
     setups = (config.get("main") or {}).get("setups") or {}
     problems = [
@@ -268,7 +249,10 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
         for role, source in roles.items():
             if role not in layouts or source not in configured:
                 continue  # required_sources names a missing source while the DAG is built
-            kind = _kind_or_none(source, configured[source])
+            try:
+                kind = sources.source_kind(source, configured[source])
+            except ValueError:
+                kind = None
             if kind != layouts[role]:
                 problems.append(
                     f"sources.{source}: data set {dataset!r} reads it as a {layouts[role]!r} "
@@ -277,16 +261,9 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _kind_or_none(name: str, entry: Mapping[str, Any]) -> str | None:
-    try:
-        return sources.source_kind(name, entry)
-    except ValueError:
-        return None
-
-
 def stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:
-    """A stride of ``study`` that leaves fewer than 3 metric evaluations per run of ``of`` (whose
-    updates it runs: the preview runs main's): no per-seed correlation."""
+    """A stride of ``study`` leaving under 3 metric evaluations per run of ``of`` (the preview
+    runs main's updates): no per-seed correlation."""
     updates = (config.get(of) or {}).get("updates")
     stride = (config.get(study) or {}).get("metric_stride")
     if isinstance(updates, int) and isinstance(stride, int) and stride >= updates:
@@ -311,8 +288,8 @@ def shown_key(key: Any) -> str:
 
 
 def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
-    """Whether a Snakemake command line sends its jobs to other machines (an executor other
-    than local, or a profile, which may name one): there the controller's GPU says nothing."""
+    """Whether a Snakemake command line sends its jobs elsewhere (an executor other than local,
+    or a profile, which may name one), where the controller's GPU says nothing."""
     for index, word in enumerate(argv):
         name, _, value = word.partition("=")
         if name in ("--profile", "--workflow-profile"):
@@ -325,8 +302,7 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
 
 
 def validation_problems(error: ValidationError, config: dict) -> list[str]:
-    """One sentence per key the models refuse in ``config``: the key, its value and what is
-    allowed (an unknown key with the keys allowed there)."""
+    """One sentence per key the models refuse: the key, its value and what is allowed."""
     found = {key: section for key, section, _ in sections(Config, config)}
     problems: dict[str, str] = {}
     for item in error.errors(include_url=False):
@@ -362,8 +338,7 @@ def validation_problems(error: ValidationError, config: dict) -> list[str]:
 
 
 def _key(loc: tuple, config: dict, missing: bool) -> str:
-    """The dotted key of a pydantic error location: its parts that name a key or an item of
-    ``config`` (and a missing key, last), not the labels pydantic gives a union's members."""
+    """The dotted key of a pydantic error location, without the labels of a union's members."""
     value: Any = config
     path = ""
     for index, part in enumerate(loc):
@@ -383,8 +358,7 @@ def _short(value: Any) -> str:
 
 
 def load_config(files: Sequence[str | os.PathLike]) -> dict[str, Any]:
-    """The configuration the workflow runs (module docstring); any problem is a
-    :class:`ConfigError`."""
+    """The configuration the workflow runs; any problem is a :class:`ConfigError`."""
     config = with_sources(load_config_files(files))
     check_loaded_config(config)
     return config
@@ -392,16 +366,15 @@ def load_config(files: Sequence[str | os.PathLike]) -> dict[str, Any]:
 
 def with_sources(config: dict) -> dict:
     """``config`` laid over :data:`SOURCES_CONFIG`, in place (the Snakefile's ``config`` is
-    Snakemake's own object): its ``sources`` fill in what the configuration files leave out."""
+    Snakemake's own object)."""
     base = read_config_file(SOURCES_CONFIG)
     config.update(deep_merge(base, {key: config[key] for key in base if key in config}))
     return config
 
 
 def check_loaded_config(config: dict) -> None:
-    """What :func:`load_config` does after merging, for the Snakefile, whose ``config``
-    Snakemake merged: validation by the models (:class:`isotropy.configuration.Config`), their
-    defaults filled in (each problem a sentence naming the key), then :func:`check_config`."""
+    """What :func:`load_config` does after merging (the Snakefile's ``config`` is merged by
+    Snakemake): the models' validation, their defaults, then :func:`check_config`."""
     try:
         Config.model_validate(config)
     except ValidationError as error:

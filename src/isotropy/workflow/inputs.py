@@ -1,9 +1,5 @@
-"""The input functions the rules call while Snakemake builds the DAG that are more than one call
-of the data layer, each with the configuration first: which file a job reads, checked where a
-damaged file can be named before any job runs; the geometry study's per-model tables; the inputs
-and settings of the verdict rules (rules/provenance.smk). Plain Python: the workflow imports it
-while it parses.
-"""
+"""The rules' input functions that are more than one call of the data layer: embeddings checked
+before any job runs, the geometry study's per-model tables, the verdict rules' settings."""
 
 from __future__ import annotations
 
@@ -25,10 +21,9 @@ from isotropy.workflow.targets import geometry_models, study_runs
 def verified_embedding(
     config: Mapping[str, Any], artefact: str, encoder_of: Callable[[Any], str] | None = None
 ) -> Callable[[Any], str]:
-    """An embeddings file (vectors.npy) of a run, checked when it exists (size against header
-    and record): a damaged one is named while the DAG is built, before Snakemake removes any
-    valid result made from it. The encoder is the job's ``encoder`` wildcard, or
-    ``encoder_of(wildcards)`` for a rule that has none (the extension study's)."""
+    """A run's embeddings file, checked when it exists: a damaged one is named while the DAG is
+    built, before Snakemake removes any result made from it. The encoder is the ``encoder``
+    wildcard, or ``encoder_of(wildcards)``."""
 
     def path(wildcards: Any) -> str:
         name = wildcards.encoder if encoder_of is None else encoder_of(wildcards)
@@ -49,18 +44,7 @@ def verified_embedding(
     return path
 
 
-def word_vector_file(config: Mapping[str, Any]) -> Callable[[Any], str]:
-    """The manifest of the downloaded word-vector source the job's encoder looks words up in
-    (rule lookup_word_vectors' wildcard constraint admits word-vector encoders only)."""
-
-    def path(wildcards: Any) -> str:
-        return paths.raw_manifest(encoder(dict(config), wildcards.encoder)["source"])
-
-    return path
-
-
-# Geometry study: the per-model tables each collected table reads; an optional STS data set
-# (SICK-R) the data mirror lacks is planned out here, so no job is made for it.
+# Geometry study: the per-model tables each collected table reads.
 
 
 def geometry_cluster_files(config: Mapping[str, Any], artefact: str) -> list[str]:
@@ -94,8 +78,8 @@ def classification_files(config: Mapping[str, Any]) -> list[str]:
 
 
 def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
-    """Configured optional STS data sets (SICK-R, the SemEval STS tasks) whose split's files the
-    data mirror lacks (none without a mirror: a download is then attempted)."""
+    """Configured optional STS data sets whose files the data mirror lacks (none without a
+    mirror: then they are downloaded)."""
     sts = (config.get("geometry") or {}).get("sts") or {}
     if not sts.get("models"):
         return []
@@ -115,10 +99,8 @@ def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
 
 
 def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]:
-    """Rule geometry_sts_table's input function: the per-model STS tables of the configured STS
-    data sets this run can read, and one line for each that the data mirror lacks
-    (:func:`unavailable_sts_datasets`: no job is planned for it), said once and only when the
-    STS table is planned (a main or preview run never mentions it)."""
+    """Rule geometry_sts_table's inputs: the per-model STS tables of the data sets this run can
+    read; one line, once, for each the mirror lacks (no job is planned for it)."""
     said: set[str] = set()
 
     def files(wildcards: Any) -> list[str]:
@@ -144,11 +126,6 @@ def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]
     return files
 
 
-# Claims and paper comparison (rules/provenance.smk): both rules take the same inputs
-# (isotropy.studies.verdict_inputs, each study's) and measure them with the same function, so
-# the two pages cannot disagree about a number.
-
-
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
     """The studies this run builds: config ``studies`` that have a section."""
     wanted = config.get("studies", Config.default("studies"))
@@ -162,24 +139,6 @@ def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any
     return {study: keys for study, keys in runs.items() if keys}
 
 
-def preview_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The inputs of the preview's verdict rules: results/preview/ under the main study's names,
-    so that its claims and paper comparison are the main study's, judged on the preview."""
-    keys = study_runs(dict(config), "preview")
-    return {
-        "main_traces": [
-            paths.optimisation_run_file(
-                "trace.parquet", "preview", r["encoder"], r["dataset"], r["seed"]
-            )
-            for r in keys
-        ],
-        **{
-            f"main_{table}": paths.study_file(f"{table}.csv", "preview")
-            for table in (paths.COUNT_TABLES["main"], paths.CORRELATION_TABLES["main"])
-        },
-    }
-
-
 def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
     """A study's settings its printed numbers depend on."""
     section = config.get(study) or {}
@@ -191,9 +150,8 @@ def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
 
 
 def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The parts of the configuration the measurements read, in its own shape (rule params: a
-    change re-runs, and only a change there): encoders, the ``models`` they, geometry and I-STAR
-    name, the main study's setups and the settings the verdicts quote."""
+    """The parts of the configuration the verdicts read, in its own shape (a rule parameter: a
+    change there, and only there, re-runs them)."""
     geometry = config.get("geometry") or {}
     clusters = geometry.get("clusters") or {}
     encoders = dict(config.get("encoders") or {})

@@ -1,8 +1,6 @@
-"""The direct-optimisation studies (main, its preview, GLUE, the sensitivity grid's run
-settings): their runs and settings; the geometry study's models, and the wildcards every rule
-shares. The rest of each study is its record's (:mod:`isotropy.studies`). Plain Python: the
-workflow imports it while it parses.
-"""
+"""The direct-optimisation studies' runs, settings and verdict inputs (main, its preview, GLUE,
+the sensitivity grid's settings), the geometry study's models and the wildcards every rule
+shares; the rest of each study is its record's (:mod:`isotropy.studies`)."""
 
 from __future__ import annotations
 
@@ -16,8 +14,7 @@ from isotropy.readers.glue import GLUE_TASKS
 from isotropy.workflow.config import deep_merge
 
 OPTIMISATION_STUDIES = ("main", "glue", "preview")
-# `make preview`: the main study's setups with one seed and a coarser metric stride, written to
-# results/preview/ so that it is never mistaken for the paper's protocol in results/main/.
+# `make preview`: main's setups with its own seeds and stride, in results/preview/.
 PREVIEW_KEYS = ("seeds", "metric_stride")
 
 
@@ -65,16 +62,9 @@ def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
 
 
 def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]]:
-    """The runs a study's tables and figures hold: every configured run, then every run on disk
-    under ``root`` (its trace.parquet and summary.json both there) that the configuration can
-    still name, so tables accumulate run by run.
-
-    GLUE keeps a present run whose encoder is defined under ``encoders`` (and whose task is a
-    GLUE task): adding ``glue: {encoders: [mpnet], tasks: [wnli]}`` after a five-task miniLM run
-    tabulates all six. The main study (and its preview) keeps present runs of a configured setup
-    (the data set with its configured encoder) at any seed. The rules tag each run's file with
-    these keys (``run_keys``), in :func:`optimisation_run_files` order.
-    """
+    """The runs a study's tables and figures hold, so that tables accumulate run by run: every
+    configured run, then every finished run under ``root`` the configuration can still name (GLUE:
+    a defined encoder on a GLUE task; main and preview: a configured setup, at any seed)."""
     runs = study_runs(config, study)
     setups = study_section(config, study).get("setups", {})  # GLUE has none
     present = set()
@@ -94,9 +84,8 @@ def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]
 
 
 def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
-    """What a direct-optimisation study's tables and figures hold, for their report captions:
-    the runs tabulated (:func:`table_runs`) and the study's settings. ``band``: some panel has
-    2 seeds or more."""
+    """What a study's tables and figures hold, for their captions. ``band``: some panel has 2
+    seeds or more."""
     section = study_section(config, study)
     runs = table_runs(config, study, root)
     seeds_per_panel: dict[tuple[str, str], set[int]] = {}
@@ -142,10 +131,8 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
 
 
 def section2_params(config: dict) -> dict[str, Any]:
-    """Rule optimize_embeddings' ``section2_metrics`` parameter (whether a study records section
-    2's quantities per update; off by default: Eq. (1) is quadratic in the items), present only
-    when some study sets it, so that the runs of a configuration without it keep the parameters
-    they were made with (Snakemake would re-make them all for a new parameter)."""
+    """Rule optimize_embeddings' ``section2_metrics`` parameter, present only when some study
+    sets it: runs made without it keep their parameters (a new one would re-make them all)."""
     studies = [s for s in ("main", "glue") if s in config and config[s].get("section2_metrics")]
     if not studies:
         return {}
@@ -163,6 +150,23 @@ def geometry_models(config: Mapping[str, Any]) -> list[str]:
     return list(
         dict.fromkeys(m for p in parts for m in (geometry.get(p) or {}).get("models") or [])
     )
+
+
+def verdict_files(config: dict, study: str, folder: str = "") -> dict[str, Any]:
+    """What the claims and the paper comparison read of an optimisation study: every run's trace
+    and its count and correlation tables (none without runs), from ``folder`` (the preview's
+    under main's names)."""
+    folder = folder or study
+    runs = study_runs(config, folder)
+    if not runs:
+        return {}
+    tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study])
+    return {
+        f"{study}_traces": [
+            paths.optimisation_run_file("trace.parquet", folder, **r) for r in runs
+        ],
+        **{f"{study}_{t}": paths.study_file(f"{t}.csv", folder) for t in tables},
+    }
 
 
 def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]:
