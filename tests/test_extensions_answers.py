@@ -51,7 +51,7 @@ def test_claims_without_values_render_as_not_run():
 
 @pytest.mark.covers("mickus:lim-heldout")
 def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_path):
-    """Issue 80, item 7: the committed held-out seeds carry the majority baseline, which is the
+    """The committed held-out seeds carry the majority baseline, which is the
     split's own (recomputed here from the mirror's polarity sentences) and what the rerun of seed
     3 recorded, and that rerun reproduces the committed seed-3 values. Both answers are judged; a
     planted baseline above every seed's accuracy turns them back to *not judged*."""
