@@ -1,10 +1,6 @@
 """Simulated seeds of an optimisation run: noise-free IsoScore and silhouette trajectories shaped
-like the real ones, with each seed's shape parameters jittered
-(tests/test_seed_interval_coverage.py).
-
-A real run is deterministic given its seed (full-batch Adam, exact metrics; the classifier's
-initialisation is the only randomness), so a seed is one draw of a smooth trajectory, not a
-trajectory plus noise. Three shapes, after the runs of the main study:
+like the real ones, each seed's shape parameters jittered (a real run is deterministic given its
+seed, so a seed is one draw of a smooth trajectory). Three shapes, after the main study's runs:
 
 - ``fall``: IsoScore falls monotonically towards a floor while silhouette rises (polarity, SNLI);
 - ``dip``: IsoScore falls to a minimum, then recovers part of the way while silhouette keeps

@@ -30,7 +30,6 @@ from isotropy.verdicts.claims import (
 )
 from isotropy.verdicts.measurements.run import load_tables, measure
 from isotropy.verdicts.tolerances import NEAR_GUARANTEED, counted
-from isotropy.workflow.config import with_sources
 
 
 def judged(tables: dict, study: str) -> list[dict]:
@@ -109,10 +108,8 @@ def test_paper_pattern_is_supported_with_independent_values():
         max(last[m].std(ddof=1) / change[m] for m in change)  # spread against the effect
     )
     assert {row["verdict"] for row in rows.values()} == {SUPPORTED}
-    assert (
-        rows["silhouette_rises"]["setup"] == "miniLM/polarity"
-        and "Figure 2" in rows["silhouette_rises"]["paper"]
-    )
+    assert rows["silhouette_rises"]["setup"] == "miniLM/polarity"
+    assert "Figure 2" in rows["silhouette_rises"]["paper"]
 
 
 def test_metrics_moving_together_are_not_supported():
@@ -133,10 +130,8 @@ def test_one_seed_and_constant_series():
     assert rows["seeds_agree"]["verdict"] == NOT_RUN and "one seed" in rows["seeds_agree"]["note"]
     assert rows["spearman_strongly_negative"]["verdict"] == NOT_SUPPORTED
     assert "undefined" in rows["spearman_strongly_negative"]["note"]
-    assert (
-        rows["isoscore_falls"]["verdict"] == NOT_SUPPORTED
-        and rows["isoscore_falls"]["measured"] == 0
-    )
+    assert rows["isoscore_falls"]["verdict"] == NOT_SUPPORTED
+    assert rows["isoscore_falls"]["measured"] == 0
 
 
 def test_nan_steps_are_skipped_and_all_nan_is_an_error():
@@ -209,10 +204,8 @@ def test_istar_one_seed_is_not_judged_and_noise_is_inconclusive():
 def test_correlation_claims_with_disagreeing_seed_signs_are_not_supported():
     """Rejected: supersense per-seed r +0.75 and +0.68, pooled −0.31, judged "r < 0: supported"."""
     rising = synthetic_traces(silhouette_slope=0.4, isoscore_slope=0.3, seeds=(0, 1))
-    rising.loc[rising["seed"] == 1, ["isoscore", "silhouette"]] += [
-        -0.5,
-        0.6,
-    ]  # offsets flip the pooled sign
+    offsets = [-0.5, 0.6]  # flip the pooled sign
+    rising.loc[rising["seed"] == 1, ["isoscore", "silhouette"]] += offsets
     correlations = correlation_table(rising, by=["encoder", "dataset"])
     pooled = correlations.query("scope == 'all'")["pearson_r"].iloc[0]
     per_seed = correlations.query("scope != 'all'")["pearson_r"]
@@ -231,17 +224,15 @@ def test_geometry_claims():
     rows = by_claim(geometry_rows(sts))
     assert rows["cluster_based_raises_isotropy"]["measured"] == pytest.approx(0.64 / 3.36e-5)
     assert rows["cluster_based_raises_sts"]["measured"] == pytest.approx(67.50 - 54.09)
-    # one value against a bound: a point comparison, no test (issue 59, item 7)
+    # one value against a bound: a point comparison, no test
     assert {r["verdict"] for r in rows.values()} == {UNTESTED_HOLDS}
     assert all("a point comparison, no test" in r["note"] for r in rows.values())
     # Near-zero correlations stay as they are (×100 already), never rescaled.
     weak = sts.assign(spearman=[0.2, 0.5, 0.9])
-    assert by_claim(geometry_rows(weak))["cluster_based_raises_sts"]["measured"] == pytest.approx(
-        0.7
-    )
-    assert {r["verdict"] for r in geometry_rows(sts.query("method != 'cluster-based'"))} == {
-        NOT_RUN
-    }
+    weak_gain = by_claim(geometry_rows(weak))["cluster_based_raises_sts"]["measured"]
+    assert weak_gain == pytest.approx(0.7)
+    without = geometry_rows(sts.query("method != 'cluster-based'"))
+    assert {r["verdict"] for r in without} == {NOT_RUN}
 
 
 def test_check_results_marks_absent_studies_not_run(tmp_path):
@@ -263,10 +254,8 @@ def test_check_results_marks_absent_studies_not_run(tmp_path):
     assert set(table.loc[table["study"] != "main", "verdict"]) == {NOT_RUN}
     assert set(table["study"]) == {"main", "glue", "istar", "geometry"}
     markdown = claims_markdown(table)
-    assert (
-        markdown.startswith("# Claims check")
-        and "| main | miniLM/polarity | silhouette_rises |" in markdown
-    )
+    assert markdown.startswith("# Claims check")
+    assert "| main | miniLM/polarity | silhouette_rises |" in markdown
     # the ρ claim passes, near-guaranteed, and is not counted (tests/test_near_guaranteed.py)
     assert f"✅ supported: {(counted(table) == SUPPORTED).sum()}" in markdown
     assert (counted(table) == NEAR_GUARANTEED).sum() == 1
@@ -286,12 +275,7 @@ def test_claims_of_the_tiny_run(tiny_run):
 
     workdir, command, mirror = tiny_run
     if not (workdir / "results/claims.csv").is_file():  # the shared fixture may not have made it
-        base = list(command)
-        result = tiny_workflow.run_with_mirror(
-            base + ["check_claims"],
-            mirror,
-            timeout=900,
-        )
+        result = tiny_workflow.run_with_mirror([*command, "check_claims"], mirror, timeout=900)
         assert result.returncode == 0, result.stderr[-4000:]
     claims = pd.read_csv(workdir / "results/claims.csv")
     assert list(claims.columns) == COLUMNS
@@ -306,7 +290,7 @@ def test_claims_of_the_tiny_run(tiny_run):
         SUPPORTED,
         NOT_SUPPORTED,
         INCONCLUSIVE,  # two seeds: a direction test over seeds may not reach α after Holm
-        STAND_IN,  # a bound at the paper's number on GloVe (issue 59)
+        STAND_IN,  # a bound at the paper's number on GloVe
     }
     glue = claims[claims["study"] == "glue"]
     assert set(glue["setup"]) == {"miniLM/rte", "miniLM/wnli"}
@@ -330,17 +314,10 @@ def test_claims_of_the_tiny_run(tiny_run):
     assert (workdir / "results/claims.csv.provenance.json").is_file()
 
 
-def test_workflow_inputs_follow_the_configured_studies():
-    from pathlib import Path
-
-    import yaml
-
+def test_workflow_inputs_follow_the_configured_studies(config):
     from isotropy.studies import verdict_inputs as workflow_inputs
     from isotropy.workflow.inputs import workflow_run_keys
 
-    config = with_sources(
-        yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
-    )
     inputs = workflow_inputs(config)
     assert set(inputs) == {
         "main_traces",
@@ -355,14 +332,11 @@ def test_workflow_inputs_follow_the_configured_studies():
         "geometry_sts",
         "geometry_classification",
     }
-    assert len(inputs["main_traces"]) == len(config["main"]["setups"]) * len(
-        config["main"]["seeds"]
-    )
+    runs = len(config["main"]["setups"]) * len(config["main"]["seeds"])
+    assert len(inputs["main_traces"]) == runs
     assert inputs["glue_table3"] == "results/glue/table3.csv"
-    assert (
-        inputs["istar_runs"] == "results/istar/runs.csv"
-        and inputs["geometry_sts"] == "results/geometry/sts.csv"
-    )
+    assert inputs["istar_runs"] == "results/istar/runs.csv"
+    assert inputs["geometry_sts"] == "results/geometry/sts.csv"
     keys = workflow_run_keys(config)
     for study in ("main", "glue"):
         assert [
@@ -383,9 +357,8 @@ def test_workflow_inputs_follow_the_configured_studies():
 
 
 def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
-    """Issues 47/49/59: the extension study's claim rows are judged as the page's directions are
-    (every seed and a one-sided t over seeds) and adjusted as one family, the study's own, on
-    the claims page as on their own page: the same verdicts on both."""
+    """The extension study's claim rows are judged as the page's directions are and adjusted as
+    one family, the study's own, on the claims page as on their own page."""
     from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
     from isotropy.verdicts.claims import ERROR_CONTROL, check_seed_claims
 
@@ -411,9 +384,8 @@ def test_the_extension_studys_claims_are_their_own_family_on_both_pages():
     per_seed = pd.concat([clear, marginal, null], ignore_index=True)
     alone = check_seed_claims(per_seed, EXTENSION_CLAIMS, "extensions").set_index("setup")
     assert alone.loc["toy/clear", "verdict"] == SUPPORTED
-    assert (
-        "Holm over the 3 tests of Mickus et al. 2024 · extensions" in alone.loc["toy/clear", "note"]
-    )
+    family = "Holm over the 3 tests of Mickus et al. 2024 · extensions"
+    assert family in alone.loc["toy/clear", "note"]
     assert alone.loc["toy/marginal", "verdict"] == INCONCLUSIVE  # Holm: 2 × 0.030 > 0.05
     assert alone.loc["toy/null", "verdict"] == INCONCLUSIVE
     # on the claims page: the main study's tested rows are a family of their own

@@ -1,15 +1,6 @@
-"""Every published row declares what its number is, and no rule text says what the code does not
-do (issue 59, item 6).
-
-* every row of config/published_values.csv declares estimand, m and the reason for δ; every
-  equivalence row its δ, on the scale it is judged on (a share of the paper's value only where
-  the paper's number has no seed noise), and no typed ``why``: the page's ``why`` is written
-  from the rule in force (:func:`isotropy.verdicts.declarations.rule_text`);
-* ``sst2_iw_percent`` is judged like every other I(W) row (the logit, odds within a factor 2, in
-  the page's Holm family), not by a point factor 2 that let 0.42–1.00 agree with 0.84;
-* rule phrases in docs/verdicts.md, docs/methods.md and the CSV are each checked against what the
-  code does with a case that tells them apart: a phrase the code does not apply fails the test.
-"""
+"""Every published row declares what its number is (docs/verdicts.md, "What each printed number
+is"), and no rule phrase in the docs or the CSV says what the code does not do: each phrase is
+checked against a case that tells them apart."""
 
 from __future__ import annotations
 
@@ -91,9 +82,6 @@ def test_sst2_iw_percent_is_judged_like_the_other_iw_rows():
         judged = verdict(level)
         assert judged.test is not None and T.settle(judged.test) == T.DIFFERS, level
     assert T.settle(verdict(84.0).test) == T.AGREES  # odds 5.25 vs 5.39
-
-
-# ------------------------------------------------------------------ rule words
 
 
 def _claim(per_seed: tuple[float, ...]) -> str:

@@ -1,22 +1,10 @@
-"""The bound the pages state, checked where it was false (issue 59, item 2; issue 66, item 2): a
-true gap of exactly δ reads *agrees* with probability ≤ α/2 = 0.025, on both sides of the
-paper's value, at each of Mickus et al.'s four printed r (config/published_values.csv, their own
-declared margin), under both readings of the paper's number (one run; one r pooled over its
-m = 5 runs), at 3, 5 and 10 seeds; and a faithful replication still reads *differs* with
-probability ≤ α.
-
-"A true gap of δ" is a gap between the expected values of the paper's statistic and ours on the
-scale the row is judged on, our truth on an edge of the declared region around the paper's
-truth (``scale.region``). The paper prints its draw **rounded to 3 decimals**, as it did, so the
-rule must hold for any truth the print stands for: the paper's truth is put 0.0004 either
-side of each printed value. The seed spreads include the committed protocol run's own (sd of the
-seeds' z 0.0026 on polarity, 0.0057 on SNLI), where a rule that ignores the rounding fails
-(0.03-0.07 at −0.878 and −0.978 on the code before issue 66).
-
-Vectorised: the one-run reading on normal per-seed values of Fisher z, the pooled reading on
-simulated trajectories (tests/seed_simulator.py) with the production pooled prediction, its
-statistic's spread shifted on z to sit at each printed value and scaled to each seed spread.
-Seeded; seconds.
+"""The bound the pages state: a true gap of exactly δ (between the expected values of the
+paper's statistic and ours, on the judging scale) reads *agrees* with probability ≤ α/2, on both
+sides of each of Mickus et al.'s four printed r, under both readings of the paper's number (one
+run; one r pooled over m = 5 runs), at 3, 5 and 10 seeds; a faithful replication reads *differs*
+with probability ≤ α. The paper prints its draw rounded to 3 decimals, so its truth is put
+0.0004 either side of each printed value; the seed spreads include the committed run's own
+(sd of z 0.0026 on polarity, 0.0057 on SNLI), where a rule blind to the rounding fails.
 """
 
 from __future__ import annotations
@@ -68,9 +56,8 @@ def truths(paper: float, margin: str) -> dict[str, float]:
 
 
 def shares(paper_z_draw, predictions, margin, half) -> tuple[np.ndarray, np.ndarray]:
-    """Per replication: agrees, differs (the page's rule, one row at α: under every reading of
-    ``predictions``, (centre, se, df) each, the larger p kept; ``half``: the rounding the rule
-    allows for, 0 as the rule was before issue 66)."""
+    """Per replication: agrees, differs (the page's rule, one row at α, under every reading of
+    ``predictions``; ``half``: the rounding the rule allows for)."""
     printed = np.round(np.tanh(paper_z_draw), 3)  # the paper prints its draw, rounded
     (low, high), (outer_low, outer_high) = eq.tested_regions(Z, printed, margin, half)
     p_agree = np.max([eq.test_arrays(*p, low, high)[0] for p in predictions], axis=0)
@@ -121,8 +108,8 @@ def test_a_gap_of_delta_rarely_agrees_whatever_the_print_rounds(reading, seeds):
 
 
 def test_a_rule_blind_to_the_rounding_fails_at_the_committed_runs_spread():
-    """The planted case: the same cells judged as before issue 66 (the printed value taken as
-    exact) read *agrees* too often at a gap of δ where the print's rounding is wide on z."""
+    """The planted case: the printed value taken as exact reads *agrees* too often at a gap of δ
+    where the print's rounding is wide on z."""
     rng = np.random.default_rng(5)
     found = cells("one run", 3, rng, half=0.0)
     failing = {c[0] for c in found if c[2] != "faithful" and c[5] > c[6]}
@@ -150,8 +137,8 @@ def pooled_draws(shape: str, seeds: int, rng) -> tuple:
     pooled draw, our predictions under the row's two readings (pooled over m = 5, and one run:
     deviation of the centre, se, df), and the sd of one seed's z (to scale them to another seed
     spread). The row is declared ``pooled|single`` and judged under both: the pooled reading
-    alone reads *agrees* at a gap of δ in 4.4% and 5.3% of the phases shape's replications at 3
-    and 5 seeds (its prediction is skewed, rounding or not), the row under both within 2.5%."""
+    alone reads *agrees* at a gap of δ in about 5% of the phases shape's replications (its
+    prediction is skewed), the row under both within 2.5%."""
     steps = np.arange(0, sim.UPDATES + 1, 10)
     runs = 5 + seeds
     iso, sil = sim.trajectories(shape, POOLED_REPLICATIONS * runs, rng, steps)
@@ -186,34 +173,19 @@ def test_a_row_read_two_ways_keeps_only_the_verdict_both_readings_give():
     row = table[(table["quantity"] == "pearson_r") & (table["setup"] == "polarity")].iloc[0]
     assert row["estimand"] == "pooled|single" and row["m"] == "5"
     assert "holds under both" in row["why"]
-    declared = T.Declared("pooled|single", 5.0, row["margin"])
     rng = np.random.default_rng(1)
     iso, sil = sim.trajectories("fall", 5, rng, np.arange(0, 1001, 10))
     moments = _moments(iso, sil)
     per_seed = tuple(np.tanh(_pooled_z(moments[:, None, :])))
     pooled = float(np.tanh(_pooled_z(moments)))
-    both = T.judge_equivalence(
-        "printed",
-        {**measured(per_seed, moments), "value": pooled},
-        pooled,
-        declared,
-        unit="correlation",
+    ours = {**measured(per_seed, moments), "value": pooled}
+    both, one, pool = (
+        T.judge_equivalence(
+            "printed", ours, pooled, T.Declared(estimand, m, row["margin"]), unit="correlation"
+        )
+        for estimand, m in (("pooled|single", 5.0), ("single", 1.0), ("pooled", 5.0))
     )
     assert "read as one run" in both.text and "pooled over the paper's runs" in both.text
-    one = T.judge_equivalence(
-        "printed",
-        measured(per_seed, moments),
-        pooled,
-        T.Declared("single", 1.0, row["margin"]),
-        unit="correlation",
-    )
-    pool = T.judge_equivalence(
-        "printed",
-        {**measured(per_seed, moments), "value": pooled},
-        pooled,
-        T.Declared("pooled", 5.0, row["margin"]),
-        unit="correlation",
-    )
     assert both.test.p_agree == pytest.approx(max(one.test.p_agree, pool.test.p_agree))
     assert both.test.p_differ == pytest.approx(max(one.test.p_differ, pool.test.p_differ))
     assert both.test.low <= min(one.test.low, pool.test.low) + 1e-12

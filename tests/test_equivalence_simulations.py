@@ -1,5 +1,5 @@
 """The verdict rules are sound on simulated seeds, the paper's value drawn the way it was made
-from our seeds' distribution (issue 47, "Done when"):
+from our seeds' distribution:
 
 * a faithful replication reads *differs* in at most 5% of cases at 3, 5 and 10 seeds;
 * with a true gap of 2δ, *agrees* in at most 5% at every seed-noise level (sd of z 0.02–0.4);
@@ -32,7 +32,6 @@ from isotropy.verdicts.comparison import (
     comparison_markdown,
     read_published,
 )
-from isotropy.verdicts.measurements import measurement
 from isotropy.verdicts.measurements.run import measure
 
 ALPHA = eq.ALPHA
@@ -211,9 +210,7 @@ def test_five_monotone_seeds_with_a_low_pooled_rho_are_strongly_negative():
     assert rho["value"] > -0.9 and all(v == pytest.approx(-1) for v in rho["per_seed"])
     assert claim_rows(measured)["spearman_strongly_negative"]["verdict"] == SUPPORTED
     table = compare(read_published(), measured, {"main"})
-    row = table[(table["quantity"] == "spearman_rho") & (table["setup"] == "miniLM/polarity")].iloc[
-        0
-    ]
+    row = table.query("quantity == 'spearman_rho' and setup == 'miniLM/polarity'").iloc[0]
     assert row["verdict"] == T.CONSISTENT and "every one of 5 seeds" in row["tolerance"]
 
 
@@ -221,61 +218,23 @@ def test_levels_that_differ_between_seeds_are_not_strongly_negative():
     """Rejected: per-seed ρ of −0.12…−0.18 with a pooled ρ of −0.97 read "strongly negative:
     supported"."""
     per_seed = (-0.12, -0.14, -0.15, -0.16, -0.18)
-    rows = [
-        measurement(
-            "main",
-            "spearman_rho",
-            "miniLM/polarity",
-            "polarity",
-            -0.97,
-            per_seed=per_seed,
-            seeds=5,
-            n=150,
-        )
-    ]
-    row = claim_rows(pd.DataFrame(rows))["spearman_strongly_negative"]
+    rho = sim.seed_measurement("spearman_rho", "miniLM/polarity", "polarity", per_seed, n=150)
+    row = claim_rows(pd.DataFrame([{**rho, "value": -0.97}]))["spearman_strongly_negative"]
     assert row["verdict"] == NOT_SUPPORTED and "0 of 5 hold" in row["note"]
 
 
-def test_silhouette_falling_in_four_of_five_seeds_does_not_rise():
-    rows = [
-        measurement(
-            "main",
-            "silhouette_change",
-            "miniLM/polarity",
-            "polarity",
-            -0.017,
-            per_seed=(-0.02, -0.03, -0.025, -0.02, 0.01),
-            seeds=5,
-        )
-    ]
-    row = claim_rows(pd.DataFrame(rows))["silhouette_rises"]
-    assert row["verdict"] == NOT_SUPPORTED and "1 of 5 seeds above 0" in row["note"]
-    # every seed rising, clearly: supported; one of five against: not yet supported
-    rising = [
-        measurement(
-            "main",
-            "silhouette_change",
-            "s",
-            "polarity",
-            0.2,
-            per_seed=(0.2, 0.21, 0.19, 0.2, 0.22),
-            seeds=5,
-        )
-    ]
-    assert claim_rows(pd.DataFrame(rising))["silhouette_rises"]["verdict"] == SUPPORTED
-    mixed = [
-        measurement(
-            "main",
-            "silhouette_change",
-            "s",
-            "polarity",
-            0.15,
-            per_seed=(0.2, 0.21, 0.19, 0.2, -0.05),
-            seeds=5,
-        )
-    ]
-    assert claim_rows(pd.DataFrame(mixed))["silhouette_rises"]["verdict"] == T.INCONCLUSIVE
+@pytest.mark.parametrize(
+    ("per_seed", "verdict", "said"),
+    [
+        ((-0.02, -0.03, -0.025, -0.02, 0.01), NOT_SUPPORTED, "1 of 5 seeds above 0"),
+        ((0.2, 0.21, 0.19, 0.2, 0.22), SUPPORTED, "5 of 5 seeds above 0"),
+        ((0.2, 0.21, 0.19, 0.2, -0.05), T.INCONCLUSIVE, "4 of 5 seeds above 0"),  # one against
+    ],
+)
+def test_silhouette_rises_only_when_every_seed_rises(per_seed, verdict, said):
+    rises = sim.seed_measurement("silhouette_change", "s", "polarity", per_seed)
+    row = claim_rows(pd.DataFrame([rises]))["silhouette_rises"]
+    assert row["verdict"] == verdict and said in row["note"]
 
 
 def test_one_seed_ending_at_three_times_the_others_does_not_agree():
@@ -284,7 +243,6 @@ def test_one_seed_ending_at_three_times_the_others_does_not_agree():
     traces = traces_of([(0, 0)] * 5, iso_end=[0.03, 0.03, 0.03, 0.03, 0.09])
     row = claim_rows(sim.measured(traces))["seeds_agree"]
     # spread / change 0.10 > 5%: never "agree"; five seeds cannot show it is above 5% either
-    # (a test of the spread, issue 59), so it is inconclusive
     assert row["verdict"] == T.INCONCLUSIVE and row["measured"] > T.ALPHA
     wide = traces_of([(0, 0)] * 5, iso_end=[0.03, 0.15, 0.09, 0.2, 0.01])
     assert claim_rows(sim.measured(wide))["seeds_agree"]["verdict"] == NOT_SUPPORTED
@@ -302,27 +260,14 @@ def test_a_stand_in_row_is_not_judged_numerically():
         "for CoDWoE",
     )
     config = {"encoders": {"word2vec": {"kind": "word-vectors", "source": "word2vec"}}}
-    table1 = pd.DataFrame(
-        [
-            {
-                "encoder": "word2vec",
-                "dataset": "pos",
-                "items": 11_462,
-                "rows": 11_462,
-                "dim": 50,
-                "labels": 4,
-                "params": 573_304,
-            }
-        ]
-    )
+    columns = "encoder dataset items rows dim labels params".split()
+    table1 = pd.DataFrame([("word2vec", "pos", 11_462, 11_462, 50, 4, 573_304)], columns=columns)
     measured = measure({"main_table1": table1}, config, stand, studies.table_measures())
     table = compare(read_published(), measured, {"main"})
     pos = table[(table["setup"] == "word2vec/pos")].set_index("quantity")
     assert set(pos["verdict"]) == {T.STAND_IN}
-    assert (
-        "GloVe 50-d" in pos.loc["parameters", "tolerance"]
-        and pos.loc["items", "our_value"] == 11_462
-    )
+    assert "GloVe 50-d" in pos.loc["parameters", "tolerance"]
+    assert pos.loc["items", "our_value"] == 11_462
 
 
 def test_a_stride_beyond_its_measured_effect_is_not_comparable_never_differs():
@@ -333,9 +278,8 @@ def test_a_stride_beyond_its_measured_effect_is_not_comparable_never_differs():
     measured = sim.measured(traces, {"main": {"metric_stride": 20, "updates": 1000}})
     table = compare(read_published(), measured, {"main"})
     row = table[(table["quantity"] == "pearson_r") & (table["setup"] == "miniLM/polarity")].iloc[0]
-    assert (
-        row["verdict"] == T.NOT_COMPARABLE and "metric_stride 20, the paper's 1" in row["tolerance"]
-    )
+    assert row["verdict"] == T.NOT_COMPARABLE
+    assert "metric_stride 20, the paper's 1" in row["tolerance"]
 
 
 def test_both_pages_state_their_error_control():
@@ -364,24 +308,13 @@ def test_published_rows_without_declarations_get_documented_defaults(tmp_path):
     assert row["margin_reason"].startswith("default for a correlation")  # a default has a reason
     assert "±0.1 on Fisher z" in row["why"]  # written from the rule, not typed
     bad = tmp_path / "bad.csv"
-    bad.write_text(
-        header
-        + ",estimand,m,margin,margin_reason,protocol\n"
-        + "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,,,pooled,five,"
-        + "z:0.1,r,\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(ValueError, match=r"row 2 .*m 'five' is not a whole number"):
-        read_published(bad)
-    bad.write_text(
-        header
-        + ",estimand,m,margin,margin_reason,protocol\n"
-        + "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,,,pooled,5,"
-        + "0.05,r,\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(ValueError, match="margin '0.05' is not <kind>"):
-        read_published(bad)
+    start = "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,,,pooled,"
+    declarations = ",estimand,m,margin,margin_reason,protocol\n"
+    refused = {"five,z:0.1": r"row 2 .*m 'five' is not a whole", "5,0.05": "margin '0.05' is not"}
+    for declared, refusal in refused.items():
+        bad.write_text(f"{header}{declarations}{start}{declared},r,\n", encoding="utf-8")
+        with pytest.raises(ValueError, match=refusal):
+            read_published(bad)
 
 
 def test_what_the_interval_over_seeds_does_not_cover():

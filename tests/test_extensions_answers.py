@@ -15,18 +15,10 @@ from isotropy.verdicts.extension_answers import claims_table
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_every_claim_row_of_the_values_is_in_the_table():
-    seeds, run = answers.load(ROOT)
-    table = claims_table(seeds)
-    block = answers.answers_markdown(seeds, run)
-    for row in table.itertuples(index=False):
-        assert f"| `{row.claim}` | {row.setup} |" in block
-        assert f"*{row.verdict}* |" in block
-
-
 def test_the_rendering_follows_the_values():
     """Turn every triplet run's IsoScore change the other way: the rendered verdict moves, so
-    the staleness test above cannot pass on a page written for other values."""
+    the page's staleness test cannot pass on a page written for other values (its every row:
+    tests/test_verdict_families.py)."""
     seeds, run = answers.load(ROOT)
     triplet = (seeds["question"] == "triplet") & (seeds["quantity"] == "isoscore_change")
     if not triplet.any():
@@ -59,7 +51,7 @@ def test_claims_without_values_render_as_not_run():
 
 @pytest.mark.covers("mickus:lim-heldout")
 def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_path):
-    """Issue 80, item 7: the committed held-out seeds carry the majority baseline, which is the
+    """The committed held-out seeds carry the majority baseline, which is the
     split's own (recomputed here from the mirror's polarity sentences) and what the rerun of seed
     3 recorded, and that rerun reproduces the committed seed-3 values. Both answers are judged; a
     planted baseline above every seed's accuracy turns them back to *not judged*."""

@@ -113,9 +113,7 @@ def test_forest_rows_are_the_judged_rows_with_a_paper_value_and_a_band():
     # the interval that ends on the band's edges ends at ±1, whichever scale it came from
     assert (rows.loc[0, "x_low"], rows.loc[0, "x_high"]) == (-1.0, 1.0)
     # at r = −1 the band's upper side is 0.022 wide: 0.03 lies beyond it, 0.01 inside
-    assert rows.loc[2, "x_high"] == pytest.approx(0.03 / 0.022) and rows.loc[2, "x_low"] == (
-        pytest.approx(0.01 / 0.022)
-    )
+    assert rows.loc[2, ["x_low", "x_high"]].tolist() == pytest.approx([0.01 / 0.022, 0.03 / 0.022])
     # no interval: an exact count, a seed-free value (one point), disagreeing seeds
     assert rows.loc[[3, 4, 5, 6], "x_low"].isna().all()
     assert rows.loc[3, "x"] == 0 and rows.loc[4, "x"] == math.inf and rows.loc[5, "x"] == -0.5
@@ -134,18 +132,13 @@ def test_forest_rows_are_the_judged_rows_with_a_paper_value_and_a_band():
 
 
 def test_exact_counts_are_drawn_below_the_correlations():
-    """Issue 83: the plot opened on four trivially right counts; a reader looks for the
-    correlations. Rows of other rules keep the table's order."""
-    count = _row(
-        "Table 1, row snli, column items", "miniLM/snli", 9842, 9842, T.AGREES, band=(0, 0)
-    )
+    """A reader looks for the correlations first; rows of other rules keep the table's order."""
+    count = _row("Table 1, row snli, items", "miniLM/snli", 9842, 9842, T.AGREES, band=(0, 0))
     r = _row("§3.2, r, snli", "miniLM/snli", -0.878, -0.873, T.AGREES, (-0.01, 0), (-0.05, 0.05))
     table = pd.DataFrame([{**count, "tolerance": "exact"}, r])
     assert forest_rows(table)["source"].tolist() == ["§3.2, r, snli", count["source"]]
-    assert forest_rows(pd.DataFrame([count, r]))["source"].tolist() == [
-        count["source"],
-        r["source"],
-    ]
+    in_order = forest_rows(pd.DataFrame([count, r]))["source"].tolist()
+    assert in_order == [count["source"], r["source"]]
 
 
 def test_a_table_without_the_band_columns_is_refused_by_name():
@@ -203,17 +196,18 @@ def test_the_caption_states_the_settings_and_names_every_stand_in_once():
     assert caption.count(GLOVE) == 1
 
 
+def _forest(table: pd.DataFrame, png, caption: str) -> str:
+    """The page's forest section of ``table``, its figure saved at ``png``."""
+    plot_forest(table, png.with_suffix(".pdf"), png)
+    return forest_html(
+        png.read_bytes(), caption, table, undrawn=undrawn_rows(table), listed=listed_rows(table)
+    )
+
+
 def test_the_page_opens_on_the_summary_and_the_forest_plot_then_the_run(tmp_path):
     table = small_table()
     png = tmp_path / "forest.png"
-    plot_forest(table, tmp_path / "forest.pdf", png)
-    forest = forest_html(
-        png.read_bytes(),
-        "the caption <b>",
-        table,
-        undrawn=undrawn_rows(table),
-        listed=listed_rows(table),
-    )
+    forest = _forest(table, png, "the caption <b>")
     claims = pd.DataFrame(
         [{"statement": "s", "setup": "miniLM/polarity", "verdict": "supported", "paper": "p"}]
     )
@@ -234,7 +228,7 @@ def test_the_page_opens_on_the_summary_and_the_forest_plot_then_the_run(tmp_path
 
 def test_the_comparison_names_a_stand_in_once_per_row():
     """Rejected: the stand-in's sentence in the tolerance column and again in the stand-in column
-    of the same row (the markdown page and the opening page)."""
+    of the same row."""
     table = small_table()
     table["printed"], table["quantity"], table["unit"], table["note"] = "x", "q", "u", ""
     for column in ("our_n", "paper_n", "k", "paper_k"):
@@ -349,14 +343,7 @@ def test_a_browser_shows_the_forest_plot_first_on_the_page(tmp_path):
 
     table = small_table()
     png = tmp_path / "forest.png"
-    plot_forest(table, tmp_path / "forest.pdf", png)
-    forest = forest_html(
-        png.read_bytes(),
-        forest_caption(table, {"main": [0]}, {}),
-        table,
-        undrawn=undrawn_rows(table),
-        listed=listed_rows(table),
-    )
+    forest = _forest(table, png, forest_caption(table, {"main": [0]}, {}))
     body = overview_html(table.iloc[:0], table, studies=[], seeds={}, stand_ins={}, forest=forest)
     page = tmp_path / "page.html"
     page.write_text(f"<html><body>{body}{IMAGE_PROBE}</body></html>", encoding="utf-8")
@@ -364,6 +351,5 @@ def test_a_browser_shows_the_forest_plot_first_on_the_page(tmp_path):
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert forest_image_size(shown.stdout) == Image.open(png).size
     dom = shown.stdout
-    assert (
-        dom.index("<h2>Summary") < dom.index('class="overview-forest"') < dom.index("<h2>This run")
-    )
+    forest = dom.index('class="overview-forest"')
+    assert dom.index("<h2>Summary") < forest < dom.index("<h2>This run")

@@ -1,13 +1,6 @@
-"""The main study's protocol run is committed, and what the docs say of it is generated from it
-(issue 59, item 1).
-
-``docs/data/main_*`` holds a finished ``make run`` (every seed's trace at every update, its
-table 1 and correlation table, a record with checksums). docs/main-study.md and the README's
-headline lines are rendered from that copy by the verdict code in force
-(isotropy.committed.main; tests/test_committed.py fails when either is stale or a file fails its
-checksum): these tests fail when the committed run is not at the paper's protocol or its verdicts
-move. The copying itself is tested on the golden tiny run's traces.
-"""
+"""The main study's committed protocol run (``docs/data/main_*``): these tests fail when it is
+not at the paper's protocol or its verdicts move (its pages' staleness: tests/test_committed.py);
+the copying itself is tested on the golden tiny run's traces."""
 
 from __future__ import annotations
 
@@ -49,8 +42,7 @@ def test_the_committed_run_is_at_the_papers_protocol():
 
 @needs_run
 def test_the_report_s_copy_of_the_verdicts_is_the_committed_run_judged():
-    """docs/data/main_verdicts.csv, which every report shows beside its run's own (issue 83; its
-    staleness: tests/test_committed.py)."""
+    """docs/data/main_verdicts.csv, which every report shows beside its run's own."""
     text = (ROOT / headline.VERDICTS).read_text(encoding="utf-8")
     assert "agrees" in text and "code ed3f5e44d86a; 5 seeds, 1000 updates" in text
 
@@ -82,9 +74,8 @@ def test_section_3_2_polarity_and_snli_agree_with_the_paper():
 @needs_run
 @pytest.mark.covers("mickus:trends", "mickus:seeds")
 def test_section_3_trends_are_judged_on_the_committed_run(monkeypatch):
-    """Issue 80, item 6: silhouette rises and IsoScore falls in every seed of the paper's own
-    model and data, judged by the claims' code on the committed run (the page shows it); a planted
-    trace whose IsoScore rises in polarity, or whose seeds end apart in SNLI, is caught."""
+    """Silhouette rises and IsoScore falls in every seed of the paper's own model and data; a
+    planted trace whose IsoScore rises in polarity, or whose seeds end apart in SNLI, is caught."""
     table = headline.trend_claims(ROOT).set_index(["claim", "setup"])["verdict"]
     assert len(table) == 3 * len(SETUPS)
     for setup in ("miniLM/polarity", "miniLM/snli"):
@@ -107,12 +98,9 @@ def test_section_3_trends_are_judged_on_the_committed_run(monkeypatch):
 
 @needs_run
 def test_the_headline_words_carry_their_rule():
-    """Issue 66: *agrees* with its margin in r; a ρ row with what monotone traces guarantee."""
-    line = "\n".join(
-        line
-        for line in headline.readme_block(ROOT).splitlines()
-        if line.startswith("| miniLM/polarity |")
-    )
+    """*agrees* with its margin in r; a ρ row with what monotone traces guarantee."""
+    lines = headline.readme_block(ROOT).splitlines()
+    line = "\n".join(line for line in lines if line.startswith("| miniLM/polarity |"))
     assert "**agrees** within −0.037 to +0.032 in r (D = paper − ours)" in line
     assert "**consistent** (near-guaranteed by monotone traces" in line
     assert "IsoScore goes against its trend at 2 of 1000 updates" in line
@@ -141,9 +129,8 @@ def test_the_monotone_words_count_what_goes_against_the_trend():
     traces = pd.DataFrame(rows)
     assert headline._monotone_words(traces, "e/d").startswith("guaranteed by monotone traces")
     traces.loc[(traces["seed"] == 1) & (traces["step"] == 3), "isoscore"] = 5.0
-    assert "IsoScore goes against its trend at 1 of 5 updates" in headline._monotone_words(
-        traces, "e/d"
-    )
+    words = headline._monotone_words(traces, "e/d")
+    assert "IsoScore goes against its trend at 1 of 5 updates" in words
 
 
 # --- the copying, on the golden tiny run (2 seeds, metrics every 10th update) ---------------
@@ -222,9 +209,8 @@ def test_the_repeat_on_another_device_matches_its_record_and_shows_a_planted_dif
     """The committed H100 repeat is the file its record names, and the comparison reports a
     planted change of one value and refuses a repeat with a step missing."""
     record = json.loads((ROOT / headline.H100_RUN).read_text(encoding="utf-8"))
-    assert record["files_sha256"][str(headline.H100_TRACES)] == sha256_file(
-        ROOT / headline.H100_TRACES
-    )
+    traces = headline.H100_TRACES
+    assert record["files_sha256"][str(traces)] == sha256_file(ROOT / traces)
     cpu = optimisation.committed_tables("main", ROOT)["main_traces"]
     other = pd.read_csv(ROOT / headline.H100_TRACES)
     clean = headline.device_differences(cpu, other)
@@ -238,8 +224,7 @@ def test_the_repeat_on_another_device_matches_its_record_and_shows_a_planted_dif
 
 
 def test_the_readme_s_one_sentence_says_what_the_committed_verdicts_say():
-    """The README's headline sentence is typed: it must stay what the generated verdicts say
-    (issue 83: one sentence, then the table)."""
+    """The README's headline sentence is typed: it must stay what the generated verdicts say."""
     readme = " ".join((ROOT / headline.README).read_text(encoding="utf-8").split())
     assert (
         "the correlation of IsoScore with the silhouette agrees with the paper on both sentence "

@@ -1,4 +1,4 @@
-"""The I-STAR claims read what docs/verdicts.md's rule says (issue 79, item 4), on the committed
+"""The I-STAR claims read what docs/verdicts.md's rule says, on the committed
 whole-split runs and on planted ones: *supported* when every seed goes the claimed way and the
 one-sided t over seeds is significant after Holm within the claim's family (one quantity, every
 λ), *not supported* when most seeds go the other way or the other test is significant. The rule

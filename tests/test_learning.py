@@ -1,9 +1,5 @@
-"""The learning guard (isotropy.verdicts.learning): a claim or printed number about a fine-tuned
-model whose accuracy is not above its task's majority baseline, or whose baseline was not
-recorded (issue 66), reads "not judged: learning not shown" on every page (issue 61, item 1):
-the CLS study's own page and the claims page, the paper comparison, the I-STAR rows of both
-pages, and the held-out fine-tuning's claims (its own page, the claims page, docs/extensions.md
-and the README line). Plain pandas, no model."""
+"""The learning guard (isotropy.verdicts.learning): a row about a fine-tuned model not shown
+above its majority baseline reads "not judged: learning not shown" on every page."""
 
 from __future__ import annotations
 
@@ -19,24 +15,21 @@ from test_verdicts import istar_runs
 
 from isotropy import studies
 from isotropy.extensions import results
-from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.studies import rajaee_cls as cls_record
 from isotropy.verdicts import learning
 from isotropy.verdicts.claims import (
     SUPPORTED,
     check_claims,
-    check_seed_claims,
     claims_markdown,
 )
 from isotropy.verdicts.comparison import compare, read_published
-from isotropy.verdicts.extension_answers import claims_table
+from isotropy.verdicts.extension_answers import claims_table, judged_claims
 from isotropy.verdicts.measurements import fine_tuned_not_learned
 from isotropy.verdicts.measurements.istar import istar_measurements
 from isotropy.verdicts.tolerances import NOT_LEARNED, STAND_IN, VERDICTS
 
 RTE_DEV, RTE_MAJORITY = 277, 146 / 277  # the mirror's RTE dev split: 146 of 277 entailment
-# The CLS default before issue 61 (256 pairs, 2 epochs), as measured then (issue 61):
-# 50.9% without the method, below the 52.7% majority baseline.
+# 256 pairs, 2 epochs: 50.9% without the method, below the 52.7% majority baseline
 CHANCE = [0.509, 0.495, 0.527, 0.513, 0.502]
 LEARNED = [0.621, 0.639, 0.614, 0.650, 0.628]
 
@@ -52,9 +45,8 @@ def test_the_test_against_its_references():
     assert agreed.p == pytest.approx(stats.norm.sf(z)) and agreed.learned
     # and close to the exact binomial test of one seed's correct answers (161 of 277)
     exact = stats.binomtest(161, RTE_DEV, 0.527, alternative="greater").pvalue
-    assert learning.learning_test([161 / RTE_DEV], 0.527, RTE_DEV).p == pytest.approx(
-        exact, abs=0.01
-    )
+    one_seed = learning.learning_test([161 / RTE_DEV], 0.527, RTE_DEV)
+    assert one_seed.p == pytest.approx(exact, abs=0.01)
 
 
 def test_chance_and_learned_seeds():
@@ -78,16 +70,12 @@ def _cls_runs(accuracy: list[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def test_a_chance_level_cls_run_is_not_judged_on_its_page():
-    """Fails on the code before issue 61: both claims read supported at chance accuracy."""
+    """Rejected: both claims read supported at chance accuracy."""
     table = cls_record.check_claims(*_cls_runs(CHANCE))
     assert set(table["verdict"]) == {NOT_LEARNED}
     assert all(n.startswith("without the method: accuracy not above") for n in table["note"])
     assert "➖ not judged: learning not shown: 2" in claims_markdown(table)
-
-
-def test_a_cls_run_above_the_baseline_is_judged():
-    table = cls_record.check_claims(*_cls_runs(LEARNED))
-    assert set(table["verdict"]) == {SUPPORTED}
+    assert set(cls_record.check_claims(*_cls_runs(LEARNED))["verdict"]) == {SUPPORTED}
 
 
 def test_only_the_claim_reading_the_unlearned_runs_is_guarded():
@@ -107,28 +95,23 @@ def test_a_chance_level_cls_run_is_not_judged_on_the_claims_page():
     assert set(page.loc[page["study"] == "rajaee_cls", "verdict"]) == {NOT_LEARNED}
 
 
-def _comparison(config_runs: pd.DataFrame) -> pd.DataFrame:
+def _comparison(accuracy: list[float]) -> pd.DataFrame:
     from isotropy.standins import StandIns
     from isotropy.workflow.config import load_config
 
     config = load_config(["config.yaml", "config/offline.yaml"])
-    table = compare_results({"rajaee_cls_runs": config_runs}, config, StandIns(), {"geometry"})
+    runs, _ = _cls_runs(accuracy)
+    runs = runs.assign(model="miniLM", train_examples=256, epochs=2)
+    runs["cls_iw_head_input"] = runs["cls_iw"]
+    table = compare_results({"rajaee_cls_runs": runs}, config, StandIns(), {"geometry"})
     return table[table["quantity"].str.startswith("rte_finetuned")]
 
 
 def test_the_comparison_page_guards_the_fine_tuned_rows():
-    runs, _ = _cls_runs(CHANCE)
-    runs = runs.assign(
-        model="miniLM", train_examples=256, epochs=2, cls_iw_head_input=runs["cls_iw"]
-    )
-    rows = _comparison(runs)
+    rows = _comparison(CHANCE)
     assert len(rows) == 4 and set(rows["verdict"]) == {NOT_LEARNED}
     assert rows["tolerance"].str.contains("not above the majority baseline 52.7%").all()
-    learned, _ = _cls_runs(LEARNED)
-    learned = learned.assign(
-        model="miniLM", train_examples=256, epochs=2, cls_iw_head_input=learned["cls_iw"]
-    )
-    assert set(_comparison(learned)["verdict"]) == {STAND_IN}  # judged as before: a stand-in
+    assert set(_comparison(LEARNED)["verdict"]) == {STAND_IN}  # judged as before: a stand-in
 
 
 def _istar(accuracy: float) -> pd.DataFrame:
@@ -147,9 +130,8 @@ def test_istar_rows_of_a_model_that_did_not_learn_are_not_judged():
     table = compare(read_published(), measured, {"istar"})
     ours = table[table["setup"].astype(str).str.startswith("m/t")]
     assert len(ours) == 2 and set(ours["verdict"]) == {NOT_LEARNED}
-    judged = check_claims(
-        pd.DataFrame(istar_measurements(_istar(0.85), {})), {"istar"}, studies.measured_claims()
-    )
+    learned = pd.DataFrame(istar_measurements(_istar(0.85), {}))
+    judged = check_claims(learned, {"istar"}, studies.measured_claims())
     assert NOT_LEARNED not in set(judged["verdict"])
 
 
@@ -165,38 +147,29 @@ def _heldout_seeds(accuracy: list[float]) -> pd.DataFrame:
     return results.heldout_seeds(pd.DataFrame(epochs))
 
 
+def _held(seeds: pd.DataFrame, table=None) -> pd.DataFrame:
+    """The held-out claims' rows of ``table`` (default: the guarded page of ``seeds``)."""
+    table = judged_claims(seeds) if table is None else table
+    return table[table["claim"].isin(learning.HELDOUT_CLAIMS)]
+
+
 def test_heldout_claims_of_a_model_that_did_not_learn_are_not_judged():
     seeds = _heldout_seeds([0.51, 0.52, 0.50, 0.53, 0.515])
-    page = learning.guard_heldout_claims(
-        check_seed_claims(results.claim_values(seeds), EXTENSION_CLAIMS, "extensions"), seeds
-    )
-    held = page[page["claim"].isin(learning.HELDOUT_CLAIMS)]
+    held = _held(seeds)
     assert len(held) == 2 and set(held["verdict"]) == {NOT_LEARNED}
     # docs/extensions.md and the README line read the same table
-    answers = claims_table(seeds)
-    assert set(answers.loc[answers["claim"].isin(learning.HELDOUT_CLAIMS), "verdict"]) == {
-        NOT_LEARNED
-    }
+    assert set(_held(seeds, claims_table(seeds))["verdict"]) == {NOT_LEARNED}
     learned = _heldout_seeds([0.78, 0.80, 0.79, 0.81, 0.77])
-    page = learning.guard_heldout_claims(
-        check_seed_claims(results.claim_values(learned), EXTENSION_CLAIMS, "extensions"), learned
-    )
-    assert set(page.loc[page["claim"].isin(learning.HELDOUT_CLAIMS), "verdict"]) == {SUPPORTED}
+    assert set(_held(learned)["verdict"]) == {SUPPORTED}
 
 
 @pytest.mark.parametrize("lost", ["missing", "NaN"])
 def test_heldout_claims_without_a_recorded_baseline_are_not_judged(lost):
-    """Runs from before the guard (docs/data/extensions_seeds.csv until issue 80): the guard
-    cannot tell, so it refuses to judge (passed them silently before issue 66)."""
+    """Runs with no baseline recorded: the guard cannot tell, so it refuses to judge."""
     seeds = _heldout_seeds([0.78, 0.80, 0.79, 0.81, 0.77])
     baseline = seeds["quantity"] == "majority_baseline"
-    seeds = (
-        seeds[~baseline] if lost == "missing" else seeds.assign(value=seeds["value"].mask(baseline))
-    )
-    page = learning.guard_heldout_claims(
-        check_seed_claims(results.claim_values(seeds), EXTENSION_CLAIMS, "extensions"), seeds
-    )
-    held = page[page["claim"].isin(learning.HELDOUT_CLAIMS)]
+    lost_value = seeds.assign(value=seeds["value"].mask(baseline))
+    held = _held(seeds[~baseline] if lost == "missing" else lost_value)
     assert len(held) == 2 and set(held["verdict"]) == {NOT_LEARNED}
     assert held["note"].str.startswith(learning.NO_BASELINE).all()
 
@@ -205,7 +178,6 @@ def test_fine_tuned_runs_without_a_recorded_baseline_are_not_judged():
     """The pages' guard (CLS, I-STAR): accuracy with no baseline, or a NaN one, is refused;
     another metric than accuracy has no baseline to beat and passes."""
     runs = pd.DataFrame({"accuracy": LEARNED, "eval_sentences": RTE_DEV})
-    assert fine_tuned_not_learned(runs)  # '' before issue 66
     assert fine_tuned_not_learned(runs) == learning.NO_BASELINE
     nan = runs.assign(majority_baseline=math.nan)
     assert fine_tuned_not_learned(nan) == learning.NO_BASELINE

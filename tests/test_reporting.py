@@ -123,7 +123,7 @@ def _make_report_commands(workdir, *args):
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.replace("\\\n", " ").splitlines()  # continuation lines joined
-    # the audit gate runs first, on the configuration the report will use (issue 67)
+    # the audit gate runs first, on the configuration the report will use
     gate = [line for line in lines if "isotropy.audit" in line and "--gate" in line]
     assert len(gate) == 1, lines
     assert lines.index(gate[0]) < min(i for i, line in enumerate(lines) if "bin/snakemake" in line)
@@ -180,7 +180,7 @@ def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoke
 
 def _verdict_rows() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """A preview's claims and comparison (an exact count, a correlation of one seed, a stand-in)
-    and the committed run's verdicts (issue 83)."""
+    and the committed run's verdicts."""
     claims = pd.DataFrame(
         {
             "setup": ["miniLM/polarity", "miniLM/snli", "x"],
@@ -248,8 +248,8 @@ def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
 
 
 def test_the_page_opens_on_what_replicated_beside_the_committed_run():
-    """Issue 83: the first lines say what replicated (the row that did not, named), then the
-    committed protocol run's §3.2 verdicts beside this run's, each labelled; the forest after."""
+    """The first lines say what replicated (the row that did not, named), then the committed
+    protocol run's §3.2 verdicts beside this run's, each labelled; the forest after."""
     page = _page()
     summary = page[: page.index("FOREST")]
     assert page.index("Summary (PREVIEW)") < page.index("FOREST") < page.index("<h2>This run")
@@ -276,35 +276,20 @@ def test_the_page_opens_on_what_replicated_beside_the_committed_run():
     assert "overview-committed" not in _page(pd.DataFrame())
 
 
-def test_whole_numbers_are_printed_whole_on_both_sides():
-    """Issue 83: 10662.000 against 1.066e+04 could not be checked by eye."""
+def test_the_tables_read_by_eye():
+    """Rejected: 10662.000 beside 1.066e+04; Markdown's code marks shown as typed; "9 1 seed: not
+    judged", a count run into a verdict that starts with a digit; the whole rule, a paragraph,
+    wrapped to 20 lines a row in a narrow column."""
+    claims, _, _ = _verdict_rows()
+    assert "`" in claims["statement"].iloc[1]  # planted
     page = _page()
     comparison = page[page.index("Paper comparison") : page.index("<h2>Tables</h2>")]
     assert comparison.count("<td>10662</td>") == 2 and "1.066e+04" not in page
     assert "10662.0" not in page and "<td>-0.8075</td>" in comparison
-
-
-def test_no_backticks_and_no_code_elements_on_the_page():
-    """Issue 83: the report's prose style draws a backtick around every <code>, and Markdown's
-    code marks in a cell were shown as typed."""
-    claims, comparison, committed = _verdict_rows()
-    assert "`" in claims["statement"].iloc[1]  # planted
-    page = _page()
     assert "`" not in page and "<code" not in page
     assert '<span class="file">results/preview/claims.csv</span>' in page
-
-
-def test_counts_stand_after_their_verdict():
-    """Issue 83: "9 1 seed: not judged" ran a count into a verdict that starts with a digit."""
-    page = _page()
     assert "3 numbers: 1 seed: not judged (1), agrees (1), stand-in: not judged (1)." in page
     assert not re.search(r"\d 1 seed", page)
-
-
-def test_the_comparison_shows_each_rule_by_its_kind_the_whole_rule_below():
-    """Issue 83: the whole rule, a paragraph, wrapped to 20 lines a row in a narrow column."""
-    page = _page()
-    short = page[page.index("Paper comparison") : page.index("<h2>Tables</h2>")]
-    assert "<th>rule</th>" in short and "<td>protocol differs</td>" in short
-    assert "its effect on pearson_r" not in short
+    assert "<th>rule</th>" in comparison and "<td>protocol differs</td>" in comparison
+    assert "its effect on pearson_r" not in comparison
     assert "its effect on pearson_r is not measured" in page[page.index("<h2>Tables</h2>") :]

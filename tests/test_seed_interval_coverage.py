@@ -1,4 +1,4 @@
-"""The interval over seeds means what it says (issue 31): on simulated seeds of trajectories
+"""The interval over seeds means what it says: on simulated seeds of trajectories
 shaped like the real ones (tests/seed_simulator.py), the nominal 95% interval covers the truth in
 at least 90% of replications at 5 seeds, and it does not move when only the stride changes."""
 

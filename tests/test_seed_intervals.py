@@ -1,6 +1,6 @@
 """The seed-level interval: its arithmetic against an independent computation, and its edges.
 
-Coverage on simulated seeds is checked separately (issue 31)."""
+Coverage on simulated seeds is checked separately (tests/test_seed_interval_coverage.py)."""
 
 import math
 

@@ -1,10 +1,5 @@
-"""Issue 59, items 3, 5 and 7: declared Holm families, the stand-in gate on every rule, and
-claims that say whether they were tested.
-
-Each test here failed on the code before the issue (checked by running it there): the families
-were "every tested row of the page", bounds bypassed the stand-in gate, and the seeds' spread was
-a point ratio against 0.05.
-"""
+"""Declared Holm families, the stand-in gate on every rule, and claims that say whether they
+were tested."""
 
 from __future__ import annotations
 
@@ -81,7 +76,7 @@ def _main_rows(table: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def test_no_comparison_verdict_of_the_main_study_moves_when_other_rows_join():
-    """Issue 59: the polarity row agreed with probability 0.97 alone and 0.26 beside 26 seed-free
+    """Rejected: the polarity row agreed with probability 0.97 alone and 0.26 beside 26 seed-free
     STS rows. Its family is Mickus et al. × main whatever else the run holds."""
     published = read_published()
     main = main_measured()
@@ -104,20 +99,16 @@ def test_no_comparison_verdict_of_the_main_study_moves_when_other_rows_join():
 
 
 def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
-    """Issue 59: a claim with raw p 0.0011 was supported on a main-only page and inconclusive once
-    I-STAR was configured. Each study's tests are their own family."""
+    """Rejected: a claim with raw p 0.0011 supported on a main-only page, inconclusive once I-STAR
+    was configured. Each study's tests are their own family."""
     marginal = (0.03, 0.015, 0.02, 0.03, 0.01)  # silhouette rises: one-sided t p 0.0031
     main = pd.DataFrame([sim.seed_measurement("silhouette_change", "s", "polarity", marginal)])
     alone = check_claims(main, {"main"}, studies.measured_claims())
     rises = alone[(alone["claim"] == "silhouette_rises") & (alone["setup"] == "s")]
     assert rises["verdict"].item() == SUPPORTED
-    values = [
-        (c, f"toy/{k}", s, v)
-        for k in range(12)
-        for s, v in enumerate((0.1, -0.1, 0.05))
-        for c in ("heldout_silhouette_follows",)
-    ]
-    extension = pd.DataFrame(values, columns=["claim", "setup", "seed", "value"])
+    values = [(f"toy/{k}", s, v) for k in range(12) for s, v in enumerate((0.1, -0.1, 0.05))]
+    extension = pd.DataFrame(values, columns=["setup", "seed", "value"])
+    extension.insert(0, "claim", "heldout_silhouette_follows")
     crowded = pd.concat([main, pd.DataFrame(istar_rows())], ignore_index=True)
     beside = pd.concat(  # the claims page as rule check_claims makes it
         [
@@ -130,9 +121,6 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
     assert "Holm over the 1 tests of Mickus et al. 2024 · main" in rises["note"].item()
     note = beside[(beside["claim"] == "silhouette_rises") & (beside["setup"] == "s")]["note"]
     assert note.item() == rises["note"].item()
-
-
-# ------------------------------------------------------------------ item 5: the stand-in gate
 
 
 GLOVE = StandIns(
@@ -153,33 +141,27 @@ def supersense_traces() -> pd.DataFrame:
 
 
 def test_bounds_at_the_papers_number_are_not_judged_on_a_stand_in_on_both_pages():
-    """Issue 59: ρ "always below −0.998" read not consistent on GloVe / WordNet supersense."""
+    """Rejected: ρ "always below −0.998" read not consistent on GloVe / WordNet supersense."""
     measured = sim.measured(supersense_traces(), {**WORD2VEC, **PROTOCOL}, GLOVE)
     rho = measured[measured["quantity"] == "spearman_rho"].iloc[0]
     assert rho["stand_in"] and max(rho["per_seed"]) > -0.998  # one seed fails the bound
     table = compare(read_published(), measured, {"main"})
     row = table[(table["quantity"] == "spearman_rho") & (table["setup"] == "word2vec/supersense")]
     assert row["verdict"].item() == T.STAND_IN and "GloVe 50-d" in row["tolerance"].item()
-    claims = (
-        check_claims(measured, {"main"}, studies.measured_claims())
-        .query("study == 'main'")
-        .set_index("claim")
-    )
+    claims = check_claims(measured, {"main"}, studies.measured_claims())
+    claims = claims.query("study == 'main'").set_index("claim")
     assert claims.loc["spearman_strongly_negative", "verdict"] == T.STAND_IN
     assert claims.loc["pearson_negative", "verdict"] == T.STAND_IN  # r below the paper's −0.8
     # a direction is judged on the stand-in, and its verdict cell says so
     assert claims.loc["silhouette_rises", "verdict"] == SUPPORTED
-    line = next(
-        s
-        for s in claims_markdown(claims.reset_index()).splitlines()
-        if "| word2vec/supersense | silhouette_rises |" in s
-    )
+    lines = claims_markdown(claims.reset_index()).splitlines()
+    line = next(s for s in lines if "| word2vec/supersense | silhouette_rises |" in s)
     assert "✅ supported (on a stand-in)" in line
 
 
 def test_cais_within_cluster_bound_is_not_judged_on_minilm_for_bert():
     """Cai's 'nearly isotropic within clusters' (a bound away from no change) on MiniLM standing
-    in for BERT: not judged (the old S_inter bound read not consistent here; it is now stated)."""
+    in for BERT: not judged."""
     row = measurement("geometry", "isoscore_within_ratio_min", "miniLM", "BERT", 0.2)
     row["stand_in"] = "miniLM (sentence-transformers/all-MiniLM-L6-v2) for BERT"
     table = compare(read_published(), pd.DataFrame([row]), {"geometry"})
@@ -198,9 +180,6 @@ def test_an_istar_direction_on_a_stand_in_says_so_in_its_verdict_cell():
     assert "**consistent** (on a stand-in)" in text
 
 
-# ------------------------------------------------------------------ item 7: tested or not
-
-
 def _spread(final_sd: float, n: int, rng: np.random.Generator) -> dict:
     """One simulated run's seed_spread row: IsoScore falls by 1 with final std ``final_sd``
     (ratio final_sd), silhouette rises by 1 with a negligible spread."""
@@ -217,7 +196,7 @@ def _seeds_agree(rows: pd.DataFrame) -> str:
 
 
 def test_seeds_agree_is_a_test_of_spread_against_the_change():
-    """Issue 59: a point ratio against 0.05 read supported with probability 0.26 at a true ratio
+    """Rejected: a point ratio against 0.05 read supported with probability 0.26 at a true ratio
     of 0.07 (five seeds). As a test it reads supported at most 5% of the time there."""
     rng = np.random.default_rng(7)
     draws = 150
@@ -241,19 +220,17 @@ def test_the_spread_tests_error_is_bounded_at_the_limit(n):
 
 
 def test_pearson_negative_holds_r_against_the_papers_level_not_zero():
-    """Issue 59: r < 0 in every seed read supported against the paper's −0.81…−0.98."""
+    """Rejected: r < 0 in every seed read supported against the paper's −0.81…−0.98."""
     weak = (-0.30, -0.28, -0.33, -0.31, -0.29)
     row = sim.seed_measurement("pearson_r", "miniLM/polarity", "polarity", weak, n=500)
-    claims = check_claims(pd.DataFrame([row]), {"main"}, studies.measured_claims()).query(
-        "study == 'main'"
-    )
-    claims = claims.set_index("claim")
+    claims = check_claims(pd.DataFrame([row]), {"main"}, studies.measured_claims())
+    claims = claims.query("study == 'main'").set_index("claim")
     assert claims.loc["pearson_negative", "verdict"] == NOT_SUPPORTED
     assert claims.loc["pearson_negative", "threshold"] == "< -0.8"
 
 
 def test_a_pooled_value_its_seeds_disagree_with_is_flagged_beside_it():
-    """Issue 59: per-seed r −0.15 with a pooled −0.997 printed "ours −0.997" without a word."""
+    """Rejected: per-seed r −0.15 with a pooled −0.997 printed "ours −0.997" without a word."""
     seeds = (-0.12, -0.14, -0.15, -0.16, -0.18)
     row = measurement(
         "main", "pearson_r", "miniLM/polarity", "polarity", -0.997, per_seed=seeds, seeds=5, n=500
@@ -279,10 +256,8 @@ def test_a_point_comparison_reads_untested():
         measurement("geometry", "sts_isotropy_ratio", "bert/stsb", "bert/stsb", 3.0),
         measurement("geometry", "sts_spearman_gain", "bert/stsb", "bert/stsb", -1.0),
     ]
-    claims = check_claims(pd.DataFrame(rows), {"geometry"}, studies.measured_claims()).query(
-        "study == 'geometry'"
-    )
-    claims = claims.set_index("claim")
+    claims = check_claims(pd.DataFrame(rows), {"geometry"}, studies.measured_claims())
+    claims = claims.query("study == 'geometry'").set_index("claim")
     assert claims.loc["cluster_based_raises_isotropy", "verdict"] == UNTESTED_HOLDS
     assert claims.loc["cluster_based_raises_sts", "verdict"] == UNTESTED_FAILS
 
@@ -307,9 +282,8 @@ def test_the_docs_answers_read_the_claims_pages_verdicts():
 
 
 def test_every_istar_row_reads_the_same_verdict_on_both_pages():
-    """Issue 59: 5-16% of I-STAR rows got different words on the comparison and the claims page
-    (the comparison adjusted p below 0 and p above 0, the claims page the claimed direction and
-    the other). One family, adjusted the same way, on both."""
+    """Rejected: 5-16% of I-STAR rows read different words on the comparison and the claims
+    page. One family, adjusted the same way, on both."""
     # IsoScore* falls clearly at every λ; the task gains at half of them with p 0.0035: Holm
     # over the claimed directions (12 tiny p first) gives 12 × 0.0035 = 0.042, consistent
     rows = []
@@ -327,12 +301,9 @@ def test_every_istar_row_reads_the_same_verdict_on_both_pages():
         "negative_lambda_lowers_isoscore": "istar_isoscore_change",
         "negative_lambda_improves_task": "istar_metric_gain",
     }
+    words = {SUPPORTED: T.CONSISTENT, NOT_SUPPORTED: T.NOT_CONSISTENT}
     on_claims = {
-        (quantity[r.claim], r.setup): {
-            SUPPORTED: T.CONSISTENT,
-            NOT_SUPPORTED: T.NOT_CONSISTENT,
-        }.get(r.verdict, r.verdict)
-        for r in claims.itertuples()
+        (quantity[r.claim], r.setup): words.get(r.verdict, r.verdict) for r in claims.itertuples()
     }
     table = compare(read_published(), measured, {"istar"})
     grid = table[table["quantity"].isin(quantity.values())]

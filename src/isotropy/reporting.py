@@ -1,8 +1,5 @@
-"""The opening page of the HTML report (``make report``): the forest plot of every judged paper
-number with the rows it cannot draw, then the run, its claims and its comparison with the papers'
-printed numbers. ``report/workflow.rst``, the first page of Snakemake's report, inserts the HTML
-written here (results/report/overview.html, rule report_overview).
-"""
+"""The opening page of the HTML report (rule report_overview): the summary, the forest plot,
+then the run, its claims and its comparison with the papers' printed numbers."""
 
 from __future__ import annotations
 
@@ -34,7 +31,7 @@ COMPARISON_COLUMNS = {
     "tolerance": "rule",
     "stand_in": "stand-in",
 }
-# The rows under the forest plot: what each is and why it is not drawn.
+# The rows under the forest plot
 REASON_COLUMNS = {
     "verdict": "verdict",
     "paper": "paper",
@@ -55,9 +52,7 @@ VERDICT_ORDER = (
     "agrees",
 )
 
-
-# The summary's groups of verdicts (claims' and paper numbers' alike); any other verdict but
-# "not run" and "stated" (nothing judged, nothing measured) is "not judged".
+# The summary's groups of verdicts; any other verdict but LEFT_OUT is "not judged".
 SUMMARY_GROUPS = {
     "replicated": ("agrees", "consistent", "supported"),
     "not replicated": ("differs", "not consistent", "not supported", "inconsistent across seeds"),
@@ -69,16 +64,14 @@ STATISTICS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
 
 
 def _counts(verdicts: pd.Series) -> str:
-    """Each verdict with its count after it, in brackets: a count never runs into a verdict
-    that starts with a digit ("1 seed: not judged (9)")."""
+    """Each verdict with its count after it: "1 seed: not judged (9)"."""
     counts = verdicts.fillna("").value_counts()
     ordered = sorted(counts.items(), key=lambda kv: (VERDICT_ORDER + (kv[0],)).index(kv[0]))
     return ", ".join(f"{html.escape(str(v) or 'no verdict')} ({n})" for v, n in ordered)
 
 
 def _cell(value: object) -> str:
-    """A number as a reader checks it by eye: a whole number in full (10662, on both sides of an
-    exact count), any other to 4 significant digits."""
+    """A whole number in full, any other to 4 significant digits."""
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -89,7 +82,7 @@ def _cell(value: object) -> str:
 
 
 def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str] | None = None) -> str:
-    """``frame`` as HTML, numbers by :func:`_cell`; only ``columns``, renamed, when given."""
+    """``frame`` as HTML; only ``columns``, renamed, when given."""
     shown = frame.copy()
     for column in shown:
         if pd.api.types.is_float_dtype(shown[column]):
@@ -116,10 +109,8 @@ def _named(labels: Sequence[str], most: int = 4) -> str:
 def summary_html(
     claims: pd.DataFrame, comparison: pd.DataFrame, committed: pd.DataFrame, mark: str = ""
 ) -> str:
-    """The page's first lines: what replicated in this run (claims and paper numbers, counted by
-    :data:`SUMMARY_GROUPS`, the rows that did not replicate named), then the §3.2 correlations
-    of this run beside those of the committed protocol run (``committed``: its verdicts, and in
-    column ``run`` what made them), each labelled with what made it."""
+    """The page's first lines: what replicated in this run, then the §3.2 correlations beside
+    those of the ``committed`` protocol run (column ``run``: what made them)."""
     rows = [
         (
             str(r.get("verdict")),
@@ -190,9 +181,7 @@ def forest_html(
     listed: pd.DataFrame,
     mark: str = "",
 ) -> str:
-    """The page's opening: the forest plot (``png``, embedded) with its ``caption``, then the
-    judged rows it cannot draw (``undrawn``) and the rows measured but not judged (``listed``),
-    each with its reason (:mod:`isotropy.verdicts.forest`)."""
+    """The forest plot (``png``) with its caption, then the rows it does not draw."""
     image = base64.b64encode(png).decode("ascii")
     counts = comparison["verdict"].value_counts()
     parts = [
@@ -216,15 +205,14 @@ def forest_html(
 
 
 def configuration_line(config: Mapping, page: str) -> str:
-    """The effective configuration of a run, named by the sha256 of its canonical JSON and by the
-    record that holds it in full (the page's provenance record)."""
+    """The effective configuration, named by the sha256 of its canonical JSON."""
     text = json.dumps(config, sort_keys=True, default=str)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     return f"the effective configuration (sha256 {digest}…), in full in {page}.provenance.json"
 
 
 def run_line(studies: Sequence[str], preview: str, configfiles: Sequence[str]) -> str:
-    """Which run this is: its target and the configuration files it was made with."""
+    """The run's target and configuration files."""
     if preview:
         folder = paths.study_file("", "preview")
         target = f"preview_study (make preview): the main study's setups, {folder}"
@@ -237,7 +225,7 @@ def run_line(studies: Sequence[str], preview: str, configfiles: Sequence[str]) -
 
 
 def tables_html(tables: Mapping[str, pd.DataFrame]) -> list[str]:
-    """Every table of the run in full, one folded section each (path as its title)."""
+    """Every table of the run in full, one folded section each."""
     parts = ["<h2>Tables</h2>", "<p>Every table of this run, in full (click to unfold).</p>"]
     for path, frame in tables.items():
         parts += [
@@ -262,10 +250,8 @@ def overview_html(
     forest: str = "",
     committed: pd.DataFrame | None = None,
 ) -> str:
-    """The first page: the summary (:func:`summary_html`, beside the ``committed`` run's
-    verdicts), the forest plot (``forest``, :func:`forest_html`), which run this is (target,
-    configuration, seeds, stand-ins), every claim and every paper number with its verdict (a
-    preview's marked as such), then every table."""
+    """The first page: the summary, the ``forest`` plot, which run this is, every claim and
+    paper number with its verdict, then every table."""
     tried = claims[claims["verdict"] != "not run"] if "verdict" in claims else claims
     mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
@@ -305,8 +291,7 @@ def overview_html(
 
 
 def _short_rules(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Each row's rule by its kind alone ("exact", "protocol differs"): the whole rule as applied,
-    a paragraph, stays in the full table below, where it does not squeeze a column."""
+    """Each row's rule by its kind alone; the whole rule stays in the full table below."""
     rule = (
         comparison["tolerance"].fillna("").astype(str).str.split(r":| \(", n=1, regex=True).str[0]
     )
@@ -314,6 +299,5 @@ def _short_rules(comparison: pd.DataFrame) -> pd.DataFrame:
 
 
 def preview_mark(preview: object) -> str:
-    """The mark a preview's headings carry (a main run's: none). Kept here, not in the script,
-    because the report shows each rule's script, and its text must not read as a preview's."""
+    """The mark a preview's headings carry (here: the report shows each rule's script)."""
     return " (PREVIEW)" if preview else ""

@@ -1,13 +1,5 @@
-"""The papers' claims as checks on our results: ``results/claims.{csv,md}``.
-
-Each claim names a measured quantity (:mod:`isotropy.verdicts.measurements`, the table the
-comparison with the papers reads too) and its rule (``Claim.rule``: ``direction``,
-``every_run``, ``seeds``, ``value``); one row per claim × setup. A claim is about every run, so
-it is judged on each seed, never on a pooled number alone (docs/verdicts.md, "Claims"). The
-tested rows are Holm-adjusted within their study's family (:mod:`isotropy.verdicts.families`),
-which the extension and CLS studies' own pages hold too, so a row reads the same verdict on
-every page.
-"""
+"""The papers' claims as checks on our results: ``results/claims.{csv,md}``, one row per claim ×
+setup, judged on each seed (the rules: docs/verdicts.md, "Claims")."""
 
 from __future__ import annotations
 
@@ -66,11 +58,9 @@ COLUMNS = [
     "note",
 ]
 SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
-# a point comparison that tests nothing (docs/verdicts.md): its own words
 UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
-# the run cannot tell (mark_undecided: both optima at the same end of the run)
 NOT_DECIDED = "not decided"
-# Every verdict of the claims page, in the page's order, with the mark it is printed with.
+# Every verdict of the claims page, in the page's order, with its mark.
 CLAIM_MARKS = {
     SUPPORTED: "✅",
     NOT_SUPPORTED: "❌",
@@ -97,7 +87,7 @@ class Claim:
     statement: str
     bound: str  # a tolerance of isotropy.verdicts.tolerances: below:x, above:x, at_least:x
     paper: str
-    rule: str = "value"  # direction, every_run, seeds, value (module docstring)
+    rule: str = "value"  # direction, every_run, seeds, value
     neutral: float = 0.0  # the quantity's no-change point (a bound there is a direction)
     test: str = ""  # the test over seeds in words (rule seeds)
 
@@ -117,15 +107,14 @@ def _row(
 
 
 def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:
-    """(one-sided p in the claimed direction, p the other way, seeds that go the claimed way,
-    seeds) of a direction claim; r on Fisher's z. p NaN with fewer than two seeds. Every seed
-    the same value (no spread for a t): the sign test's p, 0.5 ** seeds the way they all go."""
+    """(p the claimed way, p the other way, seeds going the claimed way, seeds): a one-sided t
+    over seeds (r on Fisher's z); with no spread, the sign test's 0.5 ** seeds."""
     kind, bound = parse_tolerance(claim.bound)
     y = fisher_z(values) if claim.quantity in ("pearson_r", "spearman_rho") else np.asarray(values)
     along = int(sum(holds_bound(kind, bound, v) for v in values))
     if len(y) < 2:
         return math.nan, math.nan, along, len(y)
-    if np.ptp(y) == 0:  # every seed the same value: no spread, the count of seeds decides
+    if np.ptp(y) == 0:
         sign = 0.5 ** len(y)
         if along or float(values[0]) == bound:  # on the bound: neither way
             return (sign if along else 1.0), 1.0, along, len(y)
@@ -136,8 +125,7 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
 
 
 def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[float, float] | None]:
-    """(verdict, or None when its family's Holm adjustment decides; the rule in words; raw
-    p-values)."""
+    """(verdict, or None where its family's Holm decides; the rule in words; raw p-values)."""
     kind, bound = parse_tolerance(claim.bound)
     values = finite(m["per_seed"])
     if claim.rule == "direction":
@@ -180,9 +168,8 @@ _HOLM = "Holm over the study's family"
 
 
 def _settle(claim: Claim, measured: Mapping | pd.Series, p_claim: float, p_other: float) -> str:
-    """docs/verdicts.md's rule (:func:`isotropy.verdicts.tolerances.over_every_seed`): a direction,
-    and a test over seeds of paired differences (the I-STAR grid's), counts its seeds; another
-    test over seeds (the seeds' spread) has no seed to count."""
+    """The verdict of one tested row from its Holm-adjusted p-values; a test of the seeds'
+    spread has no seed to count."""
     kind, bound = parse_tolerance(claim.bound)
     counted = claim.rule == "direction" or claim.quantity in SEED_TEST_QUANTITIES
     values = finite(measured.get("per_seed")) if counted else []
@@ -194,12 +181,8 @@ def _settle(claim: Claim, measured: Mapping | pd.Series, p_claim: float, p_other
 def check_claims(
     measured: pd.DataFrame, studies: set[str], claims: Mapping[str, tuple[str, Sequence[Claim]]]
 ) -> pd.DataFrame:
-    """Every claim judged on the measurements (``studies``: the studies this run has results of).
-    ``claims``: study -> (why its claims read not run when the run lacks it, its claims), in
-    the page's order (the studies' records: :func:`isotropy.studies.measured_claims`). Each
-    study's tested rows are settled as its own family (:func:`settle_family`), so no row's
-    verdict depends on what else the page holds: the studies' own pages of per-seed claims
-    (:func:`check_seed_claims`) join the claims page as they are."""
+    """Every claim judged on the measurements (``studies``: those this run has results of;
+    ``claims``: study -> (why it reads not run without it, its claims), in the page's order)."""
     rows: list[dict] = []
     tests: list[tuple] = []
     for study, (not_run, judged) in claims.items():
@@ -231,8 +214,7 @@ STAND_IN_NOTE = "judged on a stand-in"
 
 
 def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests: list) -> None:
-    """Append one claim × setup row to ``rows`` (and its test to ``tests``, to be settled with
-    its family)."""
+    """Append one claim × setup row to ``rows`` and its test, if any, to ``tests``."""
     threshold = _threshold(claim)
     if found.empty:
         note = f"no {claim.quantity} measured for this setup"
@@ -243,7 +225,7 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]))
         return
     value = float(m["value"])
-    if m.get("not_learned"):  # a fine-tuned model not above its majority baseline
+    if m.get("not_learned"):
         note = m["not_learned"]
         rows.append(_row(claim, setup, value, threshold, NOT_LEARNED, m["evidence"], note))
         return
@@ -268,11 +250,8 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
 
 
 def settle_family(rows: list[dict], tests: list[tuple]) -> None:
-    """Settle the tested rows of a page, Holm over each family (one per study: the paper it
-    checks × the study; a test over seeds, × its quantity:
-    :func:`isotropy.verdicts.families.family_of_claim`) and never across them
-    (``tests``: row index, claim, its measurement with ``per_seed``, raw (p the claimed way,
-    p the other way))."""
+    """Settle a page's tested rows, Holm within each family (``tests``: row index, claim, its
+    measurement, raw (p the claimed way, p the other way))."""
     families = [family_of_claim(claim.study, claim.rule, claim.quantity) for _, claim, *_ in tests]
     adjusted = holm_by_family([(family, *p) for family, (*_, p) in zip(families, tests)])
     for (index, claim, m, _), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
@@ -283,15 +262,8 @@ def settle_family(rows: list[dict], tests: list[tuple]) -> None:
         )
 
 
-# ---------------------------------------------------------------------------------------------
-# Per-seed claims (isotropy.statistics.SeedClaim, a study's own): a direction judged per seed, as
-# the page's directions are (seed_claim_rows).
-
-
 def judge_any_setup(verdicts: list[str]) -> str:
-    """The verdict of an existence claim from its setups' settled verdicts: supported when
-    some setup is, not supported when every judged setup is not, not run without any, one seed
-    when no setup has more, inconsistent across seeds otherwise."""
+    """The verdict of an existence claim ("in at least one setup") from its setups' verdicts."""
     judged = [v for v in verdicts if v != NOT_RUN]
     if not judged:
         return NOT_RUN
@@ -308,9 +280,7 @@ def seed_claim_rows(
     per_seed: pd.DataFrame, claims: Sequence[SeedClaim], study: str
 ) -> tuple[list[dict], list[tuple]]:
     """Rows of per-seed direction claims (columns claim, setup, seed, value) and their tests,
-    judged as the page's directions are: every seed the claimed way and a one-sided t-test over
-    the seeds, settled as the study's own family (:func:`settle_family`). A claim without
-    values gets one ``not run`` row; one seed is not judged unless it goes the other way."""
+    judged as the page's directions are."""
     rows: list[dict] = []
     tests: list[tuple] = []
     for seed_claim in claims:
@@ -331,7 +301,7 @@ def seed_claim_rows(
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
             verdict: str | None = NOT_RUN
             note, p = "no seed with a defined value", None
-            if values:  # judged as the page's directions are
+            if values:
                 verdict, note, p = _judge_claim(claim, pd.Series({"per_seed": values}))
             if p is not None:
                 tests.append((len(rows), claim, {"per_seed": values}, p))
@@ -343,10 +313,8 @@ def seed_claim_rows(
 
 
 def collapse_any_setup(rows: list[dict], claims: Sequence[SeedClaim]) -> list[dict]:
-    """The settled per-setup rows of each ``any setup`` claim as its one row (after
-    :func:`settle_family`, so each setup's test is Holm-adjusted with the page's others): the
-    verdict by :func:`judge_any_setup`, measured the largest setup mean for ``above``, the
-    smallest for ``below``, each setup's verdict and evidence kept in the note and evidence."""
+    """The settled per-setup rows of each ``any setup`` claim as its one row (its setups'
+    verdicts in the note; measured: the setup mean furthest the claimed way)."""
     existence = {c.name: c for c in claims if c.scope == "any setup"}
     kept: list[dict] = []
     grouped: dict[str, list[dict]] = {}
@@ -376,18 +344,15 @@ def check_seed_claims(
     per_seed: pd.DataFrame, claims: Sequence[SeedClaim], study: str
 ) -> pd.DataFrame:
     """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
-    a page of its own: Holm over its tested rows (:func:`seed_claim_rows`), the study's family.
-    Rows in :data:`COLUMNS`; the claims page shows the same rows (a study record's
-    ``claim_page``)."""
+    a page of its own, in :data:`COLUMNS`."""
     rows, tests = seed_claim_rows(per_seed, claims, study)
     settle_family(rows, tests)
     return pd.DataFrame(collapse_any_setup(rows, claims), columns=COLUMNS)
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (claim rows) with each same-optimum row whose seeds are all undecided
-    (``isotropy.extensions.results.claim_values``) read *not decided*, and a row with some
-    undecided seeds saying how many were left out of its test."""
+    """``table`` with each row whose seeds are all undecided (both optima at one end of the
+    run) read *not decided*; a row with some undecided says how many its test left out."""
     if "undecided" not in values:
         return table
     table = table.copy()
@@ -409,10 +374,6 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
             table.loc[index, "note"] = f"{row['note']}; {said} (left out of the test)"
     return table
 
-
-# ---------------------------------------------------------------------------------------------
-# The claims page as markdown (results/claims.md and each study's own claims page): a tally per
-# study and claim, then every row, under how the claims are tested.
 
 ERROR_CONTROL = (
     "How the claims are tested: docs/verdicts.md. In short: a claim is about every run, so a "
@@ -436,8 +397,8 @@ MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 
 
 def verdict_cell(verdict: str, note: str, claim: str = "") -> str:
-    """A row's verdict as printed: a direction judged on a stand-in says so, and so does a
-    near-guaranteed pass (``claim``: :func:`isotropy.verdicts.tolerances.near_guaranteed`)."""
+    """A row's verdict as printed, saying when it was judged on a stand-in or is
+    near-guaranteed."""
     said = [ON_STAND_IN] * (STAND_IN_NOTE in str(note))
     said += [NEAR_GUARANTEED] * near_guaranteed({"claim": claim, "verdict": verdict})
     return MARKS[verdict] + (f" ({'; '.join(said)})" if said else "")

@@ -1,13 +1,6 @@
-"""Our numbers beside the papers': ``results/paper_comparison.{csv,md}``.
-
-A generic join of the published table (``config/published_values.csv``, :func:`read_published`;
-its columns: :data:`PUBLISHED_COLUMNS` and docs/verdicts.md) with this run's measurements
-(:mod:`isotropy.verdicts.measurements`): a published row matches every measurement of its study
-and quantity whose ``paper_setup`` fits its ``setup`` pattern
-(:func:`isotropy.statistics.matches`), and each match is one row judged by the published row's
-rule. A published number that no measurement matches keeps its row, ``not run``, with the
-reason. No value and no paper lives in this code.
-"""
+"""Our numbers beside the papers': ``results/paper_comparison.{csv,md}``, a generic join of
+``config/published_values.csv`` with this run's measurements on study, quantity and setup
+pattern (:func:`isotropy.statistics.matches`); no value and no paper lives in this code."""
 
 from __future__ import annotations
 
@@ -89,17 +82,15 @@ COLUMNS = [
     "margin",
     "margin_reason",
     "declared",
-    # the p-values of *agrees* and *differs* the verdict used: Holm-adjusted within the family
     "p_agree",
     "p_differ",
-    # D = paper − ours: its 95% interval (equivalence rows) and the region the verdict accepts,
-    # both in the printed units (margin_band); the report's forest plot reads them.
+    # D = paper − ours: its 95% interval and the region the verdict accepts (margin_band)
     "d_low",
     "d_high",
     "band_low",
     "band_high",
 ]
-# The columns of an equivalence test (isotropy.verdicts.equivalence.Equivalence, field by field)
+# The fields of isotropy.verdicts.equivalence.Equivalence
 TEST_COLUMNS = ("d_low", "d_high", "p_agree", "p_differ", "band_low", "band_high")
 
 
@@ -117,14 +108,12 @@ def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[s
 
 
 def _paper_k(spec: str) -> float:
-    """The paper's k where the rule names one (``lid:k``), else NaN."""
     kind, argument = parse_tolerance(spec)
     return argument if kind == "lid" else math.nan
 
 
 def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
-    """One row of :data:`COLUMNS`: the published row's own columns, ``ours`` over them, and
-    what neither gives blank (NaN for a number, '' for text; the rule as applied is ours)."""
+    """One row of :data:`COLUMNS`: the published row's columns, ``ours`` over them."""
     row = {c: published[c] if c in published.index else math.nan for c in COLUMNS}
     row.update(dict.fromkeys(("per_type_cap", "stand_in", "tolerance", "note"), ""))
     row.update(printed=published["value"], paper_k=_paper_k(published["tolerance"]))
@@ -133,11 +122,8 @@ def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
 
 
 def margin_band(paper: pd.Series) -> tuple[float, float]:
-    """The region a verdict accepts, as D = paper − ours in the printed units: the declared ±δ
-    mapped back from the judging scale (the region :func:`judge_row`'s test uses; clipped where
-    the scale ends, e.g. at r = ±1), ±r × the paper's value, a factor f, 0 for an exact count;
-    NaN where the rule has no region (bounds, seed tests, stated numbers). An equivalence region
-    is the one *agrees* needs: within ±δ of every value the printed one stands for."""
+    """The region a verdict accepts, as D = paper − ours in the printed units (NaN where the
+    rule has none: bounds, seed tests, stated numbers)."""
     kind, argument = parse_tolerance(paper["tolerance"])
     value = float(paper["paper_value"])
     if not math.isfinite(value):
@@ -158,11 +144,11 @@ def margin_band(paper: pd.Series) -> tuple[float, float]:
 def judge_row(
     paper: pd.Series, ours: pd.Series
 ) -> tuple[str | None, str, float, Equivalence | None]:
-    """(verdict or None when the page's adjustment decides, the rule as applied, our value of the
+    """(verdict or None where the page's Holm decides, the rule as applied, our value of the
     declared statistic, the equivalence test) of one published row against one measurement."""
     kind, bound = parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
-    if ours.get("not_learned"):  # a fine-tuned model not above its majority baseline
+    if ours.get("not_learned"):
         return NOT_LEARNED, ours["not_learned"], value, None
     if ours["stand_in"] and states_a_number(kind, bound):  # bounds at the paper's number too
         return STAND_IN, f"not judged: {ours['stand_in']}", value, None
@@ -198,8 +184,7 @@ def judge_row(
 
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
-    """Every published row beside each matching measurement (``studies``: those of this run).
-    The tested rows are settled within their declared family (:func:`_settle_page`)."""
+    """Every published row beside each matching measurement (``studies``: those of this run)."""
     if "declared" not in published:
         published = declarations.fill_declarations(published)
     rows: list[dict[str, Any]] = []
@@ -253,15 +238,12 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
 
 
 def _exact(test: Equivalence, ours: pd.Series) -> bool:
-    """A seed-free value compared exactly (an interval of no width): no test, no family."""
+    """A seed-free value, compared exactly: in no family."""
     return bool(ours["seed_free"]) or test.low == test.high
 
 
 def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
-    """Settle the page's tested rows, each within its family (one per paper × study: Holm over
-    its equivalence rows, one adjustment for *agrees* and one for *differs*; over its tests
-    over seeds, one for the claimed direction and one for the other), never across families.
-    Exact comparisons (seed-free values) are settled alone, outside every family."""
+    """Settle the page's tested rows, Holm within each family (docs/verdicts.md, "Families")."""
     exact = [t for t in tests if _exact(t[2], t[3])]
     for index, _, test, _ in exact:
         rows[index]["verdict"] = settle(test)
@@ -279,9 +261,7 @@ def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
 
 
 def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
-    """The tests over seeds (I-STAR, one row per λ), Holm within their family (one per paper ×
-    study × quantity: :func:`seed_test_family`) over the p of the claimed direction and over the
-    p of the other one (as the claims page does)."""
+    """The tests over seeds (the I-STAR grid), Holm within their family as on the claims page."""
     families = [
         seed_test_family(rows[i]["paper"], rows[i]["study"], rows[i]["quantity"])
         for i, *_ in seed_tests
@@ -322,8 +302,7 @@ ERROR_CONTROL = (
 
 
 def verdict_cell(row: pd.Series) -> str:
-    """The verdict as printed: one judged on a stand-in (a direction) says so, and so does a
-    near-guaranteed one (:func:`isotropy.verdicts.tolerances.near_guaranteed`)."""
+    """The verdict as printed, saying when judged on a stand-in or near-guaranteed."""
     judged_on_stand_in = bool(row["stand_in"]) and row["verdict"] in JUDGED
     said = [ON_STAND_IN] * judged_on_stand_in + [NEAR_GUARANTEED] * near_guaranteed(row)
     return f"**{row['verdict']}**" + (f" ({'; '.join(said)})" if said else "")
@@ -338,16 +317,14 @@ def _number(value: Any) -> str:
 
 
 def as_shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The comparison as a page shows it: each stand-in named once per row, the tolerance blank
-    for a stand-in, whose row names the stand-in in its own column (the table's tolerance
-    repeats it after 'not judged: ')."""
+    """The comparison as a page shows it: a stand-in's tolerance blank (its own column names
+    the stand-in)."""
     shown = [str(t) for t in table["tolerance"]]
     return table.assign(
         tolerance=["" if v == STAND_IN else t for v, t in zip(table["verdict"], shown)]
     )
 
 
-# The columns of each paper's table on the page (results/paper_comparison.md).
 COMPARISON_COLUMNS = (
     "source | setup | printed | statistic (m, δ) | ours | n (ours / paper) | unit | tolerance | "
     "verdict | stand-in | note"
@@ -427,9 +404,8 @@ PUBLISHED_COLUMNS = [
 def read_published(
     path: str | os.PathLike = PUBLISHED_VALUES, studies: Collection[str] | None = None
 ) -> pd.DataFrame:
-    """The published table with its columns checked, then each row and its declarations
-    (:func:`isotropy.verdicts.declarations.fill_declarations`; ``studies``: the records'
-    :func:`isotropy.studies.published_studies`)."""
+    """The published table, its columns, rows and declarations checked (``studies``: the
+    known studies)."""
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     if missing := [c for c in PUBLISHED_COLUMNS if c not in table.columns]:
         raise ValueError(f"{path}: columns {missing} are missing; expected {PUBLISHED_COLUMNS}")

@@ -1,13 +1,6 @@
-"""What each published number is, declared beside it (config/published_values.csv, issues 47
-and 59: ``estimand``, ``m``, ``margin``, ``margin_reason``, ``protocol``, each explained in
-docs/verdicts.md, "What each printed number is"), and the measured effects of protocol settings
-(config/protocol_effects.csv).
-
-A row added without a declaration gets the default (the estimand of its rule kind in
-:data:`~isotropy.verdicts.tolerances.RULE_KINDS`, the margin of its unit) with its reason, and
-the comparison's ``declared`` column says "default". The ``why`` of an equivalence row is not
-typed: :func:`rule_text` writes it from the rule in force, so it cannot go stale.
-"""
+"""What each published number is, declared beside it in config/published_values.csv
+(docs/verdicts.md, "What each printed number is"), defaults filled in; and the measured effects
+of protocol settings (config/protocol_effects.csv)."""
 
 from __future__ import annotations
 
@@ -35,7 +28,7 @@ from isotropy.verdicts.tolerances import (
 )
 
 DECLARED_COLUMNS = ["estimand", "m", "margin", "margin_reason", "protocol"]
-# The printed numbers of a published row, and the columns that hold them as numbers.
+# The printed numbers of a published row, and the columns that hold them as numbers
 NUMBERS = (("value", "paper_value"), ("sample_size", "paper_n"), ("precision", "precision_value"))
 PROTOCOL_EFFECTS = Path(__file__).resolve().parents[3] / "config" / "protocol_effects.csv"
 
@@ -61,7 +54,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def _check_declared(row: pd.Series, kind: str) -> None:
-    """Refuse a declaration that cannot mean what the page says of it (a clear error)."""
+    """Refuse a declaration that cannot mean what the page says of it."""
     if row["estimand"] not in ESTIMANDS + READINGS:
         raise ValueError(f"estimand {row['estimand']!r} is not one of {ESTIMANDS + READINGS}")
     try:
@@ -129,17 +122,15 @@ def fill_declarations(
     where: str = "config/published_values.csv",
     studies: Collection[str] | None = None,
 ) -> pd.DataFrame:
-    """The published table checked (each row: its fields, its tolerance, its printed numbers,
-    and with ``studies`` its study; its declarations) with the defaults filled in; adds
-    ``paper_value``, ``paper_n`` and ``precision_value`` (the printed numbers as numbers) and
-    ``declared`` ('row' or which columns were defaulted), and writes each equivalence row's
-    ``why`` from its rule (:func:`rule_text`). A clear error naming the row on a bad value."""
+    """The published table checked row by row, the defaults filled in, with the printed numbers
+    as numbers, ``declared`` ('row' or what was defaulted) and each equivalence row's ``why``
+    written from its rule; an error names the row."""
     table = table.copy()
     for column in DECLARED_COLUMNS:
         if column not in table:
             table[column] = ""
         table[column] = table[column].fillna("").astype(str).str.strip()
-    for _, number in NUMBERS:  # filled in row by row below, a bad one named with its row
+    for _, number in NUMBERS:
         table[number] = table[number] if number in table else math.nan
     declared_by = []
     for index in table.index:
@@ -166,10 +157,9 @@ def fill_declarations(
 
 
 def declared(row: Mapping[str, Any], gate: Gate | None = None) -> Declared:
-    """The :class:`Declared` of one filled-in published row (``gate``: its protocol's measured
-    effect, :func:`protocol_gate`)."""
+    """The :class:`Declared` of one filled-in published row."""
     estimand = str(row["estimand"])
-    m = math.inf if estimand == "fixed" else float(str(row["m"]))  # a fixed value has no seed noise
+    m = math.inf if estimand == "fixed" else float(str(row["m"]))
     gate = gate or Gate()
     precision = float(row.get("precision_value", math.nan))
     half = precision / 2 if math.isfinite(precision) else 0.0
@@ -193,7 +183,7 @@ _READINGS_IN_WORDS = {
 
 
 def rule_text(row: Mapping[str, Any]) -> str:
-    """The rule an equivalence row is judged by, in words, from the code's own settings."""
+    """The rule an equivalence row is judged by, in words."""
     kind, argument = parse_tolerance(str(row["tolerance"]))
     scale = scale_of(str(row["unit"]), kind)
     m = str(row["m"])
@@ -218,8 +208,8 @@ def rule_text(row: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Gate:
-    """A run's protocol against a row's: ``refusal`` (non-empty: *not comparable*, naming the
-    setting), else the measured bound of the differing settings' effect on the judging scale."""
+    """A run's protocol against a row's: a ``refusal``, or the differing settings' measured
+    effect on the judging scale."""
 
     refusal: str = ""
     allowance: float = 0.0
@@ -228,8 +218,7 @@ class Gate:
 
 @functools.lru_cache(maxsize=4)
 def read_effects(path: str = str(PROTOCOL_EFFECTS)) -> pd.DataFrame:
-    """config/protocol_effects.csv (written by ``benchmarks/stride_effect.py --write``; its rows
-    are checked by tests/test_protocol_effects.py)."""
+    """config/protocol_effects.csv (written by ``benchmarks/stride_effect.py --write``)."""
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
@@ -249,7 +238,7 @@ def _measured_bound(effects: pd.DataFrame, quantity: str, key: str, paper: str, 
 
 
 def _unmeasured(effects: pd.DataFrame, quantity: str, key: str, can_widen: bool) -> str:
-    """Why a differing setting cannot be judged within a measured effect, in words."""
+    """Why a differing setting cannot be judged within a measured effect."""
     if not can_widen:
         return "the row's rule has no interval to widen by its effect"
     rows = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
@@ -262,10 +251,9 @@ def _unmeasured(effects: pd.DataFrame, quantity: str, key: str, can_widen: bool)
 def protocol_gate(
     quantity: str, declared: str, ours: str, can_widen: bool = True, effects=None
 ) -> Gate:
-    """Our run's protocol against the row's: a setting our run sets otherwise is allowed only
-    within a measured effect (config/protocol_effects.csv), whose bound is then added to the
-    interval (``can_widen``: the row's rule has an interval to widen); a setting our run does
-    not report is not held against it."""
+    """Our run's protocol against the row's: a differing setting is allowed only within a
+    measured effect, added to the interval; a setting our run does not report is not held
+    against it."""
     effects = read_effects() if effects is None else effects
     theirs, mine = parse_protocol(declared), parse_protocol(ours)
     allowance, used, refused = 0.0, [], []

@@ -1,18 +1,7 @@
-"""Agreement with a printed number as equivalence, the paper's own draw included (issue 47;
-the rule in words: docs/verdicts.md, "Equivalence").
-
-The paper's number is one draw of its statistic (one run, or a mean or pooled value over its m
-runs), not a fixed truth. So the question is "where would the paper's statistic fall if its
-runs were ours": a *prediction* of the paper's draw from our seeds (:func:`mean_prediction`,
-:func:`pooled_prediction`), on a scale where the statistic is near normal, set against a margin
-±δ declared a priori on that same scale, so that its edges do not move with the paper's draw
-and never meet the end of the scale at ±1. A wider interval can only move a row towards
-inconclusive. :func:`equivalence` also returns the two p-values, so a page can adjust them
-together (:func:`holm`).
-
-A pooled r is not a mean: it falls as the seeds' levels differ, so it depends on m; its
-distribution is simulated by drawing m of our seeds with replacement (the per-seed sums make
-each draw one matrix product).
+"""Agreement with a printed number as equivalence, the paper's own draw included: a prediction
+of the paper's draw from our seeds against a margin ±δ declared on a near-normal scale (the
+rule: docs/verdicts.md, "The rules"). A pooled r depends on m, so its draw is simulated by
+drawing m of our seeds with replacement (the per-seed sums make each draw one matrix product).
 """
 
 from __future__ import annotations
@@ -32,13 +21,8 @@ POOLED_DRAWS = 2000
 
 @dataclass(frozen=True)
 class Scale:
-    """The scale a quantity is judged on: forward and back, and the margin's region on it.
-
-    δ is declared on this scale (``z``: Fisher z, ``logit``), so the region [paper − δ,
-    paper + δ] has one width wherever the paper's draw lands: the draw enters the test once,
-    through the prediction's interval, never again through the margin's edges (issue 59, item
-    2). A ``relative`` margin is a share of the paper's value, so it is only declared for a value
-    with no seed noise (:mod:`isotropy.verdicts.declarations` refuses it otherwise)."""
+    """The scale a quantity is judged on: forward and back, and the margin's region on it (δ
+    declared on it, so the region's width does not move with the paper's draw)."""
 
     name: str
     forward: Callable[[np.ndarray], np.ndarray]
@@ -47,7 +31,7 @@ class Scale:
     bound: float = math.inf  # |printed value| at which the scale ends (±1 for r: z = ±∞)
 
     def region(self, paper: float, margin: str) -> tuple[float, float]:
-        """[paper − δ, paper + δ] on this scale, δ as declared (``kind:value``)."""
+        """[paper − δ, paper + δ] on this scale."""
         low, high = self.regions(np.array([paper], dtype=np.float64), margin)
         return float(low[0]), float(high[0])
 
@@ -135,15 +119,14 @@ class Prediction:
 
 
 def mean_se(y: np.ndarray, m: float) -> np.ndarray:
-    """The standard error of (paper's draw − our mean) for each row of seeds ``y``:
-    s · √(1/n + 1/m) (1/m = 0 for m = ∞, a paper number without seed noise)."""
+    """s · √(1/n + 1/m), the standard error of (paper's draw − our mean), per row of ``y``."""
     n = y.shape[1]
     return y.std(axis=1, ddof=1) * math.sqrt(1 / n + (1 / m if math.isfinite(m) else 0.0))
 
 
 def mean_prediction(values: Sequence[float], m: float) -> Prediction | None:
-    """The paper's one run (m = 1) or mean over m runs, from our per-seed values (already on the
-    judging scale); None with fewer than two seeds."""
+    """The paper's mean over m runs from our per-seed values on the judging scale (None with
+    fewer than two seeds)."""
     y = np.asarray([v for v in values if math.isfinite(v)], dtype=np.float64)
     if y.size < 2:
         return None
@@ -163,7 +146,7 @@ def pooled_r(moments: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def series_moments(x: Sequence[float], y: Sequence[float]) -> tuple[float, ...]:
-    """One seed's sums for :func:`pooled_r` (centred on nothing: the values are O(1))."""
+    """One seed's sums for :func:`pooled_r` (uncentred: the values are O(1))."""
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     return (float(a.size), a.sum(), b.sum(), (a * a).sum(), (b * b).sum(), (a * b).sum())
 
@@ -190,10 +173,8 @@ def pooled_prediction(
 
 @dataclass(frozen=True)
 class Equivalence:
-    """One row's equivalence test. ``low``/``high``: the interval for D = paper − ours in the
-    printed units; p-values two-sided-equivalent (compare with α, or adjust over a page);
-    ``band_low``/``band_high``: the margin ±δ as a range of D in printed units (asymmetric
-    where δ is declared on another scale, e.g. Fisher z)."""
+    """One row's equivalence test: D = paper − ours's interval, the p-values, and the margin
+    as a range of D, all in printed units."""
 
     low: float
     high: float
@@ -221,9 +202,8 @@ def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
 def tested_regions(
     scale: Scale, paper, margin: str, half: float = 0.0
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """(the region *agrees* tests against, the one *differs* tests against) on the judging scale
-    for printed values ``paper`` (an array): the regions of every value within ±``half`` of the
-    print (its rounding), intersected and joined."""
+    """(the region *agrees* tests against, the one *differs* tests against) on the judging
+    scale: the regions of every value within ±``half`` of the print, intersected and joined."""
     paper = np.asarray(paper, dtype=np.float64)
     low_a, high_a = scale.regions(paper - half, margin)
     low_b, high_b = scale.regions(paper + half, margin)
@@ -232,8 +212,7 @@ def tested_regions(
 
 
 def printed_region(scale: Scale, paper: float, margin: str, half: float = 0.0) -> np.ndarray:
-    """The region *agrees* tests against (:func:`tested_regions`) in the printed units: [low,
-    high] around ``paper``, clipped where the scale ends (e.g. at r = ±1)."""
+    """The region *agrees* tests against, in the printed units."""
     (low, high), _ = tested_regions(scale, [paper], margin, half)
     return scale.back(np.array([low[0], high[0]]))
 
@@ -246,11 +225,8 @@ def equivalence(
     allowance: float = 0.0,
     half: float = 0.0,
 ) -> Equivalence:
-    """D's interval and the p-values of *agrees* (TOST) and *differs* (outside the margin).
-    ``allowance``: the measured bound of a protocol setting's effect on the judging scale
-    (config/protocol_effects.csv), added to both ends of the interval: *agrees* needs the
-    prediction that far inside the margin, *differs* that far outside. ``half``: the printed
-    value's rounding (:func:`tested_regions`). The band is the region *agrees* needs, as D."""
+    """D's interval and the p-values of *agrees* (TOST) and *differs* (outside the margin);
+    ``allowance``, a protocol setting's measured effect, widens the interval both ways."""
     (low, high), (outer_low, outer_high) = (
         (float(a[0]), float(b[0])) for a, b in tested_regions(scale, [paper], margin, half)
     )

@@ -1,6 +1,4 @@
-"""The extension study's claims judged on its per-seed values, each with its mean's interval:
-its own page (rule extensions_tables), its family on the claims page and the answers of
-docs/extensions.md (:mod:`isotropy.committed.extensions`)."""
+"""The extension study's claims judged on its per-seed values, each with its mean's interval."""
 
 from __future__ import annotations
 
@@ -15,24 +13,21 @@ from isotropy.verdicts.learning import guard_heldout_claims
 
 
 def _interval(values: list[float]) -> str:
-    """The seeds' mean and its 95% t-interval (none with one seed) as the page prints them."""
+    """The seeds' mean and its 95% t-interval as the page prints them."""
     found = results.mean_interval(values)
     shown = ["–" if v is None or not math.isfinite(v) else f"{v:.3g}" for v in found]
     return shown[0] if None in found[1:] else f"{shown[0]} [{shown[1]}, {shown[2]}]"
 
 
 def judged_claims(seeds: pd.DataFrame) -> pd.DataFrame:
-    """The study's claims from its per-seed values, guarded: its own page (rule
-    extensions_tables), its family on the claims page (its record's ``claim_page``) and the
-    answers below."""
+    """The study's claims from its per-seed values, guarded."""
     values = results.claim_values(seeds)
     claims = mark_undecided(check_seed_claims(values, EXTENSION_CLAIMS, "extensions"), values)
     return guard_heldout_claims(claims, seeds)
 
 
 def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
-    """Every claim row (:func:`judged_claims`) with its per-seed values and their mean's
-    interval."""
+    """Every claim row with its per-seed values' mean and interval."""
     values, claims = results.claim_values(seeds), judged_claims(seeds)
     intervals = []
     for row in claims.itertuples(index=False):

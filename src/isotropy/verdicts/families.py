@@ -1,7 +1,4 @@
-"""Holm families declared, not accidental (issue 59, item 3; docs/verdicts.md, "Families"): one
-per paper × study and rule kind, fixed by the row itself, so a row's verdict never moves with
-what else the run holds, and a row two pages print reads the same on both.
-"""
+"""Holm families, fixed by the row itself (docs/verdicts.md, "Families")."""
 
 from __future__ import annotations
 
@@ -36,21 +33,18 @@ def family_name(paper: str, study: str) -> str:
     return f"{paper} · {STUDY_LABELS.get(study, study)}"
 
 
-# Tests over seeds (rules seeds_below / seeds_above: the I-STAR grid) hold one quantity each,
-# every λ of it: an accuracy test is never adjusted with IsoScore* tests whose p is about 1.
+# A family of tests over seeds holds one quantity: an accuracy test is never adjusted with
+# IsoScore* tests whose p is about 1.
 SEED_TEST_QUANTITIES = {"istar_isoscore_change": "IsoScore*", "istar_metric_gain": "task metric"}
 
 
 def seed_test_family(paper: str, study: str, quantity: str) -> str:
-    """'Rudman & Eickhoff 2024 · I-STAR · task metric': the family of a test over seeds, one per
-    paper × study × quantity (issue 79: a Holm family holds tests of one kind)."""
+    """'Rudman & Eickhoff 2024 · I-STAR · task metric': the family of a test over seeds."""
     return f"{family_name(paper, study)} · {SEED_TEST_QUANTITIES.get(quantity, quantity)}"
 
 
 def family_of_claim(study: str, rule: str, quantity: str) -> str:
-    """The family of a claims-page test: its study's (the paper it checks × the study), or for a
-    test over seeds of a paired difference (:data:`SEED_TEST_QUANTITIES`) its study's and
-    quantity's."""
+    """The family of a claims-page test."""
     paper = STUDY_PAPERS.get(study, study)
     if rule == "seeds" and quantity in SEED_TEST_QUANTITIES:
         return seed_test_family(paper, study, quantity)
@@ -58,16 +52,14 @@ def family_of_claim(study: str, rule: str, quantity: str) -> str:
 
 
 def family_sizes(families: Iterable[str], noun: str) -> str:
-    """'Mickus et al. 2024 · main (4 rows), …': the family of each tested row of a page, counted
-    in the page's order ('none' without any)."""
+    """'Mickus et al. 2024 · main (4 rows), …' ('none' without any)."""
     counted = Counter(families)
     return ", ".join(f"{family} ({n} {noun})" for family, n in counted.items()) or "none"
 
 
 def holm_by_family(tests: Sequence[tuple[str, float, float]]) -> list[tuple[float, float, int]]:
-    """Each test's (family, first p-value, second p-value) as (both Holm-adjusted within its
-    family, the family's size: its tests with a finite first p-value; NaN stays NaN, outside
-    it)."""
+    """Each test's (family, p, p') as (p, p' Holm-adjusted within the family, the family's
+    size: its tests with a finite p)."""
     adjusted = [(math.nan, math.nan, 0)] * len(tests)
     for family in dict.fromkeys(name for name, _, _ in tests):
         members = [i for i, test in enumerate(tests) if test[0] == family]

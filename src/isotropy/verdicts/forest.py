@@ -1,18 +1,6 @@
-"""The report's opening figure: every judged row of the paper comparison as a forest plot, made
-from ``results/paper_comparison.csv`` alone (never from a run's results).
-
-One line per judged row, grouped by paper and study: D = paper − ours (dot) with its 95%
-interval (whisker), against the row's ±δ band (grey), the region its verdict accepts
-(``band_low``/``band_high`` of the table: the declared margin mapped back from the scale the row
-is judged on; 0 for an exact count). Rows are judged on different scales (Fisher z, the logit,
-natural units), so each is drawn in units of its own margin: D divided by the band's width on
-its side. Every band then spans −1…+1 exactly where the verdict's region lies, and an interval
-inside the band on the judging scale is inside it here (the maps are monotone). The printed D,
-its interval and its band stand on the right, in the row's own units.
-
-It lives with the verdicts (as the comparison's markdown page does): it reads their words, and
-the figures and the page below them never import the verdict engine; the rows it cannot draw
-are listed under it (:func:`listed_rows`, :func:`undrawn_rows`).
+"""The report's opening figure: every judged row of ``results/paper_comparison.csv`` as a
+forest plot, D = paper − ours with its interval against its ±δ band, each row in units of its
+own margin (rows are judged on different scales), so every band spans −1…+1.
 """
 
 from __future__ import annotations
@@ -49,7 +37,7 @@ COLOURS = {
     CONSISTENT: "#1a7f37",
     NOT_CONSISTENT: "#cf222e",
 }
-# Sized for the report's page (about 11 inches across at 100 px each): 8.5-pt labels read there.
+# Sized for the report's page (about 11 inches across)
 FIGURE_INCHES = 11.0
 ROW_INCHES = 0.27  # one row of labels with room between neighbours
 LABEL_POINTS = 8.5
@@ -57,9 +45,8 @@ LABEL_CHARACTERS = 68
 
 
 def in_margins(d: Sequence[float], low: Sequence[float], high: Sequence[float]) -> np.ndarray:
-    """D in units of the band [low, high] (low ≤ 0 ≤ high) on D's side: the band's edges map to
-    −1 and +1, 0 stays 0; ±inf where that side of the band has no width (an exact count, a
-    margin clipped at r = ±1); NaN where D is undefined."""
+    """D in units of the band [low, high] on D's side: the edges map to −1 and +1; ±inf where
+    that side has no width."""
     values, lows, highs = (np.asarray(v, dtype=np.float64) for v in (d, low, high))
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = np.where(values >= 0, values / highs, values / -lows)
@@ -67,9 +54,8 @@ def in_margins(d: Sequence[float], low: Sequence[float], high: Sequence[float]) 
 
 
 def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The judged rows that have a D and a band to draw, in the table's order, with ``group``
-    (paper · study), ``label``, ``d`` and ``x``/``x_low``/``x_high`` (D and its interval in units of
-    the margin; NaN ends where the row has no interval)."""
+    """The judged rows that have a D and a band to draw, with ``group``, ``label``, ``d`` and
+    ``x``/``x_low``/``x_high`` (D and its interval in units of the margin)."""
     needed = ["paper_value", "our_value", "d_low", "d_high", "band_low", "band_high"]
     if missing := [c for c in needed + ["verdict"] if c not in table]:
         raise ValueError(
@@ -90,8 +76,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
         textwrap.shorten(f"{source} · {setup}", LABEL_CHARACTERS)
         for source, setup in zip(rows["source"], rows["setup"])
     ]
-    # Exact counts (Table 1's items and parameters) below the judged statistics: they are
-    # trivially right or wrong, and the correlations are what a reader looks for first.
+    # exact counts below the judged statistics, which a reader looks for first
     rows = rows.iloc[np.argsort(rows["tolerance"].eq("exact").to_numpy(), kind="stable")]
     bands = rows["band_low"], rows["band_high"]
     rows["x"] = in_margins(rows["d"], *bands)
@@ -102,8 +87,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def undrawn_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """Judged rows with no D or no band to draw (a bound, a direction over seeds, an undefined
-    value): paper, study, source, setup, verdict and the rule as applied (``reason``)."""
+    """Judged rows with no D or no band to draw, the rule as applied their ``reason``."""
     judged = table[table["verdict"].isin(JUDGED)]
     drawn = forest_rows(table).index
     rows = judged[~judged.index.isin(drawn)]
@@ -111,8 +95,7 @@ def undrawn_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def listed_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """Rows measured but not judged: stand-ins (the stand-in named), not comparable (what
-    differs) and one seed, each with its ``reason``."""
+    """Rows measured but not judged, each with its ``reason``."""
     rows = table[table["verdict"].isin((STAND_IN, NOT_COMPARABLE, ONE_SEED))]
     stand_in = rows["stand_in"].fillna("").astype(str)
     reason = np.where(rows["verdict"] == STAND_IN, stand_in, rows["tolerance"].fillna(""))
@@ -130,7 +113,7 @@ def _number(value: float) -> str:
 
 
 def summary(row: pd.Series) -> str:
-    """The right-hand text of one row: D, its interval, its band, in the row's units."""
+    """The right-hand text of one row, in the row's units."""
     d = _number(row["d"])
     if math.isfinite(row["x_low"]):
         d += f" [{_number(row['d_low'])}, {_number(row['d_high'])}]"
@@ -153,18 +136,14 @@ def _layout(rows: pd.DataFrame) -> tuple[list[tuple[float, str, str, bool]], np.
 
 
 def _limit(rows: pd.DataFrame) -> float:
-    """Half the x-axis: every finite value shown, at least the band with room, at most 6 bands
-    (beyond: drawn at the edge, the value on the right)."""
+    """Half the x-axis: every finite value, at least the band with room, at most 6 bands."""
     values = rows[["x", "x_low", "x_high"]].to_numpy(dtype=np.float64).ravel()
     finite = np.abs(values[np.isfinite(values)])
     return float(min(6.0, max(1.5, 1.1 * finite.max(initial=0.0))))
 
 
 def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
-    """Bands, intervals and points of every row, one labelled series per verdict; their handles
-    in the legend's order (the band, each verdict, the markers beyond the axis)."""
-    # In units of the margin a band's side is 1 wide, or 0 where it has none (an exact count,
-    # a margin clipped at r = ±1).
+    """Bands, intervals and points of every row; the legend's handles."""
     left = np.where(rows["band_low"] < 0, -1.0, 0.0)
     right = np.where(rows["band_high"] > 0, 1.0, 0.0)
     wide = right > left
@@ -177,7 +156,7 @@ def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
         )
     x = rows["x"].to_numpy(dtype=np.float64)
     inside = np.abs(x) <= limit
-    # no interval (a seed-free value, an exact count, a verdict reached without a test): the dot
+    # no interval: the dot alone
     low = np.clip(np.fmin(rows["x_low"].to_numpy(dtype=np.float64), x), -limit, limit)
     high = np.clip(np.fmax(rows["x_high"].to_numpy(dtype=np.float64), x), -limit, limit)
     for verdict, colour in COLOURS.items():
@@ -204,7 +183,7 @@ def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
 
 
 def forest_figure(rows: pd.DataFrame, preview: str = ""):
-    """The forest plot of :func:`forest_rows` (a note in its place where no row can be drawn)."""
+    """The forest plot of :func:`forest_rows` (a note where no row can be drawn)."""
     if rows.empty:
         note = (
             "No judged row of this run has a paper value and a margin to draw "
@@ -254,9 +233,7 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
 def plot_forest(
     table: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, preview: str = ""
 ) -> pd.DataFrame:
-    """The forest plot of the comparison ``table``, checked and saved (PDF and PNG) by
-    :func:`isotropy.plots.checks.save_figure`; ``preview`` stamps a preview's settings on it.
-    Returns the rows drawn."""
+    """The forest plot of the comparison ``table``, checked and saved; the rows drawn."""
     rows = forest_rows(table)
     save_figure(forest_figure(rows, preview), pdf_path, png_path)
     return rows
@@ -268,9 +245,8 @@ def forest_caption(
     recorded: Mapping[str, str],
     source: str = paths.PAPER_COMPARISON,
 ) -> str:
-    """The figure's caption: what it draws, from ``table``, and the settings that made it (the
-    seeds and metric strides of the run, ``recorded``: study → 'every update', and the stand-ins
-    by name, from the table)."""
+    """The figure's caption: what it draws and the settings that made it (``recorded``: study
+    → 'every update')."""
     rows = forest_rows(table)
     named = table.loc[table["verdict"] == STAND_IN, "stand_in"].dropna().astype(str)
     names = [s for s in dict.fromkeys(p.strip() for t in named for p in t.split("; ")) if s]

@@ -1,16 +1,9 @@
-"""Did a fine-tuned model learn its task? The guard every page applies before judging a claim or
-a printed number about a fine-tuned model (docs/verdicts.md, "The learning guard").
+"""Did a fine-tuned model learn its task? The guard every page applies before judging a row
+about a fine-tuned model (docs/verdicts.md, "The learning guard").
 
-A model not above its task's majority baseline has learned nothing the claim could be about, so
-its row reads :data:`NOT_LEARNED` on every page; so does one scored by accuracy with no baseline
-recorded (:data:`NO_BASELINE`): a guard that passes what it cannot test would say nothing.
-
-:func:`learning_test` is one-sided over the n seeds of one setup, T = (mean accuracy − b) /
-sqrt(s² / n + b (1 − b) / N), with Welch–Satterthwaite degrees of freedom. Why both terms: the
-seeds are the replication unit of training, but every seed scores the same N evaluation
-examples, so that sampling noise is shared and does not shrink as seeds are added (a t over
-seeds alone would call 53.5% against 52.7% "learned" on RTE's 277 dev pairs whenever the seeds
-agree closely). With one seed the evaluation term alone (z).
+:func:`learning_test`: T = (mean accuracy − b) / sqrt(s² / n + b (1 − b) / N), Welch–Satterthwaite
+degrees of freedom. Every seed scores the same N examples, so that noise does not shrink with
+more seeds (a t over seeds alone would call 53.5% against 52.7% "learned" on RTE's 277 pairs).
 """
 
 from __future__ import annotations
@@ -26,7 +19,6 @@ from scipy import stats
 
 from isotropy.verdicts.tolerances import ALPHA, NOT_LEARNED
 
-# The note of runs scored by accuracy with no majority baseline recorded (missing or NaN).
 NO_BASELINE = (
     "no majority baseline recorded (runs from before the learning guard): whether the model "
     "learned cannot be told, so it is not judged"
@@ -45,7 +37,7 @@ class Learning:
 
     @property
     def note(self) -> str:
-        """One line for a row's note: the accuracies, the baseline and the test."""
+        """One line for a row's note."""
         listed = ", ".join(f"{100 * a:.1f}" for a in self.accuracies)
         word = "above" if self.learned else "not above"
         return (
@@ -56,8 +48,7 @@ class Learning:
 
 
 def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> Learning:
-    """The one-sided test of the module docstring: is the seeds' accuracy above ``baseline``
-    (the evaluation set's majority share, a fraction) on ``n_eval`` evaluated examples?"""
+    """Is the seeds' accuracy above ``baseline`` (a fraction) on ``n_eval`` examples?"""
     if not 0 < baseline < 1:
         raise ValueError(f"the majority baseline must lie in (0, 1), got {baseline}")
     if n_eval < 1:
@@ -77,9 +68,7 @@ def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> 
 
 
 def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) -> str:
-    """The guard on one setup's seeds: '' when they learned, :attr:`Learning.note` when not,
-    :data:`NO_BASELINE` when the majority baseline or the evaluated examples are not recorded
-    (missing or NaN: the guard cannot tell)."""
+    """The guard on one setup's seeds: '' when they learned, else why not."""
     baseline, n_eval = np.asarray(baselines, dtype=float), np.asarray(n_evals, dtype=float)
     if not (baseline.size and n_eval.size) or not np.isfinite([*baseline, *n_eval]).all():
         return NO_BASELINE
@@ -88,9 +77,8 @@ def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) 
 
 
 def guard_rows(table: pd.DataFrame, unlearned: Mapping[tuple[str, str], str]) -> pd.DataFrame:
-    """The pages' hook: ``table`` (claim rows) with every row whose (claim, setup) names an entry
-    of ``unlearned`` (-> :attr:`Learning.note`) read :data:`NOT_LEARNED`, its note saying why
-    first; the other rows unchanged."""
+    """``table`` with every row whose (claim, setup) is in ``unlearned`` read
+    :data:`NOT_LEARNED`, its note saying why first."""
     guarded = []
     for row in table.to_dict("records"):
         why = unlearned.get((str(row["claim"]), str(row["setup"])))
@@ -101,17 +89,12 @@ def guard_rows(table: pd.DataFrame, unlearned: Mapping[tuple[str, str], str]) ->
     return pd.DataFrame(guarded, columns=table.columns)
 
 
-# ---- the studies' hooks: which rows read which runs ------------------------------------------
-
-# The extension study's held-out claims: the geometry of a model fine-tuned on the task.
 HELDOUT_CLAIMS = ("heldout_isoscore_follows", "heldout_silhouette_follows")
 
 
 def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (claim rows) with the held-out claims of each setup whose final held-out
-    accuracy (the extension study's per-seed values, isotropy.extensions.results.heldout_seeds)
-    is not above the held-out majority baseline, or has none recorded (runs from before the
-    guard: :data:`NO_BASELINE`), read :data:`NOT_LEARNED`."""
+    """``table`` with the held-out claims of each setup whose final held-out accuracy is not
+    shown above its majority baseline read :data:`NOT_LEARNED`."""
     heldout = seeds[seeds["question"] == "heldout"]
     unlearned: dict[tuple[str, str], str] = {}
     for setup, run in heldout.groupby("setup", sort=False):

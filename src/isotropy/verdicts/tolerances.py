@@ -1,10 +1,5 @@
-"""The verdict engine: one function that judges our value against a published one by the row's
-rule (the ``tolerance`` column of ``config/published_values.csv``: :data:`RULE_KINDS`).
-
-Each rule, and why it is what it is, is stated once in docs/verdicts.md ("The rules");
-equivalence with the paper's own noise is :mod:`isotropy.verdicts.equivalence`, a page's Holm
-adjustment :func:`isotropy.verdicts.comparison.compare`.
-"""
+"""The verdict engine: our value against a published one by the row's rule (the ``tolerance``
+column of ``config/published_values.csv``; each rule: docs/verdicts.md, "The rules")."""
 
 from __future__ import annotations
 
@@ -27,16 +22,14 @@ INCONCLUSIVE = "inconclusive"
 NOT_COMPARABLE = "not comparable"
 ONE_SEED = "1 seed: not judged"
 STAND_IN = "stand-in: not judged"
-NOT_LEARNED = "not judged: learning not shown"  # isotropy.verdicts.learning decides it
-# The verdicts that judge a row, then the rest (measured but not judged, or not run), in the
-# comparison page's order.
+NOT_LEARNED = "not judged: learning not shown"
+# The verdicts that judge a row, then the rest, in the comparison page's order.
 JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
 VERDICTS = (*JUDGED, NOT_COMPARABLE, ONE_SEED, STAND_IN, NOT_LEARNED, STATED, NOT_RUN)
 ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
-# Every rule kind: whether it takes a number (``kind:x``), and the estimand of a published row
-# that declares none (isotropy.verdicts.declarations; one run has the most noise, so the
-# equivalence rules then call the fewest rows *differs*).
+# Every rule kind: whether it takes a number (``kind:x``), and the estimand of a row that
+# declares none (one run has the most noise: the fewest rows read *differs*).
 RULE_KINDS = {
     "exact": (False, "fixed"),
     "printed": (False, "single"),
@@ -90,9 +83,8 @@ def finite(values: Iterable[float] | None) -> list[float]:
 
 
 def over_every_seed(along: int, seeds: int, p_claim: float, p_other: float) -> bool | None:
-    """docs/verdicts.md's rule for a claim about every run: True when every seed goes the claimed
-    way and the test that way is significant, False when most seeds go the other way or the other
-    test is significant, None (inconclusive) otherwise (a NaN p is never significant)."""
+    """docs/verdicts.md's rule for a claim about every run: True (holds), False (fails) or None
+    (inconclusive); a NaN p is never significant."""
     if along == seeds and p_claim < ALPHA:
         return True
     if along < seeds / 2 or p_other < ALPHA:
@@ -100,9 +92,7 @@ def over_every_seed(along: int, seeds: int, p_claim: float, p_other: float) -> b
     return None
 
 
-# The margin of a row that declares none, by its unit, with its reason (a documented, a-priori
-# rule: docs/verdicts.md, "What each printed number is"); counts and bounds need none. Each is
-# declared on the scale the unit is judged on, so δ means the same across the range.
+# The margin of a row that declares none, by its unit, with its reason (docs/verdicts.md).
 DEFAULT_MARGINS = {
     "correlation": (
         "z:0.1",
@@ -126,8 +116,7 @@ EQUIVALENCE_RULES = ("printed", "lid", "iw_factor")
 
 
 def default_margin(spec: str, unit: str) -> tuple[str, str]:
-    """(margin, its reason) of a row that declares none (('', '') where its rule needs none): by
-    unit, and for ``iw_factor:f`` the odds within a factor f (logit ± ln f)."""
+    """(margin, its reason) of a row that declares none (('', '') where its rule needs none)."""
     kind, argument = parse_tolerance(spec)
     if kind not in EQUIVALENCE_RULES:
         return "", ""
@@ -140,9 +129,8 @@ def default_margin(spec: str, unit: str) -> tuple[str, str]:
 
 
 ESTIMANDS = ("single", "mean", "pooled", "every_run", "fixed")
-# Two readings of a number whose statistic the paper does not name: judged under both.
+# A number whose statistic the paper does not name: judged under both readings.
 READINGS = ("pooled|single", "mean|single")
-# The scale each printed unit is judged on (isotropy.verdicts.equivalence.SCALES).
 _SCALE_OF_UNIT = {
     "correlation": "z",
     "correlation ×100": "z100",
@@ -154,19 +142,18 @@ _SCALE_OF_UNIT = {
 
 @dataclass(frozen=True)
 class Declared:
-    """What a published row declares about its number (config/published_values.csv; defaults in
-    :mod:`isotropy.verdicts.declarations`): the statistic, the paper's runs, the margin, and the
-    measured effect of a protocol setting that differs (config/protocol_effects.csv)."""
+    """What a published row declares about its number (docs/verdicts.md), with the measured
+    effect of a protocol setting that differs."""
 
     estimand: str = "single"  # one of ESTIMANDS, or two READINGS
     m: float = 1.0  # the paper's runs behind the number (inf: no seed noise)
-    margin: str = ""  # kind:value (isotropy.verdicts.equivalence.parse_margin)
+    margin: str = ""  # kind:value
     allowance: float = 0.0  # on the judging scale, added to D's interval
     allowance_text: str = ""
-    half: float = 0.0  # the printed value's rounding: half its last digit (``precision`` / 2)
+    half: float = 0.0  # half the printed value's last digit
 
     def readings(self) -> list[Declared]:
-        """One Declared per reading of the paper's number (one run: m = 1)."""
+        """One Declared per reading of the paper's number."""
         if "|" not in self.estimand:
             return [self]
         return [
@@ -177,8 +164,7 @@ class Declared:
 
 @dataclass(frozen=True)
 class Judged:
-    """One equivalence row before the page's adjustment: ``verdict`` is final where no test is
-    left (one seed, undefined, exact), else None and ``test`` holds the p-values."""
+    """One equivalence row before the page's Holm: ``verdict`` None where ``test`` decides."""
 
     verdict: str | None
     text: str
@@ -227,8 +213,7 @@ def judge_equivalence(
     paper_n: float = math.nan,
     paper_k: float = math.nan,
 ) -> Judged:
-    """The equivalence rules (``printed``, ``lid:k``, ``iw_factor:f``; module docstring of
-    :mod:`isotropy.verdicts.equivalence`), before any adjustment over a page."""
+    """The equivalence rules (``printed``, ``lid:k``, ``iw_factor:f``) before a page's Holm."""
     number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
     if kind == "lid":
         reason = lid_not_comparable(number("n"), paper_n, number("k"), paper_k)
@@ -266,7 +251,7 @@ _READING_WORDS = {
 def _judge_reading(
     scale: eq.Scale, measured: Mapping[str, Any], paper: float, declared: Declared
 ) -> Judged:
-    """One reading of the paper's number, judged (before any adjustment over a page)."""
+    """One reading of the paper's number, judged before a page's Holm."""
     prediction, ours, what = _prediction(scale, measured, declared)
     if prediction is None:
         seeds = len(finite(measured.get("per_seed")))
@@ -289,9 +274,7 @@ def _judge_reading(
 
 
 def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
-    """Two readings of a number whose statistic the paper does not name: the verdict that holds
-    under both (intersection–union: each p-value the larger of the two), so either reading's
-    error bounds hold whichever the paper meant."""
+    """The verdict that holds under both readings (intersection–union: each p the larger)."""
     head = "the paper does not say which statistic it printed; judged under both readings: "
     texts = "; ".join(f"{words}: {j.text}" for words, j in readings)
     judged = [j for _, j in readings]
@@ -320,8 +303,7 @@ def settle(test: eq.Equivalence, alpha: float = ALPHA) -> str:
 
 def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: float) -> str:
     """Why our LID cannot be set beside the paper's ('' when it can): LID moves with n (about
-    −0.6 per doubling on MiniLM), so n must match to the printed rounding (±0.5%), and k must
-    be the paper's."""
+    −0.6 per doubling on MiniLM), so n and k must be the paper's."""
     where = f"our n {_fmt(our_n)}, k {_fmt(our_k)}; theirs n {_fmt(paper_n)}, k {_fmt(paper_k)}"
     if not (math.isfinite(our_k) and our_k == paper_k):
         return f"{where}: another k"
@@ -338,8 +320,7 @@ def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: floa
 
 
 def claimed_first(kind: str, less: float, greater: float) -> tuple[float, float]:
-    """(p the claimed way, p the other way) of a ``seeds_below`` / ``seeds_above`` rule from its
-    one-sided p-values below and above; applied to that pair, the one-sided p-values back."""
+    """(p the claimed way, p the other way) from (p below, p above), and back."""
     return (less, greater) if kind == "seeds_below" else (greater, less)
 
 
@@ -352,10 +333,7 @@ def judge_seed_test(
     p_greater: float,
     per_seed: Sequence[float] = (),
 ) -> tuple[str, str]:
-    """The ``seeds_below`` / ``seeds_above`` rules on one-sided p-values (the pages pass them
-    Holm-adjusted within the quantity's family): consistent when every seed goes the claimed way
-    (where ``per_seed`` gives them) and the test is significant; not consistent when most seeds
-    go the other way or the other test is significant (docs/verdicts.md, Claims)."""
+    """The ``seeds_below`` / ``seeds_above`` rules on (Holm-adjusted) one-sided p-values."""
     sign = "<" if kind == "seeds_below" else ">"
     if not math.isfinite(seeds) or seeds < 2:
         return ONE_SEED, f"{sign} {bound:g} over seeds: one seed, no spread to test with"
@@ -373,11 +351,8 @@ def judge_seed_test(
 
 
 def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tuple[str, str]:
-    """(verdict, the rule as applied, in words) of one measurement (a row of
-    :func:`isotropy.verdicts.measurements.run.measure`'s table: ``value``, ``per_seed``,
-    ``seeds``, ``p_less``, ``p_greater``) against ``paper`` by a rule that needs no declaration;
-    the equivalence rules take the published row's (:func:`judge_equivalence`). An undefined
-    value of ours (NaN) ``differs`` / is ``not consistent``."""
+    """(verdict, the rule as applied) of one measurement against ``paper`` by a rule that needs
+    no declaration; an undefined value of ours differs / is not consistent."""
     kind, argument = parse_tolerance(spec)
     number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
     ours = number("value")
@@ -416,9 +391,7 @@ SIMPSON_MARK = "⚠ pooled outside its seeds"
 
 
 def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
-    """A warning when a pooled correlation lies more than :data:`SIMPSON_GAP` outside the range
-    of its seeds' values (the seeds' levels differ, so the pooled value describes none of them);
-    '' otherwise."""
+    """A warning when a pooled correlation lies :data:`SIMPSON_GAP` outside its seeds' range."""
     seeds = finite(per_seed)
     if len(seeds) < 2 or not math.isfinite(pooled):
         return ""
@@ -431,11 +404,9 @@ def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
     )
 
 
-# The words a verdict cell adds when a direction was judged on a stand-in (issue 59, item 5).
 ON_STAND_IN = "on a stand-in"
-# Spearman ρ of IsoScore against silhouette (a comparison row's quantity, a claim's name): ρ = ±1
-# for any two strictly monotone series, and the runs' traces are nearly monotone, so a ρ that
-# passes its bound is near-guaranteed: shown so, and never counted as evidence (issue 79).
+# Spearman ρ of IsoScore against silhouette: ±1 for any two strictly monotone series, so a ρ
+# that passes its bound is near-guaranteed, shown so and never counted as evidence.
 NEAR_GUARANTEED_ROWS = frozenset({"spearman_rho", "spearman_strongly_negative"})
 NEAR_GUARANTEED = "near-guaranteed: not counted"
 WHY_NEAR_GUARANTEED = "a Spearman ρ within its bound; ρ = ±1 for any two strictly monotone series"
@@ -443,16 +414,13 @@ PASSES = (AGREES, CONSISTENT, "supported")
 
 
 def near_guaranteed(row: Mapping[str, Any]) -> bool:
-    """Whether a comparison or claims row passes only as near-guaranteed: its ``quantity`` or
-    ``claim`` in :data:`NEAR_GUARANTEED_ROWS`, its verdict a pass (a ρ failing its bound is
-    evidence, a non-monotone trace)."""
+    """Whether a row passes only as near-guaranteed (a ρ failing its bound is evidence)."""
     names = {str(row.get("quantity", "")), str(row.get("claim", ""))}
     return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in PASSES
 
 
 def marked(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with each near-guaranteed row's verdict followed by :data:`NEAR_GUARANTEED` in
-    brackets: a verdict of its own to whatever groups or counts verdicts (the report's)."""
+    """``table`` with each near-guaranteed row's verdict followed by :data:`NEAR_GUARANTEED`."""
     return table.assign(
         verdict=[
             f"{row['verdict']} ({NEAR_GUARANTEED})" if near_guaranteed(row) else row["verdict"]
@@ -462,18 +430,15 @@ def marked(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def counted(table: pd.DataFrame) -> pd.Series:
-    """A table's ``verdict`` column as a page counts it: a near-guaranteed row's verdict reads
-    :data:`NEAR_GUARANTEED`, so no count of passes holds it."""
+    """A table's ``verdict`` column as a page counts it (near-guaranteed rows apart)."""
     marked = pd.Series([near_guaranteed(r) for r in table.to_dict("records")], index=table.index)
     return table["verdict"].mask(marked, NEAR_GUARANTEED)
 
 
 def states_a_number(kind: str, bound: float = 0.0, neutral: float = 0.0) -> bool:
-    """Whether a rule sets our value against a number the paper's own model and data produced,
-    so that a stand-in's row is not judged (the stand-in gate): every numeric rule, and a bound
-    (``below``/``above``/``at_least``) anywhere but the quantity's no-change point ``neutral``
-    (0 for a difference or a correlation, 1 for a ratio). A direction (a bound at that point, a
-    test over seeds against no change) is judged on a stand-in, and says so."""
+    """Whether a rule sets our value against a number the paper's model and data produced, so
+    a stand-in's row is not judged: every rule but a direction (a bound at the no-change point
+    ``neutral``, a test over seeds)."""
     if kind in ("seeds_below", "seeds_above", "none"):
         return False
     if kind in ("below", "above", "at_least"):

@@ -1,12 +1,5 @@
-"""Every quantity the two pages judge, measured once from this run's result tables: one long
-table, one row per quantity × setup (:data:`COLUMNS`; :func:`measurement` builds a row, NaN and
-'' for what is absent), which both the claims page and the comparison with the papers read:
-``value`` (NaN, ``missing`` saying why, when it cannot be measured), ``per_seed`` (where the
-verdict needs them), ``seed_free``, ``p_less`` / ``p_greater`` (raw one-sided p-values: the pages
-adjust them), ``moments`` (each seed's sums for a pooled r), ``protocol``, ``paper_setup`` (what
-:mod:`isotropy.verdicts.comparison` joins on).
-Here too what the studies' measurements share: the tests over seeds (the seeds' spread against
-the mean change, a difference between two groups of runs, the learning guard's note)."""
+"""Every quantity the claims page and the paper comparison judge, measured once: one row per
+quantity × setup (:data:`COLUMNS`), and the tests over seeds the studies' measurements share."""
 
 from __future__ import annotations
 
@@ -64,9 +57,7 @@ def measurement(
 
 
 def over_seeds(runs: pd.DataFrame, column: str) -> dict[str, Any]:
-    """A seeded quantity over ``runs`` (rows of one setup) as :func:`measurement` takes it: the
-    mean (``value``) and each seed's mean
-    (``per_seed``; the one mean when ``runs`` has no seed column)."""
+    """The mean of ``column`` over one setup's ``runs`` and each seed's mean."""
     per_seed = runs.groupby("seed")[column].mean() if "seed" in runs else [runs[column].mean()]
     return {"value": runs[column].mean(), "per_seed": tuple(per_seed)}
 
@@ -80,9 +71,8 @@ _LEVELS = np.geomspace(1e-12, 0.5, 2600)
 
 
 def _ratio_bounds(final: np.ndarray, change: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(upper, lower) confidence bounds of std(final) / |mean(change)| at each level a of
-    :data:`_LEVELS`: the std's at one-sided a (chi-square) over |mean|'s at a (t, two-sided, so
-    either sign of the mean)."""
+    """(upper, lower) confidence bounds of std(final) / |mean(change)| at each level of
+    :data:`_LEVELS`: the std's (chi-square) over |mean|'s (t, two-sided)."""
     n, a = final.size, _LEVELS
     s = final.std(ddof=1)
     half = stats.t.ppf(1 - a / 2, n - 1) * change.std(ddof=1) / math.sqrt(n)
@@ -103,9 +93,7 @@ def _p_value(holds: np.ndarray) -> float:
 
 def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float, float]:
     """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p that it
-    is above) over one metric's seeds: the ratio's confidence bounds, the std's (chi-square) and
-    the mean change's (t) each at level a, so each p = 2a bounds its error (a union bound).
-    NaN with fewer than two seeds. A test of spread against the effect, not a point ratio."""
+    is above), from the ratio's confidence bounds (a union bound: p = 2a)."""
     final = np.asarray(final, dtype=np.float64)
     change = np.asarray(change, dtype=np.float64)
     if final.size < 2:
@@ -125,8 +113,7 @@ def one_sided(test: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[floa
 def paired_differences(
     treated: pd.DataFrame, baseline: pd.DataFrame, column: str
 ) -> tuple[float, ...]:
-    """Each seed's treated − baseline (the seeds both have, in seed order): the direction each
-    seed goes, which the claims' rule counts."""
+    """Each seed's treated − baseline (the seeds both have, in seed order)."""
     means = [runs.groupby("seed")[column].mean() for runs in (treated, baseline)]
     both = means[0].to_frame("t").join(means[1].rename("b"), how="inner")
     return tuple(float(d) for d in both["t"] - both["b"])
@@ -148,16 +135,13 @@ def seed_test(
 
 
 def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:
-    """The guard's note when a group of fine-tuning runs (one setup's seeds; columns ``column``,
-    majority_baseline, eval_sentences) is not above its majority baseline
-    (:func:`isotropy.verdicts.learning.learning_test`) or has none recorded (missing or NaN: the
-    guard cannot tell), '' when every group learned or lacks ``column`` (a metric other than
-    accuracy)."""
+    """The learning guard's note on groups of fine-tuning runs ('' when every group learned or
+    lacks ``column``)."""
     notes = [
         not_learned_note(
             runs[column], runs.get("majority_baseline", []), runs.get("eval_sentences", [])
         )
         for runs in groups
-        if column in runs  # another metric than accuracy: no majority baseline to beat
+        if column in runs
     ]
     return "; ".join(note for note in notes if note)

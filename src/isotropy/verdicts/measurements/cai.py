@@ -16,19 +16,18 @@ from isotropy.verdicts.measurements import measurement, over_seeds
 
 
 def _cai_setup(config: Mapping[str, Any], name: str) -> str:
-    """The Table 3 row a model is compared with: its own, or BERT (the paper's main model) for a
-    model the paper did not study."""
+    """The Table 3 row a model is compared with: its own, else BERT's."""
     paper = paper_name(config, name)
     return paper if paper in CAI_MODELS else "BERT"
 
 
 def _model_stand_in(config: Mapping[str, Any], name: str, paper: str, stand: StandIns) -> str:
-    """A contextual model's stand-ins: the model, and the corpus its tokens come from."""
+    """A contextual model's stand-ins: the model and the corpus."""
     return "; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s)
 
 
 def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
-    """Whether no seed changes the LID: every point indexed (no seeded sample)."""
+    """Whether every point is indexed (no seeded sample)."""
     clusters = (config.get("geometry") or {}).get("clusters") or {}
     if kind == "static":
         static = clusters.get("static") or {}
@@ -39,8 +38,7 @@ def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
 def lid_measurements(
     lid: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
 ) -> list[dict[str, Any]]:
-    """Per model (last layer) and for the static vectors: cosine LID (with each seed's value),
-    its n and k, and the dimension."""
+    """Per model (last layer) and for the static vectors: cosine LID, its n, and the dimension."""
     rows = []
     for (kind, name), group in lid.groupby(["kind", "model"], sort=False):
         last = group if kind == "static" else group[group["layer"] == group["layer"].max()]
@@ -63,8 +61,7 @@ def _lid_setup(
     config: Mapping[str, Any],
     stand: StandIns,
 ) -> tuple[str, str, str, str, str]:
-    """(our setup, the paper's, the per-type cap, the stand-in, the layers' note) of one model
-    or of the static vectors."""
+    """(our setup, the paper's, the per-type cap, the stand-in, the layers' note)."""
     if kind == "static":
         glove = "for the paper's GloVe"
         replaced = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", glove)
@@ -93,8 +90,7 @@ def _lid_cosine_row(
     config: Mapping[str, Any],
     at: Callable[..., dict[str, Any]],
 ) -> dict[str, Any]:
-    """The cosine LID of one model's last layer (or of the static vectors), with each seed's
-    (``at``: :func:`measurement` with the setup's fields bound; ``sample``: its k and n)."""
+    """The cosine LID of one model's last layer or of the static vectors."""
     cosine, euclidean = last[last["metric"] == "cosine"], last[last["metric"] == "euclidean"]
     if cosine.empty:
         return at("lid_cosine", missing="no cosine LID in lid.csv (geometry.clusters.lid_metrics)")
@@ -119,9 +115,8 @@ def _lid_cosine_row(
 def cosine_measurements(
     cosine: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
 ) -> list[dict[str, Any]]:
-    """Per model: the largest |S_inter| after cluster-mean removal over layers (raw S_inter and
-    S_intra ranges in the note; Cai et al.'s own statistic, stated beside ours), and isotropy
-    within clusters by a measure that can fail (:func:`_within_cluster_row`)."""
+    """Per model: the largest |S_inter| after cluster-mean removal over layers, and isotropy
+    within clusters."""
     rows = []
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
         paper = _cai_setup(config, name)
@@ -155,10 +150,8 @@ def cosine_measurements(
 
 
 def _within_cluster_row(group: pd.DataFrame, at: Callable[..., dict[str, Any]]) -> dict[str, Any]:
-    """Isotropy within clusters by a measure that can fail: the smallest over layers of the
-    clusters' IsoScore relative to an isotropic cloud of the same sizes
-    (:func:`isotropy.geometry.layers.within_cluster_isotropy`). Layers where k-means found one
-    cluster are named, not judged; a model with one cluster at every layer gets no value."""
+    """The smallest over layers of the clusters' IsoScore relative to an isotropic cloud of the
+    same sizes; layers with one cluster are named, not judged."""
     per_layer = group.groupby("layer").agg(
         n_clusters=("n_clusters", "max"),
         isoscore_within=("isoscore_within", "mean"),

@@ -27,7 +27,7 @@ from isotropy.verdicts.tolerances import ALPHA, claimed_first, parse_tolerance
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
 
 
-# Each quantity's column of runs.csv, differenced λ minus no regulariser, and what it is.
+# Each quantity's column of runs.csv (differenced λ minus no regulariser) and what it is
 ISTAR_QUANTITIES = {
     "istar_isoscore_change": (
         "isoscore_star",
@@ -41,9 +41,7 @@ def istar_measurements(
     runs: pd.DataFrame, config: Mapping[str, Any], source: str = paths.ISTAR_RUNS
 ) -> list[dict[str, Any]]:
     """Per model × task × λ < 0: the IsoScore* change and the metric gain over the unregularised
-    baseline, each tested over seeds (:func:`seed_test`), with raw one-sided p-values: each page
-    Holm-adjusts them over its whole grid (every model × task × λ), so no best-of-several goes
-    uncorrected."""
+    baseline, with raw one-sided p-values over seeds (each page adjusts over the whole grid)."""
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=True):
         stand_in = ""
@@ -90,11 +88,8 @@ def istar_measurements(
 
 
 def seed_details(measured: list[dict[str, Any]], claims) -> pd.DataFrame:
-    """Per tested claim × setup of the I-STAR grid (``claims``: the study's, rule ``seeds``):
-    each seed's difference and how many go the claimed way, the raw one-sided p both ways, the
-    same Holm-adjusted within the claim's family (:func:`family_of_claim`, as the claims page
-    adjusts them), and the smallest difference its seeds detect: a one-sided paired t at the
-    family's strictest Holm level α/m, power 0.8, with the seeds' own spread."""
+    """Per tested claim × setup of the I-STAR grid: each seed's difference, the raw and Holm
+    p-values, and the smallest difference its seeds detect (paired t at α/m, power 0.8)."""
     rows = []
     for claim in claims:
         kind, bound = parse_tolerance(claim.bound)
@@ -126,9 +121,7 @@ def seed_details(measured: list[dict[str, Any]], claims) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# The poster's "isotropy correlates negatively with task performance", judged per seed as
-# docs/verdicts.md judges a claim about every run: within each seed, Pearson r between IsoScore*
-# and the task metric over its runs without a regulariser and with I-STAR at each λ.
+# The poster's "isotropy correlates negatively with task performance", judged per seed
 CORRELATION = SeedClaim(
     "isotropy_correlates_negatively_with_performance",
     "within each seed, Pearson r of IsoScore* and the task metric over the runs (no regulariser "
@@ -139,9 +132,7 @@ CORRELATION = SeedClaim(
 
 
 def correlation_claim(runs: pd.DataFrame, stand_in: str) -> pd.DataFrame:
-    """:data:`CORRELATION` judged on ``runs`` (an I-STAR grid's runs.csv) by
-    :func:`check_seed_claims`: supported when r < 0 in every seed and the one-sided t over the
-    seeds' Fisher z is significant, not supported when most seeds' r > 0 or the other test is."""
+    """:data:`CORRELATION` judged on an I-STAR grid's runs.csv."""
     ours = runs[runs["regulariser"].isin(["none", "istar"])]
     rows = [
         (CORRELATION.name, f"{model}/{task}", seed, float(fisher_z([r])[0]))
@@ -151,6 +142,6 @@ def correlation_claim(runs: pd.DataFrame, stand_in: str) -> pd.DataFrame:
     ]
     values = pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
     table = check_seed_claims(values, [CORRELATION], study="istar")
-    if stand_in:  # a direction on a stand-in: said in its verdict
+    if stand_in:
         table["note"] = table["note"].astype(str) + f"; {STAND_IN_NOTE}: {stand_in}"
     return table

@@ -19,13 +19,12 @@ from isotropy.verdicts.equivalence import series_moments
 from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT, measurement, spread_test
 
 SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
-# Mickus et al. §3.2 prints r from −0.808 (polarity) to −0.978 (supersense): "strongly
-# negative" at the paper's own level is below −0.8, its weakest value to one decimal
+# Mickus et al. §3.2 prints r from −0.808 to −0.978: its weakest to one decimal
 PEARSON_LIMIT = -0.8
 
 
 def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
-    """The metric at the first and at the last recorded step of one run (NaN rows skipped)."""
+    """The metric at the first and the last recorded step of one run."""
     rows = trace.dropna(subset=[metric]).sort_values("step")
     if rows.empty:
         raise ValueError(f"run has no recorded {metric}: every value is NaN")
@@ -35,8 +34,7 @@ def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
 def _setup(
     study: str, encoder: str, dataset: str, config: Mapping[str, Any], stand: StandIns
 ) -> Callable[..., dict[str, Any]]:
-    """:func:`measurement` with one setup's fields bound: our setup, the paper's, the stand-ins
-    (the main study's word vectors and labels)."""
+    """:func:`measurement` with one setup's fields bound."""
     paper = dataset if study == "main" else f"{encoder_paper_name(config, encoder)}/{dataset}"
     kind = ((config.get("encoders") or {}).get(encoder) or {}).get("kind")
     parts = (
@@ -50,8 +48,7 @@ def _setup(
 
 
 def table_names(study: str) -> tuple[str, ...]:
-    """The input names of a direct-optimisation study's judged tables, in the order
-    :func:`optimisation_measurements` takes them: counts, correlations, traces."""
+    """The input names of a study's judged tables: counts, correlations, traces."""
     tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study], "traces")
     return tuple(f"{study}_{table}" for table in tables)
 
@@ -103,10 +100,7 @@ def per_seed_correlations(
     traces: pd.DataFrame | None,
 ) -> dict[tuple[str, str, str], tuple[float, ...]]:
     """(encoder, dataset, column) → each seed's Pearson r / Spearman ρ of IsoScore against
-    silhouette, computed here from the traces (every recorded step of that seed; NaN for a
-    constant or tiny series), in seed order; (encoder, dataset, 'moments') → each seed's sums
-    (points, Σx, Σy, Σx², Σy², Σxy), from which any pooling of seeds has its Pearson r
-    (:func:`isotropy.verdicts.equivalence.pooled_r`)."""
+    silhouette over its recorded steps; (encoder, dataset, 'moments') → each seed's sums."""
     if traces is None:
         return {}
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
@@ -123,8 +117,7 @@ def per_seed_correlations(
 
 
 def run_protocol(config: Mapping[str, Any], study: str) -> str:
-    """The settings of a study's runs that its printed numbers depend on, ``key=value; …``
-    (matched against the ``protocol`` column of config/published_values.csv)."""
+    """The settings a study's printed numbers depend on, ``key=value; …``."""
     keys = ("metric_stride", "updates", "metric_sample_size")
     section = config.get(study) or {}
     values = {key: section.get(key) for key in keys}
@@ -139,7 +132,7 @@ def _correlation_measurements(
     stand: StandIns,
 ) -> list[dict[str, Any]]:
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
-    each seed's value (from the traces when given, else the table's ``seed<k>`` rows)."""
+    each seed's value."""
     rows: list[dict[str, Any]] = []
     corr_file = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
     from_traces = per_seed_correlations(traces)
@@ -165,10 +158,9 @@ def _correlation_measurements(
 def _correlation_row(
     column: str, overall: pd.DataFrame, per_seed: tuple, at: Callable[..., dict[str, Any]]
 ) -> dict[str, Any]:
-    """One setup's pooled correlation (``overall``: its 'all' row) with each seed's value."""
+    """One setup's pooled correlation with each seed's value."""
     name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
     value = float(overall[column].iloc[0])
-    # A one-seed table has no seed0 row: its pooled row is that seed.
     if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
         per_seed = (value,)
     points = int(overall["points"].iloc[0]) if "points" in overall else None
@@ -228,8 +220,7 @@ def _trace_measurements(
 def _spread_row(
     ends: Mapping[str, pd.DataFrame], seeds: int, protocol: str, at: Callable[..., dict[str, Any]]
 ) -> dict[str, Any]:
-    """The seeds' spread: where they end, relative to how far they move ("negligible" is about
-    the effect, not an absolute number: 0.05 exceeds a final IsoScore of 0.03)."""
+    """The seeds' spread where they end, relative to how far they move."""
     if seeds < 2:
         return at("seed_spread", stand_in="", missing="one seed only: no spread to measure")
     spread = {m: ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore")}
@@ -239,8 +230,7 @@ def _spread_row(
     note = "; ".join(
         f"{m}: std of final {spread[m]:.4g} / |mean change| {change[m]:.4g}" for m in ratios
     )
-    # negligible for both metrics (an intersection-union test: the larger p), not negligible
-    # for either (Bonferroni over the two)
+    # negligible for both metrics (intersection-union), or for neither (Bonferroni)
     tests = [spread_test(ends[m]["last"], ends[m]["last"] - ends[m]["first"]) for m in ratios]
     p_below = max(p for p, _ in tests)
     p_above = min(1.0, len(tests) * min(p for _, p in tests))
@@ -310,7 +300,6 @@ def optimisation_claims(
     )
 
 
-# The main study's claims (its record, and its committed run's page: isotropy.committed.main)
 MAIN_CLAIMS = optimisation_claims(
     "main",
     "Mickus et al. 2024, §3 and Figure 2",

@@ -1,8 +1,4 @@
-""":func:`measure`: every measurement of this run (:mod:`isotropy.verdicts.measurements`), and for
-rules ``check_claims`` and ``compare_with_papers`` (rules/provenance.smk) the result tables
-loaded for it and a preview's rows stamped. Their inputs are
-:func:`isotropy.workflow.inputs.workflow_inputs`, the configuration they read
-:func:`isotropy.workflow.inputs.config_subset`."""
+"""Every measurement of this run, for rules ``check_claims`` and ``compare_with_papers``."""
 
 from __future__ import annotations
 
@@ -25,10 +21,8 @@ def measure(
     stand: StandIns,
     measures: Mapping[str | tuple[str, ...], Callable[..., list[dict[str, Any]]]],
 ) -> pd.DataFrame:
-    """Every measurement of this run. ``tables``: result tables by input name, an absent name
-    meaning that table is not part of the run; ``measures`` (what the studies' records measure,
-    :func:`isotropy.studies.table_measures`): input name, or names read together -> (each of
-    those tables, None where absent, config, stand-ins) -> rows, called when one is present."""
+    """Every measurement of this run (``tables``: by input name; ``measures``: input name or
+    names -> (their tables, None where absent, config, stand-ins) -> rows)."""
     rows: list[dict[str, Any]] = []
     for names, measure_tables in measures.items():
         read = [tables.get(name) for name in ((names,) if isinstance(names, str) else names)]
@@ -41,8 +35,7 @@ def load_tables(
     inputs: Mapping[str, str | os.PathLike | Sequence[str | os.PathLike]],
     run_keys: Mapping[str, Sequence[Mapping[str, Any]]],
 ) -> dict[str, pd.DataFrame]:
-    """The result tables named by :func:`isotropy.workflow.inputs.workflow_inputs`, read (traces
-    tagged with their keys)."""
+    """The result tables of ``inputs``, read (traces tagged with their keys)."""
     tables = {}
     for name, value in inputs.items():
         if name.endswith("_traces"):
@@ -60,9 +53,8 @@ def load_tables(
 
 
 def as_preview(table: pd.DataFrame, stamp: str) -> pd.DataFrame:
-    """A verdict table (claims or paper comparison) measured on a preview's results as the main
-    study's: its main-study rows only, evidence pointing at the preview's folder, and the preview's
-    stamp in a first column ``preview`` on every row (as the preview's own tables have it)."""
+    """A verdict table of a preview: its main-study rows, evidence in the preview's folder, the
+    stamp in a first column ``preview``."""
     rows = table[table["study"] == "main"].reset_index(drop=True)
     if "evidence" in rows:
         main, preview = paths.study_file("", "main"), paths.study_file("", "preview")

@@ -1,6 +1,5 @@
-"""The geometry study after Rajaee & Pilehvar: STS correlations and I(W) per method, the SST-2
-classification with and without the cluster-based method, and (the Rajaee CLS study) dev
-accuracy and I(W) of the CLS states after fine-tuning with and without it."""
+"""The Rajaee & Pilehvar measurements: STS and I(W) per method, the SST-2 classification, and
+the CLS study's fine-tuned accuracy and I(W)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from isotropy import paths
 from isotropy.standins import StandIns, model_stand_in
 from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, over_seeds
 
-# STS methods no seed enters (no k-means / GMM clustering): one run is the whole measurement.
+# STS methods no seed enters (no clustering)
 SEED_FREE_METHODS = ("none", "centring", "all-but-the-top")
 QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
 
@@ -22,8 +21,8 @@ QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotro
 def sts_measurements(
     sts: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
 ) -> list[dict[str, Any]]:
-    """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W) (seed means);
-    per model × data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
+    """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W); per model ×
+    data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
     rows = []
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
         split = str(group["split"].iloc[0]) if "split" in group else ""
@@ -44,7 +43,7 @@ def sts_measurements(
 def _sts_method_rows(
     method: str, runs: pd.DataFrame, setup: str, paper: str, stand_in: str, pipeline: str
 ) -> list[dict[str, Any]]:
-    """One model × data set × method: each STS quantity (seed means, with each seed's)."""
+    """One model × data set × method: each STS quantity."""
     rows = []
     first = runs.iloc[0]
     setting = ""
@@ -78,8 +77,7 @@ def _sts_method_rows(
 def _sts_gain_rows(
     claim_setup: str, group: pd.DataFrame, stand_in: str = ""
 ) -> list[dict[str, Any]]:
-    """The cluster-based method's I(W) ratio and Spearman gain over none (one model × data
-    set)."""
+    """The cluster-based method's I(W) ratio and Spearman gain over none."""
     enhanced = "cluster-based"
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
     at = partial(measurement, "geometry", setup=claim_setup, paper_setup=claim_setup)
@@ -89,7 +87,6 @@ def _sts_gain_rows(
         return [at(q, missing=missing) for q in ("sts_isotropy_ratio", "sts_spearman_gain")]
     before, after = means.loc["none"], means.loc[enhanced]
     ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
-    # sts.csv stores correlations ×100 (isotropy.geometry.evaluate_sts), as the paper reports.
     gains = (
         ("sts_isotropy_ratio", ratio, f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}"),
         (
@@ -108,7 +105,7 @@ CLASSIFICATION_READINGS = {
 }
 
 
-# I(W) as a ratio and ×100 (our reading of the slides' "84.36"): quantity, scale.
+# I(W) as a ratio and ×100 (our reading of the slides' "84.36")
 IW_READINGS = (("sst2_iw", 1), ("sst2_iw_percent", 100))
 
 
@@ -130,9 +127,8 @@ def _classification_note(first: pd.Series, method: str) -> str:
 def classification_measurements(
     table: pd.DataFrame, config: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """Per model × reading × method (none, cluster-based): validation accuracy ×100 of the linear
-    classifier, I(W) of the transformed tokens, and I(W) ×100 (our reading of the slides'
-    "84.36")."""
+    """Per model × reading × method: the linear classifier's validation accuracy ×100 and I(W)
+    of the transformed tokens in both readings."""
     rows = []
     for (name, reading, method), runs in table.groupby(["model", "reading", "method"], sort=False):
         first = runs.iloc[0]
@@ -158,7 +154,7 @@ def classification_measurements(
     return rows
 
 
-# What is measured of each group of runs: (quantity suffix, runs.csv column, scale, convention).
+# (quantity suffix, runs.csv column, scale, convention)
 CLS_QUANTITIES = (
     ("accuracy", "accuracy", 100, "dev accuracy after fine-tuning"),
     ("iw", "cls_iw_head_input", 1, "I(W) of the dev CLS states the head reads (after the method)"),
@@ -166,9 +162,8 @@ CLS_QUANTITIES = (
 
 
 def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Per model × task × method (none, cluster): dev accuracy ×100 after fine-tuning with and
-    without the cluster-based method on the CLS states, and I(W) of the last layer's dev CLS
-    states as the head read them (after the method; the model's own without it)."""
+    """Per model × task × method: dev accuracy ×100 after fine-tuning and I(W) of the dev CLS
+    states the head read."""
     rows = []
     source = paths.rajaee_cls_file("runs.csv")
     for (name, task, method), runs in table.groupby(["model", "task", "method"], sort=False):
