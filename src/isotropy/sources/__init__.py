@@ -1,18 +1,13 @@
 """Raw sources: each fetched into ``resources/raw/<source>/``, every file checked against its pins.
 
-:func:`source_params` gives the download rule its params. :func:`fetch_source` gets each input
-once (a mirror file copied, a hub split loaded, or a URL streamed by
-:mod:`~isotropy.sources.download`), checks it against every pin that applies
-(:mod:`~isotropy.sources.pins`: a configured sha256, git object id or size, the mirror's
-MANIFEST.tsv; else the sources lock, recorded on first use), lays it out
-(:mod:`~isotropy.sources.layouts`) in a staging folder, swaps that in and writes ``manifest.json``
-last (its presence means the folder is complete). Like ``pip --require-hashes``, a file nothing
-can check is refused, and one that does not match is never kept.
+Each input (a mirror file, a hub split or a URL) is checked against every pin that applies, else
+against the sources lock (recorded on first use), laid out in a staging folder that is swapped in,
+and ``manifest.json`` is written last. A file nothing can check is refused
+(docs/online-sources.md).
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import shutil
@@ -25,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from isotropy.configuration.data import Downloads
-from isotropy.io import DiskFullError, plain_data, sha256_file, write_json
+from isotropy.io import plain_data, sha256_file, write_json
 from isotropy.paths import MANIFEST_NAME
 from isotropy.sources.download import (
     MIRROR_ENV,
@@ -60,14 +55,11 @@ TRUST_PUBLISHED = "published pin"
 TRUST_LOCK = "lock (trusted on first use)"
 PIN_KEYS = ("sha256", "git_blob", "bytes")  # a value per URL; strongest first
 MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUBLISHED}
-# Defaults of config `downloads`, from its model: far above the largest real archive (NLPL
-# 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
 DOWNLOAD_DEFAULTS = Downloads().model_dump()
 
 
 def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Everything the download of ``name`` depends on (urls, pins, mirror files, kind, mirror):
-    the rule's params, so a change of any of them re-runs the download."""
+    """The download rule's params: everything the download of ``name`` depends on."""
     sources = config.get("sources", {})
     if name not in sources:
         raise ValueError(f"source {name!r} is not in config 'sources' (known: {sorted(sources)})")
@@ -92,8 +84,7 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 
 def url_pins(source_cfg: Mapping[str, Any], key: str = "sha256") -> dict[str, str | None]:
-    """URL → its configured ``key`` pin (sha256, git_blob …; None where unpinned), for one entry
-    of config 'sources'."""
+    """URL → its configured ``key`` pin (None where unpinned) of one config 'sources' entry."""
     return dict(zip(_as_list(source_cfg.get("url")), _aligned_pins(source_cfg, key)))
 
 
@@ -144,11 +135,9 @@ def fetch_source(
     config: Mapping[str, Any] | None = None,
     clock: Clock = time,
 ) -> dict[str, Any]:
-    """Fetch source ``name`` (``params`` as made by :func:`source_params`) into ``raw_dir`` and
-    return its manifest, written last to ``raw_dir/manifest.json``; on failure ``raw_dir`` is as
-    it was. A download that no published pin checks is compared with the sources lock
-    (:func:`~isotropy.sources.pins.lock_path` of ``config``) and recorded there on first use.
-    """
+    """Fetch source ``name`` (:func:`source_params`) into ``raw_dir`` and return its manifest,
+    written last; on failure ``raw_dir`` is as it was. A download no published pin checks is
+    compared with the sources lock of ``config`` and recorded there on first use."""
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
     origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
@@ -163,9 +152,9 @@ def fetch_source(
             items, inputs = _from_hub(params, fetched)
         else:
             items, inputs = _from_urls(params, fetched, lock_path(config), clock)
-        records = _lay_out(name, params, origin, items, inputs, staging, raw_dir)
+        records = _lay_out(name, params, origin, items, inputs, staging)
         if locked := [entry for entry in inputs if entry["trust"] == TRUST_LOCK]:
-            lock = lock_path(config)  # compared again under its file lock, recorded on first use
+            lock = lock_path(config)  # compared again under its file lock
             for entry, record in zip(locked, record_downloads(lock, name, locked)):
                 entry["lock"] = {"file": str(lock), **record}
         shutil.rmtree(raw_dir)
@@ -227,8 +216,7 @@ def _from_mirror(
 
 
 def _from_hub(params: Mapping[str, Any], fetched: Path) -> tuple[list[Fetched], list[dict]]:
-    """One split of a Hugging Face hub data set, pinned by its revision (the schema requires its
-    path, split and revision); loaded by ``datasets`` (needs the hub or its cache)."""
+    """One split of a hub data set at its pinned revision, loaded by ``datasets``."""
     import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
 
     hub = params["hub"]
@@ -253,9 +241,7 @@ def _from_hub(params: Mapping[str, Any], fetched: Path) -> tuple[list[Fetched], 
 def _from_urls(
     params: Mapping[str, Any], fetched: Path, lock: Path, clock: Clock
 ) -> tuple[list[Fetched], list[dict]]:
-    """Each URL downloaded (its sha256 and size checked as it arrives), then checked against its
-    git object id, or against the lock where no published pin checks it: a wrong body is refused
-    before it is laid out."""
+    """Each URL downloaded and checked against its pins, else the lock, before it is laid out."""
     items, inputs, name = [], [], params["name"]
     for index, url in enumerate(params["urls"]):
         pin = {key: (params.get(key) or [None] * (index + 1))[index] for key in PIN_KEYS}
@@ -280,7 +266,6 @@ def _from_urls(
             key, what = f"sources.{name}.git_blob", "git object id"
             check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
         published = pin["sha256"] is not None or pin["git_blob"] is not None
-        # What it was checked against: its config pins, strongest first, else the lock.
         entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
         entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
         if not published:
@@ -298,11 +283,9 @@ def _lay_out(
     items: list[Fetched],
     inputs: list[dict],
     staging: Path,
-    raw_dir: Path,
 ) -> list[dict[str, Any]]:
-    """The source's raw files written into ``staging`` by its layout, within the extraction
-    limits, every pinned archive member of a download matched; their records (path, bytes,
-    sha256). A full disk names the source's folder."""
+    """The records of the source's raw files, written into ``staging`` by its layout, every
+    pinned archive member of a download matched."""
     pins = params.get("members")
     limits = {
         "max_bytes": params["max_extracted_bytes"],
@@ -311,15 +294,7 @@ def _lay_out(
     items = [
         replace(item, **limits, members=MemberPins(name, pins) if pins else None) for item in items
     ]
-    try:
-        files = LAYOUTS[params["kind"]](items, origin, staging)
-    except OSError as error:
-        if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
-            raise
-        written = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
-        full = DiskFullError(raw_dir, written, error)
-        full.strerror = f"laying out source {name!r}: {full.strerror}"
-        raise full from error
+    files = LAYOUTS[params["kind"]](items, origin, staging)
     for item, entry in zip(items, inputs):
         if origin != "url" or item.members is None:
             continue
@@ -339,9 +314,8 @@ def _lay_out(
 def mirror_pins(
     params: Mapping[str, Any], mirror: Path
 ) -> tuple[dict[str, MirrorPin] | None, dict[str, dict[str, Any]]]:
-    """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its row, and
-    the config sha256 of the URL of the same file name (a pin never checks a file it does not
-    describe, such as the members of an archive it pins)."""
+    """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its row,
+    and the config sha256 of the URL of the same file name."""
     manifest = read_mirror_manifest(mirror)
     config_pins = {
         url_file_name(url): pin
