@@ -37,10 +37,9 @@ from isotropy.embeddings import word_vectors
 from isotropy.io import DiskFullError
 from isotropy.readers.registry import source_files, word_vectors_file
 from isotropy.readers.sts import read_sts
-from isotropy.sources import download, layouts
+from isotropy.sources import download, layouts, pins
 from isotropy.sources.download import RETRY, DownloadError, download_file
 from isotropy.sources.layouts import ArchiveError, ChecksumError
-from isotropy.sources.pins import UnverifiedFileError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -370,12 +369,12 @@ def zip_bytes(members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) 
     return buffer.getvalue()
 
 
-def params(name: str, urls: list[str], kind: str | None = None, pins=None) -> dict:
+def params(name: str, urls: list[str], kind: str | None = None, sha256=None) -> dict:
     return {
         "name": name,
         "kind": kind or sources.source_kind(name),
         "urls": urls,
-        "sha256": pins or [None] * len(urls),
+        "sha256": sha256 or [None] * len(urls),
         "mirror_files": [],
         "mirror": None,
     }
@@ -421,7 +420,7 @@ def test_polarity_tarball_latin1_matches_mirror_utf8(http, tmp_path, mirror_root
     http.routes["/rt-polaritydata.tar.gz"] = tarball
     from_url = sources.fetch_source(
         "polarity",
-        params("polarity", [http.url("/rt-polaritydata.tar.gz")], pins=[sha(tarball)]),
+        params("polarity", [http.url("/rt-polaritydata.tar.gz")], sha256=[sha(tarball)]),
         tmp_path / "url",
     )
     from_mirror = sources.fetch_source(
@@ -696,7 +695,7 @@ def test_mirror_manifest_row_without_sha256_and_bytes_is_an_error_naming_the_lin
     mirror = small_mirror(tmp_path, manifest=False)
     (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\n\n{row}\n")
     (mirror / "supersense/words.txt").write_bytes(b"dog\ncow\n")  # and the file edited
-    with pytest.raises(UnverifiedFileError) as info:
+    with pytest.raises(pins.UnverifiedFileError) as info:
         sources.fetch_source(
             "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
         )
@@ -749,17 +748,17 @@ def test_mirror_without_manifest_is_refused(tmp_path, config):
     config = unpinned_words(config)
     mirror = small_mirror(tmp_path, manifest=False)
     p = mirror_params("supersense_words", config, mirror)
-    with pytest.raises(UnverifiedFileError) as info:
+    with pytest.raises(pins.UnverifiedFileError) as info:
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert str(info.value) == (
-        f"mirror file {mirror / 'supersense/words.txt'} cannot be checked ({mirror} has no "
-        "MANIFEST.tsv) and "
-        "nothing was kept; add its path and sha256 to the mirror's MANIFEST.tsv"
+        f"mirror file {mirror / 'supersense/words.txt'} cannot be checked (no row in "
+        f"{mirror / 'MANIFEST.tsv'}) and nothing was kept; add its path, bytes and sha256 to the "
+        "mirror's MANIFEST.tsv"
     )
     assert list((tmp_path / "raw").iterdir()) == []
     # A MANIFEST.tsv that does not list the file is no better.
     (mirror / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n")
-    with pytest.raises(UnverifiedFileError, match="MANIFEST.tsv does not list it"):
+    with pytest.raises(pins.UnverifiedFileError, match="no row in"):
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert list((tmp_path / "raw").iterdir()) == []
     write_mirror_manifest(mirror)  # listed: checked against its row, and nothing else
@@ -902,11 +901,11 @@ def test_hub_source_without_mirror_files_is_named_by_its_download(tmp_path, monk
 def test_git_blob_id_is_gits(mirror_root, tmp_path):
     # `git ls-tree` of altsoph/modality_shifts at bc02c012 lists data/words.txt as this blob;
     # the mirror's copy is the same file (its sha256 is the config pin).
-    assert sources.git_blob_id(mirror_root / "supersense/words.txt") == (
+    assert pins.git_blob_id(mirror_root / "supersense/words.txt") == (
         "d227c86caafdd78053292bde9376d9c4574630d2"
     )
     (tmp_path / "hello").write_bytes(b"hello\n")  # `echo hello | git hash-object --stdin`
-    assert sources.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
+    assert pins.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
 
 
 def test_git_blob_pin_is_enforced_on_download(http, tmp_path, monkeypatch):
@@ -914,7 +913,7 @@ def test_git_blob_pin_is_enforced_on_download(http, tmp_path, monkeypatch):
     data = zip_bytes({"words_features.csv": b"word1,word2\n"})
     http.routes["/data/words_features.zip"] = data
     (tmp_path / "blob").write_bytes(data)
-    blob = sources.git_blob_id(tmp_path / "blob")
+    blob = pins.git_blob_id(tmp_path / "blob")
     config = {
         "sources": {
             "supersense_features": {

@@ -21,6 +21,7 @@ from isotropy.audit.records import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.readers.registry import input_trust, read_source_manifest
+from isotropy.sources.download import url_file_name
 from isotropy.sources.layouts import ArchiveError, ChecksumError
 from isotropy.sources.pins import (
     LOCK_ENV,
@@ -284,7 +285,7 @@ def _served(config: dict, name: str, http) -> tuple[dict, list[str]]:
     urls = source["url"] if isinstance(source["url"], list) else [source["url"]]
     served = []
     for url in urls:
-        path = f"/{name}/{sources.url_file_name(url)}"
+        path = f"/{name}/{url_file_name(url)}"
         http.routes[path] = b"not the published file\n"
         served.append(http.url(path))
     source["url"] = served if isinstance(source["url"], list) else served[0]

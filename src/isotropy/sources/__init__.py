@@ -22,33 +22,9 @@ from typing import Any
 from isotropy.configuration.data import Downloads
 from isotropy.io import plain_data, sha256_file, write_json
 from isotropy.paths import MANIFEST_NAME
-from isotropy.sources.download import (
-    MIRROR_ENV,
-    Clock,
-    DownloadError,
-    download_file,
-    url_file_name,
-)
-from isotropy.sources.layouts import (
-    HUB_FILE,
-    LAYOUTS,
-    ArchiveError,
-    Fetched,
-    MemberPins,
-    source_kind,
-)
-from isotropy.sources.pins import (
-    MirrorPin,
-    UnverifiedFileError,
-    check_locked,
-    check_pin,
-    copy_local,
-    git_blob_id,
-    lock_path,
-    read_lock,
-    read_mirror_manifest,
-    record_downloads,
-)
+from isotropy.sources import download, layouts, pins
+from isotropy.sources.download import MIRROR_ENV
+from isotropy.sources.layouts import HUB_FILE, source_kind
 
 log = logging.getLogger(__name__)
 TRUST_PUBLISHED = "published pin"
@@ -95,10 +71,10 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | None]:
-    urls, pins = _as_list(cfg["url"]), _as_list(cfg.get(key))
-    if len(pins) > len(urls):
-        raise ValueError(f"{len(pins)} {key} values given for {len(urls)} urls")
-    return pins + [None] * (len(urls) - len(pins))
+    urls, values = _as_list(cfg["url"]), _as_list(cfg.get(key))
+    if len(values) > len(urls):
+        raise ValueError(f"{len(values)} {key} values given for {len(urls)} urls")
+    return values + [None] * (len(urls) - len(values))
 
 
 def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
@@ -133,7 +109,7 @@ def fetch_source(
     raw_dir: str | os.PathLike,
     *,
     config: Mapping[str, Any] | None = None,
-    clock: Clock = time,
+    clock: download.Clock = time,
 ) -> dict[str, Any]:
     """Fetch source ``name`` (:func:`source_params`) into ``raw_dir`` and return its manifest,
     written last; on failure ``raw_dir`` is as it was. A download no published pin checks is
@@ -151,11 +127,11 @@ def fetch_source(
         elif params["kind"] == "hub":
             items, inputs = _from_hub(params, fetched)
         else:
-            items, inputs = _from_urls(params, fetched, lock_path(config), clock)
+            items, inputs = _from_urls(params, fetched, pins.lock_path(config), clock)
         records = _lay_out(name, params, origin, items, inputs, staging)
         if locked := [entry for entry in inputs if entry["trust"] == TRUST_LOCK]:
-            lock = lock_path(config)  # compared again under its file lock
-            for entry, record in zip(locked, record_downloads(lock, name, locked)):
+            lock = pins.lock_path(config)  # compared again under its file lock
+            for entry, record in zip(locked, pins.record_downloads(lock, name, locked)):
                 entry["lock"] = {"file": str(lock), **record}
         shutil.rmtree(raw_dir)
         os.replace(staging, raw_dir)
@@ -177,7 +153,7 @@ def fetch_source(
 
 def _from_mirror(
     name: str, params: Mapping[str, Any], fetched: Path
-) -> tuple[list[Fetched], list[dict]]:
+) -> tuple[list[layouts.Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
     if missing := missing_mirror_files(name, {"sources": {name: {"mirror": rels}}}, mirror):
@@ -185,37 +161,34 @@ def _from_mirror(
             f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}; "
             f"unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"
         )
-    manifest, pins = mirror_pins(params, mirror)
+    vouchers = mirror_pins(params, mirror)[1]
     damaged = (
         "the mirror copy is damaged or was edited (nothing was kept); restore it from the "
         "original source"
     )
     items, inputs = [], []
     for rel in rels:
-        local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", pins[rel]
+        local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", vouchers[rel]
         if not by:
-            where = f"{mirror} has no MANIFEST.tsv"
-            if manifest is not None:
-                where = f"{mirror / 'MANIFEST.tsv'} does not list it"
-            raise UnverifiedFileError(
-                f"{label} cannot be checked ({where}) and nothing was kept; add its path and "
-                "sha256 to the mirror's MANIFEST.tsv"
+            raise pins.UnverifiedFileError(
+                f"{label} cannot be checked (no row in {mirror / 'MANIFEST.tsv'}) and nothing was "
+                "kept; add its path, bytes and sha256 to the mirror's MANIFEST.tsv"
             )
-        digest = copy_local(mirror / rel, local, None, label)
+        digest = pins.copy_local(mirror / rel, local, None, label)
         if (row := by.get("MANIFEST.tsv")) is not None:
             where = f"{label} (its MANIFEST.tsv entry)"
-            check_pin(local.stat().st_size, row.bytes, where, damaged, what="size")
-            check_pin(digest, row.sha256, where, damaged)
-        check_pin(digest, by.get("config"), label, key=f"sources.{name}.sha256")
+            pins.check_pin(local.stat().st_size, row.bytes, where, damaged, what="size")
+            pins.check_pin(digest, row.sha256, where, damaged)
+        pins.check_pin(digest, by.get("config"), label, key=f"sources.{name}.sha256")
         trust = " and ".join(MIRROR_TRUST[key] for key in by)
-        items.append(Fetched(rel, local))
+        items.append(layouts.Fetched(rel, local))
         inputs.append(
             {"mirror_path": rel, "sha256": digest, "checked_against": [*by], "trust": trust}
         )
     return items, inputs
 
 
-def _from_hub(params: Mapping[str, Any], fetched: Path) -> tuple[list[Fetched], list[dict]]:
+def _from_hub(params: Mapping[str, Any], fetched: Path) -> tuple[list[layouts.Fetched], list[dict]]:
     """One split of a hub data set at its pinned revision, loaded by ``datasets``."""
     import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
 
@@ -235,20 +208,20 @@ def _from_hub(params: Mapping[str, Any], fetched: Path) -> tuple[list[Fetched], 
         "checked_against": ["revision"],
         "trust": TRUST_PUBLISHED,
     }
-    return [Fetched(HUB_FILE, local)], [entry]
+    return [layouts.Fetched(HUB_FILE, local)], [entry]
 
 
 def _from_urls(
-    params: Mapping[str, Any], fetched: Path, lock: Path, clock: Clock
-) -> tuple[list[Fetched], list[dict]]:
+    params: Mapping[str, Any], fetched: Path, lock: Path, clock: download.Clock
+) -> tuple[list[layouts.Fetched], list[dict]]:
     """Each URL downloaded and checked against its pins, else the lock, before it is laid out."""
     items, inputs, name = [], [], params["name"]
     for index, url in enumerate(params["urls"]):
         pin = {key: (params.get(key) or [None] * (index + 1))[index] for key in PIN_KEYS}
-        local = fetched / url_file_name(url)
+        local = fetched / download.url_file_name(url)
         log.info("downloading %s", url)
         try:
-            digest = download_file(
+            digest = download.download_file(
                 url,
                 local,
                 pin["sha256"],
@@ -258,20 +231,20 @@ def _from_urls(
                 max_seconds=params["max_download_seconds"],
                 clock=clock,
             )
-        except DownloadError as error:
-            raise DownloadError(f"source {name!r}: {error}") from error
+        except download.DownloadError as error:
+            raise download.DownloadError(f"source {name!r}: {error}") from error
         entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
         if pin["git_blob"] is not None:
-            entry["git_blob"] = git_blob_id(local)
+            entry["git_blob"] = pins.git_blob_id(local)
             key, what = f"sources.{name}.git_blob", "git object id"
-            check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
+            pins.check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
         published = pin["sha256"] is not None or pin["git_blob"] is not None
         entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
         entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
         if not published:
             entry["checked_against"].append("lock")
-            check_locked(lock, read_lock(lock), name, url, digest, entry["bytes"])
-        items.append(Fetched(local.name, local))
+            pins.check_locked(lock, pins.read_lock(lock), name, url, digest, entry["bytes"])
+        items.append(layouts.Fetched(local.name, local))
         inputs.append(entry)
     return items, inputs
 
@@ -280,26 +253,29 @@ def _lay_out(
     name: str,
     params: Mapping[str, Any],
     origin: str,
-    items: list[Fetched],
+    items: list[layouts.Fetched],
     inputs: list[dict],
     staging: Path,
 ) -> list[dict[str, Any]]:
     """The records of the source's raw files, written into ``staging`` by its layout, every
     pinned archive member of a download matched."""
-    pins = params.get("members")
+    member_pins = params.get("members")
     limits = {
         "max_bytes": params["max_extracted_bytes"],
         "max_members": params["max_archive_members"],
     }
     items = [
-        replace(item, **limits, members=MemberPins(name, pins) if pins else None) for item in items
+        replace(
+            item, **limits, members=layouts.MemberPins(name, member_pins) if member_pins else None
+        )
+        for item in items
     ]
-    files = LAYOUTS[params["kind"]](items, origin, staging)
+    files = layouts.LAYOUTS[params["kind"]](items, origin, staging)
     for item, entry in zip(items, inputs):
         if origin != "url" or item.members is None:
             continue
         if missing := sorted(set(item.members.pins) - set(item.members.checked)):
-            raise ArchiveError(
+            raise layouts.ArchiveError(
                 f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
                 f"which sources.{name}.members pins; the archive is not the published one"
             )
@@ -313,21 +289,21 @@ def _lay_out(
 
 def mirror_pins(
     params: Mapping[str, Any], mirror: Path
-) -> tuple[dict[str, MirrorPin] | None, dict[str, dict[str, Any]]]:
+) -> tuple[dict[str, pins.MirrorPin] | None, dict[str, dict[str, Any]]]:
     """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its row,
     and the config sha256 of the URL of the same file name."""
-    manifest = read_mirror_manifest(mirror)
+    manifest = pins.read_mirror_manifest(mirror)
     config_pins = {
-        url_file_name(url): pin
+        download.url_file_name(url): pin
         for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
         if pin is not None
     }
-    rows, pins = manifest or {}, {}
+    rows, vouchers = manifest or {}, {}
     for rel in params.get("mirror_files") or []:
         by: dict[str, Any] = {}
         if rel in rows:
             by["MANIFEST.tsv"] = rows[rel]
         if (pin := config_pins.get(PurePosixPath(rel).name)) is not None:
             by["config"] = pin
-        pins[rel] = by
-    return manifest, pins
+        vouchers[rel] = by
+    return manifest, vouchers
