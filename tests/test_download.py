@@ -39,7 +39,8 @@ from isotropy.readers.registry import source_files, word_vectors_file
 from isotropy.readers.sts import read_sts
 from isotropy.sources import download, layouts, pins
 from isotropy.sources.download import RETRY, DownloadError, download_file
-from isotropy.sources.layouts import ArchiveError, ChecksumError
+from isotropy.sources.layouts import ArchiveError
+from isotropy.sources.pins import ChecksumError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -22,10 +22,11 @@ from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.readers.registry import input_trust, read_source_manifest
 from isotropy.sources.download import url_file_name
-from isotropy.sources.layouts import ArchiveError, ChecksumError
+from isotropy.sources.layouts import ArchiveError
 from isotropy.sources.pins import (
     LOCK_ENV,
     RELOCK_ENV,
+    ChecksumError,
     LockMismatchError,
     read_lock,
     record_downloads,

@@ -16,12 +16,9 @@ from typing import Any
 
 from isotropy.configuration.data import Downloads
 from isotropy.io import atomic_path, decode_text
+from isotropy.sources.pins import check_pin
 
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
-
-
-class ChecksumError(ValueError):
-    """A file's sha256 (or another pin) differs from the pinned value."""
 
 
 class ArchiveError(ValueError):
@@ -50,15 +47,9 @@ class MemberPins:
 
     def check(self, archive: str, member: str, size: int, digest: str) -> None:
         base = Path(member).name
-        pin = self.pins[base]
-        if digest != pin["sha256"] or size != pin["bytes"]:
-            raise ChecksumError(
-                f"archive {archive}: member {member!r} has sha256 {digest} ({size} bytes), pinned "
-                f"{pin['sha256']} ({pin['bytes']} bytes) (sources.{self.source}.members.{base}); "
-                "nothing was kept: the archive is not the published one. If its new member is "
-                f"known to be right, change sources.{self.source}.members.{base} in "
-                "config/sources.yaml deliberately"
-            )
+        key, label = f"sources.{self.source}.members.{base}", f"{member!r} of archive {archive}"
+        check_pin(size, self.pins[base]["bytes"], label, key=f"{key}.bytes", what="size")
+        check_pin(digest, self.pins[base]["sha256"], label, key=f"{key}.sha256")
         self.checked[base] = {"member": member, "sha256": digest, "bytes": size}
 
 

@@ -20,7 +20,6 @@ from filelock import FileLock
 
 from isotropy.configuration.data import Downloads
 from isotropy.io import atomic_path, sha256_file
-from isotropy.sources.layouts import ChecksumError
 
 log = logging.getLogger(__name__)
 LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
@@ -32,6 +31,10 @@ LOCK_HEADER = """\
 # package lock. Never edit it by hand: a changed upstream file is accepted on purpose with
 # `make relock SOURCE=<name>`, which keeps the record it replaces under `replaced`.
 """
+
+
+class ChecksumError(ValueError):
+    """A file's sha256 (or another pin) differs from the pinned value."""
 
 
 class UnverifiedFileError(ChecksumError):
