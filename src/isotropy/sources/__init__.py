@@ -161,7 +161,7 @@ def _from_mirror(
             f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}; "
             f"unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"
         )
-    vouchers = mirror_pins(params, mirror)[1]
+    vouchers = mirror_pins(params, mirror)
     damaged = (
         "the mirror copy is damaged or was edited (nothing was kept); restore it from the "
         "original source"
@@ -287,18 +287,16 @@ def _lay_out(
     ]
 
 
-def mirror_pins(
-    params: Mapping[str, Any], mirror: Path
-) -> tuple[dict[str, pins.MirrorPin] | None, dict[str, dict[str, Any]]]:
-    """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its row,
-    and the config sha256 of the URL of the same file name."""
-    manifest = pins.read_mirror_manifest(mirror)
+def mirror_pins(params: Mapping[str, Any], mirror: Path) -> dict[str, dict[str, Any]]:
+    """What vouches for each mirror file of a source: its MANIFEST.tsv row, and the config sha256
+    of the URL of the same file name."""
+    rows = pins.read_mirror_manifest(mirror) or {}
     config_pins = {
         download.url_file_name(url): pin
         for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
         if pin is not None
     }
-    rows, vouchers = manifest or {}, {}
+    vouchers = {}
     for rel in params.get("mirror_files") or []:
         by: dict[str, Any] = {}
         if rel in rows:
@@ -306,4 +304,4 @@ def mirror_pins(
         if (pin := config_pins.get(PurePosixPath(rel).name)) is not None:
             by["config"] = pin
         vouchers[rel] = by
-    return manifest, vouchers
+    return vouchers
