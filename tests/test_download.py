@@ -135,28 +135,33 @@ def test_503_with_retry_after_is_waited_out_then_fetched(http, tmp_path, clock):
     assert clock.slept == [7.0] and len(http.seen["/f"]) == 2
 
 
-def test_a_retry_after_beyond_the_deadline_stops_at_once(http, tmp_path, clock):
-    http.routes["/busy.txt"] = lambda h, n: reply(h, 429, Retry_After="3600")
-    with pytest.raises(DownloadError, match=r"passed its deadline of 60 s .*waiting 3600 s"):
-        fetch(http, "/busy.txt", tmp_path / "b", max_seconds=60, clock=clock)
-    assert clock.slept == [] and len(http.seen["/busy.txt"]) == 1
-
-
-def test_persistent_5xx_backs_off_then_gives_up_naming_the_mirror(http, tmp_path, clock):
-    http.routes["/f"] = lambda h, n: reply(h, 500)
-    with pytest.raises(DownloadError) as info:
-        fetch(http, "/f", tmp_path / "f", clock=clock)
-    assert "failed after 5 retries: too many 500 error responses" in str(info.value)
-    assert "set ISOTROPY_MIRROR to a folder laid out like shared/mirror" in str(info.value)
-    assert clock.slept == [0, 4, 8, 16, 32]  # RETRY: urllib3's backoff, factor 2
-    assert len(http.seen["/f"]) == 6 and list(tmp_path.iterdir()) == []
-
-
-def test_404_fails_at_once(http, tmp_path, clock):
-    with pytest.raises(DownloadError, match=r"HTTP 404.*fix 'sources'") as info:
-        fetch(http, "/missing.zip", tmp_path / "m.zip", clock=clock)
-    assert "/missing.zip" in str(info.value)
-    assert len(http.seen["/missing.zip"]) == 1 and clock.slept == []
+@pytest.mark.parametrize(
+    "route, message, slept, requests",
+    [  # a wait past the deadline; a persistent 5xx, backed off then given up; a 404, at once
+        (
+            lambda h, n: reply(h, 429, Retry_After="3600"),
+            r"passed its deadline of 3000 s .*waiting 3600 s",
+            [],
+            1,
+        ),
+        (
+            lambda h, n: reply(h, 500),
+            "failed after 5 retries: too many 500 error responses.*set ISOTROPY_MIRROR to a "
+            "folder laid out like shared/mirror",
+            [0, 4, 8, 16, 32],  # RETRY: urllib3's backoff, factor 2
+            6,
+        ),
+        (lambda h, n: reply(h, 404), r"/f failed with HTTP 404.*fix 'sources'", [], 1),
+    ],
+    ids=["retry-after-past-the-deadline", "persistent-5xx", "404"],
+)
+def test_a_download_that_cannot_succeed_gives_up_naming_why(
+    http, tmp_path, clock, route, message, slept, requests
+):
+    http.routes["/f"] = route
+    with pytest.raises(DownloadError, match=message):
+        fetch(http, "/f", tmp_path / "f", max_seconds=3000, clock=clock)
+    assert clock.slept == slept and len(http.seen["/f"]) == requests
     assert list(tmp_path.iterdir()) == []
 
 
@@ -524,20 +529,20 @@ def test_word2vec_text_gz_detected_as_text(tmp_path):
         word_vectors.is_word2vec_binary(tmp_path / "bad.txt")
 
 
-def test_malformed_word2vec_text_names_the_file_and_gensims_reason(tmp_path):
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 x 0.4\nand 0.1 0.2 0.3 0.4\n", "'x'"),
+        ("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3\nand 0.1 0.2 0.3 0.4\n", "shape"),
+        ("4 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3 0.4\n", "end of input"),
+    ],
+)
+def test_malformed_word2vec_text_names_the_file_and_gensims_reason(tmp_path, text, reason):
     path = tmp_path / "v.txt"
-    path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 x 0.4\nand 0.1 0.2 0.3 0.4\n")
-    with pytest.raises(ValueError, match=r"v.txt: not a valid word2vec text file .*'x'"):
+    path.write_text(text)
+    with pytest.raises(ValueError, match=rf"v.txt: not a valid word2vec text file .*{reason}"):
         word_vectors.load_word_vectors(path)
-    path.write_text("3 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3\nand 0.1 0.2 0.3 0.4\n")
-    with pytest.raises(ValueError, match=r"v.txt: not a valid word2vec text file .*shape"):
-        word_vectors.load_word_vectors(path)
-    path.write_text("4 4\nthe 0.1 0.2 0.3 0.4\nof 0.1 0.2 0.3 0.4\n")
-    with pytest.raises(ValueError, match=r"v.txt: not a valid word2vec text file .*end of input"):
-        word_vectors.load_word_vectors(path)
-    assert (
-        len(word_vectors.load_word_vectors(path, limit=2)) == 2
-    )  # what a limit does not reach is not read
+    assert len(word_vectors.load_word_vectors(path, limit=1)) == 1  # the rest is never read
 
 
 def test_mirror_word_vectors_are_glove_text(mirror_root, config, tmp_path):
@@ -582,21 +587,6 @@ def test_source_params_follow_config(config, monkeypatch, mirror_root):
     assert sources.source_params(config, "polarity")["mirror"] == str(mirror_root)
     with pytest.raises(ValueError, match="not in config"):
         sources.source_params(config, "nope")
-
-
-def test_glue_task_missing_from_mirror_is_reported(mirror_root, config, tmp_path, monkeypatch):
-    """A needed file the mirror lacks fails its download job, which names it (no parse-time
-    check)."""
-    monkeypatch.setenv(sources.MIRROR_ENV, str(mirror_root))
-    for name, rel in (("glue_qqp", "glue/QQP/train.tsv"), ("glue_mnli", "glue/MNLI/train.tsv")):
-        with pytest.raises(FileNotFoundError) as info:
-            sources.fetch_source(
-                name, sources.source_params(config, name), tmp_path / "raw", config=config
-            )
-        assert f"source {name!r} is unavailable: the mirror {mirror_root} lacks {rel}" in str(
-            info.value
-        )
-        assert list((tmp_path / "raw").iterdir()) == []
 
 
 def test_a_plain_source_needs_no_layout_code(tmp_path, monkeypatch):
