@@ -259,27 +259,26 @@ def _lay_out(
 ) -> list[dict[str, Any]]:
     """The records of the source's raw files, written into ``staging`` by its layout, every
     pinned archive member of a download matched."""
-    member_pins = params.get("members")
-    limits = {
-        "max_bytes": params["max_extracted_bytes"],
-        "max_members": params["max_archive_members"],
-    }
     items = [
         replace(
-            item, **limits, members=layouts.MemberPins(name, member_pins) if member_pins else None
+            item,
+            max_bytes=params["max_extracted_bytes"],
+            max_members=params["max_archive_members"],
+            source=name,
+            members=params.get("members") or {},
         )
         for item in items
     ]
     files = layouts.LAYOUTS[params["kind"]](items, origin, staging)
     for item, entry in zip(items, inputs):
-        if origin != "url" or item.members is None:
+        if origin != "url" or not item.members:
             continue
-        if missing := sorted(set(item.members.pins) - set(item.members.checked)):
+        if missing := sorted(set(item.members) - set(item.checked)):
             raise layouts.ArchiveError(
                 f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
                 f"which sources.{name}.members pins; the archive is not the published one"
             )
-        entry["members"] = dict(item.members.checked)
+        entry["members"] = dict(item.checked)
         entry["checked_against"] += ["members"]
     return [
         {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}

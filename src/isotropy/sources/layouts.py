@@ -37,32 +37,18 @@ def mirror_path_problem(rel: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class MemberPins:
-    """Pins of archive members by base name (config ``sources.<source>.members``), checked as
-    each is read; ``checked`` collects what was compared."""
-
-    source: str
-    pins: Mapping[str, Mapping[str, Any]]
-    checked: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def check(self, archive: str, member: str, size: int, digest: str) -> None:
-        base = Path(member).name
-        key, label = f"sources.{self.source}.members.{base}", f"{member!r} of archive {archive}"
-        check_pin(size, self.pins[base]["bytes"], label, key=f"{key}.bytes", what="size")
-        check_pin(digest, self.pins[base]["sha256"], label, key=f"{key}.sha256")
-        self.checked[base] = {"member": member, "sha256": digest, "bytes": size}
-
-
-@dataclass(frozen=True)
 class Fetched:
     """One fetched input (the URL's file name or the mirror path), what unpacking it may take
-    (config ``downloads``) and its pinned members."""
+    (config ``downloads``), and its source's pinned archive members by base name (config
+    ``sources.<source>.members``), each checked as it is read (into ``checked``)."""
 
     name: str
     path: Path
     max_bytes: int = Downloads.default("max_extracted_bytes")
     max_members: int = Downloads.default("max_archive_members")
-    members: MemberPins | None = None
+    source: str = ""
+    members: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    checked: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _entries(item: Fetched) -> Iterator[tuple[str, bool, Any, Callable[[], Any]]]:
@@ -137,8 +123,11 @@ def _write_member(item: Fetched, member: str, reader: Any, target: Path, left: i
             f"{member!r}), which looks like a decompression bomb; check the source, or raise "
             "downloads.max_extracted_bytes in the config if it is known to be right"
         )
-    if item.members is not None and Path(member).name in item.members.pins:
-        item.members.check(item.name, member, size, digest.hexdigest())
+    if (pin := item.members.get(base := Path(member).name)) is not None:
+        key, label = f"sources.{item.source}.members.{base}", f"{member!r} of archive {item.name}"
+        check_pin(size, pin["bytes"], label, key=f"{key}.bytes", what="size")
+        check_pin(digest.hexdigest(), pin["sha256"], label, key=f"{key}.sha256")
+        item.checked[base] = {"member": member, "sha256": digest.hexdigest(), "bytes": size}
     return size
 
 
