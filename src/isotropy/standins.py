@@ -71,14 +71,12 @@ def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[st
 
 
 def paper_name(config: Mapping[str, Any], model: str | None) -> str | None:
-    """``models.<model>.paper``: the model's name in the papers that studied it (None: none did,
-    or no such model)."""
+    """``models.<model>.paper``: the model's name in the papers (None: none studied it)."""
     return ((config.get("models") or {}).get(model) or {}).get("paper")
 
 
 def encoder_paper_name(config: Mapping[str, Any], encoder: str) -> str:
-    """Mickus et al.'s name of an encoder (Table 2): its model's ``paper``; its configured name
-    for word vectors or a model no paper studied."""
+    """Mickus et al.'s name of an encoder (Table 2): its model's ``paper``, else its own name."""
     entry = (config.get("encoders") or {}).get(encoder) or {}
     return (
         entry.get("kind") == "sentence-transformer" and paper_name(config, entry.get("model"))
@@ -95,9 +93,8 @@ def model_stand_in(config: Mapping[str, Any], model: str, paper: str) -> str:
 
 
 def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[str, str]:
-    """Encoder name → what its vectors really are, for figure panels: the word-vector stand-in
-    by name ("GloVe 50-d (stand-in for word2vec 300-d)", NLPL model 222 being 300-d), every
-    other encoder by its configured name."""
+    """Encoder name → what its vectors really are, for figure panels ("GloVe 50-d (stand-in for
+    word2vec 300-d)"; every other encoder by its name)."""
     labels = {}
     for name, entry in (config.get("encoders") or {}).items():
         standing_in = (

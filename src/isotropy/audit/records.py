@@ -355,7 +355,7 @@ def check_pins(
         )
         return [Finding(path, FAIL, "raw", reason)], ""
     try:  # the user's mirror (never the one the folder's manifest names) and the project's lock
-        mirrored = sources.mirror_pins({"mirror_files": rels}, mirror)[1] if rels and mirror else {}
+        mirrored = sources.mirror_pins({"mirror_files": rels}, mirror) if rels and mirror else {}
         # WORKFLOW_ROOT / an absolute $ISOTROPY_SOURCES_LOCK is that path: never a config's lock
         locked = read_lock(WORKFLOW_ROOT / lock_path()).get(source, {})
     except (OSError, ValueError) as error:  # a damaged MANIFEST.tsv or lock, named in error

@@ -20,12 +20,8 @@ log = logging.getLogger(__name__)
 
 
 def load_tokenizer(spec: ModelSpec):
-    """The model's tokenizer, ready to batch.
-
-    Decoder-only tokenizers without a padding token (GPT-2) pad with their end-of-text token,
-    and OpenAI GPT's, which has neither, with its unknown token; the attention mask keeps
-    padding out of every statistic (and the special-tokens mask drops a real unknown token).
-    """
+    """The model's tokenizer, ready to batch: one without a padding token pads with its
+    end-of-text (GPT-2) or unknown token (OpenAI GPT), which the attention mask keeps out."""
     from transformers import AutoTokenizer
 
     tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
@@ -41,8 +37,7 @@ def load_tokenizer(spec: ModelSpec):
 
 
 def load_hidden_state_model(spec: ModelSpec, device: Any = "cpu"):
-    """Load ``(tokenizer, model)`` in eval mode on ``device``, returning all hidden states
-    (the tokenizer as :func:`load_tokenizer` prepares it)."""
+    """``(tokenizer, model)``, the model in eval mode on ``device``, returning all hidden states."""
     from transformers import AutoModel
 
     tokenizer = load_tokenizer(spec)  # first: a missing local folder is named here
@@ -69,8 +64,7 @@ def tokenize_batch(tokenizer, sentences: Sequence[str], max_length: int):
 
 @dataclass
 class ArrayRecord:
-    """A dataclass whose every field is an array, stored as one ``.npz`` file with an array per
-    field (hidden states and what goes with them)."""
+    """A dataclass of arrays, stored as one ``.npz`` file with an array per field."""
 
     def save(self, path: str | os.PathLike) -> None:
         """Write every field to one ``.npz`` file, atomically."""
@@ -84,12 +78,8 @@ class ArrayRecord:
 
 @dataclass
 class TokenEmbeddings(ArrayRecord):
-    """Contextual embeddings of token instances at every layer.
-
-    ``layers[l, i]`` is instance ``i`` at hidden-state layer ``l`` (0 = the embedding layer);
-    ``token_ids[i]`` its vocabulary id (the token *type*), ``tokens[i]`` its string and
-    ``sentence_index[i]`` the sentence it came from.
-    """
+    """Contextual embeddings of token instances at every layer: ``layers[l, i]`` is instance
+    ``i`` at layer ``l`` (0 = the embedding layer), with its vocabulary id, string and sentence."""
 
     layers: np.ndarray
     token_ids: np.ndarray
@@ -112,12 +102,9 @@ def extract_token_embeddings(
     max_per_type: int | None = None,
     max_tokens: int | None = None,
 ) -> TokenEmbeddings:
-    """Hidden states of every layer for the token instances of ``sentences``.
-
-    Special tokens ([CLS], [SEP], padding) are skipped. At most ``max_per_type`` instances of
-    any one token type are kept (the first ones in corpus order), so frequent function words
-    do not swamp the sample; extraction stops once ``max_tokens`` instances are kept.
-    """
+    """Hidden states of every layer for the token instances of ``sentences``, special tokens
+    skipped: the first ``max_per_type`` instances of a type (frequent function words must not
+    swamp the sample), until ``max_tokens`` are kept."""
     counts: Counter[int] = Counter()
     chunks: list[np.ndarray] = []
     kept_ids: list[int] = []
@@ -146,9 +133,8 @@ def extract_token_embeddings(
 def _pick_tokens(
     inputs, special, counts: Counter[int], max_per_type: int | None, room: int | None
 ) -> tuple[list[int], list[int]]:
-    """(batch row, position) of the tokens a batch contributes, in corpus order: no special
-    token or padding, at most ``max_per_type`` of a type (``counts`` is updated), at most
-    ``room`` in all."""
+    """(batch row, position) of the tokens a batch contributes, in corpus order, within
+    ``max_per_type`` per type (``counts`` is updated) and ``room`` in all."""
     keep = inputs["attention_mask"].bool() & ~special.bool()
     input_ids = inputs["input_ids"]
     rows: list[int] = []
@@ -166,9 +152,8 @@ def _pick_tokens(
 
 
 def _hidden_states(model, inputs, device: Any):
-    """The model's hidden states of one batch of ``inputs``: a tuple of (batch, time, dim), one a
-    layer (0 = the embedding layer), without gradients: the one forward pass of every extraction
-    here."""
+    """The model's hidden states of one batch (one (batch, time, dim) tensor a layer), without
+    gradients: the one forward pass of every extraction here."""
     import torch
 
     with torch.inference_mode():
@@ -186,9 +171,8 @@ def _states_at(model, inputs, rows: list[int], cols: list[int], device: Any) -> 
 def _token_embeddings(
     chunks: list[np.ndarray], ids: list[int], index: list[int], tokenizer, kept: str
 ) -> TokenEmbeddings:
-    """Every layer's states of the kept instances (``chunks``, joined along the instances), their
-    token ids and sentence (or window) index, checked and held in one :class:`TokenEmbeddings`;
-    the log says which they are (``kept``)."""
+    """The kept instances' states (``chunks``, joined), token ids and sentence (or window)
+    index, checked, in one :class:`TokenEmbeddings`; the log says which they are (``kept``)."""
     if not chunks:
         raise ValueError(f"no token left after skipping special tokens: {kept}")
     layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)
@@ -214,15 +198,9 @@ def token_states_by_sentence(
     layer: int = -1,
     progress: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One layer's hidden states of every sentence's tokens, padding removed and (with
-    ``drop_special``) the special tokens ([CLS], [SEP]) too, as Rajaee & Pilehvar feed them to
-    the cluster-based method; every attended token without it (the SST-2 token features).
-    Sentences are batched by length (less padding), with the time left in the log
-    (``progress=False``: its last line only).
-
-    Returns ``(tokens, offsets)``: float32 (T, d), sentence i's tokens at
-    ``offsets[i]:offsets[i+1]``.
-    """
+    """One layer's hidden states of every sentence's tokens, padding (and with ``drop_special``
+    the special tokens, as Rajaee & Pilehvar) removed, batched by length: ``(tokens, offsets)``,
+    float32 (T, d), sentence i's tokens at ``offsets[i]:offsets[i+1]``."""
     per_sentence: list[np.ndarray | None] = [None] * len(sentences)
     order = np.argsort([len(s) for s in sentences], kind="stable")
     logged = ProgressLog(len(sentences), desc, every=30.0 if progress else float("inf"))
@@ -251,9 +229,8 @@ def text_windows(
     text: str, tokenizer, window: int = 512, max_windows: int | None = None
 ) -> list[list[int]]:
     """Cai et al.'s input: the running text tokenized once and cut into contiguous blocks of
-    ``window`` tokens counting the special tokens the model adds ([CLS] … [SEP] for BERT, none
-    for GPT-2); an incomplete last block is dropped, as their code's dataset does. At most
-    ``max_windows`` blocks (None: all)."""
+    ``window`` tokens, the model's special tokens included; an incomplete last block is dropped,
+    as their code does. At most ``max_windows`` blocks (None: all)."""
     prefix, suffix = _special_frame(tokenizer)
     block = window - len(prefix) - len(suffix)
     if block < 1:
@@ -271,7 +248,7 @@ def text_windows(
 
 def _special_frame(tokenizer) -> tuple[list[int], list[int]]:
     """The special tokens the tokenizer puts before and after one sequence ([CLS] / [SEP] for
-    BERT, <s> / </s> for RoBERTa and MPNet, none for GPT-2), read off a one-word encoding."""
+    BERT, none for GPT-2), read off a one-word encoding."""
     bare = tokenizer("a", add_special_tokens=False)["input_ids"]
     framed = tokenizer("a", add_special_tokens=True)["input_ids"]
     at = next((i for i in range(len(framed)) if framed[i : i + len(bare)] == bare), None)

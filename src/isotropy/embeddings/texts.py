@@ -1,7 +1,5 @@
 """Vectors for the texts of a prepared data set, one row per unique text: a sentence
-transformer's embeddings, streamed batch by batch to a memory-mapped ``.npy`` file (the largest
-GLUE tasks, ~500k sentences, never sit in memory at once), or static word vectors looked up
-(missing words reported and left out)."""
+transformer's, streamed to a memory-mapped ``.npy`` file, or static word vectors looked up."""
 
 from __future__ import annotations
 
@@ -27,7 +25,7 @@ TEXT_COLUMNS = ("text", "text_pair")
 
 def unique_texts(table: pd.DataFrame) -> list[str]:
     """All distinct texts of a prepared table (both sides of pairs), in order of first
-    appearance (its shape: :mod:`isotropy.readers.registry`)."""
+    appearance."""
     seen: dict[str, None] = {}
     for column in TEXT_COLUMNS:
         if column in table.columns:
@@ -37,24 +35,20 @@ def unique_texts(table: pd.DataFrame) -> list[str]:
 
 @dataclass(frozen=True)
 class SentenceEncoderSpec:
-    """A sentence transformer: the pretrained model (a :class:`ModelSpec`, as every other
-    study loads it) and how the encoder runs it."""
+    """A sentence transformer: the pretrained model and how the encoder runs it."""
 
     model: ModelSpec
     batch_size: int = 64
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> SentenceEncoderSpec:
-        """The embedding rule's ``encoder`` parameter
-        (:func:`isotropy.workflow.config.sentence_encoder_spec`): the model's record, then the
-        encoder's settings."""
+        """The embedding rule's ``encoder`` parameter: the model's record and its settings."""
         settings = {k: v for k, v in params.items() if k not in RECORD_KEYS}
         return cls(model=ModelSpec.from_record(params), **settings)
 
 
 def load_sentence_encoder(spec: SentenceEncoderSpec, device: str):
-    """Load a sentence-transformers model on ``device`` (hub name at a pinned revision, or a
-    folder)."""
+    """A sentence-transformers model on ``device``."""
     from sentence_transformers import SentenceTransformer
 
     return load_pretrained(spec.model, SentenceTransformer, device=device)
@@ -67,10 +61,8 @@ def encode_to_file(
     vectors_path: str | os.PathLike,
     chunk_size: int = 2048,
 ) -> None:
-    """Encode ``texts`` chunk by chunk into a float32 ``.npy`` file written atomically.
-
-    ``encode_batch(list_of_texts) -> np.ndarray`` does the work; only one chunk is in memory.
-    """
+    """Encode ``texts`` with ``encode_batch`` chunk by chunk into a float32 ``.npy`` file written
+    atomically: only one chunk is in memory."""
     logged = ProgressLog(len(texts), "encoded texts")  # the time left, in the log
     with atomic_path(vectors_path) as tmp:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(texts), dim))
@@ -96,8 +88,7 @@ def embed_sentences(
     vectors_path: str | os.PathLike,
     index_path: str | os.PathLike,
 ) -> int:
-    """Embed every unique text of ``table``; write vectors and their text index. Returns the row
-    count."""
+    """Embed every unique text of ``table``; write vectors and their text index; the row count."""
     texts = unique_texts(table)
     model = load_sentence_encoder(spec, device)
     dim = model.get_embedding_dimension()
@@ -145,12 +136,9 @@ def lookup_word_vectors(
     index_path: str | os.PathLike,
     source: str | os.PathLike = "the word-vector file",
 ) -> tuple[int, list[str]]:
-    """Look up every unique text of ``table`` as a word; write found vectors and their index.
-
-    Tries the word as given, then lower-cased, then, in a part-of-speech-tagged vocabulary such as
-    the NLPL models' (``dog_NOUN``), the word's most frequent tagged entry. Returns (rows written,
-    words not found).
-    """
+    """Look up every unique text of ``table`` as a word (as given, lower-cased, then its most
+    frequent tagged entry such as NLPL's ``dog_NOUN``); write found vectors and their index.
+    Returns (rows written, words not found)."""
     texts = unique_texts(table)
     tagged = _tagged_entries(keyed_vectors)
     found: list[str] = []
@@ -200,11 +188,8 @@ _TAGGED = re.compile(r"^(.+)_([A-Z]+)$")
 
 
 def _tagged_entries(keyed_vectors) -> dict[str, str]:
-    """Lower-cased word → its most frequent ``word_TAG`` key, when the vocabulary is tagged ({}
-    otherwise).
-
-    word2vec files list keys by frequency, so the first key seen for a word is its most frequent.
-    """
+    """Lower-cased word → its first (most frequent: word2vec files are in frequency order)
+    ``word_TAG`` key, when the vocabulary is tagged ({} otherwise)."""
     keys = keyed_vectors.index_to_key
     if not any(_TAGGED.match(key) for key in keys[:100]):
         return {}

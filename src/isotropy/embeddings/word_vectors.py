@@ -11,13 +11,8 @@ log = logging.getLogger(__name__)
 
 
 def is_word2vec_binary(path: str | os.PathLike) -> bool:
-    """Whether a word2vec file is binary, judged from its first vector record.
-
-    The header (``<count> <dim>``) is text in both formats. In the text format the next line is a
-    word followed by ``dim`` decimal numbers; in the binary format it is a word followed by raw
-    float32 bytes, which never parse as ``dim`` numbers.
-    """
-
+    """Whether a word2vec file is binary: its first record after the header is not a word and
+    ``dim`` decimal numbers."""
     path = Path(path)
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rb") as handle:
@@ -40,11 +35,7 @@ def is_word2vec_binary(path: str | os.PathLike) -> bool:
 
 
 def load_word_vectors(path: str | os.PathLike, limit: int | None = None):
-    """Load a word2vec file (text or binary, optionally gzipped) as gensim ``KeyedVectors``.
-
-    Binary or text is detected from the file itself; ``limit`` keeps the first (most frequent)
-    ``limit`` words.
-    """
+    """A word2vec file as gensim ``KeyedVectors``, its first (most frequent) ``limit`` words."""
     from gensim.models import KeyedVectors
 
     binary = is_word2vec_binary(path)

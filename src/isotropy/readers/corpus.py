@@ -1,6 +1,5 @@
-"""The corpus of the geometry study's cluster analysis (Cai et al.): sentences from a text file
-or a WikiText split, read from the download folder of config ``geometry.clusters.corpus.source``.
-"""
+"""The corpus of the geometry study's cluster analysis (Cai et al.): a text file or a WikiText
+split, from the download of config ``geometry.clusters.corpus.source``."""
 
 from __future__ import annotations
 
@@ -20,11 +19,8 @@ _SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
 
 
 def split_sentences(paragraph: str) -> list[str]:
-    """Split a paragraph at sentence-final punctuation followed by an upper-case start.
-
-    A regular expression rather than a trained splitter: nltk's punkt model cannot be fetched
-    offline, and the analysis only needs sentence-sized contexts, not perfect boundaries.
-    """
+    """Split a paragraph at sentence-final punctuation followed by an upper-case start (nltk's
+    punkt cannot be fetched offline, and sentence-sized contexts are all the analysis needs)."""
     return [part.strip() for part in _SENTENCE_BOUNDARY.split(paragraph.strip()) if part.strip()]
 
 
@@ -42,19 +38,17 @@ def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -
 
 
 def _corpus_lines(corpus: Mapping[str, Any], raw_dir: Path) -> list[str]:
-    """The raw lines of the configured corpus: of ``file`` in the folder (``format: lines``, line
-    ends kept) or the rows of the WikiText split downloaded from the hub (``format: wikitext``)."""
-    if corpus["format"] == "lines":  # the schema requires its file
+    """The raw lines of the corpus: of ``file`` (``format: lines``, line ends kept) or the rows
+    of the WikiText split (``format: wikitext``)."""
+    if corpus["format"] == "lines":
         path = raw_file(raw_dir, corpus["file"])
         return decode_text(path.read_bytes(), "utf-8", str(path)).splitlines(keepends=True)
-    # the schema allows "lines" or "wikitext" only
     return list(pd.read_parquet(raw_file(raw_dir, HUB_FILE))["text"].astype(str))
 
 
 def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[str]:
-    """The sentences of the configured corpus (``geometry.clusters.corpus``) from its download:
-    one per non-empty line of ``file`` (``format: lines``), or the WikiText split split into
-    sentences (``format: wikitext``); the first ``max_sentences``."""
+    """The first ``max_sentences`` sentences of the corpus: its non-empty lines, or the WikiText
+    split split into sentences."""
     lines = _corpus_lines(corpus, Path(raw_dir))
     max_sentences = corpus.get("max_sentences")
     if corpus["format"] == "wikitext":
@@ -67,9 +61,7 @@ def read_corpus(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> list[s
 
 
 def read_corpus_text(corpus: Mapping[str, Any], raw_dir: str | os.PathLike) -> str:
-    """The configured corpus as one running text, for contiguous windows (Cai et al.'s code
-    reads the training file whole): the file as it is (``format: lines``) or the WikiText
-    split's rows (headings included, as in the raw file), in order, joined by newlines (one
-    without a whole window is refused by :func:`isotropy.embeddings.hidden_states.text_windows`)."""
+    """The corpus as one running text, for contiguous windows (Cai et al.'s code reads the file
+    whole): the file as it is, or the WikiText rows, headings included, joined by newlines."""
     lines = _corpus_lines(corpus, Path(raw_dir))
     return ("" if corpus["format"] == "lines" else "\n").join(lines)

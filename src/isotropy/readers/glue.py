@@ -1,8 +1,5 @@
-"""GLUE training splits (appendix A): one data set per task (``cola``, ``sst2``, …, ``wnli``).
-
-Each task's tsv files are described by a :class:`GlueFormat` in :data:`GLUE_FORMATS`, and each
-task is registered as a data set read from its source ``glue_<task>``.
-"""
+"""GLUE training splits (appendix A): one data set per task, read from its source
+``glue_<task>``."""
 
 from __future__ import annotations
 
@@ -79,11 +76,8 @@ def _columns(
 
 
 def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv") -> pd.DataFrame:
-    """A GLUE task's split from its tsv file (tab-separated, no quoting; train.tsv by default).
-
-    Items without a label are dropped. Labels are kept as the strings in the file; one outside the
-    task's label domain is an error naming its line (it would otherwise become a class of its own).
-    """
+    """A GLUE task's split from its tsv file (no quoting), items without a label dropped; a label
+    outside the task's domain is an error naming its line, never a class of its own."""
     spec = GLUE_FORMATS[task]
     path = raw_file(raw_dir, file_name)
     lines = read_utf8_lines(path)

@@ -1,6 +1,5 @@
 """What Snakemake asks of the readers at parse time: the sources (and options) a data set, an
-I-STAR task split, the cluster corpus or an STS split reads. With a mirror set, a needed file the
-mirror lacks fails its download job, which names it."""
+I-STAR task split, the cluster corpus or an STS split reads."""
 
 from __future__ import annotations
 
@@ -37,8 +36,7 @@ def dataset_inputs(config: Mapping[str, Any], dataset: str) -> dict[str, str]:
 
 
 def dataset_options(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
-    """Config values the building of ``dataset`` depends on (besides its sources): its record's
-    ``options``, by default config ``dataset_options.<dataset>``."""
+    """Config values the building of ``dataset`` depends on besides its sources."""
     spec = DATASETS[dataset]
     if spec.options is not None:
         return spec.options(config)
@@ -58,8 +56,8 @@ def corpus_inputs(config: Mapping[str, Any]) -> dict[str, str]:
 
 def sts_inputs(config: Mapping[str, Any], name: str, split: str) -> dict[str, str]:
     """Rule geometry_sentence_embeddings' input: the download of the STS split, or nothing for
-    SICK-R when the mirror lacks it (SICK-R is optional: the job marks it unavailable)."""
-    source = sts_source(name, split)  # config 'sources' has it: check_config says so
+    an optional set the mirror lacks (the job marks it unavailable)."""
+    source = sts_source(name, split)
     mirror = resolve_mirror(config.get("mirror"))
     if name in OPTIONAL_STS and mirror is not None and missing_mirror_files(source, config, mirror):
         return {}

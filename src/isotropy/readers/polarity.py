@@ -9,13 +9,11 @@ import pandas as pd
 from isotropy.readers.registry import DatasetSpec, raw_file, read_utf8_lines
 from isotropy.sources.layouts import POLARITY_FILES
 
-# The layout's two files (named once, in isotropy.sources.layouts), by the label each holds.
 POLARITY_LABELS = dict(zip(POLARITY_FILES, ("positive", "negative"), strict=True))
 
 
 def read_polarity(raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """Pang & Lee sentence polarity v1.0: one sentence per line, label from the file (10,662
-    rows)."""
+    """Pang & Lee sentence polarity v1.0: a sentence a line, labelled by its file."""
     rows = []
     for filename, label in POLARITY_LABELS.items():
         path = raw_file(raw_dir, filename)

@@ -1,8 +1,6 @@
-"""Part-of-speech data (section 3): data set ``pos``: CoDWoE's English words with their parts of
-speech (:func:`read_pos_codwoe`, config ``pos_source: codwoe``), or the documented stand-in, the
-most frequent words of a word-vector source labelled from WordNet (:func:`read_pos_wordnet`;
-:func:`open_wordnet` serves the supersense stand-in too).
-"""
+"""Part-of-speech data (section 3), data set ``pos``: CoDWoE's English words with their parts of
+speech (``pos_source: codwoe``), or the stand-in, the most frequent words of a word-vector source
+labelled from WordNet (``pos_source: wordnet``)."""
 
 from __future__ import annotations
 
@@ -48,7 +46,7 @@ def read_codwoe_items(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """CoDWoE English words, each labelled with the set of its parts of speech over all its
-    glosses (no file: no rows, which :func:`~isotropy.readers.registry.check_prepared` refuses)."""
+    glosses."""
     files = [p for p in source_files(raw_dir) if p.suffix in {".json", ".csv"}]
     labels: dict[str, set[str]] = defaultdict(set)
     for path in files:
@@ -89,11 +87,8 @@ def wordnet_pos(wordnet, word: str) -> set[str]:
 
 
 def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
-    """The documented stand-in for CoDWoE POS: the first ``size`` words of ``vocabulary`` that
-    WordNet knows as headwords, each labelled with the set of its WordNet parts of speech.
-
-    ``vocabulary`` is in frequency order (word-vector files are), so these are the most frequent.
-    """
+    """The stand-in for CoDWoE POS: the first (most frequent) ``size`` words of ``vocabulary``
+    that WordNet knows as headwords, each labelled with its WordNet parts of speech."""
     labels: dict[str, set[str]] = {}
     for word in vocabulary:
         if len(labels) == size:
@@ -115,8 +110,7 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
 def read_pos_wordnet(
     vectors_dir: str | os.PathLike, wordnet_dir: str | os.PathLike, size: int
 ) -> pd.DataFrame:
-    """POS stand-in built from a fetched word-vector source and WordNet (see
-    :func:`pos_standin`)."""
+    """:func:`pos_standin` of a fetched word-vector source and WordNet."""
     path, wordnet = word_vectors_file(vectors_dir), open_wordnet(wordnet_dir)
     # Most frequent words are mostly WordNet headwords: read a prefix of the file first, and the
     # whole vocabulary only when the prefix falls short.
@@ -185,11 +179,8 @@ DATASETS = {
 
 
 def open_wordnet(raw_dir: str | os.PathLike):
-    """nltk's WordNet reader on ``<raw_dir>/corpora/wordnet.zip``, whatever ``NLTK_DATA`` says.
-
-    nltk only opens files under its data path (``nltk.data.path``), so ``raw_dir`` is added to it
-    (the same as ``NLTK_DATA=<raw_dir>``).
-    """
+    """nltk's WordNet reader on ``<raw_dir>/corpora/wordnet.zip`` (added to nltk's data path,
+    which is all nltk opens), whatever ``NLTK_DATA`` says."""
     import nltk
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 

@@ -1,11 +1,7 @@
-"""The data-set registry: data set → its record (:class:`DatasetSpec`), given by its reader
-module's ``DATASETS`` dict; this module never names one. :func:`discover_readers` imports every
-module of the package, so adding a data set is one config entry plus one module.
-
-:func:`prepare_dataset` is the one path that builds a data set from its raw folders. A prepared
-data set (``resources/data/<dataset>.parquet``) has ``text``, ``text_pair`` (pair tasks only) and
-either ``label`` (str) or ``labels`` (sorted list of str, multi-label tasks), texts stripped.
-Malformed input raises ``ValueError`` or ``FileNotFoundError`` naming the file and line.
+"""The data-set registry: data set → its record (:class:`DatasetSpec`), from each reader
+module's ``DATASETS``. A prepared data set (:func:`prepare_dataset`) has ``text``, ``text_pair``
+(pairs only) and ``label`` (str) or ``labels`` (sorted list of str), texts stripped; malformed
+input raises ``ValueError`` or ``FileNotFoundError`` naming the file and line.
 """
 
 from __future__ import annotations
@@ -27,11 +23,10 @@ from isotropy.paths import MANIFEST_NAME
 
 
 def read_utf8_lines(path: Path) -> list[str]:
-    """The lines of ``path`` (a :func:`raw_file`), each decoded as UTF-8, a leading byte-order
-    mark dropped (GLUE's MRPC dev.tsv has one); a NUL byte in a text is refused by
-    :func:`check_prepared`, wherever it came from."""
-    # Lines end at "\n" only: str.splitlines() would also break inside a field at U+2028, U+0085,
-    # form feeds and other separators that real corpora contain.
+    """The lines of ``path`` decoded as UTF-8, a leading byte-order mark dropped (GLUE's MRPC
+    dev.tsv has one)."""
+    # Lines end at "\n" only: str.splitlines() would also break inside a field at U+2028, U+0085
+    # and form feeds, which real corpora contain.
     lines = decode_text(path.read_bytes(), "utf-8-sig", str(path)).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -46,14 +41,13 @@ def raw_file(raw_dir: str | os.PathLike, name: str) -> Path:
 
 
 def read_source_manifest(raw_dir: str | os.PathLike) -> dict[str, Any]:
-    """The manifest of a fetched source (its download rule's output: Snakemake makes it first)."""
+    """The manifest of a fetched source."""
     return json.loads((Path(raw_dir) / MANIFEST_NAME).read_text())
 
 
 def input_trust(manifest: Mapping[str, Any]) -> dict[str, str]:
-    """What each input of a fetched source rests on (its URL, mirror path or hub data set →
-    ``published pin``, ``lock (trusted on first use)`` …), for the provenance records of what is
-    made from it."""
+    """What each input of a fetched source rests on (URL, mirror path or hub data set → its
+    ``trust``), for the provenance records of what is made from it."""
     return {
         str(entry.get("url") or entry.get("mirror_path") or entry.get("hub")): str(
             entry.get("trust") or "unverified"
@@ -84,8 +78,7 @@ def multi_label_frame(labels_by_word: Mapping[str, Iterable[str]]) -> pd.DataFra
 
 
 def write_dataset(table: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write a prepared table (:func:`prepare_dataset`'s, or a subset of one) as parquet,
-    atomically."""
+    """Write a prepared table as parquet, atomically."""
     with atomic_path(path) as tmp:
         table.to_parquet(tmp, index=False)
 
@@ -132,13 +125,11 @@ UNITS = ("word", "sentence", "pair")
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """One data set's record, in its reader module's ``DATASETS`` dict (name → record).
-
-    ``reader`` builds the data set, given a raw folder per reader argument; ``sources``: {reader
-    argument: source name}, or a function of the config giving it; ``unit``: what one item is
-    (:data:`UNITS`); ``layouts``: {reader argument: the raw layout (``sources.<name>.kind``) its
-    source must have}; ``option_keys``: the keyword options the reader takes, which ``options``
-    (a function of the config) gives, by default config ``dataset_options.<name>``.
+    """One data set's record: ``reader`` builds it from a raw folder per reader argument;
+    ``sources`` maps those arguments to source names (or is a function of the config giving
+    them); ``unit`` is what one item is; ``layouts``: the raw layout each argument's source must
+    have; ``option_keys``: the reader's keyword options, which ``options`` (a function of the
+    config; by default config ``dataset_options.<name>``) gives.
     """
 
     reader: Callable[..., pd.DataFrame]
@@ -149,13 +140,12 @@ class DatasetSpec:
     options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
 
 
-# Every data set: the ``DATASETS`` of every module of the package, gathered by discover_readers.
 DATASETS: dict[str, DatasetSpec] = {}
 
 
 def discover_readers(package: str = "isotropy.readers") -> list[str]:
-    """Import every module of ``package`` and gather the data sets of its ``DATASETS`` (a name
-    two modules give, or an unknown unit, is refused); the modules' names."""
+    """Import every module of ``package`` and gather their ``DATASETS`` (a name two modules
+    give, or an unknown unit, is refused); the modules' names."""
     root = importlib.import_module(package)
     names = [
         f"{package}.{module.name}"
@@ -183,8 +173,7 @@ def prepare_dataset(
     sources: Mapping[str, str],
     options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """Build ``dataset`` from its sources' raw folders (``raw_dirs``: source name → folder;
-    ``sources``, ``options``: :mod:`isotropy.readers.inputs`)."""
+    """Build ``dataset`` from its sources' raw folders (``raw_dirs``: source name → folder)."""
     kwargs = {role: Path(raw_dirs[name]) for role, name in sources.items()}
     table = DATASETS[dataset].reader(**kwargs, **dict(options or {}))
     check_prepared(

@@ -1,11 +1,7 @@
 """The STS sets of the geometry study (Rajaee & Pilehvar): STS-B, SICK-R and the SemEval STS
-tasks of 2012-2016 (STS 2015 is SemEval-2015 task 2), pairs with gold scores.
-
-Each split is read from the download folder of its source ``hf_<sts>_<split>``: the hub's
-``data.parquet`` (MTEB's copies of the STS tasks: sentence1, sentence2, score), SemEval-2014's
-own SICK file of the split (``SICK_test_annotated.txt``: the 4,927 test pairs), or the mirror's
-original files (STS-B tsv, SICK.txt filtered to its ``SemEval_set``; the SemEval test sets in
-the layout SentEval downloads, ``STS.input.<subset>.txt`` with ``STS.gs.<subset>.txt``).
+tasks of 2012-2016, pairs with gold scores, each split read from its source ``hf_<sts>_<split>``:
+the hub's ``data.parquet`` (MTEB's copies), SemEval-2014's own SICK file, or the mirror's
+original files (STS-B tsv, SICK.txt, the SemEval test sets in SentEval's layout).
 """
 
 from __future__ import annotations
@@ -27,8 +23,6 @@ _STS_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}  # GLUE STS-B
 _SICK_FILE = "SICK.txt"  # SICK from a mirror: every split in one file
 
 
-# The SemEval STS tasks; every subset's pairs (STS.input.<subset>.txt: two tab-separated
-# sentences a line) with its gold scores (STS.gs.<subset>.txt: one a line, empty = not scored).
 SEMEVAL_STS = ("sts12", "sts13", "sts14", "sts15", "sts16")
 STS_DATASETS = ("stsb", "sickr", *SEMEVAL_STS)
 # Data sets a mirror may lack: planned out with one line instead of failing (all but STS-B).
@@ -36,16 +30,14 @@ OPTIONAL_STS = tuple(name for name in STS_DATASETS if name != "stsb")
 
 
 def sts_source(name: str, split: str) -> str:
-    """The source (config ``sources``) of one split of an STS set (the schema allows only
-    :data:`STS_DATASETS`)."""
+    """The source of one split of an STS set."""
     return f"hf_{name}_{split}"
 
 
 def read_semeval_sts(folder: str | os.PathLike) -> pd.DataFrame:
     """Every scored pair of a SemEval STS test set in SentEval's layout: for each subset,
-    ``STS.input.<subset>.txt`` (sentence1 TAB sentence2) and ``STS.gs.<subset>.txt`` (the gold
-    score of each line; an empty line is a pair without a score, left out as SentEval does).
-    :func:`read_sts` finds the folder, and names a download without one."""
+    ``STS.input.<subset>.txt`` (sentence1 TAB sentence2) and ``STS.gs.<subset>.txt`` (a gold
+    score a line; an empty one is left out, as SentEval does)."""
     folder = Path(folder)
     frames = []
     for path in sorted(folder.glob("STS.input.*.txt")):
@@ -72,10 +64,8 @@ def read_semeval_sts(folder: str | os.PathLike) -> pd.DataFrame:
 
 
 def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
-    """An STS-B file in the GLUE tsv format as (sentence1, sentence2, score).
-
-    GLUE files contain unbalanced quotes, so quoting is switched off.
-    """
+    """An STS-B file in the GLUE tsv format (unbalanced quotes: no quoting) as (sentence1,
+    sentence2, score)."""
     table = pd.read_csv(
         path,
         sep="\t",
@@ -87,8 +77,7 @@ def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
 
 
 def _pairs(table: pd.DataFrame, origin: str) -> pd.DataFrame:
-    """(sentence1, sentence2, score) of an STS table (pandas names a missing column), each pair
-    with a finite gold score."""
+    """(sentence1, sentence2, score) of an STS table, each pair with a finite gold score."""
     table = table[["sentence1", "sentence2", "score"]].astype({"score": float})
     if table.empty:
         raise ValueError(f"STS data from {origin} has no pair")
@@ -98,8 +87,7 @@ def _pairs(table: pd.DataFrame, origin: str) -> pd.DataFrame:
 
 
 def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """Pairs and gold scores (sentence1, sentence2, score) of an STS split from its download:
-    the hub's ``data.parquet``, or the mirror's original file (STS-B tsv, SICK.txt)."""
+    """Pairs and gold scores (sentence1, sentence2, score) of an STS split from its download."""
     raw_dir = Path(raw_dir)
     hub = raw_dir / HUB_FILE
     if hub.is_file():

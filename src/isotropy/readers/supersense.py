@@ -1,11 +1,6 @@
-"""Supersense data (section 3): data set ``supersense``: Tikhonov et al.'s words with their
-supersense flags (:func:`read_supersense_tikhonov`, config ``supersense_source: tikhonov``), or
-the documented stand-in, their word list labelled from WordNet (:func:`read_supersense`).
-
-The authors' notebook names the 26 flag columns of each word of a pair
-(``word{1,2}.attrs.supersenses.is_<class>``) but never the columns holding the words; those are
-found from the file (:func:`find_word_columns`), and the reader says which it used.
-"""
+"""Supersense data (section 3), data set ``supersense``: Tikhonov et al.'s words with their
+supersense flags (``supersense_source: tikhonov``), or the stand-in, their word list labelled from
+WordNet (``supersense_source: wordnet``)."""
 
 from __future__ import annotations
 
@@ -36,12 +31,8 @@ _NOT_WORDS = re.compile(r"^(true|false|[-+]?\d+(\.\d*)?([eE][-+]?\d+)?|nan)$", r
 
 
 def read_feature_table(path: Path) -> tuple[pd.DataFrame, str]:
-    """The feature table of ``path`` (a zip holding one CSV) with its word columns named
-    ``word1``/``word2``, and the label (``zip:member``) errors name.
-
-    The zip is the authors' file, pinned by its git object id (config ``sources``), which bounds
-    what it unpacks to; its CSV is UTF-8, as the authors' notebook reads it.
-    """
+    """The feature table of ``path`` (the authors' pinned zip holding one UTF-8 CSV) with its
+    word columns named ``word1``/``word2``, and the label (``zip:member``) errors name."""
     with zipfile.ZipFile(path) as archive:
         members = [
             info
@@ -64,12 +55,9 @@ def read_feature_table(path: Path) -> tuple[pd.DataFrame, str]:
 
 
 def find_word_columns(columns: list[str], sample: pd.DataFrame, label: str) -> dict[str, str]:
-    """word1/word2 → the file's column holding that word of each pair.
-
-    Candidates are the columns that are not flags and hold text (not numbers or true/false). Each
-    word takes the candidate named after it, else the one candidate whose name starts with it,
-    else, when exactly two candidates remain, the first and the second in the file's order.
-    """
+    """word1/word2 → the file's column holding that word of each pair (the authors' notebook
+    never names them): among the text columns that are not flags, the one named after the word,
+    else the one whose name starts with it, else the only two in the file's order."""
     others = [c for c in columns if not FLAG_COLUMN.match(str(c))]
     candidates = [c for c in others if _holds_text(sample[c])]
     chosen: dict[str, str] = {}
@@ -105,12 +93,8 @@ def _holds_text(values: pd.Series) -> bool:
 
 
 def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike) -> pd.DataFrame:
-    """Tikhonov et al.'s word list, each word labelled with the supersenses of its noun synsets.
-
-    A supersense is a WordNet lexicographer file (``noun.animal``, ``noun.artifact``, …, 26 in
-    all); a word's label set is the lexicographer files of all its noun synsets (nltk's lookup,
-    which also tries the word's base form). Words without a noun synset are dropped and counted.
-    """
+    """Tikhonov et al.'s word list, each word labelled with the lexicographer files
+    (``noun.animal`` …) of its noun synsets; words without one are dropped and counted."""
     path = raw_file(words_dir, "words.txt")
     wordnet = open_wordnet(wordnet_dir)
     labels: dict[str, set[str]] = {}
@@ -139,31 +123,18 @@ _FALSE = {"false", "0", "0.0", ""}
 
 
 def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """The paper's supersense data: Tikhonov et al.'s words, each with its supersense flags.
-
-    ``words_features.zip`` (altsoph/modality_shifts) holds one CSV of word pairs: ``word1``,
-    ``word2`` and, per word, 26 flags ``word<k>.attrs.supersenses.is_<class>`` (the word
-    columns are found from the file: :func:`~isotropy.readers.supersense.find_word_columns`).
-    Every word of either column becomes one item labelled ``noun.<class>`` for each flag set
-    (WordNet's names, as the stand-in's). The paper leaves open, and this reader chooses:
-
-    - a word that occurs in several pairs is one item, labelled with the union of its flags
-      over all its occurrences (occurrences that disagree are counted in the log);
-    - words are kept as written (surrounding whitespace stripped, case kept);
-    - a flag is set when it reads true/1, unset when false/0 or empty; anything else is an
-      error;
-    - words with no flag set are dropped (counted in the log);
-    - items are in order of first occurrence (row by row, word1 before word2).
-    """
+    """The paper's supersense data: every word of Tikhonov et al.'s pairs
+    (``words_features.zip``), labelled ``noun.<class>`` for each of its flags
+    ``word<k>.attrs.supersenses.is_<class>`` set (:func:`supersense_items`)."""
     table, label = read_feature_table(raw_file(raw_dir, SUPERSENSE_FILE))
     return supersense_items(table, label)
 
 
 def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
-    """The multi-label items of a table of word pairs with their supersense flags (see above).
-
-    The classes are the file's flag columns of each word: the pinned file's are the 26 WordNet
-    noun supersenses (lexicographer files), ``Tops`` to ``time``."""
+    """The multi-label items of a table of word pairs with their supersense flags, as the paper
+    leaves open: a word of several pairs is one item with the union of its flags (disagreements
+    counted); words kept as written, stripped; a flag set when true/1, unset when false/0 or
+    empty, else an error; words without a flag dropped; items in order of first occurrence."""
     flags: dict[str, dict[str, str]] = {"word1": {}, "word2": {}}
     for column in table.columns:  # the word columns themselves: read_feature_table names them
         if match := FLAG_COLUMN.match(column):

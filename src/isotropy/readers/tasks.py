@@ -1,10 +1,5 @@
-"""The I-STAR tasks (kind, labels, text columns, where their data come from, headline metric)
-and their splits (train and validation): data-set records, read by the I-STAR study and by the
-parse-time input functions alike.
-
-Each split is a source (``hf_<task>_<split>``) of kind hub, fetched by rule ``download_source``
-from the hub (its ``data.parquet``), or from a mirror's GLUE tsv file.
-"""
+"""The I-STAR tasks and their splits, each the source ``hf_<task>_<split>``: the hub's
+``data.parquet``, or a mirror's GLUE tsv file."""
 
 from __future__ import annotations
 
@@ -23,11 +18,7 @@ from isotropy.sources import HUB_FILE
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """What a task is: its kind, labels, text columns on the hub and headline metric.
-
-    Its data: the sources ``hf_<task>_<split>`` (:func:`task_source`), whose hub data set config
-    ``sources`` names.
-    """
+    """What a task is: its kind, labels, text columns on the hub and headline metric."""
 
     name: str
     kind: str  # "classification", "regression" or "qa"
@@ -69,8 +60,7 @@ _GLUE_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}
 
 
 def task_source(task: str, split: str) -> str:
-    """The source (config ``sources``) that holds one split (:data:`ISTAR_SPLITS`) of an I-STAR
-    task."""
+    """The source that holds one split (:data:`ISTAR_SPLITS`) of an I-STAR task."""
     task_spec(task)
     return f"hf_{task}_{split}"
 
@@ -90,8 +80,7 @@ def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
 
 
 def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
-    """A task split as the hub stores it → text[, text_pair], label (or SQuAD's question
-    columns)."""
+    """A task split as the hub stores it → text[, text_pair], label (SQuAD: its columns)."""
     if spec.kind == "qa":
         return pd.DataFrame(
             {
@@ -110,12 +99,9 @@ def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_task_split(task: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """One split of an I-STAR task from its downloaded source folder: the hub's ``data.parquet``,
-    or the mirror's GLUE tsv file.
-
-    Returns columns ``text``, optional ``text_pair``, and ``label`` (int class id, float for
-    STS-B); SQuAD: ``id``, ``question``, ``context``, ``answers``, ``answer_starts``.
-    """
+    """One split of an I-STAR task from its download: ``text``, optional ``text_pair`` and
+    ``label`` (int class id, float for STS-B); SQuAD: ``id``, ``question``, ``context``,
+    ``answers``, ``answer_starts``."""
     raw_dir = Path(raw_dir)
     if (raw_dir / HUB_FILE).is_file():
         return _hub_task_table(task_spec(task), pd.read_parquet(raw_dir / HUB_FILE))
@@ -129,11 +115,8 @@ def load_task_split(
     subset: int | None = None,
     subset_seed: int = 0,
 ) -> pd.DataFrame:
-    """A task's ``train`` or ``validation`` split from its downloaded source folder.
-
-    ``subset`` keeps a seeded random sample of that many rows (the same for every run), for
-    scaled-down runs. Rows without a gold label (label −1) are dropped.
-    """
+    """A task's split without its unlabelled rows (label −1), or a seeded random ``subset`` of
+    them (the same for every run)."""
     spec = task_spec(task)
     table = read_task_split(task, split, raw_dir)
     if spec.kind != "qa":

@@ -1,18 +1,13 @@
 """Raw sources: each fetched into ``resources/raw/<source>/``, every file checked against its pins.
 
-:func:`source_params` gives the download rule its params. :func:`fetch_source` gets each input
-once (a mirror file copied, a hub split loaded, or a URL streamed by
-:mod:`~isotropy.sources.download`), checks it against every pin that applies
-(:mod:`~isotropy.sources.pins`: a configured sha256, git object id or size, the mirror's
-MANIFEST.tsv; else the sources lock, recorded on first use), lays it out
-(:mod:`~isotropy.sources.layouts`) in a staging folder, swaps that in and writes ``manifest.json``
-last (its presence means the folder is complete). Like ``pip --require-hashes``, a file nothing
-can check is refused, and one that does not match is never kept.
+Each input (a mirror file, a hub split or a URL) is checked against every pin that applies, else
+against the sources lock (recorded on first use), laid out in a staging folder that is swapped in,
+and ``manifest.json`` is written last. A file nothing can check is refused
+(docs/online-sources.md).
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import shutil
@@ -25,49 +20,22 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from isotropy.configuration.data import Downloads
-from isotropy.io import DiskFullError, plain_data, sha256_file, write_json
+from isotropy.io import plain_data, sha256_file, write_json
 from isotropy.paths import MANIFEST_NAME
-from isotropy.sources.download import (
-    MIRROR_ENV,
-    Clock,
-    DownloadError,
-    download_file,
-    url_file_name,
-)
-from isotropy.sources.layouts import (
-    HUB_FILE,
-    LAYOUTS,
-    ArchiveError,
-    Fetched,
-    MemberPins,
-    source_kind,
-)
-from isotropy.sources.pins import (
-    MirrorPin,
-    UnverifiedFileError,
-    check_locked,
-    check_pin,
-    copy_local,
-    git_blob_id,
-    lock_path,
-    read_lock,
-    read_mirror_manifest,
-    record_downloads,
-)
+from isotropy.sources import download, layouts, pins
+from isotropy.sources.download import MIRROR_ENV
+from isotropy.sources.layouts import HUB_FILE, source_kind
 
 log = logging.getLogger(__name__)
 TRUST_PUBLISHED = "published pin"
 TRUST_LOCK = "lock (trusted on first use)"
 PIN_KEYS = ("sha256", "git_blob", "bytes")  # a value per URL; strongest first
 MIRROR_TRUST = {"MANIFEST.tsv": "the mirror's MANIFEST.tsv", "config": TRUST_PUBLISHED}
-# Defaults of config `downloads`, from its model: far above the largest real archive (NLPL
-# 222.zip unpacks to a few GB); a trickling server is abandoned after 6 hours for one file.
 DOWNLOAD_DEFAULTS = Downloads().model_dump()
 
 
 def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Everything the download of ``name`` depends on (urls, pins, mirror files, kind, mirror):
-    the rule's params, so a change of any of them re-runs the download."""
+    """The download rule's params: everything the download of ``name`` depends on."""
     sources = config.get("sources", {})
     if name not in sources:
         raise ValueError(f"source {name!r} is not in config 'sources' (known: {sorted(sources)})")
@@ -92,8 +60,7 @@ def source_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 
 def url_pins(source_cfg: Mapping[str, Any], key: str = "sha256") -> dict[str, str | None]:
-    """URL → its configured ``key`` pin (sha256, git_blob …; None where unpinned), for one entry
-    of config 'sources'."""
+    """URL → its configured ``key`` pin (None where unpinned) of one config 'sources' entry."""
     return dict(zip(_as_list(source_cfg.get("url")), _aligned_pins(source_cfg, key)))
 
 
@@ -104,10 +71,10 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | None]:
-    urls, pins = _as_list(cfg["url"]), _as_list(cfg.get(key))
-    if len(pins) > len(urls):
-        raise ValueError(f"{len(pins)} {key} values given for {len(urls)} urls")
-    return pins + [None] * (len(urls) - len(pins))
+    urls, values = _as_list(cfg["url"]), _as_list(cfg.get(key))
+    if len(values) > len(urls):
+        raise ValueError(f"{len(values)} {key} values given for {len(urls)} urls")
+    return values + [None] * (len(urls) - len(values))
 
 
 def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
@@ -142,13 +109,11 @@ def fetch_source(
     raw_dir: str | os.PathLike,
     *,
     config: Mapping[str, Any] | None = None,
-    clock: Clock = time,
+    clock: download.Clock = time,
 ) -> dict[str, Any]:
-    """Fetch source ``name`` (``params`` as made by :func:`source_params`) into ``raw_dir`` and
-    return its manifest, written last to ``raw_dir/manifest.json``; on failure ``raw_dir`` is as
-    it was. A download that no published pin checks is compared with the sources lock
-    (:func:`~isotropy.sources.pins.lock_path` of ``config``) and recorded there on first use.
-    """
+    """Fetch source ``name`` (:func:`source_params`) into ``raw_dir`` and return its manifest,
+    written last; on failure ``raw_dir`` is as it was. A download no published pin checks is
+    compared with the sources lock of ``config`` and recorded there on first use."""
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
     origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
@@ -162,11 +127,11 @@ def fetch_source(
         elif params["kind"] == "hub":
             items, inputs = _from_hub(params, fetched)
         else:
-            items, inputs = _from_urls(params, fetched, lock_path(config), clock)
-        records = _lay_out(name, params, origin, items, inputs, staging, raw_dir)
+            items, inputs = _from_urls(params, fetched, pins.lock_path(config), clock)
+        records = _lay_out(name, params, origin, items, inputs, staging)
         if locked := [entry for entry in inputs if entry["trust"] == TRUST_LOCK]:
-            lock = lock_path(config)  # compared again under its file lock, recorded on first use
-            for entry, record in zip(locked, record_downloads(lock, name, locked)):
+            lock = pins.lock_path(config)  # compared again under its file lock
+            for entry, record in zip(locked, pins.record_downloads(lock, name, locked)):
                 entry["lock"] = {"file": str(lock), **record}
         shutil.rmtree(raw_dir)
         os.replace(staging, raw_dir)
@@ -188,7 +153,7 @@ def fetch_source(
 
 def _from_mirror(
     name: str, params: Mapping[str, Any], fetched: Path
-) -> tuple[list[Fetched], list[dict]]:
+) -> tuple[list[layouts.Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
     if missing := missing_mirror_files(name, {"sources": {name: {"mirror": rels}}}, mirror):
@@ -196,39 +161,35 @@ def _from_mirror(
             f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}; "
             f"unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"
         )
-    manifest, pins = mirror_pins(params, mirror)
+    vouchers = mirror_pins(params, mirror)
     damaged = (
         "the mirror copy is damaged or was edited (nothing was kept); restore it from the "
         "original source"
     )
     items, inputs = [], []
     for rel in rels:
-        local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", pins[rel]
+        local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", vouchers[rel]
         if not by:
-            where = f"{mirror} has no MANIFEST.tsv"
-            if manifest is not None:
-                where = f"{mirror / 'MANIFEST.tsv'} does not list it"
-            raise UnverifiedFileError(
-                f"{label} cannot be checked ({where}) and nothing was kept; add its path and "
-                "sha256 to the mirror's MANIFEST.tsv"
+            raise pins.UnverifiedFileError(
+                f"{label} cannot be checked (no row in {mirror / 'MANIFEST.tsv'}) and nothing was "
+                "kept; add its path, bytes and sha256 to the mirror's MANIFEST.tsv"
             )
-        digest = copy_local(mirror / rel, local, None, label)
+        digest = pins.copy_local(mirror / rel, local, None, label)
         if (row := by.get("MANIFEST.tsv")) is not None:
             where = f"{label} (its MANIFEST.tsv entry)"
-            check_pin(local.stat().st_size, row.bytes, where, damaged, what="size")
-            check_pin(digest, row.sha256, where, damaged)
-        check_pin(digest, by.get("config"), label, key=f"sources.{name}.sha256")
+            pins.check_pin(local.stat().st_size, row.bytes, where, damaged, what="size")
+            pins.check_pin(digest, row.sha256, where, damaged)
+        pins.check_pin(digest, by.get("config"), label, key=f"sources.{name}.sha256")
         trust = " and ".join(MIRROR_TRUST[key] for key in by)
-        items.append(Fetched(rel, local))
+        items.append(layouts.Fetched(rel, local))
         inputs.append(
             {"mirror_path": rel, "sha256": digest, "checked_against": [*by], "trust": trust}
         )
     return items, inputs
 
 
-def _from_hub(params: Mapping[str, Any], fetched: Path) -> tuple[list[Fetched], list[dict]]:
-    """One split of a Hugging Face hub data set, pinned by its revision (the schema requires its
-    path, split and revision); loaded by ``datasets`` (needs the hub or its cache)."""
+def _from_hub(params: Mapping[str, Any], fetched: Path) -> tuple[list[layouts.Fetched], list[dict]]:
+    """One split of a hub data set at its pinned revision, loaded by ``datasets``."""
     import datasets  # Hugging Face's, heavy: loaded only when a hub split is fetched
 
     hub = params["hub"]
@@ -247,22 +208,20 @@ def _from_hub(params: Mapping[str, Any], fetched: Path) -> tuple[list[Fetched], 
         "checked_against": ["revision"],
         "trust": TRUST_PUBLISHED,
     }
-    return [Fetched(HUB_FILE, local)], [entry]
+    return [layouts.Fetched(HUB_FILE, local)], [entry]
 
 
 def _from_urls(
-    params: Mapping[str, Any], fetched: Path, lock: Path, clock: Clock
-) -> tuple[list[Fetched], list[dict]]:
-    """Each URL downloaded (its sha256 and size checked as it arrives), then checked against its
-    git object id, or against the lock where no published pin checks it: a wrong body is refused
-    before it is laid out."""
+    params: Mapping[str, Any], fetched: Path, lock: Path, clock: download.Clock
+) -> tuple[list[layouts.Fetched], list[dict]]:
+    """Each URL downloaded and checked against its pins, else the lock, before it is laid out."""
     items, inputs, name = [], [], params["name"]
     for index, url in enumerate(params["urls"]):
         pin = {key: (params.get(key) or [None] * (index + 1))[index] for key in PIN_KEYS}
-        local = fetched / url_file_name(url)
+        local = fetched / download.url_file_name(url)
         log.info("downloading %s", url)
         try:
-            digest = download_file(
+            digest = download.download_file(
                 url,
                 local,
                 pin["sha256"],
@@ -272,21 +231,20 @@ def _from_urls(
                 max_seconds=params["max_download_seconds"],
                 clock=clock,
             )
-        except DownloadError as error:
-            raise DownloadError(f"source {name!r}: {error}") from error
+        except download.DownloadError as error:
+            raise download.DownloadError(f"source {name!r}: {error}") from error
         entry: dict[str, Any] = {"url": url, "sha256": digest, "bytes": local.stat().st_size}
         if pin["git_blob"] is not None:
-            entry["git_blob"] = git_blob_id(local)
+            entry["git_blob"] = pins.git_blob_id(local)
             key, what = f"sources.{name}.git_blob", "git object id"
-            check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
+            pins.check_pin(entry["git_blob"], pin["git_blob"], url, key=key, what=what)
         published = pin["sha256"] is not None or pin["git_blob"] is not None
-        # What it was checked against: its config pins, strongest first, else the lock.
         entry["checked_against"] = [k for k in PIN_KEYS if pin[k] is not None]
         entry["trust"] = TRUST_PUBLISHED if published else TRUST_LOCK
         if not published:
             entry["checked_against"].append("lock")
-            check_locked(lock, read_lock(lock), name, url, digest, entry["bytes"])
-        items.append(Fetched(local.name, local))
+            pins.check_locked(lock, pins.read_lock(lock), name, url, digest, entry["bytes"])
+        items.append(layouts.Fetched(local.name, local))
         inputs.append(entry)
     return items, inputs
 
@@ -295,40 +253,32 @@ def _lay_out(
     name: str,
     params: Mapping[str, Any],
     origin: str,
-    items: list[Fetched],
+    items: list[layouts.Fetched],
     inputs: list[dict],
     staging: Path,
-    raw_dir: Path,
 ) -> list[dict[str, Any]]:
-    """The source's raw files written into ``staging`` by its layout, within the extraction
-    limits, every pinned archive member of a download matched; their records (path, bytes,
-    sha256). A full disk names the source's folder."""
-    pins = params.get("members")
-    limits = {
-        "max_bytes": params["max_extracted_bytes"],
-        "max_members": params["max_archive_members"],
-    }
+    """The records of the source's raw files, written into ``staging`` by its layout, every
+    pinned archive member of a download matched."""
     items = [
-        replace(item, **limits, members=MemberPins(name, pins) if pins else None) for item in items
+        replace(
+            item,
+            max_bytes=params["max_extracted_bytes"],
+            max_members=params["max_archive_members"],
+            source=name,
+            members=params.get("members") or {},
+        )
+        for item in items
     ]
-    try:
-        files = LAYOUTS[params["kind"]](items, origin, staging)
-    except OSError as error:
-        if error.errno not in (errno.ENOSPC, errno.EDQUOT) or isinstance(error, DiskFullError):
-            raise
-        written = sum(p.stat().st_size for p in staging.rglob("*") if p.is_file())
-        full = DiskFullError(raw_dir, written, error)
-        full.strerror = f"laying out source {name!r}: {full.strerror}"
-        raise full from error
+    files = layouts.LAYOUTS[params["kind"]](items, origin, staging)
     for item, entry in zip(items, inputs):
-        if origin != "url" or item.members is None:
+        if origin != "url" or not item.members:
             continue
-        if missing := sorted(set(item.members.pins) - set(item.members.checked)):
-            raise ArchiveError(
+        if missing := sorted(set(item.members) - set(item.checked)):
+            raise layouts.ArchiveError(
                 f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
                 f"which sources.{name}.members pins; the archive is not the published one"
             )
-        entry["members"] = dict(item.members.checked)
+        entry["members"] = dict(item.checked)
         entry["checked_against"] += ["members"]
     return [
         {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
@@ -336,24 +286,21 @@ def _lay_out(
     ]
 
 
-def mirror_pins(
-    params: Mapping[str, Any], mirror: Path
-) -> tuple[dict[str, MirrorPin] | None, dict[str, dict[str, Any]]]:
-    """The mirror's MANIFEST.tsv, and what vouches for each mirror file of a source: its row, and
-    the config sha256 of the URL of the same file name (a pin never checks a file it does not
-    describe, such as the members of an archive it pins)."""
-    manifest = read_mirror_manifest(mirror)
+def mirror_pins(params: Mapping[str, Any], mirror: Path) -> dict[str, dict[str, Any]]:
+    """What vouches for each mirror file of a source: its MANIFEST.tsv row, and the config sha256
+    of the URL of the same file name."""
+    rows = pins.read_mirror_manifest(mirror) or {}
     config_pins = {
-        url_file_name(url): pin
+        download.url_file_name(url): pin
         for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
         if pin is not None
     }
-    rows, pins = manifest or {}, {}
+    vouchers = {}
     for rel in params.get("mirror_files") or []:
         by: dict[str, Any] = {}
         if rel in rows:
             by["MANIFEST.tsv"] = rows[rel]
         if (pin := config_pins.get(PurePosixPath(rel).name)) is not None:
             by["config"] = pin
-        pins[rel] = by
-    return manifest, pins
+        vouchers[rel] = by
+    return vouchers

@@ -1,11 +1,6 @@
-"""One file over HTTP(S). urllib3 retries it as :data:`RETRY` (every retry setting) says: failed
-connections, 5xx, 408, 429 and a 206 nobody asked for, waiting what ``Retry-After`` asks or
-backing off; it follows redirects and refuses a body shorter than its Content-Length. What no
-library does is here: one deadline over all attempts, on a clock a test replaces; a body cut
-mid-stream asked for again within the same retries; TLS that calls a cut without
-``close_notify`` a cut; the bytes kept as sent, never inflated, within a size limit; the pins
-checked before the file is kept.
-"""
+"""One file over HTTP(S), retried by urllib3 as :data:`RETRY` says. What no library does is
+here: one deadline over all attempts on a replaceable clock, a body cut mid-stream asked for
+again within the same retries, the bytes kept as sent within a size limit, the pins checked."""
 
 from __future__ import annotations
 
@@ -67,7 +62,7 @@ class DeadlineRetry(Retry):
     """urllib3's ``Retry``, waiting (``Retry-After``, else its backoff) on its download's
     :class:`Deadline` rather than on the wall clock, and never past it."""
 
-    deadline: Deadline | None = None
+    deadline: Deadline | None = None  # set by each download on its own copy
 
     def new(self, **kw: Any) -> Self:
         fresh = super().new(**kw)
@@ -132,12 +127,10 @@ def download_file(
 ) -> str:
     """Stream ``url`` to ``dest`` atomically and return the file's sha256.
 
-    Retried as ``retries`` says, within ``max_seconds`` in all; another 4xx fails at once. Asked
-    for the file's own bytes (``Accept-Encoding: identity``), what the server sends is kept as
-    sent: a body it encoded anyway is other bytes, which a pin refuses. A body beyond ``size`` or
-    ``max_bytes`` is stopped as it arrives; a ``sha256`` or ``size`` pin that does not match
-    raises :class:`ChecksumError` naming its key (``sources.<source>.sha256``), ``dest`` then
-    not created. ``file://`` URLs are copied with the same checks.
+    Retried as ``retries`` says, within ``max_seconds`` in all. The body is kept as sent (a body
+    encoded anyway is other bytes, which a pin refuses); one beyond ``size`` or ``max_bytes`` is
+    stopped as it arrives; a pin that does not match raises :class:`ChecksumError` naming its key
+    and ``dest`` is not created. ``file://`` URLs are copied with the same checks.
     """
     parsed = urlparse(url)
     if parsed.scheme == "file":
@@ -160,8 +153,8 @@ def download_file(
 
 
 def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, limit: int) -> str:
-    """The body of ``url`` written to ``path`` (its sha256 returned): urllib3 retries a request
-    that failed, this loop a body cut short, from its first byte, within the same retries."""
+    """The body of ``url`` written to ``path``, its sha256 returned: urllib3 retries a request
+    that failed, this loop a body cut short, within the same retries."""
     retry = retries.new()
     retry.deadline = deadline
     context = _StrictEOFContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -206,10 +199,8 @@ def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, li
 
 def _receive(response: Any, path: Path, deadline: Deadline, limit: int) -> str:
     """Write the body as sent and return its sha256, stopping once past ``limit`` bytes or the
-    deadline. A cut is a :class:`ProtocolError` (retried); a write that fails (a full disk) an
-    ``OSError`` of its own."""
+    deadline. A cut is a :class:`ProtocolError` (retried)."""
     deadline.received, digest = 0, hashlib.sha256()
-    # the time left in the job's log (a large file takes minutes); the sent length when given
     length = int(response.headers.get("Content-Length") or 0)
     name = url_file_name(deadline.url)
     progress = (

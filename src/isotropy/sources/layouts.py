@@ -1,8 +1,5 @@
-"""Layouts: each kind of source's raw files (:data:`LAYOUTS`), the same whether it came from its
-URLs or a mirror, so one parser serves both. A layout is a function ``(items, origin, staging) ->
-files written`` (``origin``: ``"url"`` or ``"mirror"``). Archives are read member by member within
-the ``downloads`` limits (a bomb would fill the disk), never with ``extractall``.
-"""
+"""Layouts: each kind of source's raw files (:data:`LAYOUTS`), the same from its URLs or a mirror.
+Archives are read member by member within the ``downloads`` limits, never with ``extractall``."""
 
 from __future__ import annotations
 
@@ -18,13 +15,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from isotropy.configuration.data import Downloads
-from isotropy.io import DiskFullError, atomic_path, decode_text
+from isotropy.io import atomic_path, decode_text
+from isotropy.sources.pins import check_pin
 
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
-
-
-class ChecksumError(ValueError):
-    """A file's sha256 (or another pin) differs from the pinned value."""
 
 
 class ArchiveError(ValueError):
@@ -43,52 +37,31 @@ def mirror_path_problem(rel: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class MemberPins:
-    """Pins of archive members (config ``sources.<source>.members``: base name → ``sha256`` and
-    ``bytes``), checked as each is read; ``checked`` collects what was compared."""
-
-    source: str
-    pins: Mapping[str, Mapping[str, Any]]
-    checked: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def check(self, archive: str, member: str, size: int, digest: str) -> None:
-        base = Path(member).name
-        pin = self.pins[base]
-        if digest != pin["sha256"] or size != pin["bytes"]:
-            raise ChecksumError(
-                f"archive {archive}: member {member!r} has sha256 {digest} ({size} bytes), pinned "
-                f"{pin['sha256']} ({pin['bytes']} bytes) (sources.{self.source}.members.{base}); "
-                "nothing was kept: the archive is not the published one. If its new member is "
-                f"known to be right, change sources.{self.source}.members.{base} in "
-                "config/sources.yaml deliberately"
-            )
-        self.checked[base] = {"member": member, "sha256": digest, "bytes": size}
-
-
-@dataclass(frozen=True)
 class Fetched:
-    """One fetched input (``name``: the URL's file name or the mirror path), what unpacking it may
-    take (config ``downloads``: beyond it, a bomb is assumed) and its pinned members."""
+    """One fetched input (the URL's file name or the mirror path), what unpacking it may take
+    (config ``downloads``), and its source's pinned archive members by base name (config
+    ``sources.<source>.members``), each checked as it is read (into ``checked``)."""
 
     name: str
     path: Path
     max_bytes: int = Downloads.default("max_extracted_bytes")
     max_members: int = Downloads.default("max_archive_members")
-    members: MemberPins | None = None
+    source: str = ""
+    members: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    checked: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def _entries(item: Fetched) -> Iterator[tuple[str, int, bool, Any, Callable[[], Any]]]:
-    """(name, declared size, regular file?, tar member, reader) of each member, the archive open."""
+def _entries(item: Fetched) -> Iterator[tuple[str, bool, Any, Callable[[], Any]]]:
+    """(name, regular file?, tar member, reader) of each member, the archive open."""
     if zipfile.is_zipfile(item.path):
         with zipfile.ZipFile(item.path) as archive:
             for info in archive.infolist():
-                read = functools.partial(archive.open, info)
-                yield info.filename, info.file_size, not info.is_dir(), None, read
+                yield info.filename, not info.is_dir(), None, functools.partial(archive.open, info)
     else:  # a tar archive: :func:`_pick` asked
         with tarfile.open(item.path) as archive:
             for member in archive:
                 extract = functools.partial(archive.extractfile, member)
-                yield member.name, member.size, member.isfile(), member, extract
+                yield member.name, member.isfile(), member, extract
 
 
 def is_debris(name: str) -> bool:
@@ -96,14 +69,13 @@ def is_debris(name: str) -> bool:
 
 
 def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> list[str]:
-    """Copy the regular members of a zip or tar archive that are ``wanted`` into ``staging`` by
-    base name (macOS debris skipped); return the names written. Read lazily, at most
-    ``item.max_members``, each member through tarfile's ``data`` filter (zip: no absolute path or
-    '..'); two wanted members of one name are refused (a crafted one could replace the real)."""
+    """Copy the regular members of an archive that are ``wanted`` into ``staging`` by base name
+    (macOS debris skipped); return the names written. Each member must pass tarfile's ``data``
+    filter (zip: no absolute path or '..'); two wanted members of one name are refused."""
     written: dict[str, str] = {}
     left = item.max_bytes  # what the archive may still unpack to
     crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
-    for count, (member, declared, regular, tar_member, read) in enumerate(_entries(item), 1):
+    for count, (member, regular, tar_member, read) in enumerate(_entries(item), 1):
         if count > item.max_members:
             raise ArchiveError(
                 f"archive {item.name} holds more than {item.max_members} members, which "
@@ -131,46 +103,37 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
                 f"so neither is used: {crafted}"
             )
         with read() as reader:
-            left -= _write_member(item, member, declared, reader, staging / target, left)
+            left -= _write_member(item, member, reader, staging / target, left)
         written[target] = member
     return list(written)
 
 
-def _write_member(
-    item: Fetched, member: str, declared: int, reader: Any, target: Path, left: int
-) -> int:
-    """Write one member to ``target`` and return its size: past ``left`` bytes, declared or read
-    (a declared size can lie), it is a bomb. A pinned member is checked before a layout reads it."""
-    if declared > left:
-        raise _bomb(item, member)
+def _write_member(item: Fetched, member: str, reader: Any, target: Path, left: int) -> int:
+    """Write one member to ``target`` and return its size: past ``left`` bytes read (a declared
+    size can lie), it is a bomb. A pinned member is checked before a layout reads it."""
     size, digest = 0, hashlib.sha256()
-    try:
-        with atomic_path(target) as tmp, open(tmp, "wb") as writer:
-            while size <= left and (chunk := reader.read(1 << 20)):
-                size += len(chunk)
-                digest.update(chunk)
-                writer.write(chunk)
-    except DiskFullError as full:
-        full.strerror = f"unpacking member {member!r} of archive {item.name}: {full.strerror}"
-        raise
+    with atomic_path(target) as tmp, open(tmp, "wb") as writer:  # a full disk names the file
+        while size <= left and (chunk := reader.read(1 << 20)):
+            size += len(chunk)
+            digest.update(chunk)
+            writer.write(chunk)
     if size > left:
-        raise _bomb(item, member)
-    if item.members is not None and Path(member).name in item.members.pins:
-        item.members.check(item.name, member, size, digest.hexdigest())
+        raise ArchiveError(
+            f"archive {item.name} unpacks to more than {item.max_bytes} bytes (at member "
+            f"{member!r}), which looks like a decompression bomb; check the source, or raise "
+            "downloads.max_extracted_bytes in the config if it is known to be right"
+        )
+    if (pin := item.members.get(base := Path(member).name)) is not None:
+        key, label = f"sources.{item.source}.members.{base}", f"{member!r} of archive {item.name}"
+        check_pin(size, pin["bytes"], label, key=f"{key}.bytes", what="size")
+        check_pin(digest.hexdigest(), pin["sha256"], label, key=f"{key}.sha256")
+        item.checked[base] = {"member": member, "sha256": digest.hexdigest(), "bytes": size}
     return size
 
 
-def _bomb(item: Fetched, member: str) -> ArchiveError:
-    return ArchiveError(
-        f"archive {item.name} unpacks to more than {item.max_bytes} bytes (at member "
-        f"{member!r}), which looks like a decompression bomb; check the source, or raise "
-        "downloads.max_extracted_bytes in the config if it is known to be right"
-    )
-
-
 def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
-    """How a source is laid out: its config ``kind`` if given, else the layout of its name
-    (``polarity``), or ``glue`` for a GLUE task's ``glue_<task>``."""
+    """How a source is laid out: its config ``kind``, else the layout of its name (``glue`` for
+    ``glue_<task>``)."""
     if source_cfg and source_cfg.get("kind"):
         return str(source_cfg["kind"])
     if name.startswith("glue_"):
@@ -184,10 +147,8 @@ def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
 
 
 POLARITY_FILES = ("rt-polarity.pos", "rt-polarity.neg")
-# The Cornell tarball is documented as Latin-1 but its punctuation bytes (0x85 …, 0x91 ‘, 0x96 –,
-# 0x97 —) are Windows-1252, a superset of Latin-1's printable range: decoding as ISO-8859-1 would
-# turn them into C1 control characters. The mirror holds UTF-8 copies with exactly those
-# characters. Normalised to UTF-8 here, once.
+# The Cornell tarball is documented as Latin-1 but its punctuation bytes (0x85 …, 0x91 ‘) are
+# Windows-1252 (Latin-1 would make them C1 controls); the mirror holds UTF-8 copies.
 POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
 
 
@@ -209,13 +170,14 @@ def _pick(
     pattern: str, items: list[Fetched], origin: str, staging: Path, folder: str = ""
 ) -> list[str]:
     """The raw files whose base name ``pattern`` matches, written under ``folder``: a fetched
-    file as it is, else an archive's matching members; none, or two of one name, is an error."""
+    file, else an archive's members; none, or two of one name, is an error."""
     wanted, into = re.compile(pattern).fullmatch, staging / folder
     into.mkdir(parents=True, exist_ok=True)
     found: list[str] = []
     for item in items:
         if wanted(base := Path(item.name).name):
-            shutil.copyfile(item.path, into / base)
+            with atomic_path(into / base) as tmp:  # a full disk: a DiskFullError naming it
+                shutil.copyfile(item.path, tmp)
             found.append(base)
         elif zipfile.is_zipfile(item.path) or tarfile.is_tarfile(item.path):
             found += extract_members(item, lambda member: bool(wanted(Path(member).name)), into)
@@ -253,8 +215,7 @@ def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> None:
 
 
 Normaliser = Callable[[list[Fetched], str, Path], list[str]]
-# Every kind of source (config ``sources.<name>.kind``), its layout, and the raw files it makes;
-# a kind of named files is :func:`_pick` with the pattern of their names.
+# Every kind of source (config ``sources.<name>.kind``): ``(items, origin, staging) -> files``.
 LAYOUTS: dict[str, Normaliser] = {
     "polarity": _polarity,  # rt-polarity.pos, rt-polarity.neg (UTF-8)
     "snli": functools.partial(_pick, r"snli_1\.0_dev\.jsonl"),

@@ -1,8 +1,6 @@
 """Pins: what a file must be (a sha256, a git object id, a size, a mirror's MANIFEST.tsv row),
-checked where its bytes are kept, with an error that names the key to change; and the sources
-lock, the pins of downloads no public record pins, recorded on first use (under a
-:mod:`filelock` lock, one writer at a time) and checked on every later download and by the
-audit."""
+with an error that names the key to change; and the sources lock, the pins of downloads no
+public record pins, recorded on first use and checked on every later download and by the audit."""
 
 from __future__ import annotations
 
@@ -22,7 +20,6 @@ from filelock import FileLock
 
 from isotropy.configuration.data import Downloads
 from isotropy.io import atomic_path, sha256_file
-from isotropy.sources.layouts import ChecksumError
 
 log = logging.getLogger(__name__)
 LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
@@ -34,6 +31,10 @@ LOCK_HEADER = """\
 # package lock. Never edit it by hand: a changed upstream file is accepted on purpose with
 # `make relock SOURCE=<name>`, which keeps the record it replaces under `replaced`.
 """
+
+
+class ChecksumError(ValueError):
+    """A file's sha256 (or another pin) differs from the pinned value."""
 
 
 class UnverifiedFileError(ChecksumError):
@@ -54,7 +55,7 @@ def check_pin(
     what: str = "sha256",
 ) -> None:
     """A pin that does not match raises :class:`ChecksumError` naming its config ``key`` and how
-    to accept the new value (``what``: a sha256, a git object id or a size)."""
+    to accept the new value."""
     if expected is None or actual == (expected.lower() if isinstance(expected, str) else expected):
         return
     unit = " bytes" if what == "size" else ""
@@ -83,8 +84,8 @@ def copy_local(
 
 
 def git_blob_id(path: str | os.PathLike) -> str:
-    """The id git gives ``path``'s bytes as a blob (sha1 of ``blob <size>\\0`` + the bytes): it
-    pins a file of a git repository whose tree (``git ls-tree``) is known but not its sha256."""
+    """The id git gives ``path``'s bytes as a blob: it pins a file of a git repository whose tree
+    (``git ls-tree``) is known but not its sha256."""
     seeded = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, lambda: seeded).hexdigest()
@@ -98,9 +99,8 @@ class MirrorPin(NamedTuple):
 
 
 def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
-    """path → (sha256, bytes) from the mirror's MANIFEST.tsv (None if it has none). A row
-    without a 64-hex-digit sha256 and a byte count is an error naming its line: a row cut short
-    must never turn the check off for its file."""
+    """path → (sha256, bytes) from the mirror's MANIFEST.tsv (None if it has none); a row cut
+    short is an error naming its line, never a file left unchecked."""
     manifest = mirror / "MANIFEST.tsv"
     if not manifest.is_file():
         return None
@@ -133,8 +133,7 @@ def lock_path(config: Mapping[str, Any] | None = None) -> Path:
 
 def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
     """source → URL → its record (``sha256``, ``bytes``, ``locked``, ``replaced``); {} if no lock.
-    A lock of another shape is an error naming the file: a damaged lock must never turn the check
-    off."""
+    A damaged lock is an error naming the file, never a check turned off."""
     path = Path(path)
     if not path.is_file():
         return {}
@@ -179,10 +178,9 @@ def check_locked(
 def record_downloads(
     path: str | os.PathLike, source: str, downloads: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Check each download (``url``, ``sha256``, ``bytes``) of ``source`` against the lock
-    (:func:`check_locked`) and record it there on first use or relock, holding ``<path>.flock``:
-    one writer at a time, so a record another job wrote since is compared like any other. A
-    relocked record keeps what it replaced. Returns the records now in the lock, in order."""
+    """Check each download (``url``, ``sha256``, ``bytes``) of ``source`` against the lock and
+    record it there on first use or relock, one writer at a time: a record another job wrote
+    since is compared like any other. Returns the records, in order."""
     path, now = Path(path), datetime.now(UTC).isoformat()
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(path.with_name(path.name + ".flock")):
