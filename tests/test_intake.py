@@ -54,33 +54,31 @@ def _cli(folder: Path, *args: str, timeout: float = 120) -> subprocess.Completed
 # --- loss: report.html a link to a folder, or a folder ----------------------------------------
 
 
-@pytest.mark.parametrize("planted", ["folder", "link to a folder"])
-def test_report_html_that_is_not_a_file_is_refused_not_written_into(tmp_path, planted):
-    """`mv -f report.partial.html report.html` moved the report into the folder, over a file."""
+@pytest.mark.parametrize("planted", ["folder", "link to a folder", "file"])
+def test_report_html_is_renamed_into_place_never_written_into(tmp_path, planted):
+    """A folder there is refused; a link there is replaced, what it points to left alone."""
     (tmp_path / "work").mkdir()
     workdir = _workdir(tmp_path / "work", "TARGET=preview_study\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    (elsewhere / "report.partial.html").write_text("the user's own file\n")
+    kept = elsewhere / "report.partial.html"
+    kept.write_text("the user's own file\n")
     if planted == "folder":
         (workdir / "report.html").mkdir()
-        (workdir / "report.html" / "report.partial.html").write_text("the user's own file\n")
         kept = workdir / "report.html" / "report.partial.html"
-    else:
+        kept.write_text("the user's own file\n")
+    elif planted == "link to a folder":
         (workdir / "report.html").symlink_to(elsewhere, target_is_directory=True)
-        kept = elsewhere / "report.partial.html"
+    else:
+        (workdir / "report.html").write_text("old")
     result = _make(workdir)
-    assert result.returncode != 0
     assert kept.read_text() == "the user's own file\n"
-    assert "report.html is a " in result.stderr and "remove it" in result.stderr
-
-
-def test_the_report_is_renamed_over_a_plain_file(tmp_path):
-    written, target = tmp_path / "new.html", tmp_path / "report.html"
-    written.write_text("new")
-    target.write_text("old")
-    intake.place(written, target)
-    assert target.read_text() == "new" and not written.exists()
+    if planted == "folder":
+        assert result.returncode != 0 and "cannot overwrite directory" in result.stderr
+    else:
+        assert result.returncode == 0, result.stderr
+        assert (workdir / "report.html").read_text() == "<html></html>\n"
+        assert not (workdir / "report.html").is_symlink()
 
 
 # --- loss and hang: links, hard links, pipes and sockets --------------------------------------
