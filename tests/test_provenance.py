@@ -144,7 +144,7 @@ def test_every_workflow_script_records_provenance():
 
 
 # ---------------------------------------------------------------------------------------------
-# Never a record without its file (issue 26, cases 3 and 5)
+# Never a record without its file
 
 
 def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files):
