@@ -139,8 +139,8 @@ audit: install folder-check  ## walk every result of the last run back to the ra
 # paper comparison and overview page (re-made here in seconds, judging that study alone; nothing
 # upstream is ever re-made: --allowed-rules). One self-contained HTML file, figures as PNG.
 REPORT ?= report.html
-# Written beside it, then renamed (isotropy.intake.place): a report killed while it is written
-# never replaces the last whole one, and a link or a folder there is refused, never written into.
+# Written beside it, then renamed (mv -T: rename(2)): a report killed while it is written never
+# replaces the last whole one; a link there is replaced, never written through; a folder refused.
 REPORT_PARTIAL = $(basename $(REPORT)).partial$(suffix $(REPORT))
 # LAST_RUN is read as text by make (never by a shell), and the target must be one of these.
 REPORT_TARGETS := all main_study preview_study glue_study istar_study geometry_study sensitivity_study
@@ -185,7 +185,7 @@ report: install folder-check  ## report.html: the last run, its claims, the pape
 	rm -f $(REPORT_PARTIAL)  # a planted link there is removed, never written through
 	$(BIN)/snakemake --cores 1 --report $(REPORT_PARTIAL) --report-stylesheet report/style.css \
 		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
-	$(BIN)/python -m isotropy.intake place $(REPORT_PARTIAL) $(REPORT)
+	mv -fT $(REPORT_PARTIAL) $(REPORT)
 
 lint: install  ## ruff, mypy, snakefmt and snakemake --lint
 	$(BIN)/ruff check .

@@ -1,4 +1,4 @@
-"""An honest results folder audits clean wherever it is audited (issue 60, items 1 and 5).
+"""An honest results folder audits clean wherever it is audited.
 
 A folder someone made, copied untouched into a fresh clone of the same commit (every tracked file
 newer than every result, another absolute path), audits clean with `make audit`, which audits
@@ -183,9 +183,7 @@ def _make_audit(clone: Path, mirror: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_an_untouched_folder_audits_clean_in_a_fresh_clone(tiny_run, tmp_path):
-    """B0: the same folder audited 39 ok in the clone that made it and 0 ok, 39 mismatches in a
-    fresh clone of the same commit (the maker's absolute path of config/published_values.csv,
-    every script newer than every result, target `all` whatever the folder holds)."""
+    """Another absolute path, every script newer than every result: still clean."""
     workdir, _, mirror = tiny_run
     clone = _fresh_clone_with(workdir, tmp_path / "clone")
     (clone / "logs" / "last_run.txt").write_text("TARGET=all\n")

@@ -1,5 +1,5 @@
-"""Hostile and damaged provenance records (issue 34, cases 3 and 5; case 4, a forged record,
-in tests/test_audit.py and tests/test_intake.py).
+"""Hostile and damaged provenance records (a forged record: tests/test_audit.py and
+tests/test_intake.py).
 
 The audit never imports a module a record names, believes a record only as far as the files
 and its twins' records confirm it (nothing of the folder's .snakemake/ is believed), and turns a
@@ -24,7 +24,7 @@ from isotropy.provenance import module_source, record_path
 chain = test_audit.chain
 
 
-# --- case 3: nothing a record names is imported ------------------------------------------------
+# --- nothing a record names is imported -------------------------------------------------------
 
 
 def test_module_source_never_imports(tmp_path, monkeypatch, capsys):
@@ -55,7 +55,7 @@ def test_a_record_naming_a_foreign_module_is_a_mismatch_and_runs_nothing(chain, 
     assert not (chain / "ran").exists()
 
 
-# --- case 5: damaged records and manifests are one mismatch each -------------------------------
+# --- damaged records and manifests are one mismatch each --------------------------------------
 
 RECORD, MANIFEST = "results/table.csv.provenance.json", "resources/raw/toy/manifest.json"
 # A whole file (bytes), or keys laid over the one the chain wrote; what its one mismatch says.

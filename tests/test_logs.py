@@ -60,7 +60,6 @@ raise ValueError("the cause, and what to do")
 
 @pytest.mark.slow
 def test_a_failed_snakemake_job_prints_its_traceback_once(tmp_path):
-    """Issue 26, case 13: 90-150 lines, the traceback twice, for a one-line cause."""
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     (tmp_path / "fail.py").write_text(SCRIPT)
     snakefile = str(tmp_path / "Snakefile")

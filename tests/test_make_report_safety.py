@@ -1,5 +1,5 @@
-"""`make report` reads logs/last_run.txt as text, never as shell (issue 34, case 2); it and `make
-audit` refuse while a run is in progress in the folder (case 13)."""
+"""`make report` reads logs/last_run.txt as text, never as shell; it and `make audit` refuse
+while a run is in progress in the folder."""
 
 from __future__ import annotations
 
@@ -74,7 +74,6 @@ def test_a_target_outside_the_list_is_refused_naming_its_origin(tmp_path):
 
 @pytest.mark.parametrize("target", ["report", "audit"])
 def test_a_report_or_audit_while_a_run_is_in_progress_is_refused(tmp_path, target):
-    """Each read files a run was re-making: "does not exist", or mismatches (issue 82)."""
     workdir = _workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "snakemake").write_text("import time\ntime.sleep(60)\n")
     run = subprocess.Popen([sys.executable, str(workdir / "snakemake")], cwd=workdir)
@@ -112,10 +111,8 @@ def test_a_report_or_audit_while_a_run_is_in_progress_is_refused(tmp_path, targe
     ],
 )
 def test_the_report_forces_only_the_rules_of_its_target(tmp_path, target, overview, rules):
-    """A forced rule's jobs are planned whether the target needs them or not: forcing the preview's
-    claims after `make run` (or the study's after `make preview`) asked for results that run never
-    made (issue 48; the end-to-end check is tests/test_quickstart.py). The sensitivity study makes
-    no claims: its report has no overview."""
+    """A forced rule's jobs are planned whether the target needs them or not (end to end:
+    tests/test_quickstart.py). The sensitivity study makes no claims: no overview."""
     workdir = _workdir(tmp_path, f"TARGET={target}\n")
     result = _make(workdir)
     assert result.returncode == 0, result.stderr

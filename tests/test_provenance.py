@@ -120,18 +120,6 @@ def test_record_step_writes_a_record_beside_every_output(files):
     ]
 
 
-def test_audit_main_is_the_console_entry(files, capsys):
-    from isotropy.audit import main as audit_main
-
-    Path("results").mkdir()
-    Path("results/t.csv").write_text("a\n1\n")
-    Path("results/t.csv" + SUFFIX).write_text(
-        json.dumps(build_record(rule="t", inputs=[], outputs=["results/t.csv"]))
-    )
-    assert audit_main(["-d", "."]) == 0
-    assert "results/t.csv" in capsys.readouterr().out
-
-
 def test_every_workflow_script_records_provenance():
     """Each step must leave a record beside its outputs, or the audit cannot trace it."""
     from pathlib import Path
@@ -156,7 +144,7 @@ def test_every_workflow_script_records_provenance():
 
 
 # ---------------------------------------------------------------------------------------------
-# Never a record without its file (issue 26, cases 3 and 5)
+# Never a record without its file
 
 
 def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files):

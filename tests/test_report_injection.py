@@ -1,4 +1,4 @@
-"""No configuration value reaches the report's HTML as markup (issue 34, case 1).
+"""No configuration value reaches the report's HTML as markup.
 
 A dedicated one-rule workflow includes the project's rules/common.smk (so the project's own gate,
 the schema and :mod:`isotropy.workflow.config`, runs as in every Snakemake call) and puts

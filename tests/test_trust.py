@@ -1,4 +1,4 @@
-"""Auditing or reporting someone else's results folder runs nothing from it (issue 53).
+"""Auditing or reporting someone else's results folder runs nothing from it.
 
 A folder's ``.snakemake/metadata`` records are checked before Snakemake reads them (its report
 loads ``conda_env`` with ``yaml.Loader`` and pastes ``rule`` and ``container_img_url`` into a
@@ -49,7 +49,6 @@ def _b64(text: str) -> str:
 
 
 def _shell_tag(marker: Path) -> str:
-    """The conda_env of issue 53, case 1: yaml.Loader runs the command."""
     return _b64(f"!!python/object/apply:os.system ['touch {marker}']")
 
 
@@ -74,8 +73,7 @@ HOSTILE = {
     "time far away": ({"endtime": 1e308}, "endtime is not a time"),
     "checksums": ({"input_checksums": {"a": "<b>"}}, "input_checksums is not a mapping"),
     "inputs": ({"input": "a.txt"}, "input is not a list of paths"),
-    # Issue 60: a YAML escape hid "</script>" from a check of the raw text (B1); values
-    # Snakemake never writes crashed it with a TypeError naming no record (B8).
+    # A YAML escape hides "</script>" from a check of the raw text.
     "conda_env escaped script": ({"conda_env": _b64(ESCAPED_SCRIPT)}, NOT_AN_ENV),
     "params a mapping": ({"params": [{"a": 1}]}, "its params is not a list of text"),
     "input a line break": ({"input": ["a\nb"]}, "its input holds '\\n'"),
@@ -159,9 +157,8 @@ def test_make_refuses_a_forged_record_before_snakemake(tmp_path, target):
 
 @pytest.mark.parametrize("target", ["report", "audit"])
 def test_make_imports_nothing_from_the_folder(tmp_path, target):
-    """`python -m isotropy.resume` put the folder first on sys.path: ./isotropy/ ran. Now make's
-    own `python -m` steps all run (up to Snakemake, which takes the folder off sys.path itself:
-    issue 60, B3, tests/test_hostile_folder.py) and none imports it."""
+    """Make's own `python -m` steps all run (up to Snakemake: tests/test_hostile_folder.py) and
+    none imports ./isotropy/ from the folder."""
     workdir = _workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "isotropy").mkdir()
     (workdir / "isotropy" / "__init__.py").write_text("open('MARKER', 'w').close()\n")
@@ -176,8 +173,7 @@ YTE = '__use_yte__: true\nx: ?__import__("os").system("touch MARKER")\n'
 
 
 def test_make_report_refuses_the_folders_effective_config_if_it_is_a_yte_template(tmp_path):
-    """make report gives Snakemake the folder's logs/effective-config/<target>.yaml, and
-    Snakemake loads every config file with YTE: `__use_yte__: true` ran its Python."""
+    """Snakemake loads every config file with YTE: `__use_yte__: true` would run its Python."""
     workdir = _workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "logs" / "effective-config").mkdir()
     (workdir / "logs" / "effective-config" / "preview_study.yaml").write_text(YTE)
@@ -193,7 +189,7 @@ def test_make_report_refuses_the_folders_effective_config_if_it_is_a_yte_templat
 def test_a_config_file_that_is_not_plain_yaml_is_refused_by_the_loader_too(tmp_path, text):
     from isotropy.workflow.config import ConfigError, read_config_file
 
-    config = tmp_path / "config.yaml"  # the checkout's Snakefile reads the folder's (issue 60, B2)
+    config = tmp_path / "config.yaml"  # the checkout's Snakefile reads the folder's
     config.write_text(text)
     assert dict(trust.workflow_problems(tmp_path)).keys() == {str(config)}
     with pytest.raises(ConfigError, match="config.yaml"):

@@ -1,13 +1,7 @@
-"""Where a job computes: its torch device (config ``device``: CUDA when present under ``auto``,
-with mixed precision there), its libraries' thread counts, and how their idle threads wait.
-
-Snakemake gives each job ``threads`` and sets ``OMP_NUM_THREADS`` and the BLAS counts to it;
-:func:`use_threads` holds the libraries already loaded to the same number. An idle OpenMP thread
-of torch's libgomp spins before it sleeps, burning the cores other jobs need on a shared machine;
-the wait policy must be in the environment before the library loads, so every job gets the one
-chosen by measurement (:func:`apply_job_environment`, from ``onstart``; a user's own setting
-wins; ``benchmarks/contention.py``, docs/measurements.md). Plain Python at import: the workflow
-imports it while it parses.
+"""Where a job computes: its torch device (CUDA when present under ``auto``, with mixed
+precision there), its libraries' thread counts, and how their idle threads wait (an idle libgomp
+thread spins, burning the cores other jobs need: docs/measurements.md). Plain Python at import:
+the workflow imports it while it parses.
 """
 
 from __future__ import annotations
@@ -29,9 +23,8 @@ WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
 
 
 def apply_job_environment(environ: MutableMapping[str, str] = os.environ) -> dict[str, str]:
-    """Set in ``environ`` (the Snakemake process's, which jobs inherit on this machine and
-    through SLURM) what makes jobs wait as :data:`CHOSEN_POLICY` says, unless the user already
-    chose a wait policy; returns what was set."""
+    """Set :data:`CHOSEN_POLICY` in ``environ`` (which jobs inherit) unless the user chose a wait
+    policy; returns what was set."""
     if any(name in environ for name in WAIT_VARIABLES):
         return {}
     added = dict(CHOSEN_POLICY)
@@ -40,9 +33,8 @@ def apply_job_environment(environ: MutableMapping[str, str] = os.environ) -> dic
 
 
 def use_threads(threads: int) -> None:
-    """Hold torch's intra-op pool (when torch is loaded) and every BLAS/OpenMP pool loaded in
-    this process to ``threads`` (a job's ``snakemake.threads``). Libraries loaded later read
-    the counts Snakemake put in the job's environment."""
+    """Hold torch's and every loaded BLAS/OpenMP pool to ``threads`` (libraries loaded later
+    read the counts Snakemake put in the job's environment)."""
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
     if "torch" in sys.modules:
@@ -53,9 +45,8 @@ def use_threads(threads: int) -> None:
 
 
 def cuda_problem(device: str) -> str | None:
-    """Why config ``device: cuda`` cannot be used here (None if it can, or it is auto or cpu),
-    said when the workflow parses and again where a job runs (:func:`resolve_device`). Imports
-    torch only for CUDA, so that a dry run of a CPU configuration stays light."""
+    """Why config ``device: cuda`` cannot be used here (None if it can, or it is auto or cpu);
+    imports torch only for CUDA, so a dry run on CPU stays light."""
     if device != "cuda":
         return None
     import torch
@@ -69,8 +60,7 @@ def cuda_problem(device: str) -> str | None:
 
 
 def resolve_device(name: str = "auto") -> torch.device:
-    """The torch device of a config value (the schema allows auto, cpu and cuda); ``cuda``
-    without a GPU is an error rather than a silent fallback: the user asked for it."""
+    """The torch device of a config value; ``cuda`` without a GPU is an error, never a fallback."""
     import torch
 
     if name == "auto":
@@ -90,8 +80,8 @@ def describe_device(device: torch.device) -> str:
 
 
 def mixed_precision_dtype(device: torch.device, enabled: bool) -> torch.dtype | None:
-    """The dtype mixed precision computes in: on CUDA bfloat16 where supported, else float16
-    (which needs loss scaling: bfloat16 has float32's range); None elsewhere or when off."""
+    """The dtype mixed precision computes in: on CUDA bfloat16 where supported, else float16;
+    None elsewhere or when off."""
     if device.type != "cuda" or not enabled:
         return None
     import torch

@@ -1,11 +1,7 @@
-"""The measured costs, as data: ``config/costs.csv``, one row per measured number (``quantity``,
-the ``model`` and ``dataset`` it was measured for, empty where it holds for any, ``value``,
-``unit``) with the date, the machine and the command that measured it; a number without them
-is refused. Read here for the estimate (:mod:`isotropy.estimate`).
-
-What one job of a study costs from these numbers lives with the study (its record's per-job
-costs, :mod:`isotropy.studies`); how those CPU seconds become wall time on this machine when idle
-(the speed probe and the cores: :class:`Pace`) is here, for every job alike.
+"""The measured costs, as data: ``config/costs.csv``, one row per measured number with the
+date, the machine and the command that measured it (a number without them is refused); and how
+CPU seconds become wall time on this machine (:class:`Pace`). A job's cost lives with its study
+(:mod:`isotropy.studies`).
 """
 
 from __future__ import annotations
@@ -43,9 +39,7 @@ MODEL_SIZE_FACTOR = {
 
 def read_costs(path: str | os.PathLike = COSTS_TABLE) -> list[dict[str, Any]]:
     """Every row of the costs table, checked: its columns, a finite positive value, an ISO date,
-    a unit, a machine and a command, no number measured twice; each problem named with its line.
-    A row of a quantity no estimate reads is not refused here: the estimate that misses its
-    number says so (``value`` raises, a per-job cost names the job it cannot cost)."""
+    a unit, a machine and a command, no number measured twice; each problem named with its line."""
     with open(path, encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         if tuple(reader.fieldnames or ()) != COLUMNS:
@@ -86,8 +80,7 @@ def value(quantity: str) -> float:
 
 
 def by_dataset(quantity: str) -> dict[str, float]:
-    """A quantity's numbers by the data set they were measured on. A row that names a model
-    here, or no data set, is missing to it (and to the estimate, which says so)."""
+    """A quantity's numbers by data set (rows naming a model, or no data set, left out)."""
     return {c["dataset"]: c["value"] for c in _rows(quantity) if c["dataset"] and not c["model"]}
 
 
@@ -116,9 +109,8 @@ TOKENS_PER_EXAMPLE = {"rte": 66.0, "sst2": 13.5}
 
 
 def finetune_measured(task: str = "rte") -> dict[str, float]:
-    """The measured costs of one run's parts (load; per training example and epoch; per
-    evaluated example), MiniLM on ``task`` where the costs table has its rows (RTE, SST-2),
-    else on RTE (the I-STAR grid's other tasks: RTE's pairs are the longest)."""
+    """The measured costs of one run's parts (load, per training and per evaluated example),
+    MiniLM on ``task`` where the table has its rows, else on RTE (whose pairs are the longest)."""
     train = by_model("cls_finetune_train_example_cpu_seconds")
     evaluated = by_model("cls_finetune_eval_example_cpu_seconds")
     per_example = ("miniLM", task) if ("miniLM", task) in train else ("miniLM", "rte")
@@ -134,8 +126,7 @@ def finetune_seconds(
 ) -> float | None:
     """CPU-s of one fine-tuning run on one thread from the measured MiniLM costs, scaled by model
     size and max length (None: the model's size factor is unknown); ``rows``: the task's
-    (training, validation) rows; ``task``: whose measured per-example costs (RTE's when the
-    table has none)."""
+    (training, validation) rows."""
     if model not in MODEL_SIZE_FACTOR:
         return None
     train_rows, eval_rows = rows
@@ -159,13 +150,11 @@ def finetune_seconds(
 
 JOB_OVERHEAD_SECONDS = value("job_overhead_seconds")
 
-# The optimisation and embedding jobs take 2 threads each (rules/optimize.smk, rules/embed.smk).
 JOB_THREADS = 2
 
 PROBE_CPU_SECONDS = value("probe_cpu_seconds")
 
-# Bounds on the speed factor (Pace.here): beyond them a probe says more about a burst on the
-# machine than its CPU.
+# Beyond these bounds a speed probe says more about a burst of load than the CPU.
 SPEED_FACTOR_BOUNDS = (0.25, 4.0)
 
 
@@ -179,17 +168,14 @@ class Pace:
     cores: int = 2
     job_overhead: float = 0.0
     probe: float = PROBE_CPU_SECONDS
-    # How much longer this session's work takes here now than on idle cores (contention_probe):
-    # with one process per core (a job's threads, jobs side by side) and with one process alone
-    # (a job's start-up: one interpreter importing); :meth:`at_load` scales by them.
+    # How much longer work takes here now than on idle cores (contention_probe), one process per
+    # core and one process alone.
     contention: float = 1.0
     contention_serial: float = 1.0
 
     @classmethod
     def here(cls) -> Pace:
-        """This machine now: how much longer the measured CPU costs take here (the speed probe's
-        time over :data:`PROBE_CPU_SECONDS`, within :data:`SPEED_FACTOR_BOUNDS`), the cores this
-        process may use, the measured start-up of a job."""
+        """This machine now: its speed factor, cores, contention and a job's start-up."""
         probe = speed_probe()
         low, high = SPEED_FACTOR_BOUNDS
         speed = min(high, max(low, probe / PROBE_CPU_SECONDS))
@@ -198,51 +184,33 @@ class Pace:
         return cls(speed, cores, JOB_OVERHEAD_SECONDS, probe, parallel, serial)
 
     def at_load(self, idle_seconds: float, device: str = "cpu") -> tuple[float, float]:
-        """The wall seconds of ``idle_seconds`` of work at the present load: expected (x the
-        slowdown of one process alone: the jobs mostly keep one thread busy) and at most (x that
-        of one process per core, if they keep every core busy); on a GPU, as idle
-        (docs/measurements.md, "The estimate at the machine's load")."""
+        """The wall seconds of ``idle_seconds`` of work at the present load, expected and at most
+        (docs/measurements.md, "The estimate at the machine's load"); on a GPU, as idle."""
         if device != "cpu":
             return idle_seconds, idle_seconds
         return self.contention_serial * idle_seconds, self.contention * idle_seconds
 
     def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
-        """Wall seconds one job adds to the total on idle cores: its one-thread CPU cost times
-        ``speed`` spread over its ``threads``, plus its start-up, with as many such jobs side
-        by side as the cores hold (one at a time on one GPU)."""
+        """Wall seconds one job adds to the total on idle cores, as many such jobs side by side
+        as the cores hold (one at a time on one GPU)."""
         parallel = 1 if device == "cuda" else max(1, self.cores // threads)
         return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
 
-# A job's wall seconds from the configuration (its ``device`` the kind, cpu or cuda, as
-# isotropy.estimate.describe sets it), its wildcards and the pace (None: no measured cost):
-# each study's record maps its costed rules to one (StudySpec.job_costs).
+# A job's wall seconds from the configuration, its wildcards and the pace (None: not measured).
 JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
 def speed_probe(repeats: int = 3, products: int = 100) -> float:
-    """Process-CPU seconds of a fixed one-thread workload: ``products`` float32 384 x 384
-    matrix products (the operation the optimisation and the encoders spend their time in), the
-    best of ``repeats`` after a warm-up. Process time, not wall time: other processes on the
-    machine do not count, only how fast this CPU does the work (about 0.05 s each here)."""
-    import numpy as np
-    from threadpoolctl import threadpool_limits
-
-    matrix = np.random.default_rng(0).standard_normal((384, 384), dtype=np.float32) / 384**0.5
-    times = []
-    with threadpool_limits(1):
-        for attempt in range(repeats + 1):
-            product, start = matrix.copy(), time.process_time()
-            for _ in range(products):
-                product = np.tanh(matrix @ product)
-            if attempt:  # the first warms caches and clocks
-                times.append(time.process_time() - start)
-    return min(times)
+    """Process-CPU seconds of a fixed one-thread workload (:func:`_timed_products`), the best of
+    ``repeats`` after a warm-up: how fast this CPU does the work, whatever else runs."""
+    _timed_products(products)  # warms caches and clocks
+    return min(_timed_products(products)[1] for _ in range(repeats))
 
 
 def _timed_products(products: int) -> tuple[float, float]:
-    """Wall and process-CPU seconds of ``products`` one-thread matrix products (the speed
-    probe's workload), timed inside the process that does them."""
+    """Wall and process-CPU seconds of ``products`` one-thread float32 384 x 384 matrix products
+    (what the optimisation and the encoders spend their time in)."""
     import numpy as np
     from threadpoolctl import threadpool_limits
 
@@ -255,14 +223,9 @@ def _timed_products(products: int) -> tuple[float, float]:
 
 
 def contention_probe(processes: int, products: int = 300, repeats: int = 2) -> float:
-    """How much longer work takes in this session now than on idle cores: ``processes``
-    one-thread processes (the run's cores) each do the speed probe's workload at once, ``repeats``
-    times, and each times its wall and CPU time (about half a second each when idle, long enough
-    for the scheduler's share to settle); :func:`slowdown`
-    of them all. It sees what the run will get however the kernel shares the cores (per
-    process, per session with autogroup, by niceness), where a load average also counts
-    processes waiting on the disk and niced ones (docs/measurements.md, "The estimate at the
-    machine's load")."""
+    """How much longer work takes in this session now than on idle cores: the :func:`slowdown`
+    of ``processes`` one-thread processes each timing the speed probe's workload at once,
+    ``repeats`` times (docs/measurements.md, "The estimate at the machine's load")."""
     import multiprocessing
 
     with multiprocessing.get_context("fork").Pool(processes) as pool:
@@ -272,8 +235,7 @@ def contention_probe(processes: int, products: int = 300, repeats: int = 2) -> f
 
 def slowdown(timings: Iterable[tuple[float, float]]) -> float:
     """All the wall seconds over all the CPU seconds of (wall, CPU) ``timings``, at least 1: a
-    stall that holds up one sample holds up a long run as much, so no sample is set aside (a
-    median would read 1 from (1, 1), (1, 1), (10, 1); this reads 4)."""
+    stall that holds up one sample holds up a long run as much, so none is set aside."""
     walls, cpus = zip(*timings, strict=True)
     return max(1.0, sum(walls) / max(sum(cpus), 1e-9))
 

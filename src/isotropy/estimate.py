@@ -1,16 +1,12 @@
 """What a long target will do and how long it will take, said before it starts (`make run`,
-`make preview`); while it runs, Snakemake says how many of its steps are done and each long job
-logs its own progress.
+`make preview`).
 
     python -m isotropy.estimate --configfile config.yaml config/offline.yaml my.yaml \
         --target main_study
 
-Lays the files over each other as Snakemake does (later files win key by key) and validates the
-result against the schema, then asks Snakemake's dry run which jobs the target needs now (what
-is written with the same settings, code and inputs is not run again) and sums what each costs
-(:func:`describe`). It writes nothing: the run itself records its effective configuration
-in ``logs/effective-config/<target>.yaml`` when it starts, so an estimate for other settings
-never changes what ``make report`` describes.
+Loads the configuration as Snakemake does, asks Snakemake's dry run which jobs the target needs
+now and sums what each costs (:func:`describe`). It writes nothing: the run itself records its
+effective configuration when it starts (:func:`record_effective_config`).
 """
 
 from __future__ import annotations
@@ -77,13 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-# The targets a newcomer makes (make run, make preview), offered when the reported one is missing.
+# The targets `make run` and `make preview` make, offered when the reported one is missing.
 REPORTABLE = ("preview_study", "main_study")
 
 
 def missing_results(target: str, configfiles: list[str]) -> list[str]:
-    """The final files of ``target`` (rule all's for ``all``) under ``configfiles`` that the
-    folder lacks."""
+    """The final files of ``target`` under ``configfiles`` that the folder lacks."""
     config = workflow_config.load_config(configfiles)
     wanted = studies.target_rules(config).get(target) or studies.rule_all_targets(config)
     return [path for path in wanted if not Path(path).exists()]
@@ -91,7 +86,7 @@ def missing_results(target: str, configfiles: list[str]) -> list[str]:
 
 def report_ready(target: str, configfiles: list[str]) -> int:
     """0 when ``target``'s results are all there; else 1, and one line naming the first missing
-    file and a target whose results are whole (with the command that reports it)."""
+    file and a target whose results are whole."""
     try:
         missing = missing_results(target, configfiles)
     except (workflow_config.ConfigError, OSError) as error:
@@ -99,7 +94,6 @@ def report_ready(target: str, configfiles: list[str]) -> int:
         return 1
     if not missing:
         return 0
-    # Each other target with the configuration its last run recorded, if it ran.
     recorded = {t: Path(paths.EFFECTIVE_CONFIG) / f"{t}.yaml" for t in REPORTABLE}
     whole = [
         other
@@ -128,9 +122,8 @@ JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
 def dry_run_jobs(
     configfiles: Sequence[str], target: str, workdir: Path = Path("."), snakefile: Path = SNAKEFILE
 ) -> list[tuple[str, dict[str, str]]]:
-    """(rule, wildcards) of every job Snakemake's dry run of ``target`` in ``workdir`` plans: what
-    the run would do now. A dry run that fails, or a job list that does not add up to the dry
-    run's own count, raises RuntimeError with the reason."""
+    """(rule, wildcards) of every job Snakemake's dry run of ``target`` plans; RuntimeError when
+    the dry run fails or its jobs do not add up to its own count."""
     command = [sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", target]
     command += ["--snakefile", str(snakefile), "--directory", str(workdir), "--configfile"]
     command += [str(Path(file).resolve()) for file in configfiles]
@@ -155,8 +148,7 @@ def dry_run_jobs(
     return jobs
 
 
-# rule -> the wall seconds one of its jobs adds at a pace (each study's record:
-# isotropy.studies); a rule without one counts its start-up.
+# rule -> the wall seconds one of its jobs adds at a pace; a rule without one counts its start-up.
 JOB_COSTS: dict[str, costs.JobCost] = studies.job_costs()
 
 
@@ -167,16 +159,10 @@ def describe(
     target: str,
     pace: costs.Pace | None = None,
 ) -> tuple[list[str], float]:
-    """The one way an estimate is paced: the lines and wall seconds of ``jobs`` (rule,
-    wildcards) on ``device`` (cpu, cuda: config ``device`` as the jobs' costs read it) at
-    ``pace`` (default: :meth:`isotropy.costs.Pace.here`, this machine now). A rule of
-    :data:`JOB_COSTS` adds its measured cost (None: none measured for these wildcards, named in
-    a line); any other rule (the short ones: tables, figures, downloads) its start-up, as many
-    side by side as the cores allow (one at a time on one GPU). On a busy CPU (one process per
-    core 1.25 x slower or more) the first line adds the time at its present load: the idle time
-    x the slowdown of one process alone, as the jobs mostly run one thread at a time (start-ups,
-    one job at a time on 2 cores), up to the idle time x the slowdown of one process per core
-    (docs/measurements.md, "The estimate at the machine's load")."""
+    """The lines and wall seconds of ``jobs`` (rule, wildcards) on ``device`` (cpu, cuda) at
+    ``pace`` (default: this machine now): each rule of :data:`JOB_COSTS` its measured cost (a
+    job without one named), any other its start-up; on a busy CPU also the time at its present
+    load (docs/measurements.md, "The estimate at the machine's load")."""
     pace, config = pace or costs.Pace.here(), {**config, "device": device}
     by_rule, unknown = _job_seconds(config, jobs, pace, device)
     total = sum(map(sum, by_rule.values()))
@@ -240,9 +226,7 @@ def record_effective_config(
     config: Mapping[str, Any], requested: Iterable[str], workdir: str | Path = "."
 ) -> list[Path]:
     """Write the run's effective configuration to ``logs/effective-config/<target>.yaml`` for
-    every requested target named by a plain word (main_study, preview_study, ...; a file target
-    has no such record). Only a run that starts writes it, never an estimate, so ``make report``
-    describes the results the last real run made with the settings that made them."""
+    every requested target named by a plain word: what ``make report`` describes."""
     written = []
     for target in sorted(requested):
         if not re.fullmatch(r"\w+", target):
@@ -255,9 +239,8 @@ def record_effective_config(
 
 
 def started(workflow: Any, config: Mapping[str, Any]) -> None:
-    """What a run does when it starts (``onstart`` in rules/common.smk; never in a dry run or a
-    report): the jobs' thread wait policy set in the environment they inherit (here, as no job
-    has started yet), then its configuration recorded."""
+    """What a run does when it starts (``onstart``): the jobs' thread wait policy set in the
+    environment they inherit, then its configuration recorded."""
     if added := compute.apply_job_environment():
         print(
             "jobs' idle threads sleep instead of spinning: "

@@ -1,21 +1,10 @@
 """The intake: a results folder made elsewhere is audited (and reported) only through a copy.
 
-:func:`intake` copies what the audit reads -- every result file, the provenance record beside
-it, and what those records name as inputs (walked back to the download manifests and their raw
-files) -- from the folder into a fresh workspace. It opens each path once, component by
-component from the folder's own file descriptor with ``O_NOFOLLOW | O_NONBLOCK``, and takes only
-what :func:`fstat` calls a regular file with one link, within the caps below. Everything after
-reads the copy; nothing is refused silently: each refusal is (path, cause), one line.
-
-Refused: a link anywhere on the path (the folders ``results``, ``logs`` and ``benchmarks``
-themselves aside), a file with more than one hard link, a pipe, socket or device, a path that
-is absolute, holds ``..``, lies under ``/proc`` or deeper than :data:`MAX_DEPTH` folders, a
-file over :data:`MAX_FILE_BYTES`, data past :data:`MAX_TOTAL_BYTES` in all or past the free
-space of the workspace less :data:`DISK_MARGIN` (holes of a sparse file are copied as holes), a
-Parquet table of more than :data:`MAX_ROWS` rows or :data:`MAX_READ_BYTES` once read (counted
-from its row groups, before any read), a JSON record nested deeper than 64 levels or holding
-more than :data:`MAX_RECORD_VALUES` values; a folder that cannot be listed, and a listed entry
-that cannot be opened, are refusals too.
+:func:`intake` copies every result file, its provenance record and what the records name (walked
+back to the download manifests and their raw files) into a fresh workspace, opening each path
+component by component with ``O_NOFOLLOW | O_NONBLOCK`` and taking only a regular file with one
+link within the caps below; everything after reads the copy. What it refuses, one line each
+(path, cause), is tabled in docs/reliability.md.
 """
 
 from __future__ import annotations
@@ -34,12 +23,11 @@ import yaml
 
 from isotropy.paths import AUDIT_TABLE, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
 
-# Caps, each overridable by an environment variable of the same name with ISOTROPY_INTAKE_.
+# Caps, each overridable by ISOTROPY_INTAKE_<name>.
 MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
 MAX_TOTAL_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_TOTAL_BYTES", 256 * 2**30))
 MAX_ROWS = int(os.environ.get("ISOTROPY_INTAKE_MAX_ROWS", 50_000_000))
-# What a Parquet table may take in memory once read (8 bytes a value at least), and what the
-# copy leaves free on the workspace's disk.
+# A Parquet table's memory once read (8 bytes a value at least); the disk the copy leaves free.
 MAX_READ_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_READ_BYTES", 2 * 2**30))
 DISK_MARGIN = int(os.environ.get("ISOTROPY_INTAKE_DISK_MARGIN", 2**30))
 # Folders below the folder: the workflow's go 6 deep; Python's walks recurse (about 1,000).
@@ -59,9 +47,8 @@ class FolderError(ValueError):
 
 
 def escaped(text: str, limit: int = 1000) -> str:
-    """``text`` with every character that is not printable (line breaks, control, format and
-    bidi characters, a name's bytes that are not UTF-8) and every backslash escaped, shortened
-    past ``limit``: a printed name is one line whatever it holds, and never reads as another row."""
+    """``text`` with every unprintable character and backslash escaped, shortened past
+    ``limit``: a printed name is one line whatever it holds, and never reads as another row."""
     shown = "".join(
         c if c.isprintable() and c != "\\" else c.encode("unicode_escape").decode("ascii")
         for c in text
@@ -87,8 +74,8 @@ def under_proc(path: str | os.PathLike) -> bool:
 
 
 def open_inside(root_fd: int, name: str) -> int:
-    """A read-only descriptor of ``name`` below the folder ``root_fd``, every component opened
-    with O_NOFOLLOW from the one before (ELOOP/ENOTDIR: a link on the way), never blocking."""
+    """A read-only, non-blocking descriptor of ``name`` below ``root_fd``, every component
+    opened with O_NOFOLLOW (ELOOP/ENOTDIR: a link on the way)."""
     parts = PurePosixPath(name).parts
     fd = os.dup(root_fd)
     try:
@@ -105,8 +92,7 @@ def open_inside(root_fd: int, name: str) -> int:
 
 def file_problem(info: os.stat_result, path: Path | None = None) -> str | None:
     """Why an entry with this (l)stat is not a plain file with one link (None: it is); ``path``
-    names a link's target. The one check of the intake, the folder check and the report's
-    placement: a link, hard link, pipe, socket, device or folder."""
+    names a link's target."""
     mode = info.st_mode
     if stat.S_ISLNK(mode):
         target = f" to {escaped(os.readlink(path)[:120])!r}" if path is not None else ""
@@ -128,9 +114,8 @@ def file_problem(info: os.stat_result, path: Path | None = None) -> str | None:
 
 
 def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
-    """The JSON in ``data``, nested at most :data:`MAX_JSON_DEPTH` levels and holding at most
-    :data:`MAX_RECORD_VALUES` values (without ``constants``, no NaN or Infinity either), or
-    :class:`FolderError` saying in one line why not."""
+    """The JSON in ``data`` within the depth and value caps (without ``constants``, no NaN or
+    Infinity either), or :class:`FolderError` saying in one line why not."""
     try:
         value = json.loads(data) if constants else json.loads(data, parse_constant=_no_constant)
     except RecursionError:
@@ -180,8 +165,8 @@ class Intake:
                 self.named_by.setdefault(name, by)
 
     def take(self, name: str) -> bytes | None:
-        """Copy ``name`` into the workspace once; its bytes when it is small enough to check
-        (records, manifests, configuration), else b"". None: absent or refused."""
+        """Copy ``name`` into the workspace once; its bytes for a .json or .yaml file, else
+        b"". None: absent or refused."""
         if name in self.taken or name in self.refused:
             return None
         if (problem := name_problem(name)) is not None:
@@ -235,8 +220,8 @@ class Intake:
         return target.read_bytes() if name.endswith((".json", ".yaml")) else b""
 
     def _write(self, fd: int, out: BinaryIO, size: int) -> None:
-        """The data of ``fd`` into ``out``, its holes left holes (a sparse file takes no more
-        disk in the copy than in the folder), each byte counted against :attr:`budget`."""
+        """The data of ``fd`` into ``out``, holes left holes, each byte counted against
+        :attr:`budget`."""
         offset = 0
         while offset < size:
             try:
@@ -257,8 +242,7 @@ class Intake:
         out.truncate(size)
 
     def parsed(self, name: str) -> Any:
-        """``name`` copied and parsed as JSON; None when it fails (the copy stays for the audit
-        to name it damaged)."""
+        """``name`` copied and parsed as JSON; None when it fails (the audit names the copy)."""
         data = self.take(name)
         if not data:
             return None
@@ -302,9 +286,8 @@ def tree(
     top: Path, skipped: Callable[[Path], bool], depth: int = 0
 ) -> Iterator[tuple[Path, os.stat_result | None, str | None]]:
     """(path, lstat, problem) of every entry below ``top`` (``depth`` folders deep), without
-    recursion, links never followed, folders ``skipped`` not entered: a folder past
-    :data:`MAX_DEPTH` comes with its lstat and why it is not entered; one that cannot be listed
-    with None and why (``top`` absent: nothing)."""
+    recursion or following links, ``skipped`` folders not entered; a folder too deep or not
+    listable comes with why (and no lstat when not listable)."""
     stack = [(top, depth)]
     while stack:
         folder, depth = stack.pop()
@@ -325,9 +308,8 @@ def tree(
 
 
 def listing(folder: Path, top: str, problems: dict[str, str] | None = None) -> list[str]:
-    """Every file, link, pipe and device below ``top`` (not records, not hidden, not the audit's
-    own table): what the intake starts from, and what the audit walks of its copy. A folder not
-    walked (unreadable, too deep) goes into ``problems``."""
+    """Every non-folder entry below ``top`` but records, hidden ones and the audit's table; a
+    folder not walked (unreadable, too deep) goes into ``problems``."""
     names = []
     entries = tree(folder / top, lambda path: path.name.startswith("."), len(Path(top).parts))
     for path, info, problem in entries:
@@ -342,9 +324,8 @@ def listing(folder: Path, top: str, problems: dict[str, str] | None = None) -> l
 
 
 def parquet_problem(path: str | os.PathLike) -> str | None:
-    """Why a Parquet table is not read: unreadable, or past :data:`MAX_ROWS` rows or
-    :data:`MAX_READ_BYTES` once read, counted from what its row groups hold (rows, each column
-    chunk's values and uncompressed size), never from the footer's total alone."""
+    """Why a Parquet table is not read: unreadable, or past the row or memory cap counted from
+    its row groups, never from the footer's total alone."""
     import pyarrow.parquet as pq
 
     try:
@@ -373,10 +354,8 @@ MAX_CONFIG_BYTES = 4 * 2**20
 
 
 def config_file_problem(path: str | os.PathLike) -> str | None:
-    """Why Snakemake must not load config file ``path`` (None: plain settings, or absent, which
-    Snakemake says itself). ``make report`` gives Snakemake the folder's own effective
-    configuration, so it is checked first: a regular file (a pipe would block Snakemake) of at
-    most :data:`MAX_CONFIG_BYTES`, YAML, plain settings (:func:`plain_config_problem`)."""
+    """Why Snakemake must not load config file ``path``: not a regular file, too large, not
+    YAML or not plain settings (None: fine, or absent, which Snakemake says itself)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return (
@@ -399,7 +378,7 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
 
 def load_yaml(data: bytes) -> Any:
     """``yaml.safe_load(data)`` once its events show no nesting past :data:`MAX_JSON_DEPTH`
-    levels: PyYAML builds a document by recursion (100,000 levels: a RecursionError)."""
+    levels (PyYAML builds a document by recursion)."""
     depth = 0
     for event in yaml.parse(data, Loader=yaml.SafeLoader):
         depth += isinstance(event, yaml.CollectionStartEvent)
@@ -417,8 +396,7 @@ MAX_CONFIG_VALUES = 200_000
 
 
 def plain_config_problem(loaded: Any) -> str | None:
-    """Why a loaded config file is not plain settings (None: it is); the one check of the
-    workflow's loader, the folder check and the intake."""
+    """Why a loaded config file is not plain settings (None: it is)."""
     if isinstance(loaded, dict) and YTE_KEY in loaded:
         return (
             f"sets {YTE_KEY}: Snakemake would run the Python it holds (YTE templating); give "
@@ -433,8 +411,8 @@ def plain_config_problem(loaded: Any) -> str | None:
 
 
 def size_and_depth(value: Any, limit: int) -> tuple[int, int]:
-    """How many keys and values ``value`` holds (aliases counted each time) and how deep its
-    mappings and lists nest, without recursion; stops past ``limit`` values."""
+    """How many keys and values ``value`` holds and how deep it nests, without recursion;
+    stops past ``limit`` values."""
     count, deepest, stack = 0, 0, [(value, 1)]
     while stack and count <= limit:
         item, depth = stack.pop()
@@ -451,8 +429,7 @@ def size_and_depth(value: Any, limit: int) -> tuple[int, int]:
 
 
 def is_manifest(name: str) -> bool:
-    """Whether ``name`` is a raw source's (or an assembled model's) download manifest: the end of
-    every walk."""
+    """Whether ``name`` is a raw source's (or an assembled model's) download manifest."""
     parts = PurePosixPath(name).parts
     return (
         len(parts) == 4
@@ -462,44 +439,6 @@ def is_manifest(name: str) -> bool:
 
 
 def intake(folder: str | os.PathLike, workspace: str | os.PathLike) -> dict[str, str]:
-    """Copy what the audit of ``folder`` reads into the empty folder ``workspace`` (every result
-    file and what their records name); return path → why it was refused."""
+    """Copy what the audit of ``folder`` reads into the empty ``workspace``; return path → why
+    it was refused."""
     return Intake(folder, workspace).run()
-
-
-def place(written: str | os.PathLike, target: str | os.PathLike) -> None:
-    """Rename the file ``written`` over ``target`` (``make report``'s report.html), which must be
-    a regular file with one link, or absent: a link or a folder there is refused, never written
-    through or into (:class:`FolderError`, one line)."""
-    for path in (written, target):
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
-            if path == written:
-                raise
-            continue
-        if (problem := file_problem(info)) is not None:
-            raise FolderError(
-                f"{escaped(str(path))} {problem}: remove it, nothing is written there"
-            )
-    os.replace(written, target)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m isotropy.intake place WRITTEN TARGET``: :func:`place`, failures in one line."""
-    import sys
-
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 3 or args[0] != "place":
-        print("usage: python -m isotropy.intake place WRITTEN TARGET", file=sys.stderr)
-        return 2
-    try:
-        place(args[1], args[2])
-    except (FolderError, OSError) as error:
-        print(f"refused: {escaped(str(error))}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -20,22 +20,18 @@ if TYPE_CHECKING:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` only on success.
-
-    The temporary file keeps the target's suffix (pandas, numpy and matplotlib pick the format
-    from it). On any exception the temporary file is removed and ``path`` is left untouched.
-    """
+    """Yield a temporary path beside ``path`` (with its suffix, from which pandas, numpy and
+    matplotlib pick the format); rename it onto ``path`` only on success, else remove it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     suffix = "".join(path.suffixes)
-    # A staging file of an earlier writer killed outright (SIGKILL, SIGBUS) is debris: one
-    # writer per target (Snakemake's outputs), so nothing else can be writing it now.
+    # An earlier writer's staging file, killed outright: one writer per target, so debris.
     for stale in path.parent.glob(f".{glob.escape(path.name)}.*.part{glob.escape(suffix)}"):
         stale.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".part{suffix}", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
-    # mkstemp makes owner-only files; results are shared, so use the usual umask-based mode.
+    # mkstemp makes owner-only files; results are shared: the umask's mode.
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp_path, 0o666 & ~umask)
@@ -54,8 +50,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 class DiskFullError(OSError):
-    """A write that ran out of disk space (or quota), naming the file, the size and the space
-    left."""
+    """A write that ran out of disk space (or quota), naming the file, size and space left."""
 
     def __init__(
         self,
@@ -70,7 +65,6 @@ class DiskFullError(OSError):
             free = shutil.disk_usage(path.parent).free
         except OSError:
             free = 0
-        # ``size`` is what the write asked for (needed) or what it wrote before the disk filled.
         if needed:
             amount = f"{_size(size)} needed"
         else:
@@ -96,8 +90,7 @@ def _size(count: float) -> str:
 
 def reserve(staging: str | os.PathLike, size: int, target: str | os.PathLike | None = None) -> None:
     """Give a staging file ``size`` bytes of real disk blocks now, so that a memory-mapped write
-    cannot find the disk full halfway (the kernel's answer to that is SIGBUS, which kills the
-    process with no message); a full disk is a :class:`DiskFullError` naming the file instead."""
+    cannot find the disk full halfway (a SIGBUS); a full disk is a :class:`DiskFullError`."""
     fd = os.open(staging, os.O_RDWR)
     try:
         os.posix_fallocate(fd, 0, size)
@@ -111,8 +104,8 @@ def reserve(staging: str | os.PathLike, size: int, target: str | os.PathLike | N
 
 
 def npy_problem(path: str | os.PathLike, recorded_bytes: int | None = None) -> str | None:
-    """Why a ``.npy`` file cannot be what its header says (None if its size fits): a truncated
-    or damaged file, found from its header and size alone (cheap, whatever its size)."""
+    """Why a ``.npy`` file cannot be what its header (or ``recorded_bytes``) says (None if its
+    size fits), from its header and size alone."""
     import numpy as np
 
     path = Path(path)
@@ -144,11 +137,9 @@ def npy_problem(path: str | os.PathLike, recorded_bytes: int | None = None) -> s
 
 
 def plain_data(value: Any) -> Any:
-    """Nested mappings and sequences as plain dicts (string keys) and lists, any other value that
-    JSON does not write (a path, a device) as its ``str``: one spelling for Snakemake to compare
-    (it reads a JSON config file's objects as OrderedDicts, whose repr differs from a dict's, so
-    the same params would read as changed), and what a provenance record holds. Snakemake's
-    named lists (a job's params and wildcards) are mappings of their names."""
+    """Nested mappings (Snakemake's named lists too) and sequences as plain dicts and lists,
+    any other value JSON does not write as its ``str``: one spelling for Snakemake to compare
+    (an OrderedDict's repr differs from a dict's) and for a provenance record."""
     if callable(getattr(value, "items", None)):
         return {str(key): plain_data(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, set)):
@@ -176,10 +167,9 @@ def commit_files(
     files: Mapping[Path, bytes | Path],
     facts: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Copy a finished run beside the docs: each of ``files`` (a path under ``root``) from the
-    bytes or the file given for it, then its JSON record ``root/record``: ``facts`` (what made
-    it: code commit, settings, versions, device) and every file's sha256 under
-    ``files_sha256``, which :func:`checked_record` checks when the record is read."""
+    """Copy a finished run beside the docs: each of ``files`` (under ``root``) from its bytes or
+    file, then the JSON record ``root/record``: ``facts`` and every file's sha256 under
+    ``files_sha256``."""
     root = Path(root)
     for name, source in files.items():
         with atomic_path(root / name) as tmp:
@@ -193,8 +183,7 @@ def commit_files(
 
 
 def checked_record(root: str | os.PathLike, record: str | os.PathLike) -> dict[str, Any]:
-    """A committed run's JSON record (``root/record``, :func:`commit_files`), every file it lists
-    under ``files_sha256`` checked against the checksum it states."""
+    """A committed run's JSON record (:func:`commit_files`), every file's checksum checked."""
     root = Path(root)
     found = json.loads((root / record).read_text(encoding="utf-8"))
     for name, digest in found["files_sha256"].items():
@@ -204,8 +193,7 @@ def checked_record(root: str | os.PathLike, record: str | os.PathLike) -> dict[s
 
 
 def save_npz(path: str | os.PathLike, **arrays: Any) -> None:
-    """``np.savez`` of ``arrays`` to ``path`` through a temporary file renamed into place, so a
-    killed job never leaves a half-written archive that :func:`open_npz` would have to refuse."""
+    """``np.savez`` of ``arrays`` to ``path``, atomically."""
     import numpy as np
 
     with atomic_path(path) as tmp:
@@ -215,8 +203,8 @@ def save_npz(path: str | os.PathLike, **arrays: Any) -> None:
 
 @contextlib.contextmanager
 def open_npz(path: str | os.PathLike) -> Iterator[Any]:
-    """``np.load`` of a ``.npz`` file whose damage (truncated, not a zip, an array missing) is a
-    ValueError naming the file and how to re-make it, not zipfile's or numpy's bare complaint."""
+    """``np.load`` of a ``.npz`` file whose damage is a ValueError naming the file and how to
+    re-make it."""
     import zipfile
 
     import numpy as np
@@ -253,8 +241,7 @@ def markers(what: str, command: str) -> tuple[str, str]:
 
 
 def with_block(text: str, block: str, begin: str, end: str) -> str:
-    """``text`` with what lies between ``begin`` and ``end`` replaced by ``block`` (a page's
-    generated part); the markers must each appear once, in that order."""
+    """``text`` with what lies between ``begin`` and ``end`` replaced by ``block``."""
     head, _, tail = _split_at_markers(text, begin, end)
     return f"{head}{begin}\n\n{block}\n{end}{tail}"
 
@@ -265,8 +252,7 @@ def generated_block(text: str, begin: str, end: str) -> str:
 
 
 def markdown_table(table: pd.DataFrame) -> str:
-    """``table`` as a Markdown table (its columns as the header, each cell as ``str`` gives it,
-    a ``|`` inside a cell escaped), the form every generated page's tables take."""
+    """``table`` as a Markdown table (each cell's ``str``, a ``|`` escaped)."""
     cells = [list(table.columns), *table.astype(str).to_numpy().tolist()]
     lines = ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in cells]
     lines.insert(1, "|" + "---|" * len(table.columns))

@@ -13,13 +13,9 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def configure_from_snakemake(snakemake: Any) -> None:
-    """Set a ``script:`` job up from its Snakemake object: log records (and warnings) to its
-    first log file (if any) and stderr, torch's and BLAS's thread pools held to the job's
-    ``threads``, and its outputs' old provenance records removed.
-
-    Uncaught exceptions are logged with their traceback before the process exits, so the
-    rule's log explains every failure.
-    """
+    """Set a ``script:`` job up from its Snakemake object: log records, warnings and uncaught
+    exceptions to its first log file (if any) and stderr, thread pools held to its ``threads``,
+    its outputs' old provenance records removed."""
     log_file = next(iter(getattr(snakemake, "log", None) or []), None)
     terminal = logging.StreamHandler(sys.stderr)
     handlers: list[logging.Handler] = [terminal]
@@ -28,8 +24,7 @@ def configure_from_snakemake(snakemake: Any) -> None:
         handlers.append(logging.FileHandler(log_file, mode="w"))
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, handlers=handlers, force=True)
     if log_file:
-        # One error, said once: the cause on the terminal, its traceback in the log only
-        # (Snakemake shows a failed job's log too: a traceback on both would be printed twice).
+        # The traceback in the log only: Snakemake shows a failed job's log too.
         terminal.setFormatter(TracebackInLog(LOG_FORMAT, log_file))
     logging.captureWarnings(True)
     warnings.simplefilter("default")
@@ -47,8 +42,6 @@ def configure_from_snakemake(snakemake: Any) -> None:
         from isotropy.compute import use_threads
 
         use_threads(int(threads))
-    # The job re-makes its outputs (Snakemake removed them): their old records go too, so a job
-    # that fails leaves no record of a file that is not there.
     from isotropy.provenance import remove_records
 
     remove_records(getattr(snakemake, "output", []) or [])
@@ -69,12 +62,9 @@ class TracebackInLog(logging.Formatter):
 
 
 class ProgressLog:
-    """Progress of a long loop in the step's log: done/total, elapsed and an estimate of the time
-    left.
-
-    tqdm's bar goes to the terminal only; a job on a cluster or behind Snakemake is followed in
-    its log file, so a line is logged at most every ``every`` seconds (and at the end).
-    """
+    """Progress of a long loop in the step's log (where a job behind Snakemake is followed): a
+    line with done/total, elapsed and the time left, at most every ``every`` seconds and at the
+    end."""
 
     def __init__(self, total: int, what: str, *, every: float = 30.0, clock=None) -> None:
         self.total, self.what, self.every = total, what, every
@@ -111,8 +101,7 @@ class ProgressLog:
 
 
 def duration(seconds: float) -> str:
-    """A time span as every message of the project writes it: seconds under a minute, minutes
-    with a decimal under ten, then whole minutes and hours; ``?`` for NaN (no rate yet)."""
+    """A time span as every message of the project writes it; ``?`` for NaN (no rate yet)."""
     if seconds != seconds:
         return "?"
     if seconds < 60:

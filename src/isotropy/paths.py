@@ -1,8 +1,7 @@
 """Every path the workflow passes between rules, and every result table and figure, spelled once.
 
-One helper per kind of path. Called without arguments, a helper gives the Snakemake pattern
-(``{wildcard}`` placeholders) for a rule's input or output; called with values, the path of one
-file. Plain Python: the workflow imports it while it parses.
+Called without arguments, a helper gives the Snakemake pattern (``{wildcard}`` placeholders);
+called with values, the path of one file.
 """
 
 from __future__ import annotations
@@ -21,8 +20,7 @@ MODELS_ROOT = "resources/models"
 
 
 def split_model_manifest(name: str = "{split_model}", root: str = MODELS_ROOT) -> str:
-    """The manifest of a model assembled from its byte-split volumes (isotropy.models), present
-    only when the assembly is complete."""
+    """The manifest of a model assembled from its byte-split volumes (isotropy.models)."""
     return f"{root}/{name}/{MANIFEST_NAME}"
 
 
@@ -101,11 +99,9 @@ def static_geometry_file(
     return f"results/geometry/static/{source}/seed{seed}/{artefact}"
 
 
-# ---------------------------------------------------------------------------------------------
 # Direct-optimisation studies (main, preview, glue): tables and figures
 
-# Each study's count table and correlation table (Mickus et al.'s Tables 1-3): the verdicts read
-# them, the workflow names them as the verdicts' inputs.
+# Each study's count table and correlation table (Mickus et al.'s Tables 1-3).
 COUNT_TABLES = {"main": "table1", "glue": "table2"}
 CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
 
@@ -115,7 +111,6 @@ def study_file(name: str, study: str = "{study}") -> str:
     return f"results/{study}/{name}"
 
 
-# ---------------------------------------------------------------------------------------------
 # Sensitivity study
 
 
@@ -168,7 +163,6 @@ def sensitivity_cell_file(
     return f"results/sensitivity/cells/{setup}/{vectors}/{label_set}/lr{lr_factor}.csv"
 
 
-# ---------------------------------------------------------------------------------------------
 # I-STAR study
 
 ISTAR_RUNS = "results/istar/runs.csv"
@@ -191,13 +185,10 @@ def section2_file(name: str) -> str:
 
 
 def istar_estimator_file(name: str) -> str:
-    """A file of the estimator figures: figure4.{pdf,png}, figure4_zeta.csv, figure4_batches.csv,
-    figures2_3.{pdf,png}, figures2_3.csv, figures2_3_points.csv, shapes.{pdf,png}, shapes.csv,
-    shapes_points.csv."""
+    """A file of the estimator figures (figure4, figures2_3, shapes: figures and tables)."""
     return f"results/istar_estimator/{name}"
 
 
-# ---------------------------------------------------------------------------------------------
 # Geometry study
 
 GEOMETRY_COSINE = "results/geometry/cosine_by_layer.csv"
@@ -227,7 +218,6 @@ def token_views_figure(
     return f"results/geometry/figures/{model}/{corpus}/seed{seed}/token_views.{ext}"
 
 
-# ---------------------------------------------------------------------------------------------
 # The extension study (the main paper's open questions; isotropy.extensions, docs/extensions.md)
 
 
@@ -250,7 +240,6 @@ def extensions_file(name: str) -> str:
     return f"results/extensions/{name}"
 
 
-# ---------------------------------------------------------------------------------------------
 # Verdicts, report and audit
 
 CLAIMS = "results/claims.csv"
@@ -266,24 +255,21 @@ PREVIEW_PAPER_COMPARISON = "results/preview/paper_comparison.csv"
 PREVIEW_PAPER_COMPARISON_MARKDOWN = "results/preview/paper_comparison.md"
 PREVIEW_REPORT_OVERVIEW = "results/preview/report/overview.html"
 PREVIEW_REPORT_FOREST = "results/preview/report/forest"
-# The inputs `make report` re-makes before it reads them (its forced rules' outputs): a killed
-# report leaves them removed, and its next run makes them again.
+# The inputs `make report` re-makes before it reads them (a killed report leaves them removed).
 REMADE_BY_REPORT = (CLAIMS, PAPER_COMPARISON, PREVIEW_CLAIMS, PREVIEW_PAPER_COMPARISON)
 AUDIT_TABLE = "results/audit.tsv"
-# The papers' printed numbers: the workflow's file, and its copy in the results folder that every
-# step reads (a path inside the folder, the same in every clone; rule copy_published_values).
+# Workflow files and their copies in the results folder, which every step reads (the same path
+# in every clone; rules/provenance.smk).
 WORKFLOW_PUBLISHED_VALUES = "config/published_values.csv"
 PUBLISHED_VALUES = "resources/published_values.csv"
 WORKFLOW_PROTOCOL_EFFECTS = "config/protocol_effects.csv"
 PROTOCOL_EFFECTS = "resources/protocol_effects.csv"
-# The committed protocol run's §3.2 verdicts (isotropy.committed.main), which every report's
-# opening page shows beside its run's own.
+# The committed protocol run's §3.2 verdicts, shown beside every report's own.
 WORKFLOW_COMMITTED_VERDICTS = "docs/data/main_verdicts.csv"
 COMMITTED_VERDICTS = "resources/committed_verdicts.csv"
 EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written when a run starts
 
 
-# ---------------------------------------------------------------------------------------------
 # Logs and benchmarks: under logs/ and benchmarks/, mirroring the output's path
 
 

@@ -1,11 +1,8 @@
 """Provenance records: where every result file came from.
 
-Each workflow step calls :func:`record_step` after writing its outputs. Beside every output
-``X`` it leaves ``X.provenance.json`` with the rule, wildcards, parameters, the configuration,
-every input and output with its sha256 (every data file a step reads is an input: a download or
-what was made from one), code version (git commit, dirty tree, script hash),
-package versions, seeds, device and start/end times. :mod:`isotropy.audit` walks these
-records back to the raw downloads.
+Each workflow step calls :func:`record_step` after writing its outputs, leaving beside every
+output ``X`` an ``X.provenance.json`` (:func:`build_record` lists what it holds);
+:mod:`isotropy.audit` walks these records back to the raw downloads.
 """
 
 from __future__ import annotations
@@ -24,16 +21,11 @@ from typing import Any
 from isotropy.intake import RECORD_SUFFIX, parse_json
 from isotropy.io import plain_data, sha256_file, write_json
 
-# 2: code.modules (sha256 of every project module the step ran) and hardware; 3: data;
-# 4: no data (all data are inputs)
 RECORD_VERSION = 4
 STARTED = _dt.datetime.now(_dt.UTC)  # import time ≈ the step's start
 
 PROJECT = "isotropy-clusters-classifiers"
-
-
-# Project modules that never change a result (they only log, write records or check files): not
-# tracked as code.
+# Project modules that never change a result: not tracked as code.
 UNTRACKED_MODULES = ("isotropy.provenance", "isotropy.logs", "isotropy.intake", "isotropy.trust")
 
 
@@ -43,9 +35,8 @@ def record_path(path: str | os.PathLike) -> Path:
 
 
 def package_versions() -> dict[str, str | None]:
-    """The installed version of this project and of each package it pins for a run (its
-    dependencies and workflow extra in pyproject.toml, the one list: any of them can change a
-    number, a figure or a job), None where one is missing."""
+    """The installed version of this project and of each package it pins for a run (None where
+    one is missing)."""
     try:
         pins = metadata.requires(PROJECT) or []
     except metadata.PackageNotFoundError:  # not installed: its own version is None below
@@ -78,11 +69,7 @@ def code_version() -> dict[str, Any]:
 
 
 def module_hashes() -> dict[str, str]:
-    """sha256 of the source file of every loaded project module (the code a step actually ran).
-
-    Modules that only log or write records (:data:`UNTRACKED_MODULES`) are left out, so editing
-    them does not make every result look out of date.
-    """
+    """sha256 of the source file of every loaded project module but :data:`UNTRACKED_MODULES`."""
     hashes = {}
     for name, module in sorted(sys.modules.items()):
         if name.split(".")[0] != "isotropy" or name in UNTRACKED_MODULES:
@@ -94,13 +81,8 @@ def module_hashes() -> dict[str, str]:
 
 
 def module_source(name: str) -> Path | None:
-    """The current source file of project module ``name`` (None when it no longer exists, or is
-    not a module of this project).
-
-    Found by path under the package's folder, never by importing: ``find_spec`` imports the
-    parent package, and a record read from disk must never run code (a record naming
-    ``evilmod.x`` would run ``./evilmod/__init__.py``).
-    """
+    """The current source file of project module ``name`` (None: none, or not this project's),
+    found by path, never by importing: a record read from disk must never run code."""
     parts = name.split(".")
     if parts[0] != "isotropy" or not all(part.isidentifier() for part in parts):
         return None
@@ -120,10 +102,7 @@ def cpu_model() -> str:
 
 
 def hardware() -> dict[str, Any]:
-    """CPU model and count, and the GPU model when torch is already loaded and sees one.
-
-    torch is not imported here: a step that never loaded it used no GPU.
-    """
+    """CPU model and count, and the GPU model when torch is already loaded (else none used)."""
     info: dict[str, Any] = {"cpu": cpu_model(), "cpu_count": os.cpu_count(), "gpu": None}
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -169,9 +148,9 @@ def build_record(
     extra: dict | None = None,
     workflow_root: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
-    """The record of one step. ``script`` is hashed as given, and named relative to
-    ``workflow_root`` when it lies there: a record names no folder of the checkout that made
-    it, so a results folder copied into another clone is audited against that clone's code."""
+    """The record of one step: rule, wildcards, params, every input and output with its sha256,
+    code version, packages, host, device, seeds, times and configuration. ``script`` is named
+    relative to ``workflow_root``, so a folder copied into another clone is audited there."""
     record = {
         "record_version": RECORD_VERSION,
         "rule": rule,
@@ -210,8 +189,7 @@ def record_step(
     """Write a provenance record beside every output of a Snakemake ``script:`` step."""
     import __main__
 
-    # The step's own script: Snakemake's preamble sets __file__ to it (its temporary copy's path
-    # is __real_file__).
+    # Snakemake's preamble sets __file__ to the step's script.
     script = getattr(__main__, "__file__", None)
     record = build_record(
         workflow_root=workflow_root_of(snakemake),
@@ -237,8 +215,7 @@ def record_step(
 
 
 def workflow_path(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
-    """``path`` relative to the workflow's root folder (``scripts/x.py``) when it lies there,
-    else absolute (what the audit resolves against the auditing checkout, or as it is)."""
+    """``path`` relative to the workflow's root folder when it lies there, else absolute."""
     absolute = Path(path).resolve()
     if root is not None and absolute.is_relative_to(Path(root).resolve()):
         return absolute.relative_to(Path(root).resolve()).as_posix()
@@ -246,8 +223,8 @@ def workflow_path(path: str | os.PathLike, root: str | os.PathLike | None) -> st
 
 
 def workflow_root_of(snakemake: Any) -> Path | None:
-    """The workflow's root folder, the Snakefile's (None outside a script): the one holding the
-    step's ``scripts/`` folder (Snakemake's layout), else the script's own folder."""
+    """The workflow's root folder (None outside a script): the parent of ``scripts/``, else the
+    script's own folder."""
     scriptdir = getattr(snakemake, "scriptdir", None)
     if not scriptdir:
         return None
@@ -261,8 +238,8 @@ def read_record(path: str | os.PathLike) -> dict | None:
 
 
 def single_commit(records: Iterable[Mapping[str, Any]], what: str) -> str:
-    """The one code version (git commit, " (dirty)" when tracked files differed) that made every
-    record of ``what``; a ValueError naming them when there are several, or none."""
+    """The one code version (git commit, " (dirty)") that made every record of ``what``; a
+    ValueError naming them when there are several, or none."""
     codes = [record.get("code") or {} for record in records]
     found = {f"{c.get('git_commit')}{' (dirty)' if c.get('dirty') else ''}" for c in codes}
     if len(found) != 1:
@@ -272,7 +249,7 @@ def single_commit(records: Iterable[Mapping[str, Any]], what: str) -> str:
 
 def damaged_npy(path: str | os.PathLike) -> str | None:
     """Why an existing ``.npy`` input cannot be loaded (None if it can): its size against its
-    header and against the size its provenance record gives. Cheap: a stat and a header read."""
+    header and its provenance record."""
     from isotropy.io import npy_problem
 
     try:
@@ -285,7 +262,6 @@ def damaged_npy(path: str | os.PathLike) -> str | None:
 
 
 def remove_records(outputs: Iterable[str | os.PathLike]) -> None:
-    """Remove the provenance records of ``outputs``: a job about to re-make them (Snakemake has
-    removed the files already) or one that failed leaves no record of a file that is not there."""
+    """Remove the provenance records of ``outputs``: no record of a file that is not there."""
     for output in outputs:
         record_path(output).unlink(missing_ok=True)

@@ -19,8 +19,7 @@ import psutil
 
 
 def running_snakemake(directory: str | os.PathLike) -> list[tuple[int, str]]:
-    """(pid, command line) of every Snakemake process whose working directory is ``directory``
-    (another user's process, whose folder cannot be read, is not one)."""
+    """(pid, command line) of every readable Snakemake process working in ``directory``."""
     folder = Path(directory).resolve()
     found = []
     for process in psutil.process_iter(["cmdline", "cwd"]):

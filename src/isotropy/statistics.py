@@ -1,23 +1,12 @@
-"""Neutral ground for the science (the main study's tables, the sensitivity and extension
-studies) and the verdicts alike (science never imports the verdicts): intervals over seeds, the
-form of a claim a study judges on its per-seed values (:class:`SeedClaim`), and which setup
-pattern of a paper's printed row (``config/published_values.csv``) fits one of ours.
+"""Neutral ground for the science and the verdicts alike (science never imports the verdicts):
+intervals over seeds, the form of a claim judged on per-seed values (:class:`SeedClaim`), and
+which setup pattern of a paper's printed row fits one of ours.
 
-Intervals over seeds are the uncertainty of a correlation across independent runs.
-
-An optimisation run is deterministic given its seed (full-batch updates, exact metrics; the
-classifier's initialisation is the only randomness), so the steps of one run carry no sampling
-noise to estimate: the seeds are the replication unit. For a setup run with ``n`` seeds we take
-each seed's Pearson r (or Spearman ρ), map it to Fisher's z = artanh(r), and give the t-interval
-of the mean z with ``n - 1`` degrees of freedom, mapped back with tanh:
-
-    z̄ ± t_{(1 + level)/2, n-1} · s_z / √n
-
-The estimate is tanh(z̄), the seeds' typical correlation. With one seed there is no spread to
-measure and no interval: ``low`` and ``high`` are None and :meth:`SeedInterval.describe` says
-"1 seed: no interval". Seeds whose correlation is undefined (a constant series) are left out and
-counted. ±1 has no finite z: it is clipped to ±``limit``. Coverage at 5 seeds is checked on
-simulated seeds in tests/test_seed_interval_coverage.py (docs/verdicts.md).
+A run is deterministic given its seed, so the seeds are the replication unit: each seed's
+correlation is mapped to Fisher's z = artanh(r) and the t-interval of the mean z with ``n - 1``
+degrees of freedom, z̄ ± t_{(1 + level)/2, n-1} · s_z / √n, mapped back with tanh (the estimate:
+tanh(z̄)). One seed: no interval; undefined correlations left out and counted; ±1 clipped to
+±``limit`` (coverage: tests/test_seed_interval_coverage.py, docs/verdicts.md).
 """
 
 from __future__ import annotations
@@ -31,7 +20,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
-# |r| = 1 has z = ±inf; clip so that seeds that agree perfectly give a zero-width interval at ±1.
 R_LIMIT = 1 - 1e-12
 
 
@@ -94,10 +82,8 @@ def smallest_detectable_effect(sd: float, n: int, alpha: float, power: float = 0
 
 
 def signs_disagree(per_seed: Iterable[float], pooled: float | None = None) -> bool:
-    """True when the seeds' correlations (and the pooled one, if given) do not share one sign.
-
-    Zero and undefined values are ignored: they have no sign to disagree with.
-    """
+    """True when the seeds' correlations (and the pooled one) do not share one sign (zero and
+    undefined values ignored)."""
     values = [v for v in per_seed if v is not None and math.isfinite(v)]
     if pooled is not None and math.isfinite(pooled):
         values.append(pooled)
@@ -112,11 +98,9 @@ def matches(pattern: str, paper_setup: str) -> bool:
 
 @dataclass(frozen=True)
 class SeedClaim:
-    """A claim about a per-seed value's direction: ``above`` or ``below`` ``bound``.
-
-    ``scope`` ``each setup`` judges every setup on its own (one row each); ``any setup`` is an
-    existence claim ("need not", "not necessarily"): one row, supported when some setup holds
-    by the test over its seeds, not supported when every setup goes the other way."""
+    """A claim about a per-seed value's direction: ``above`` or ``below`` ``bound``; ``scope``
+    ``each setup`` (one row each) or ``any setup`` (an existence claim: supported when some
+    setup holds, not supported when every setup goes the other way)."""
 
     name: str
     statement: str

@@ -1,6 +1,5 @@
 """A results folder is data, never code: what Snakemake reads from the folder it runs in is
-checked before it reads it; nothing there is imported, waited on or written through (issues 53
-and 60).
+checked before it reads it; nothing there is imported, waited on or written through.
 
 Snakemake trusts its own bookkeeping: its report loads each record's ``conda_env`` with
 ``yaml.Loader`` (a tag such as ``!!python/object/apply:os.system`` runs a command) and pastes
@@ -10,9 +9,7 @@ are not what Snakemake writes (a ``conda_env`` is one of this checkout's ``envs/
 hard links, pipes, sockets and devices, and record folders that are not folders;
 :func:`workflow_problems` refuses config files that are not plain YAML; rules/common.smk takes the
 Snakefile's folder off ``sys.path`` before the workflow's first import, and jobs run with
-``PYTHONSAFEPATH=1``; the pickled inventory cache is removed unread (:func:`drop_io_cache`). The
-checks run before the make targets call Snakemake and again when the workflow parses
-(rules/common.smk). The audit reads none of this: only its intake's copy.
+``PYTHONSAFEPATH=1``; the pickled inventory cache is removed unread (:func:`drop_io_cache`).
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
@@ -45,20 +42,15 @@ from isotropy.intake import (
 )
 
 METADATA = Path(".snakemake") / "metadata"
-# A record of Snakemake 9 is well under a megabyte.
 MAX_RECORD_BYTES = 16 * 2**20
-# Listed before the folder is refused; the rest are counted.
-SHOWN = 10
+SHOWN = 10  # problems listed; the rest counted
 
-# The record schemas (Snakemake's, and the workflow's own for the audit), one file of data.
 SCHEMAS = yaml.safe_load(Path(__file__).with_name("records.schema.yaml").read_text("utf-8"))
-# What ends the report's <script> or a line: named where a record's text holds it.
 UNSAFE_TEXT = re.compile(SCHEMAS["$defs"]["safe_text"]["not"]["pattern"])
 
 
-# A record's conda_env is what Snakemake 9 read from the rule's environment file, base64-encoded
-# (persistence's _conda_env: the file's bytes). Its report loads it with yaml.Loader (a tag runs
-# a command) and pastes it into a <script>: only this checkout's own envs/*.yaml are believed.
+# A record's conda_env is the rule's environment file, base64-encoded, which Snakemake's report
+# loads with yaml.Loader: only this checkout's own envs/*.yaml are believed.
 ENVS = Path(__file__).resolve().parents[2] / "envs"
 SCHEMAS["snakemake_record"]["properties"]["conda_env"]["enum"] = [
     None,
@@ -77,10 +69,8 @@ INCOMPLETE = validator("snakemake_incomplete")
 
 
 def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECORD) -> str | None:
-    """Why one parsed record is not the shape of ``validator``'s schema, or None: a record of
-    ``.snakemake/metadata`` (by default), a marker of ``.snakemake/incomplete``, a provenance
-    record or a download manifest (the audit). A key whose schema describes it is named with
-    what it must be; any other mismatch by where it lies and why."""
+    """Why one parsed record is not the shape of ``validator``'s schema (None: it is), naming
+    the key and what it must be where the schema describes it."""
     error = jsonschema.exceptions.best_match(validator.iter_errors(record))
     if error is None:
         return None
@@ -136,26 +126,20 @@ def snakemake_record_problem(root: Path, rel: Path, size: int) -> str | None:
     return f"the record of {_output_named(rel.relative_to(subject))}: {problem}"
 
 
-# The workflow makes no links under these folders (they themselves may be links, e.g. to a
-# scratch disk), and no hard links there or below .snakemake/: what it or Snakemake writes or
-# reports through one would reach a file elsewhere. Snakemake's environments and shadow folders
-# are its own links; the checkout's .git and .venv are not walked.
+# The workflow makes no links under these folders (they themselves may be links), and no hard
+# links there or below .snakemake/; Snakemake's environments and shadow folders hold its own.
 WRITTEN = frozenset({"results", "logs", "benchmarks", "resources"})
 SNAKEMAKE_DIR = ".snakemake"
 LINKED_INSIDE = frozenset({"conda", "singularity", "apptainer", "shadow"})
 NOT_WALKED = frozenset({".git", ".venv"})
-# Where Snakemake and the workflow keep records: folders, or absent.
 FOLDERS = (SNAKEMAKE_DIR, str(METADATA), "logs/effective-config")
-# logs/last_run.txt: two short lines that make reads (TARGET=..., CONFIG_FILES=...).
 LAST_RUN = Path("logs") / "last_run.txt"
 MAX_LAST_RUN_BYTES = 64 * 2**10
 
 
 def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
-    """Everything in ``workdir`` that Snakemake must not read or write through, in one walk:
-    forged or damaged records of Snakemake's (:func:`snakemake_record_problem`); links, hard
-    links, pipes, sockets and devices (:func:`isotropy.intake.file_problem`); Snakemake's record
-    folders that are not folders; a last-run file make cannot read safely. Each path once."""
+    """(path, problem) of everything in ``workdir`` that Snakemake must not read or write
+    through (see the module docstring), each path once."""
     root = Path(workdir)
     problems: dict[str, str] = {}  # each path once: its first problem
     for name in FOLDERS:
@@ -199,25 +183,19 @@ def _skipped(root: Path, path: Path) -> bool:
 def workflow_problems(
     workflow_root: str | os.PathLike, configfiles: list[str] | None = None
 ) -> list[tuple[str, str]]:
-    """Each config file Snakemake is given, the Snakefile's ``configfile:`` (its folder's
-    config.yaml) included, that is not plain YAML (YTE runs Python; :func:`config_file_problem`).
-    Modules beside the Snakefile are never imported: rules/common.smk takes its folder off
-    ``sys.path`` before the workflow's first import."""
+    """Each config file Snakemake is given, the folder's config.yaml included, that is not
+    plain YAML (:func:`config_file_problem`)."""
     configs = dict.fromkeys([*(configfiles or []), str(Path(workflow_root) / "config.yaml")])
     return [(f, p) for f in configs if (p := config_file_problem(f)) is not None]
 
 
-# Snakemake writes its inventory of the folder here after every dry run, and unpickles it with
-# --trust-io-cache (when it builds the DAG, after the workflow parsed: the option itself is not
-# known while it parses).
+# Snakemake's pickled inventory of the folder, unpickled with --trust-io-cache.
 IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
 
 
 def drop_io_cache(workdir: str | os.PathLike = ".") -> None:
-    """Remove the folder's inventory cache. A pickle runs whatever code it names when it is
-    loaded, and nothing shows that this machine wrote the one in a folder; it is only a cache
-    (Snakemake drops it itself after every run that is not a dry run). A folder there stays:
-    Snakemake cannot open one as a pickle either."""
+    """Remove the folder's inventory cache: a pickle runs the code it names, and it is only a
+    cache (a folder there stays: Snakemake cannot open one as a pickle either)."""
     with contextlib.suppress(FileNotFoundError, IsADirectoryError):
         os.remove(Path(workdir) / IOCACHE)
 

@@ -14,12 +14,8 @@ file on the way it checks:
   today's pins.
 
 Under ``results/`` a file without a record is a mismatch. :mod:`~isotropy.audit.records` walks
-the records, each check returning a :class:`~isotropy.audit.records.Finding`; here are the
-findings as a text table and a TSV file, :func:`audit` (the whole audit; rule ``audit`` runs it
-through ``scripts/audit_results.py``) and :func:`main`, ``isotropy-audit`` or ``python -m
-isotropy.audit``, which prints the table and exits 1 on any mismatch. Nothing of the folder's
-``.snakemake/`` is believed or run, and the audit audits what is there: a result the target
-declares but the folder lacks is re-made by ``make run``.
+the records; here are :func:`audit`, the findings as a table and TSV, and :func:`main`
+(``isotropy-audit``), which exits 1 on any mismatch.
 """
 
 from __future__ import annotations
@@ -49,13 +45,9 @@ def audit(
     mirror: str | None = None,
     remade: Iterable[str] = (),
 ) -> list[Finding]:
-    """Every finding for the results under ``root`` (a Snakemake working directory), read from
-    its intake's copy (:mod:`isotropy.intake`; a finding per refused file), its code against
-    this package's checkout; mirror files against the user's mirror
-    (:func:`isotropy.sources.resolve_mirror` of ``mirror``, resolved once here), unless it lies
-    inside the folder (its pins are then the folder's own, never believed); a configured mirror
-    that is not a folder is a FileNotFoundError, as when the workflow runs; inputs that are
-    ``remade`` are not required (:func:`~isotropy.audit.records.walk`)."""
+    """Every finding for the results under ``root``, read from its intake's copy (a finding per
+    refused file); mirror files against the user's ``mirror`` unless it lies inside the folder;
+    inputs that are ``remade`` are not required."""
     root = Path(root).resolve()
     with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
         workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
@@ -83,8 +75,8 @@ def failures(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def grouped(findings: Iterable[Finding]) -> list[tuple[str, str, str, str]]:
-    """(files, status, check, reason) per cause, every name escaped onto one line: findings of
-    one status, check and reason are one row naming the first files and how many there are."""
+    """(files, status, check, reason) per cause, escaped onto one line, naming the first files
+    and how many there are."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for f in findings:
         groups.setdefault((f.status, f.check, f.reason), []).append(escaped(f.file, 200))
@@ -100,8 +92,7 @@ def grouped(findings: Iterable[Finding]) -> list[tuple[str, str, str, str]]:
 
 
 def format_table(findings: Sequence[Finding]) -> str:
-    """The findings as an aligned text table, mismatches first, one line per cause, then a
-    one-line tally."""
+    """The findings as an aligned text table, mismatches first, one line per cause, then a tally."""
     order = {FAIL: 0, WARN: 1, OK: 2}
     rows = sorted(findings, key=lambda f: (order.get(f.status, 3), f.file, f.check))
     cells = [("FILE", "STATUS", "CHECK", "REASON"), *grouped(rows)]
@@ -118,9 +109,8 @@ def format_table(findings: Sequence[Finding]) -> str:
 
 
 def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
-    """The findings as a TSV table (file, status, check, reason) by the csv module (a name with a
-    tab or a line break is quoted, never a new row), written atomically."""
-
+    """The findings as a TSV table by the csv module (a tab or line break in a name quoted),
+    written atomically."""
     with (
         atomic_path(path) as tmp,  # a name's bytes that are not UTF-8: escaped
         open(tmp, "w", newline="", encoding="utf-8", errors="backslashreplace") as handle,
@@ -137,9 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     root = Path(args.directory)
     try:
-        # The config files name the user's mirror (no pin of theirs is read).
         mirror = load_config_files(args.configfile).get("mirror") if args.configfile else None
-        # The report re-makes its own claims, comparison and overview (a killed one removed them)
         findings = audit(root, mirror=mirror, remade=REMADE_BY_REPORT if args.gate else ())
         if not args.gate:
             print(format_table(findings))

@@ -1,7 +1,5 @@
-"""Walking the provenance records of the intake's copy, each check returning a :class:`Finding`
-(the checks are listed in :mod:`isotropy.audit`). A record is a file anyone can edit: before the
-walk uses it, its shape is checked (a damaged record is one mismatch naming it, never a
-traceback), and the pins a download is checked against are re-read now, never the record's."""
+"""Walking the provenance records of the intake's copy (the checks: :mod:`isotropy.audit`). A
+record's shape is checked before it is used, and pins are re-read now, never the record's."""
 
 from __future__ import annotations
 
@@ -61,8 +59,7 @@ PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
 def read_checked_json(
     path: Path, validator: jsonschema.protocols.Validator
 ) -> tuple[Any, str | None]:
-    """A JSON file and why it cannot be used (None: usable): unreadable, not JSON (nesting and
-    values capped: no RecursionError), or not the shape of ``validator``'s schema."""
+    """A JSON file and why it cannot be used (None: usable)."""
     try:
         document = parse_json(path.read_bytes())
     except (OSError, ValueError) as error:  # parse_json's FolderError is one line
@@ -71,13 +68,11 @@ def read_checked_json(
 
 
 MTIME_TOLERANCE_S = 1e-3
-# The checkout whose code the audit compares records with (the one this package lies in).
 WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
 
 
 def _digest_findings(path: str, check: str, what: str, recorded: str, actual: str) -> list[Finding]:
-    """A failure of ``check`` when a file's ``actual`` sha256 is not the ``recorded`` one:
-    ``what`` happened, then both digests, shortened."""
+    """A failure of ``check`` saying ``what`` when ``actual`` is not the ``recorded`` sha256."""
     if actual == recorded:
         return []
     digests = f"sha256 recorded {short_digest(recorded)}…, now {short_digest(actual)}…"
@@ -87,8 +82,7 @@ def _digest_findings(path: str, check: str, what: str, recorded: str, actual: st
 def check_record(
     root: Path, path: str, record: Mapping[str, Any], *, workflow_root: Path
 ) -> list[Finding]:
-    """The checks that need only the provenance record: checksum (of every output it lists),
-    inputs, staleness, code (against the checkout at ``workflow_root``)."""
+    """The checks that need only the provenance record: checksums, inputs, staleness, code."""
     target = resolve_path(root, path)
     findings = []
     recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
@@ -105,9 +99,8 @@ def check_record(
 
 
 def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
-    """The other outputs the record of ``path`` lists (the job's twins, each of which got a copy
-    of the same record) against the sha256 it gives them: a result replaced together with its own
-    record is still named by its twins' records, whatever its size and modification time."""
+    """The job's other outputs against the sha256 the record of ``path`` gives them: a result
+    replaced together with its own record is still named by its twins' records."""
     findings = []
     for name, entry in sorted((record.get("outputs") or {}).items()):
         twin = resolve_path(root, name)
@@ -125,17 +118,14 @@ def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Fin
     return findings
 
 
-# sha256 of each file of the intake's copy, hashed once however many records name it (emptied
-# when a walk starts: nothing changes the copy during one).
+# sha256 of each file of the copy, hashed once per walk.
 _sha256 = functools.cache(sha256_file)
 
 
-# The kinds of input problem, each one finding naming its inputs (the first few of many).
 MISSING = (FAIL, "input", "{names} {are} missing")
 CHANGED = (FAIL, "input", "{names} changed since this file was made")
 NEWER = (FAIL, "stale", "{names} {are} newer than this file")
-# Re-made with identical content: this file is still what that content gives, and Snakemake
-# (which compares checksums of small inputs) agrees.
+# Re-made with identical content: this file is still what that content gives.
 REMADE = (
     WARN,
     "stale",
@@ -176,8 +166,7 @@ def _are(names: Sequence[str]) -> str:
 
 
 def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list[Finding]:
-    """The step's script (named relative to the workflow's root, which is the auditing
-    checkout's; older records name it by an absolute path) and project modules, by sha256."""
+    """The step's script (relative to ``workflow_root``) and project modules, by sha256."""
     problems = []
     script, recorded = code.get("script"), code.get("script_sha256")
     if script and recorded:
@@ -210,9 +199,8 @@ def walk(
     remade: Iterable[str] = (),
 ) -> list[Finding]:
     """Audit ``starts`` (default: every result file) and everything they were made from, the
-    code against the checkout at ``workflow_root`` (default: the one this package lies in),
-    mirror files against the MANIFEST.tsv of the (resolved) ``mirror`` folder; inputs that are
-    ``remade`` (by ``make report``, before it reads them) are not required."""
+    code against ``workflow_root``'s, mirror files against ``mirror``'s MANIFEST.tsv; inputs
+    that are ``remade`` are not required."""
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
     _sha256.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
@@ -281,8 +269,7 @@ def audit_file(
 
 
 def _without_record(path: str) -> Finding:
-    """A file without a provenance record: under ``results/`` a mismatch; elsewhere (a file the
-    workflow did not make) checked by its consumers' sha256."""
+    """A file without a provenance record: under ``results/`` a mismatch, else a warning."""
     if Path(path).parts[:1] == (RESULTS,):
         return Finding(path, FAIL, "record", "no provenance record: its origin is unknown")
     reason = "not made by the workflow (no record); checked by its consumers' sha256 only"
@@ -293,8 +280,8 @@ REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
 
 
 def check_manifest(root: Path, path: str, mirror: Path | None = None) -> list[Finding]:
-    """Every raw file of a source against the sha256 its download manifest recorded, and what
-    it was fetched from against today's pins (:func:`check_pins`)."""
+    """Every raw file of a source against its download manifest, and its inputs against
+    today's pins (:func:`check_pins`)."""
     manifest_path = resolve_path(root, path)
     manifest, problem = read_checked_json(manifest_path, MANIFEST)
     if problem is not None:
@@ -324,22 +311,16 @@ def project_sources() -> dict[str, Any]:
     return read_config_file(SOURCES_CONFIG).get("sources") or {}
 
 
-# What a download rests on, by the kind of pin that pins it now (the audit's summary).
 TRUST = {**sources.MIRROR_TRUST, "lock": sources.TRUST_LOCK}
 
 
 def check_pins(
     path: str, manifest: Mapping[str, Any], mirror: Path | None = None
 ) -> tuple[list[Finding], str]:
-    """Each fetched input's recorded sha256 against its pins, re-read now, and what the inputs
-    rest on by those pins, by kind ("published pin: a.txt"): the record's word is never read.
-
-    The pins are the project's and the user's, never the folder's or the audited configuration's:
-    a mirror file is compared with the MANIFEST.tsv of the ``mirror`` this user configured, a
-    download with config/sources.yaml's sha256, git object id or hub commit, or, where it has
-    none, with the project's own sources lock as it is now (a relock since is a mismatch). An
-    input that nothing pins is a warning; one whose pin differs is a mismatch.
-    """
+    """Each fetched input's recorded sha256 against its pins re-read now, and what the inputs
+    rest on by kind ("published pin: a.txt"). The pins are the user's mirror's MANIFEST.tsv,
+    config/sources.yaml's, else the project's sources lock; never the folder's. Unpinned: a
+    warning; a differing pin: a mismatch."""
     inputs, source = manifest.get("inputs") or [], str(manifest.get("source"))
     if not inputs:
         return [], "no inputs"
@@ -356,7 +337,6 @@ def check_pins(
         return [Finding(path, FAIL, "raw", reason)], ""
     try:  # the user's mirror (never the one the folder's manifest names) and the project's lock
         mirrored = sources.mirror_pins({"mirror_files": rels}, mirror) if rels and mirror else {}
-        # WORKFLOW_ROOT / an absolute $ISOTROPY_SOURCES_LOCK is that path: never a config's lock
         locked = read_lock(WORKFLOW_ROOT / lock_path()).get(source, {})
     except (OSError, ValueError) as error:  # a damaged MANIFEST.tsv or lock, named in error
         return [Finding(path, FAIL, "raw", f"its pins cannot be read: {error}")], ""
@@ -386,8 +366,8 @@ def check_pins(
 def _pin_findings(
     path: str, entry: Mapping[str, Any], label: str, pins: Sequence[tuple[str, str, str]]
 ) -> list[Finding]:
-    """A mismatch for each pin (by whom, of which field, the value) that differs from what was
-    fetched, a warning if nothing pins it."""
+    """A mismatch for each (by, field, value) pin that differs from what was fetched, a warning
+    if nothing pins it."""
     if not pins:
         reason = (
             f"{label} is pinned by nothing (no MANIFEST.tsv row, no config sha256, no lock "
