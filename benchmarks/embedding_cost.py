@@ -40,7 +40,7 @@ from isotropy.embeddings.texts import (
     unique_texts,
 )
 from isotropy.embeddings.word_vectors import load_word_vectors
-from isotropy.sources import word_vectors_file
+from isotropy.readers.registry import word_vectors_file
 from isotropy.workflow.config import load_config, sentence_encoder_spec
 
 

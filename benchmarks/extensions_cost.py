@@ -170,18 +170,18 @@ def main() -> None:
     section = yaml.safe_load(open("config.yaml"))["extensions"]
     load_before = os.getloadavg()[0]
     print(f"load average before: {os.getloadavg()}", flush=True)
-    probe = costs.speed_probe()
+    probe = cost_table.speed_probe()
     costs = {}
     for dataset in args.datasets:
         costs |= run_costs(section, dataset, args.items, args.updates)
     held = heldout_costs(section, args.sentences)
-    probe = (probe + costs.speed_probe()) / 2
-    scale = costs.PROBE_CPU_SECONDS / probe
+    probe = (probe + cost_table.speed_probe()) / 2
+    scale = cost_table.PROBE_CPU_SECONDS / probe
     load_after = os.getloadavg()[0]
     print(f"load average after: {os.getloadavg()}; speed probe {probe:.4f} CPU-s (x {scale:.3f})")
     machine = (
         f"{os.cpu_count()}-core machine, load average {load_before:.1f}-{load_after:.1f}, speed "
-        f"probe {probe:.3f} CPU-s (normalised to {costs.PROBE_CPU_SECONDS:.3f})"
+        f"probe {probe:.3f} CPU-s (normalised to {cost_table.PROBE_CPU_SECONDS:.3f})"
     )
     run_cost = {key: (u * scale, e * scale) for key, (u, e) in costs.items()}
     held = {key: seconds * scale for key, seconds in held.items()}
