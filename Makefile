@@ -192,6 +192,7 @@ lint: install  ## ruff, mypy, snakefmt and snakemake --lint
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules
 	$(BIN)/mypy
+	$(BIN)/mypy benchmarks
 	$(BIN)/snakemake --lint --cores 1 $(CONFIGFILES)
 	$(BIN)/python .ci/commit_msg.py
 

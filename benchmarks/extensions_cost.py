@@ -171,7 +171,7 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     print(f"load average before: {os.getloadavg()}", flush=True)
     probe = cost_table.speed_probe()
-    costs = {}
+    costs: dict[tuple[str, str], tuple[float, float]] = {}
     for dataset in args.datasets:
         costs |= run_costs(section, dataset, args.items, args.updates)
     held = heldout_costs(section, args.sentences)

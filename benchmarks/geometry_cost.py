@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import Any
 
 import torch
 
@@ -71,7 +72,7 @@ def main() -> None:
         lambda: token_states_by_sentence(sentences, tokenizer, model, max_length=128)
     )
     costs["sentence"] = seconds / len(sentences)
-    kwargs = {"model": "miniLM", "corpus": "polarity", "progress": False}
+    kwargs: dict[str, Any] = {"model": "miniLM", "corpus": "polarity", "progress": False}
     seconds, _ = clock(
         lambda: cosine_by_layer(tokens, **kwargs, max_per_type=20, silhouette_sample_size=5000)
     )

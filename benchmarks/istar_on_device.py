@@ -354,8 +354,11 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
         estimate = sum(run_seconds(run, rows, costs, settings) for run in runs)
     else:
         costs, measured = fixed_costs(spec, plan["task"], whole, settings, device)
-        costs |= step_costs(*measured, settings, device, args.steps, args.rounds)
+        timing = (args.steps, args.rounds)
+        model, tokenizer, features, sigma = measured
         del measured
+        costs |= step_costs(model, tokenizer, features, sigma, settings, device, *timing)
+        del model, tokenizer, features, sigma
         print_costs(costs, device, settings)
         fixed = ", ".join(f"{k} {v:.3g}" for k, v in costs.items() if "step" not in k)
         print(f"fixed per run: {fixed}")

@@ -53,6 +53,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 from istar_on_device import (
@@ -89,7 +90,7 @@ TRAINING = ClsTraining().model_dump(
     }
 )
 # The variants in the priority order of the module docstring, as the sweep's JSON lines name them.
-VARIANTS = (
+VARIANTS: tuple[dict[str, Any], ...] = (
     {"method": "none"},
     *(
         {"method": "cluster", "cluster_method": dataclasses.asdict(ClusterSettings(k, d, fit))}
@@ -186,6 +187,8 @@ def run_sweep(args: argparse.Namespace) -> None:
     use_threads(args.threads)
     training = {**TRAINING, **_overrides(args)}
     settings = TrainingSettings.model_validate(training)
+    if settings.train_subset is None:
+        raise SystemExit("the sizing needs a training subset: pass --train-subset ROWS")
     rows, valid = settings.train_subset, settings.eval_subset or 872  # SST-2's validation split
     costs = measured_costs(plan, rows)
     variants = VARIANTS[: args.variants]

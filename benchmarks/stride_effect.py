@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import seed_simulator as sim  # noqa: E402
 
+COLUMNS = ("isoscore", "silhouette")
 TRACES = ROOT / "docs" / "data" / "main_traces.csv.gz"  # held out: the bound's check
 SOURCES = ROOT / "docs" / "data" / "glue_traces.csv.gz"  # the bound's source
 EFFECTS = ROOT / "config" / "protocol_effects.csv"
@@ -80,10 +81,8 @@ def protocol_traces(path: Path = TRACES) -> dict[str, tuple[np.ndarray, np.ndarr
         runs = [run.sort_values("step") for _, run in group.groupby("seed")]
         if not all((run["step"].diff().dropna() == 1).all() for run in runs):
             raise ValueError(f"{path}: {encoder}/{dataset} is not recorded at every update")
-        setups[f"{encoder}/{dataset}"] = tuple(
-            np.stack([run[column].to_numpy() for run in runs])
-            for column in ("isoscore", "silhouette")
-        )
+        iso, sil = (np.stack([run[column].to_numpy() for run in runs]) for column in COLUMNS)
+        setups[f"{encoder}/{dataset}"] = (iso, sil)
     return setups
 
 
@@ -94,7 +93,8 @@ def simulated(stride: int, replications: int = REPLICATIONS, seed: int = 2026) -
     for shape in sim.SHAPES:
         rng = np.random.default_rng(seed)
         for _ in range(replications):
-            worst = max(worst, stride_effect(*sim.trajectories(shape, 5, rng, every), stride))
+            iso, sil = sim.trajectories(shape, 5, rng, every)
+            worst = max(worst, stride_effect(iso, sil, stride))
     return worst
 
 

@@ -4,6 +4,7 @@ it before the tests, so a slow tool (mypy) stays out of pytest:
     ruff format --check . (the formatter, same line length)
     snakefmt --check Snakefile rules/
     mypy                  (the type checker; settings in pyproject.toml, [tool.mypy])
+    mypy benchmarks       (the benchmark scripts against the package they call)
     snakemake --lint
     python .ci/commit_msg.py (commit messages since .ci/commit-msg-baseline)
 Here: that CI and the pre-commit hooks run those same commands, and the commit-message checker.
