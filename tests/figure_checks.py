@@ -1,27 +1,13 @@
-"""The figure checks: every saved figure reads at a glance, no text box sits on another, every
-curve is named. The tests run them on every figure they save (tests/conftest.py registers
-:func:`check_figure` in :data:`isotropy.plots.checks.FIGURE_CHECKS`, so a problem fails the test)
-and on every figure of the tiny run (tests/test_figures.py); tests/test_figures.py also shows
-each check failing on a figure built to fail.
+"""The figure checks: every saved figure reads at a glance. tests/conftest.py registers
+:func:`check_figure` in :data:`isotropy.plots.checks.FIGURE_CHECKS`, so a problem fails the test
+that saves the figure; tests/test_figures.py shows each check failing on a figure built to fail.
 
-:func:`figure_problems` inspects a :class:`matplotlib.figure.Figure` (after drawing it) and
-returns one sentence per problem:
-
-- *overlap*: two text boxes intersect (figure titles and texts, axes titles, axis labels,
-  legends, colour bars), two tick labels of one axis run into each other, or a legend inside a
-  panel covers its data (bars, line vertices, scatter points);
-- *unlabelled curve*: a panel (an axes with its twins) holds several curves and one of them has
-  no entry in a legend of that panel, of its twin or of the figure; a panel with a single curve
-  is named by its two axis labels instead ("y against x").
-
-The checks run on the layout of the *saved* file: the figure is rendered as
-:func:`isotropy.plots.checks.save_figure` saves it (PNG, ``bbox_inches="tight"``, which lays the
-figure out again in the cropped page) and the boxes are measured during that final draw. A check
-at draw time alone missed figure 2's legend drawn over the PREVIEW stamp in the saved file
-(issue 36).
-
-With ``page_width`` (inches), :func:`figure_problems` also reports *small text*: a text whose
-size, once the saved figure is scaled to that width, falls below :data:`MIN_POINTS` points.
+:func:`figure_problems` finds *overlaps* (text boxes, tick labels of one axis, a legend inside a
+panel over its data), *unlabelled curves* (a panel with several curves, one in no legend; a
+single curve needs both axis labels or a legend entry) and, with ``page_width``, *small text*
+(below :data:`MIN_POINTS` once the figure is scaled to that width). It measures the layout of
+the saved file (PNG, ``bbox_inches="tight"``, laid out again when cropped), where a draw-time
+check missed a legend drawn over a stamp.
 """
 
 from __future__ import annotations
@@ -79,20 +65,15 @@ def _small_text(figure: Figure, renderer, page_width: float) -> list[str]:
     """Texts smaller than MIN_POINTS once the saved figure is scaled down to ``page_width``."""
     width = figure.get_tightbbox(renderer).width  # inches, as saved with bbox_inches="tight"
     scale = min(1.0, page_width / width)
-    texts = [
+    drawn = [
         text
         for text in figure.findobj(Text)
         if text.get_visible()
         and text.get_text().strip()
         and (text.axes is None or text.axes.get_visible())  # a hidden panel's labels are not drawn
     ]
-    small = sorted(
-        {
-            round(float(t.get_fontsize()), 1)
-            for t in texts
-            if float(t.get_fontsize()) * scale < MIN_POINTS
-        }
-    )
+    too_small = [t.get_fontsize() for t in drawn if t.get_fontsize() * scale < MIN_POINTS]
+    small = sorted({round(size, 1) for size in too_small})
     if not small:
         return []
     return [
@@ -106,8 +87,8 @@ def _is_colorbar(ax: object) -> bool:
 
 
 def _text_boxes(figure: Figure, renderer) -> list[tuple[str, object, Bbox]]:
-    """(description, owner, window extent) of every non-empty text box; owner groups a colour
-    bar."""
+    """(description, owner, window extent) of every non-empty text box (owner: to group a colour
+    bar's)."""
     boxes = []
 
     def add(name, owner, artist):
@@ -134,16 +115,11 @@ def _text_boxes(figure: Figure, renderer) -> list[tuple[str, object, Bbox]]:
             if extent is not None:
                 boxes.append((f"colour bar {name}", ax, extent))
             continue
-        for title in (
-            ax.title,
-            getattr(ax, "_left_title", None),
-            getattr(ax, "_right_title", None),
-        ):
+        for title in (ax.title, ax._left_title, ax._right_title):
             add(f"title of {name}", ax, title)
-        for axis_name in ("xaxis", "yaxis", "zaxis"):
-            axis = getattr(ax, axis_name, None)
-            if axis is not None:
-                add(f"{axis_name[0]} label of {name}", ax, axis.label)
+        for letter in "xyz":
+            if (axis := getattr(ax, f"{letter}axis", None)) is not None:
+                add(f"{letter} label of {name}", ax, axis.label)
         add(f"legend of {name}", ax, ax.get_legend())
     return boxes
 
