@@ -72,8 +72,8 @@ def _small_text(figure: Figure, renderer, page_width: float) -> list[str]:
         and text.get_text().strip()
         and (text.axes is None or text.axes.get_visible())  # a hidden panel's labels are not drawn
     ]
-    too_small = [t.get_fontsize() for t in drawn if t.get_fontsize() * scale < MIN_POINTS]
-    small = sorted({round(size, 1) for size in too_small})
+    sizes = [float(text.get_fontsize()) for text in drawn]
+    small = sorted({round(size, 1) for size in sizes if size * scale < MIN_POINTS})
     if not small:
         return []
     return [
@@ -86,26 +86,25 @@ def _is_colorbar(ax: object) -> bool:
     return getattr(ax, "_colorbar", None) is not None
 
 
-def _text_boxes(figure: Figure, renderer) -> list[tuple[str, object, Bbox]]:
-    """(description, owner, window extent) of every non-empty text box (owner: to group a colour
-    bar's)."""
+def _text_boxes(figure: Figure, renderer) -> list[tuple[str, Bbox]]:
+    """(description, window extent) of every non-empty text box; a colour bar is one box."""
     boxes = []
 
-    def add(name, owner, artist):
+    def add(name, artist):
         if artist is None or not artist.get_visible():
             return
         if hasattr(artist, "get_text") and not artist.get_text().strip():
             return
         extent = artist.get_window_extent(renderer)
         if extent.width > 0 and extent.height > 0:
-            boxes.append((name, owner, extent))
+            boxes.append((name, extent))
 
-    add("figure title", figure, getattr(figure, "_suptitle", None))
+    add("figure title", getattr(figure, "_suptitle", None))
     for i, text in enumerate(figure.texts):
         if text is not getattr(figure, "_suptitle", None):  # suptitle may sit in texts too
-            add(f"figure text {i} {text.get_text()[:30]!r}", figure, text)
+            add(f"figure text {i} {text.get_text()[:30]!r}", text)
     for i, legend in enumerate(figure.legends):
-        add(f"figure legend {i}", figure, legend)
+        add(f"figure legend {i}", legend)
     for ax in figure.axes:
         if not ax.get_visible():
             continue
@@ -113,14 +112,14 @@ def _text_boxes(figure: Figure, renderer) -> list[tuple[str, object, Bbox]]:
         if _is_colorbar(ax):
             extent = ax.get_tightbbox(renderer)
             if extent is not None:
-                boxes.append((f"colour bar {name}", ax, extent))
+                boxes.append((f"colour bar {name}", extent))
             continue
         for title in (ax.title, ax._left_title, ax._right_title):
-            add(f"title of {name}", ax, title)
+            add(f"title of {name}", title)
         for letter in "xyz":
             if (axis := getattr(ax, f"{letter}axis", None)) is not None:
-                add(f"{letter} label of {name}", ax, axis.label)
-        add(f"legend of {name}", ax, ax.get_legend())
+                add(f"{letter} label of {name}", axis.label)
+        add(f"legend of {name}", ax.get_legend())
     return boxes
 
 
@@ -130,15 +129,12 @@ def _axes_name(ax: Axes) -> str:
 
 
 def _overlaps(figure: Figure, renderer) -> list[str]:
-    problems = []
-    for (name_a, owner_a, box_a), (name_b, owner_b, box_b) in itertools.combinations(
-        _text_boxes(figure, renderer), 2
-    ):
-        if owner_a is owner_b and _is_colorbar(owner_a):
-            continue
-        if box_a.overlaps(box_b):
-            problems.append(f"overlap: {name_a} and {name_b} intersect")
-    return problems
+    pairs = itertools.combinations(_text_boxes(figure, renderer), 2)
+    return [
+        f"overlap: {a} and {b} intersect"
+        for (a, box_a), (b, box_b) in pairs
+        if box_a.overlaps(box_b)
+    ]
 
 
 def _tick_label_overlaps(figure: Figure, renderer) -> list[str]:
@@ -211,15 +207,14 @@ def _curves(ax: Axes) -> list[tuple[str, object]]:
             curves.append((container.get_label() or "", container))
             for child in container.get_children():
                 inside.add(id(child))
-    for line in ax.lines:
-        if id(line) in inside or line.get_gid() == DECORATION or not line.get_visible():
-            continue
-        curves.append((str(line.get_label() or ""), line))
-    for collection in ax.collections:
-        if isinstance(collection, PathCollection) and collection.get_visible():
-            if id(collection) not in inside and len(np.asarray(collection.get_offsets())):
-                curves.append((str(collection.get_label() or ""), collection))
-    return curves
+    lines = [line for line in ax.lines if line.get_gid() != DECORATION]
+    points = [
+        c
+        for c in ax.collections
+        if isinstance(c, PathCollection) and len(np.asarray(c.get_offsets()))
+    ]
+    loose = [a for a in lines + points if a.get_visible() and id(a) not in inside]
+    return curves + [(str(artist.get_label() or ""), artist) for artist in loose]
 
 
 def _legend_texts(legend) -> set[str]:

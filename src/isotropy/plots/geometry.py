@@ -130,14 +130,11 @@ def plot_isotropy_by_layer(table: pd.DataFrame) -> plt.Figure:
 
 def plot_pca_view(table: pd.DataFrame, title: str) -> plt.Figure:
     """One layer's token embeddings on their first principal components (the table of
-    :func:`isotropy.geometry.layers.pca_view`) coloured by k-means cluster, in 2-D and 3-D, and
-    PC1/PC2 coloured by :func:`token_kind`."""
-    figure = plt.figure(figsize=(15, 4.5))
-    flat = figure.add_subplot(1, 3, 1)
-    cube = figure.add_subplot(1, 3, 2, projection="3d")
-    by_kind = figure.add_subplot(1, 3, 3)
-    _scatter_groups(by_kind, table, table["token"].map(token_kind), TOKEN_KINDS)
-    by_kind.set_title("by token kind", fontsize=9)
+    :func:`isotropy.geometry.layers.pca_view`) in 2-D and 3-D, coloured by k-means cluster (by
+    token kind: :func:`plot_token_views`)."""
+    figure = plt.figure(figsize=(10, 4.5))
+    flat = figure.add_subplot(1, 2, 1)
+    cube = figure.add_subplot(1, 2, 2, projection="3d")
     n_clusters = table["cluster"].nunique()
     palette = plt.cm.tab10 if n_clusters <= 10 else plt.cm.tab20  # tab20 pairs look alike when few
     colours = palette(table["cluster"].to_numpy() % palette.N)

@@ -26,12 +26,8 @@ def figure5_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure6_table(runs: pd.DataFrame, selection: str = "best") -> pd.DataFrame:
-    """Average performance over tasks per model and method (:data:`METHOD_LABELS`).
-
-    Per model × task, a method's performance is the seed-mean metric at its best λ
-    (``selection="best"``: negative λ for I-STAR, any λ for CosReg) or averaged over those λ
-    (``"mean"``); then the mean over the tasks every method has, ``tasks`` counting them.
-    """
+    """Per model and method, the mean over the tasks every method has (``tasks``) of the seed-mean
+    metric at the method's best λ (``selection="best"``) or averaged over its λ (``"mean"``)."""
     summary = seed_summary(runs)
     regulariser = summary["regulariser"]
     methods = {
@@ -63,10 +59,7 @@ def figure7_table(runs: pd.DataFrame, task: str = "sst2") -> pd.DataFrame:
 
 def _model_styles(models) -> dict[str, tuple[str, tuple[float, ...]]]:
     """Each model's marker and colour (tab10's), by its place in sorted order."""
-    markers = ["o", "s", "^", "D", "v", "P", "X"]
-    return {
-        m: (markers[i % len(markers)], plt.cm.tab10(i % 10)) for i, m in enumerate(sorted(models))
-    }
+    return {m: ("os^DvPX"[i % 7], plt.cm.tab10(i % 10)) for i, m in enumerate(sorted(models))}
 
 
 def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:

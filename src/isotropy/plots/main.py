@@ -47,8 +47,7 @@ def _curve_name(metric: registry.TraceMetric) -> str:
 
 
 def _panel_curves(ax: plt.Axes, frame: pd.DataFrame, seeds: int) -> bool:
-    """Every registered metric's mean over seeds on its axis of one panel (the right one a twin),
-    banded ± one standard deviation with 2 or more seeds; True if banded."""
+    """Every registered metric's mean over seeds on its axis of one panel (the right one a twin)."""
     banded = seeds >= 2 and not frame.empty  # one seed has no spread: no band
     for side, axis in (("left", ax), ("right", ax.twinx())):
         drawn = [metric for metric in registry.trace_metrics() if metric.axis == side]
@@ -80,12 +79,8 @@ def _change(frame: pd.DataFrame) -> str:
 
 
 def metric_curves(traces: pd.DataFrame, panel: str, row: str | None = None) -> plt.Figure:
-    """The per-update metrics against the update step, mean over seeds (paper Figures 2 and 4).
-
-    One panel per value of ``panel``, two a row; with ``row`` (the encoder) a row per value. Each
-    metric of :mod:`isotropy.metrics.registry` on its axis, scaled to the panel's data, so each
-    title states the change (first → last step); one legend below the panels.
-    """
+    """Each registered metric per update, mean over seeds (paper Figures 2 and 4): a panel per
+    ``panel`` value, two a row, or with ``row`` (the encoder) a row of panels per value."""
     panels = list(dict.fromkeys(traces[panel]))
     rows = list(dict.fromkeys(traces[row])) if row else [None]
     cells = [(r, p) for r in rows for p in panels]
@@ -181,13 +176,8 @@ def isotropy_axis(ax: plt.Axes, values: pd.Series, label: str, log: bool) -> Non
 def silhouette_vs_isoscore(
     traces: pd.DataFrame, panel: str, correlations: pd.DataFrame | None = None
 ) -> plt.Figure:
-    """The registry's cluster metric against its isotropy metric (:func:`registry.with_role`), one
-    panel per setup, points coloured by update (paper Figure 3).
-
-    One x scale for every panel (log when every value is positive); titles from
-    :func:`panel_title`, a caption saying what they are; a red frame marks a sign against the
-    paper.
-    """
+    """The registry's cluster metric against its isotropy metric, a panel per setup, points
+    coloured by update (paper Figure 3); one x scale for all (log when every value is positive)."""
     isotropy, clusters = registry.with_role("isotropy"), registry.with_role("clusters")
     panels = list(dict.fromkeys(traces[panel]))
     fig, axes = panel_grid(len(panels), 2, panel=(3.6, 3.3), margin=(0.8, 0.8))
