@@ -261,12 +261,11 @@ def phases(
         for index, (seed, run) in enumerate(frame.groupby("seed")):
             run = run.sort_values("step")
             colour = plt.get_cmap("tab10")(index % 10)
-            low = int(np.argmin(run["isoscore"].to_numpy()))
-            step = run["step"].to_numpy()
-            top.plot(step[low], run["isoscore"].iloc[low], "o", color=colour, ms=4, gid=DECORATION)
+            low = run.loc[run["isoscore"].idxmin()]
+            top.plot(low["step"], low["isoscore"], "o", color=colour, ms=4, gid=DECORATION)
             for ax, metric in panels:
-                ax.plot(step, run[metric], color=colour, linewidth=1, label=f"seed {seed}")
-                ax.axvline(step[low], color=colour, linestyle=":", linewidth=0.8, gid=DECORATION)
+                ax.plot(run["step"], run[metric], color=colour, linewidth=1, label=f"seed {seed}")
+                ax.axvline(low["step"], color=colour, linestyle=":", linewidth=0.8, gid=DECORATION)
         title = f"{setup}: {vector_labels.get(vectors, vectors)}, {label_set}"
         top.set_title(wrapped(title, 36), fontsize=9)
         for ax, metric in panels:
