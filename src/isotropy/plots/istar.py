@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.container import BarContainer
 
 from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure, seed_means
 
@@ -107,8 +108,9 @@ def figure6(runs: pd.DataFrame, selection: str = "best") -> tuple[plt.Figure, pd
     bars = bars[list(dict.fromkeys(table["method"]))].rename(columns=METHOD_LABELS)
     figure, ax = plt.subplots(figsize=(3.4 + 1.6 * len(bars), 3.4), layout="constrained")
     bars.plot.bar(ax=ax, rot=0, width=0.8)
-    for container in ax.containers:
-        ax.bar_label(container, fmt="%.3g", fontsize=7)
+    for bars in ax.containers:
+        if isinstance(bars, BarContainer):
+            ax.bar_label(bars, fmt="%.3g", fontsize=7)
     ax.set_ylabel(f"mean task metric over {int(table['tasks'].max())} task(s)")
     ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return figure, table

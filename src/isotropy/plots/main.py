@@ -11,6 +11,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
@@ -103,7 +104,7 @@ def metric_curves(traces: pd.DataFrame, panel: str, row: str | None = None) -> p
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlabel("update", fontsize=9)
     # one legend below the panels (the top is the stamp's)
-    handles = [
+    handles: list[Artist] = [
         Line2D([], [], color=metric.colour, label=_curve_name(metric))
         for metric in registry.trace_metrics()
     ]
@@ -226,7 +227,7 @@ def r_by_condition(
     vector_labels = vector_labels or {}
     fig, ax = plt.subplots(figsize=(8.0, 1.8 + 0.32 * len(table)), layout="constrained")
     rows = np.arange(len(table))
-    colours = np.where(table["pearson_r"] > 0, "tab:red", "tab:blue")
+    colours = ["tab:red" if r > 0 else "tab:blue" for r in table["pearson_r"]]
     seeds = [[float(v) for v in str(values).split()] for values in table["pearson_r_seeds"]]
     counts = [len(values) for values in seeds]
     x, y, c = np.concatenate(seeds), np.repeat(rows, counts), np.repeat(colours, counts)
