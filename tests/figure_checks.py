@@ -20,6 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
@@ -166,25 +167,19 @@ def _legend_covers_data(figure: Figure, renderer) -> list[str]:
         legend = ax.get_legend()
         if _is_colorbar(ax) or legend is None or not legend.get_visible():
             continue
-        box = legend.get_window_extent(renderer)
-        for other in _twins(ax, figure):
-            for patch in other.patches:
-                if patch.get_visible() and box.overlaps(patch.get_window_extent(renderer)):
-                    problems.append(f"overlap: legend of {_axes_name(ax)} covers a bar")
-                    break
-            points = [
-                line.get_transform().transform(line.get_xydata())
-                for line in other.lines
-                if line.get_visible() and line.get_gid() != DECORATION
-            ] + [
-                c.get_offset_transform().transform(c.get_offsets())
-                for c in other.collections
-                if isinstance(c, PathCollection) and c.get_visible()
-            ]
-            for xy in points:
-                if any(box.contains(x, y) for x, y in xy):
-                    problems.append(f"overlap: legend of {_axes_name(ax)} covers data points")
-                    break
+        box, twins = legend.get_window_extent(renderer), _twins(ax, figure)
+        bars = [patch for other in twins for patch in other.patches if patch.get_visible()]
+        if any(box.overlaps(bar.get_window_extent(renderer)) for bar in bars):
+            problems.append(f"overlap: legend of {_axes_name(ax)} covers a bar")
+        shown = [
+            a for other in twins for a in (*other.lines, *other.collections) if a.get_visible()
+        ]
+        lines = [a for a in shown if isinstance(a, Line2D) and a.get_gid() != DECORATION]
+        dots = [a for a in shown if isinstance(a, PathCollection)]
+        points = [line.get_transform().transform(line.get_xydata()) for line in lines]
+        points += [dot.get_offset_transform().transform(dot.get_offsets()) for dot in dots]
+        if any(box.contains(x, y) for xy in points for x, y in xy):
+            problems.append(f"overlap: legend of {_axes_name(ax)} covers data points")
     return problems
 
 

@@ -59,6 +59,20 @@ def _legend_covering_a_bar():
     return figure
 
 
+def _legend_covering_points():
+    figure, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [1, 1], "o-", label="high")
+    ax.plot([0, 1], [0, 0.1], label="low")
+    ax.legend(loc="upper left")
+    return figure
+
+
+def _one_curve_without_axis_labels():
+    figure, ax = plt.subplots(figsize=(3, 3))
+    ax.plot([0, 1], [0, 1])
+    return figure
+
+
 def _tick_labels_run_into_each_other():
     """A log axis over less than a decade labels its minor ticks on top of each other."""
     figure, ax = plt.subplots(figsize=(3, 3))
@@ -73,6 +87,8 @@ def _tick_labels_run_into_each_other():
         (_twin_curves_without_a_legend, "unlabelled curve"),
         (_legend_on_a_panel_title, "overlap: figure legend 0 and title of panel 'sst2' intersect"),
         (_legend_covering_a_bar, "covers a bar"),
+        (_legend_covering_points, "covers data points"),
+        (_one_curve_without_axis_labels, "has neither both axis labels nor a legend entry"),
         (_tick_labels_run_into_each_other, "tick labels"),
     ],
 )

@@ -51,13 +51,6 @@ def figure6_table(runs: pd.DataFrame, selection: str = "best") -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-def figure7_table(runs: pd.DataFrame, task: str = "sst2") -> pd.DataFrame:
-    """TwoNN mean ± std over seeds per model and λ on ``task`` (I-STAR; the baseline at λ = 0)."""
-    table = figure5_table(runs)
-    columns = ["model", "regulariser", "lambda", "twonn_mean", "twonn_std", "seeds"]
-    return table.loc[table["task"] == task, columns].reset_index(drop=True)
-
-
 def _model_styles(models) -> dict[str, tuple[str, tuple[float, ...]]]:
     """Each model's marker and colour (tab10's), by its place in sorted order."""
     return {m: ("os^DvPX"[i % 7], plt.cm.tab10(i % 10)) for i, m in enumerate(sorted(models))}
@@ -117,9 +110,11 @@ def figure6(runs: pd.DataFrame, selection: str = "best") -> tuple[plt.Figure, pd
 
 
 def figure7(runs: pd.DataFrame, task: str = "sst2") -> tuple[plt.Figure, pd.DataFrame]:
-    """TwoNN intrinsic dimension against λ (I-STAR; the baseline at λ = 0), one line per model
-    (legend beside the axes)."""
-    table = figure7_table(runs, task)
+    """TwoNN intrinsic dimension on ``task`` against λ (I-STAR; the baseline at λ = 0), mean ± std
+    over seeds, one line per model (legend beside the axes)."""
+    table = figure5_table(runs)
+    columns = ["model", "regulariser", "lambda", "twonn_mean", "twonn_std", "seeds"]
+    table = table.loc[table["task"] == task, columns].reset_index(drop=True)
     styles = _model_styles(table["model"].unique())
     figure, ax = plt.subplots(figsize=(5.8, 3.4), layout="constrained")
     for model, part in table.sort_values("lambda").groupby("model"):
