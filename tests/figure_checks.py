@@ -1,27 +1,13 @@
-"""The figure checks: every saved figure reads at a glance, no text box sits on another, every
-curve is named. The tests run them on every figure they save (tests/conftest.py registers
-:func:`check_figure` in :data:`isotropy.plots.checks.FIGURE_CHECKS`, so a problem fails the test)
-and on every figure of the tiny run (tests/test_figures.py); tests/test_figures.py also shows
-each check failing on a figure built to fail.
+"""The figure checks: every saved figure reads at a glance. tests/conftest.py registers
+:func:`check_figure` in :data:`isotropy.plots.checks.FIGURE_CHECKS`, so a problem fails the test
+that saves the figure; tests/test_figures.py shows each check failing on a figure built to fail.
 
-:func:`figure_problems` inspects a :class:`matplotlib.figure.Figure` (after drawing it) and
-returns one sentence per problem:
-
-- *overlap*: two text boxes intersect (figure titles and texts, axes titles, axis labels,
-  legends, colour bars), two tick labels of one axis run into each other, or a legend inside a
-  panel covers its data (bars, line vertices, scatter points);
-- *unlabelled curve*: a panel (an axes with its twins) holds several curves and one of them has
-  no entry in a legend of that panel, of its twin or of the figure; a panel with a single curve
-  is named by its two axis labels instead ("y against x").
-
-The checks run on the layout of the *saved* file: the figure is rendered as
-:func:`isotropy.plots.checks.save_figure` saves it (PNG, ``bbox_inches="tight"``, which lays the
-figure out again in the cropped page) and the boxes are measured during that final draw. A check
-at draw time alone missed figure 2's legend drawn over the PREVIEW stamp in the saved file
-(issue 36).
-
-With ``page_width`` (inches), :func:`figure_problems` also reports *small text*: a text whose
-size, once the saved figure is scaled to that width, falls below :data:`MIN_POINTS` points.
+:func:`figure_problems` finds *overlaps* (text boxes, tick labels of one axis, a legend inside a
+panel over its data), *unlabelled curves* (a panel with several curves, one in no legend; a
+single curve needs both axis labels or a legend entry) and, with ``page_width``, *small text*
+(below :data:`MIN_POINTS` once the figure is scaled to that width). It measures the layout of
+the saved file (PNG, ``bbox_inches="tight"``, laid out again when cropped), where a draw-time
+check missed a legend drawn over a stamp.
 """
 
 from __future__ import annotations
@@ -34,6 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import PathCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
@@ -79,20 +66,15 @@ def _small_text(figure: Figure, renderer, page_width: float) -> list[str]:
     """Texts smaller than MIN_POINTS once the saved figure is scaled down to ``page_width``."""
     width = figure.get_tightbbox(renderer).width  # inches, as saved with bbox_inches="tight"
     scale = min(1.0, page_width / width)
-    texts = [
+    drawn = [
         text
         for text in figure.findobj(Text)
         if text.get_visible()
         and text.get_text().strip()
         and (text.axes is None or text.axes.get_visible())  # a hidden panel's labels are not drawn
     ]
-    small = sorted(
-        {
-            round(float(t.get_fontsize()), 1)
-            for t in texts
-            if float(t.get_fontsize()) * scale < MIN_POINTS
-        }
-    )
+    sizes = [float(text.get_fontsize()) for text in drawn]
+    small = sorted({round(size, 1) for size in sizes if size * scale < MIN_POINTS})
     if not small:
         return []
     return [
@@ -105,26 +87,25 @@ def _is_colorbar(ax: object) -> bool:
     return getattr(ax, "_colorbar", None) is not None
 
 
-def _text_boxes(figure: Figure, renderer) -> list[tuple[str, object, Bbox]]:
-    """(description, owner, window extent) of every non-empty text box; owner groups a colour
-    bar."""
+def _text_boxes(figure: Figure, renderer) -> list[tuple[str, Bbox]]:
+    """(description, window extent) of every non-empty text box; a colour bar is one box."""
     boxes = []
 
-    def add(name, owner, artist):
+    def add(name, artist):
         if artist is None or not artist.get_visible():
             return
         if hasattr(artist, "get_text") and not artist.get_text().strip():
             return
         extent = artist.get_window_extent(renderer)
         if extent.width > 0 and extent.height > 0:
-            boxes.append((name, owner, extent))
+            boxes.append((name, extent))
 
-    add("figure title", figure, getattr(figure, "_suptitle", None))
+    add("figure title", getattr(figure, "_suptitle", None))
     for i, text in enumerate(figure.texts):
         if text is not getattr(figure, "_suptitle", None):  # suptitle may sit in texts too
-            add(f"figure text {i} {text.get_text()[:30]!r}", figure, text)
+            add(f"figure text {i} {text.get_text()[:30]!r}", text)
     for i, legend in enumerate(figure.legends):
-        add(f"figure legend {i}", figure, legend)
+        add(f"figure legend {i}", legend)
     for ax in figure.axes:
         if not ax.get_visible():
             continue
@@ -132,19 +113,14 @@ def _text_boxes(figure: Figure, renderer) -> list[tuple[str, object, Bbox]]:
         if _is_colorbar(ax):
             extent = ax.get_tightbbox(renderer)
             if extent is not None:
-                boxes.append((f"colour bar {name}", ax, extent))
+                boxes.append((f"colour bar {name}", extent))
             continue
-        for title in (
-            ax.title,
-            getattr(ax, "_left_title", None),
-            getattr(ax, "_right_title", None),
-        ):
-            add(f"title of {name}", ax, title)
-        for axis_name in ("xaxis", "yaxis", "zaxis"):
-            axis = getattr(ax, axis_name, None)
-            if axis is not None:
-                add(f"{axis_name[0]} label of {name}", ax, axis.label)
-        add(f"legend of {name}", ax, ax.get_legend())
+        for title in (ax.title, ax._left_title, ax._right_title):
+            add(f"title of {name}", title)
+        for letter in "xyz":
+            if (axis := getattr(ax, f"{letter}axis", None)) is not None:
+                add(f"{letter} label of {name}", axis.label)
+        add(f"legend of {name}", ax.get_legend())
     return boxes
 
 
@@ -154,15 +130,12 @@ def _axes_name(ax: Axes) -> str:
 
 
 def _overlaps(figure: Figure, renderer) -> list[str]:
-    problems = []
-    for (name_a, owner_a, box_a), (name_b, owner_b, box_b) in itertools.combinations(
-        _text_boxes(figure, renderer), 2
-    ):
-        if owner_a is owner_b and _is_colorbar(owner_a):
-            continue
-        if box_a.overlaps(box_b):
-            problems.append(f"overlap: {name_a} and {name_b} intersect")
-    return problems
+    pairs = itertools.combinations(_text_boxes(figure, renderer), 2)
+    return [
+        f"overlap: {a} and {b} intersect"
+        for (a, box_a), (b, box_b) in pairs
+        if box_a.overlaps(box_b)
+    ]
 
 
 def _tick_label_overlaps(figure: Figure, renderer) -> list[str]:
@@ -194,25 +167,19 @@ def _legend_covers_data(figure: Figure, renderer) -> list[str]:
         legend = ax.get_legend()
         if _is_colorbar(ax) or legend is None or not legend.get_visible():
             continue
-        box = legend.get_window_extent(renderer)
-        for other in _twins(ax, figure):
-            for patch in other.patches:
-                if patch.get_visible() and box.overlaps(patch.get_window_extent(renderer)):
-                    problems.append(f"overlap: legend of {_axes_name(ax)} covers a bar")
-                    break
-            points = [
-                line.get_transform().transform(line.get_xydata())
-                for line in other.lines
-                if line.get_visible() and line.get_gid() != DECORATION
-            ] + [
-                c.get_offset_transform().transform(c.get_offsets())
-                for c in other.collections
-                if isinstance(c, PathCollection) and c.get_visible()
-            ]
-            for xy in points:
-                if any(box.contains(x, y) for x, y in xy):
-                    problems.append(f"overlap: legend of {_axes_name(ax)} covers data points")
-                    break
+        box, twins = legend.get_window_extent(renderer), _twins(ax, figure)
+        bars = [patch for other in twins for patch in other.patches if patch.get_visible()]
+        if any(box.overlaps(bar.get_window_extent(renderer)) for bar in bars):
+            problems.append(f"overlap: legend of {_axes_name(ax)} covers a bar")
+        shown = [
+            a for other in twins for a in (*other.lines, *other.collections) if a.get_visible()
+        ]
+        lines = [a for a in shown if isinstance(a, Line2D) and a.get_gid() != DECORATION]
+        dots = [a for a in shown if isinstance(a, PathCollection)]
+        points = [line.get_transform().transform(line.get_xydata()) for line in lines]
+        points += [dot.get_offset_transform().transform(dot.get_offsets()) for dot in dots]
+        if any(box.contains(x, y) for xy in points for x, y in xy):
+            problems.append(f"overlap: legend of {_axes_name(ax)} covers data points")
     return problems
 
 
@@ -235,15 +202,14 @@ def _curves(ax: Axes) -> list[tuple[str, object]]:
             curves.append((container.get_label() or "", container))
             for child in container.get_children():
                 inside.add(id(child))
-    for line in ax.lines:
-        if id(line) in inside or line.get_gid() == DECORATION or not line.get_visible():
-            continue
-        curves.append((str(line.get_label() or ""), line))
-    for collection in ax.collections:
-        if isinstance(collection, PathCollection) and collection.get_visible():
-            if id(collection) not in inside and len(np.asarray(collection.get_offsets())):
-                curves.append((str(collection.get_label() or ""), collection))
-    return curves
+    lines = [line for line in ax.lines if line.get_gid() != DECORATION]
+    points = [
+        c
+        for c in ax.collections
+        if isinstance(c, PathCollection) and len(np.asarray(c.get_offsets()))
+    ]
+    loose = [a for a in lines + points if a.get_visible() and id(a) not in inside]
+    return curves + [(str(artist.get_label() or ""), artist) for artist in loose]
 
 
 def _legend_texts(legend) -> set[str]:

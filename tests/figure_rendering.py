@@ -1,9 +1,6 @@
-"""Every figure of a finished workflow run drawn again from its stored results, as Figure objects.
-
-The same package functions the plot steps call, on the same files, with the run's own labels
-(the configuration beside the work folder, as tests/conftest.py's tiny run lays it out), so
-tests can inspect the figures (tests/test_figures.py).
-"""
+"""Every figure of a finished workflow run drawn again from its stored results, as Figure objects:
+the package functions the plot steps call, on the same files, with the run's own labels (the
+configuration beside the work folder, as tests/conftest.py's tiny run lays it out)."""
 
 from __future__ import annotations
 
@@ -34,34 +31,27 @@ def _traces(workdir: Path, config: dict, study: str) -> pd.DataFrame | None:
 def tiny_run_figures(workdir: Path, config_path: Path | None = None) -> dict[str, object]:
     """Figure name → matplotlib Figure for every figure the run in ``workdir`` made."""
     workdir = Path(workdir)
-    config_path = config_path or workdir.parent / "config.yaml"
-    config = yaml.safe_load(Path(config_path).read_text())
+    config = yaml.safe_load(Path(config_path or workdir.parent / "config.yaml").read_text())
     stand_ins = comparison.describe_stand_ins(config, config.get("mirror"))
     labels = comparison.encoder_labels(config, stand_ins)
     figures: dict[str, object] = {}
     traces = _traces(workdir, config, "main")
     if traces is not None:
-        traces["dataset"] = [
-            setup_label(d, e, labels) for d, e in zip(traces["dataset"], traces["encoder"])
-        ]
-        figures["main/figure2"] = metric_curves(traces, panel="dataset")
         correlations = pd.read_csv(workdir / "results/main/correlations.csv")
-        correlations["dataset"] = [
-            setup_label(d, e, labels)
-            for d, e in zip(correlations["dataset"], correlations["encoder"])
-        ]
+        for frame in (traces, correlations):
+            pairs = zip(frame["dataset"], frame["encoder"])
+            frame["dataset"] = [setup_label(d, e, labels) for d, e in pairs]
+        figures["main/figure2"] = metric_curves(traces, panel="dataset")
         figures["main/figure3"] = silhouette_vs_isoscore(traces, "dataset", correlations)
     traces = _traces(workdir, config, "glue")
     if traces is not None:
         figures["glue/figure4"] = metric_curves(traces, panel="dataset", row="encoder")
     runs_csv = workdir / "results/istar/runs.csv"
     if runs_csv.is_file():
-        runs = pd.read_csv(runs_csv)
-        istar = config["istar"]
+        runs, istar = pd.read_csv(runs_csv), config["istar"]
         figures["istar/figure5"] = istar_plots.figure5(runs)[0]
-        figures["istar/figure6"] = istar_plots.figure6(
-            runs, istar.get("figure6_selection", "best")
-        )[0]
+        selection = istar.get("figure6_selection", "best")
+        figures["istar/figure6"] = istar_plots.figure6(runs, selection)[0]
         figures["istar/figure7"] = istar_plots.figure7(runs, istar.get("figure7_task", "sst2"))[0]
     geometry = workdir / "results/geometry"
     label = stand_ins.get("word_vectors_label")
@@ -75,14 +65,15 @@ def tiny_run_figures(workdir: Path, config_path: Path | None = None) -> dict[str
             figures[f"geometry/{name}"] = draw(table)
     for path in sorted(geometry.glob("*/*/seed*/pca_view.csv")):
         model, corpus = path.parts[-4], path.parts[-3]
+        title = f"{model} on {corpus}"
         figures[f"geometry/{model}/pca_view"] = geometry_plots.plot_pca_view(
-            pd.read_csv(path), title=f"{model} on {corpus}"
+            pd.read_csv(path), title
         )
         frequency = path.parents[1] / "token_frequency.csv"
-        if frequency.is_file():  # as scripts/geometry_plot_token_views.py reads them
+        if frequency.is_file():  # read as scripts/geometry_plot_token_views.py reads them
+            view = pd.read_csv(path, keep_default_na=False)
+            counts = pd.read_csv(frequency, keep_default_na=False)
             figures[f"geometry/{model}/token_views"] = geometry_plots.plot_token_views(
-                pd.read_csv(path, keep_default_na=False),
-                pd.read_csv(frequency, keep_default_na=False),
-                title=f"{model} on {corpus}",
+                view, counts, title
             )
     return figures

@@ -1,8 +1,5 @@
-"""Debian's Chromium, headless, for the tests that open the report (tests/test_report.py).
-
-.ci/run installs it when absent (apt-get install chromium); a test that needs it is skipped
-where it is missing, except under CI (CI=true), where it fails.
-"""
+"""Debian's Chromium, headless, for the tests that open the report: skipped where missing, except
+under CI (CI=true), where .ci/run installs it and a missing browser fails the test."""
 
 from __future__ import annotations
 
@@ -27,15 +24,11 @@ FLAGS = (
 )
 
 
-def find() -> str | None:
-    return next((shutil.which(name) for name in NAMES if shutil.which(name)), None)
-
-
 def require() -> str:
     """The browser's path; skip the test where there is none, fail it under CI."""
     import pytest
 
-    browser = find()
+    browser = next((path for path in map(shutil.which, NAMES) if path), None)
     if browser is None:
         reason = (
             f"no headless browser ({', '.join(NAMES)}): apt-get install chromium (.ci/run does)"

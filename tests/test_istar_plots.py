@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -18,35 +19,29 @@ from isotropy.workflow.config import ConfigError, check_loaded_config, load_conf
 
 
 def write_run(root, model, task, regulariser, lam, seed, metric, iso, twonn):
-    run = {
-        "model": model,
-        "task": task,
-        "regulariser": regulariser,
-        "lam": format_lambda(lam),
-        "seed": seed,
-    }
+    run = dict(model=model, task=task, regulariser=regulariser, lam=format_lambda(lam), seed=seed)
     path = root / run_path(run)
     path.parent.mkdir(parents=True, exist_ok=True)
     name = "matthews_correlation" if task == "cola" else "accuracy"
-    path.write_text(
-        json.dumps(
-            {
-                "model": {"model": f"hub/{model}", "revision": None, "path": None},
-                "task": task,
-                "regulariser": regulariser,
-                "lambda": float(lam),
-                "seed": seed,
-                "metric_name": name,
-                "metric": metric,
-                "scores": {name: metric},
-                "isoscore_star": iso,
-                "isoscore_star_layers": [iso / 2, iso],
-                "twonn": twonn,
-                "isoscore_star_validation_reference": iso * 0.9,
-            }
-        )
-    )
+    record = {
+        "model": {"model": f"hub/{model}", "revision": None, "path": None},
+        "task": task,
+        "regulariser": regulariser,
+        "lambda": float(lam),
+        "seed": seed,
+        "metric_name": name,
+        "metric": metric,
+        "scores": {name: metric},
+        "isoscore_star": iso,
+        "isoscore_star_layers": [iso / 2, iso],
+        "twonn": twonn,
+        "isoscore_star_validation_reference": iso * 0.9,
+    }
+    path.write_text(json.dumps(record))
     return path
+
+
+GRID = [("none", 0), *(("istar", lam) for lam in (-5, -1, 1, 5)), ("cosreg", -1), ("cosreg", 1)]
 
 
 @pytest.fixture()
@@ -54,35 +49,13 @@ def runs(tmp_path) -> pd.DataFrame:
     """Two models, two tasks, every regulariser, three seeds; performance falls as λ rises."""
     rng = np.random.default_rng(0)
     files, names = [], []
-    for model in ("bert", "distil"):
-        for task in ("sst2", "cola"):
-            for regulariser, lams in (
-                ("none", [0]),
-                ("istar", [-5, -1, 1, 5]),
-                ("cosreg", [-1, 1]),
-            ):
-                for lam in lams:
-                    for seed in range(3):
-                        metric = (
-                            0.8
-                            - 0.01 * lam
-                            - (0.05 if regulariser == "cosreg" else 0)
-                            + rng.normal(0, 0.005)
-                        )
-                        files.append(
-                            write_run(
-                                tmp_path,
-                                model,
-                                task,
-                                regulariser,
-                                lam,
-                                seed,
-                                metric,
-                                0.3 + 0.05 * lam,
-                                20 + lam + seed,
-                            )
-                        )
-                        names.append(model)
+    for model, task, (regulariser, lam), seed in itertools.product(
+        ("bert", "distil"), ("sst2", "cola"), GRID, range(3)
+    ):
+        metric = 0.8 - 0.01 * lam - (0.05 if regulariser == "cosreg" else 0) + rng.normal(0, 0.005)
+        iso, twonn = 0.3 + 0.05 * lam, 20 + lam + seed
+        files.append(write_run(tmp_path, model, task, regulariser, lam, seed, metric, iso, twonn))
+        names.append(model)
     return collect_runs(files, model_names=names)
 
 
@@ -110,22 +83,11 @@ def test_collect_runs_refuses_a_run_evaluated_before_the_training_token_referenc
 
 def test_seed_summary_is_mean_and_sample_std(runs):
     summary = istar_plots.seed_summary(runs)
-    row = summary[
-        (summary.model == "bert")
-        & (summary.task == "sst2")
-        & (summary.regulariser == "istar")
-        & (summary["lambda"] == -5)
-    ].iloc[0]
-    values = runs[
-        (runs.model == "bert")
-        & (runs.task == "sst2")
-        & (runs.regulariser == "istar")
-        & (runs["lambda"] == -5)
-    ]["twonn"]
-    assert row["twonn_mean"] == pytest.approx(np.mean(values.to_numpy())) and row[
-        "twonn_std"
-    ] == pytest.approx(np.std(values.to_numpy(), ddof=1))
-    assert row["seeds"] == 3
+    cell = "model == 'bert' and task == 'sst2' and regulariser == 'istar' and `lambda` == -5"
+    row = summary.query(cell).iloc[0]
+    values = runs.query(cell)["twonn"].to_numpy()
+    assert row["twonn_mean"] == pytest.approx(np.mean(values))
+    assert row["twonn_std"] == pytest.approx(np.std(values, ddof=1)) and row["seeds"] == 3
 
 
 def test_figure6_compares_methods_at_their_best_lambda(runs):
@@ -156,15 +118,11 @@ def test_figures_are_written(runs, tmp_path, monkeypatch):
     for number in (5, 6, 7):
         pdf, png = tmp_path / f"figure{number}.pdf", tmp_path / f"figure{number}.png"
         table = istar_plots.plot_figure(f"figure{number}", runs, pdf, png)
-        assert (
-            pdf.read_bytes()[:4] == b"%PDF"
-            and png.read_bytes()[:4] == b"\x89PNG"
-            and not table.empty
-        )
+        assert (pdf.read_bytes()[:4], png.read_bytes()[:4]) == (b"%PDF", b"\x89PNG")
+        assert not table.empty
     # The plotted data, read back from the figures, against seed means of the runs themselves.
-    means = runs.groupby(["model", "task", "regulariser", "lambda"])[
-        ["isoscore_star", "metric", "twonn"]
-    ].mean()
+    keys = ["model", "task", "regulariser", "lambda"]
+    means = runs.groupby(keys)[["isoscore_star", "metric", "twonn"]].mean()
     # Figure 5: one panel per task, IsoScore* against the task metric, a point per model and λ
     # of I-STAR and the baseline (CosReg left out).
     panels = [ax for ax in drawn["figure5"].axes if ax.get_title() in {"cola", "sst2"}]
@@ -193,20 +151,15 @@ def test_figures_are_written(runs, tmp_path, monkeypatch):
     assert ax7.get_ylabel() == "TwoNN ID, sst2 validation"
     for container, model in zip(ax7.containers, ("bert", "distil")):
         x, y = container.lines[0].get_xdata(), container.lines[0].get_ydata()
-        sst2 = means.xs((model, "sst2"), level=("model", "task")).drop(
-            index="cosreg", level="regulariser"
-        )
-        twonn = sst2.reset_index().sort_values("lambda")
-        assert list(x) == list(twonn["lambda"]) == [-5, -1, 0, 1, 5]
+        sst2 = means.xs((model, "sst2"), level=("model", "task"))
+        twonn = sst2.drop(index="cosreg", level="regulariser").reset_index().sort_values("lambda")
+        assert list(x) == list(twonn["lambda"]) == [-5, -1, 0, 1, 5]  # I-STAR and the baseline
         assert list(y) == pytest.approx(list(twonn["twonn"]))
-    fig7 = istar_plots.figure7_table(runs, "sst2")
-    assert set(fig7["lambda"]) == {-5, -1, 0, 1, 5}  # I-STAR λ and the baseline
 
 
 def test_study_outputs_follow_the_config():
     section = {"tasks": ["sst2"], "figure7_task": "sst2"}
     assert "results/istar/figure7.png" in study_outputs(section)
-    assert "results/istar/figure7.png" not in study_outputs(
-        {"tasks": ["rte"], "figure7_task": "sst2"}
-    )
+    elsewhere = {"tasks": ["rte"], "figure7_task": "sst2"}
+    assert "results/istar/figure7.png" not in study_outputs(elsewhere)
     assert study_outputs(None) == []

@@ -1,7 +1,5 @@
-"""The figure helpers every figure module shares, and the one saver, :func:`save_figure`, which
-runs the checks the tests register (tests/figure_checks.py: overlaps, unnamed curves, text too
-small at a page's width). The figure modules take the headless ``plt`` from here.
-"""
+"""The helpers every figure module shares, the headless ``plt``, and the one saver,
+:func:`save_figure`, which first runs the checks the tests register (tests/figure_checks.py)."""
 
 from __future__ import annotations
 
@@ -23,14 +21,14 @@ from isotropy.io import atomic_path
 DECORATION = "decoration"
 # A paper's text width (ACL: 455 pt = 6.3 in, a figure* across both columns).
 PAPER_TEXT_WIDTH = 6.3
-# What reads each figure before it is saved: check(figure, file name, dpi, page width in inches or
-# None), raising on a problem. Empty in a workflow run; the tests register theirs.
+# check(figure, file name, dpi, page width in inches or None), raising on a problem: empty in a
+# workflow run, the tests register theirs.
 FIGURE_CHECKS: list[Callable[[Figure, str, float, float | None], None]] = []
 
 
 def seed_means(table: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.DataFrame:
-    """Mean and std (ddof = 1; 0 for a single seed) over seeds of each of ``columns`` per
-    ``keys`` (``<column>_mean``, ``<column>_std``), and ``seeds``, the runs in each group."""
+    """``<column>_mean`` and ``<column>_std`` over seeds (ddof = 1; 0 for one seed) per ``keys``,
+    and ``seeds``, the runs in each group."""
     grouped = table.groupby(keys, sort=True)
     summary = grouped[columns].agg(["mean", "std"])
     summary.columns = [f"{a}_{b}" for a, b in summary.columns]
@@ -40,8 +38,8 @@ def seed_means(table: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.D
 
 
 def band(ax, frame: pd.DataFrame, x: str, column: str, label: str, colour, style="-", **fill):
-    """The mean of ``column`` over seeds against ``x``, in a band of ± one standard deviation
-    (``fill``: the band's matplotlib options; ``alpha=0`` draws none)."""
+    """The mean of ``column`` over seeds against ``x`` in a band of ± one standard deviation
+    (``fill``: the band's options; ``alpha=0`` draws none)."""
     stats = frame.groupby(x)[column].agg(["mean", "std"]).fillna(0.0)
     mean, std = stats["mean"], stats["std"]
     (line,) = ax.plot(stats.index, mean, style, color=colour, label=label)
@@ -56,18 +54,12 @@ def panel_grid(
     panel: tuple[float, float],
     margin: tuple[float, float] = (0.0, 0.0),
 ) -> tuple[Figure, np.ndarray]:
-    """The axes of every figure of panels: ``panels`` axes in rows of at most ``max_columns``,
-    each cell ``panel`` inches plus ``margin`` for the whole figure (constrained layout):
-    (figure, a 2-d array of axes), the cells past the last panel hidden."""
+    """(figure, 2-d array of axes): ``panels`` cells of ``panel`` inches in rows of at most
+    ``max_columns``, plus ``margin`` inches, constrained layout; cells past the last hidden."""
     columns = min(max_columns, panels)
     rows = -(-panels // columns)
-    figure, axes = plt.subplots(
-        rows,
-        columns,
-        figsize=(panel[0] * columns + margin[0], panel[1] * rows + margin[1]),
-        squeeze=False,
-        layout="constrained",
-    )
+    size = (panel[0] * columns + margin[0], panel[1] * rows + margin[1])
+    figure, axes = plt.subplots(rows, columns, figsize=size, squeeze=False, layout="constrained")
     for ax in axes.flat[panels:]:
         ax.set_visible(False)
     return figure, axes
@@ -84,18 +76,14 @@ def fitted(figure: Figure, text: str, points: float, em: float = 0.5) -> str:
 
 
 def caption(figure: Figure, text: str, points: float = 8) -> None:
-    """``text`` under the panels: what the figure's marks mean and how it was made (settings such
-    as stride and seeds, stand-ins by name). It is the figure's supxlabel, wrapped to its width,
-    so the constrained layout makes room for it."""
+    """``text`` (what the marks mean, the settings that made the figure) under the panels: the
+    supxlabel, so the constrained layout makes room for it."""
     figure.supxlabel(fitted(figure, text, points), fontsize=points)
 
 
 def stamp(figure: Figure, text: str) -> None:
-    """Write ``text`` (a preview's settings) above the figure, in red; nothing when empty.
-
-    The stamp is the figure's suptitle (before any title it has), wrapped to the figure's width, so
-    the layout engine makes room for it and it never widens the saved file.
-    """
+    """``text`` (a preview's settings) in red above the figure, before any title; nothing when
+    empty. The suptitle, so the layout makes room for it and it never widens the saved file."""
     if not text:
         return
     title = figure.get_suptitle()
@@ -111,8 +99,8 @@ def save_figure(
     dpi: int = 200,
     page_width: float | None = None,
 ) -> None:
-    """Run :data:`FIGURE_CHECKS` on one figure (``page_width`` in inches for a figure meant to
-    read at a paper's width), save it as PDF and PNG, each atomically, then close it."""
+    """Run :data:`FIGURE_CHECKS` (``page_width``: inches at which it must read), save the figure
+    as PDF and PNG, each atomically, and close it."""
     for check in FIGURE_CHECKS:
         check(figure, Path(pdf_path).name, dpi, page_width)
     with atomic_path(pdf_path) as tmp:

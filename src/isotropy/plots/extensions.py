@@ -1,7 +1,6 @@
-"""The extension study's figures, one per question (isotropy.extensions), from its traces, per-seed
-values and fine-tuning epochs only: curves are the mean over seeds with a band of ± one standard
-deviation; bars are seed means with every seed's value as a dot. Each figure states its settings
-and the script that made it, and is saved through :func:`isotropy.plots.checks.save_figure`."""
+"""The extension study's figures, one per question (:mod:`isotropy.extensions`), from its traces,
+per-seed values and fine-tuning epochs only: curves are means over seeds ± one standard deviation,
+bars seed means with each seed's value as a dot."""
 
 from __future__ import annotations
 
@@ -32,20 +31,13 @@ def criteria_figure(traces: pd.DataFrame) -> Figure:
     setups = list(dict.fromkeys(linear["setup"]))
     fig, axes = panel_grid(len(setups) * len(names), len(names), (3.2, 2.6), (0, 0.6))
     legend = {}  # one legend above the panels: a panel's own would cover its twin's curve
+    isoscore = "IsoScore (dashed, right axis)"
     for row, setup in enumerate(setups):
         ours = linear[linear["setup"] == setup]
-        for col, name in enumerate(names):
-            ax = axes[row][col]
+        for ax, name in zip(axes[row], names):
             legend[name] = band(ax, ours, "step", name, cluster_label(name), "tab:red")
-            legend["isoscore"] = band(
-                ax.twinx(),
-                ours,
-                "step",
-                "isoscore",
-                "IsoScore (dashed, right axis)",
-                "tab:blue",
-                "--",
-            )
+            twin = ax.twinx()
+            legend["isoscore"] = band(twin, ours, "step", "isoscore", isoscore, "tab:blue", "--")
             ax.set_title(f"{setup}: {cluster_label(name)}", fontsize=9)
             ax.set_xlabel("update")
     if legend:

@@ -1,11 +1,10 @@
 """Figures of the direct-optimisation studies, from stored traces: the paper's Figures 2, 3 and 4,
-and the sensitivity study's (r by condition, and the two phases of a run).
+section 2 on real points, and the sensitivity study's (r by condition, the two phases of a run).
 """
 
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,10 +19,27 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullForm
 from isotropy.metrics import registry
 from isotropy.plots.checks import DECORATION, band, caption, panel_grid, save_figure, wrapped
 
+SIGN_MARK = "sign differs from the paper"
+INTERVAL_NOTE = (
+    "r, ρ: Pearson and Spearman correlation of {x} and {y} over every recorded step of every seed "
+    "(pooled). In brackets: the 95% t-interval over seeds of the per-seed values (Fisher z), "
+    "after their mean; with one seed there is no interval. A red frame marks a panel whose sign "
+    "differs from the paper's r (Mickus et al. 2024, §3.2) or whose seeds disagree in sign."
+)
+# Section 2 on real points: the curves of each panel (trace column, label, colour).
+SECTION2_SCORES = (
+    ("isoscore", "IsoScore", "tab:blue"),
+    ("eq2_objective", "Eq. (2): cos(λ, 1)", "tab:cyan"),
+    ("silhouette", "silhouette", "tab:red"),
+)
+SECTION2_DISTANCES = (
+    ("eq1_objective", "Eq. (1): mean inter − intra distance", "tab:purple"),
+    ("intra_class_spread", "intra-class spread", "tab:orange"),
+)
+
 
 def setup_label(dataset: str, encoder: str, encoder_labels: dict[str, str]) -> str:
-    """A panel's setup in plain words: "polarity, miniLM", "pos, GloVe 50-d (stand-in for word2vec
-    300-d)"."""
+    """A panel's setup in plain words: "pos, GloVe 50-d (stand-in for word2vec 300-d)"."""
     return f"{dataset}, {encoder_labels.get(encoder, encoder)}"
 
 
@@ -32,11 +48,9 @@ def _curve_name(metric: registry.TraceMetric) -> str:
 
 
 def _panel_curves(ax: plt.Axes, frame: pd.DataFrame, seeds: int) -> bool:
-    """Every registered metric's mean over seeds on its axis of one panel (the right one a twin),
-    with a band of ± one standard deviation where there are 2 or more seeds; True if banded."""
-    axes = {"left": ax, "right": ax.twinx()}
-    banded = False
-    for side, axis in axes.items():
+    """Every registered metric's mean over seeds on its axis of one panel (the right one a twin)."""
+    banded = seeds >= 2 and not frame.empty  # one seed has no spread: no band
+    for side, axis in (("left", ax), ("right", ax.twinx())):
         drawn = [metric for metric in registry.trace_metrics() if metric.axis == side]
         if not drawn:
             continue
@@ -45,30 +59,15 @@ def _panel_curves(ax: plt.Axes, frame: pd.DataFrame, seeds: int) -> bool:
         axis.tick_params(axis="y", labelcolor=colour, labelsize=8)
         if frame.empty:
             continue
-        banded = seeds >= 2  # one seed has no spread: no band
         for metric in drawn:
-            label = _curve_name(metric)
-            band(
-                axis, frame, "step", metric.name, label, metric.colour, alpha=0.25 if banded else 0
-            )
+            alpha = 0.25 if banded else 0
+            band(axis, frame, "step", metric.name, _curve_name(metric), metric.colour, alpha=alpha)
     return banded
 
 
-def _metric_legend(fig: plt.Figure, banded: bool) -> None:
-    """One legend below the panels (the top is the stamp's): every metric's curve, and the band
-    where one is drawn."""
-    handles: list[Artist] = [
-        Line2D([], [], color=metric.colour, label=_curve_name(metric))
-        for metric in registry.trace_metrics()
-    ]
-    if banded:
-        handles.append(Patch(color="0.6", alpha=0.4, label="± 1 std over seeds"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
-
-
 def _change(frame: pd.DataFrame) -> str:
-    """What a panel's curves change by, first to last recorded step (means over seeds): each panel
-    scales its axes to its own data, so the size of the change is stated, not left to the eye."""
+    """What a panel's curves change by, first to last step (means over seeds): each panel scales
+    its axes to its own data, so the size of the change is stated, not left to the eye."""
     lines = []
     for metric in registry.trace_metrics():
         means = frame.groupby("step")[metric.name].mean()
@@ -81,15 +80,8 @@ def _change(frame: pd.DataFrame) -> str:
 
 
 def metric_curves(traces: pd.DataFrame, panel: str, row: str | None = None) -> plt.Figure:
-    """The per-update metrics against the update step, the mean over seeds (paper Figures 2 and 4).
-
-    One panel per value of ``panel`` (a setup or task), two panels a row; with ``row`` (e.g. the
-    encoder) one row of panels per value. Each metric of :mod:`isotropy.metrics.registry` is
-    drawn on its axis (IsoScore left, silhouette right), scaled to the panel's own data, so each
-    panel's title states the change it shows (first → last step); every metric is named on every
-    panel and in the legend below the panels; a band of ± one standard deviation over seeds is
-    drawn (and named) only where a panel has 2 or more seeds.
-    """
+    """Each registered metric per update, mean over seeds (paper Figures 2 and 4): a panel per
+    ``panel`` value, two a row, or with ``row`` (the encoder) a row of panels per value."""
     panels = list(dict.fromkeys(traces[panel]))
     rows = list(dict.fromkeys(traces[row])) if row else [None]
     cells = [(r, p) for r in rows for p in panels]
@@ -98,11 +90,9 @@ def metric_curves(traces: pd.DataFrame, panel: str, row: str | None = None) -> p
     fig, axes = panel_grid(len(cells), columns, panel=(3.7, 2.9), margin=(0, 0.6))
     banded = False
     for ax, (row_value, panel_value) in zip(axes.flat, cells):
-        frame = traces[
-            (traces[panel] == panel_value) & ((traces[row] == row_value) if row else True)
-        ]
-        frame = frame.dropna(subset=registry.metric_columns())
-        seeds = frame["seed"].nunique() if not frame.empty else 0
+        chosen = (traces[panel] == panel_value) & ((traces[row] == row_value) if row else True)
+        frame = traces[chosen].dropna(subset=registry.metric_columns())
+        seeds = frame["seed"].nunique()
         banded = _panel_curves(ax, frame, seeds) or banded
         label = f"{row_value} / {panel_value}" if row else str(panel_value)
         heading = wrapped(f"{label} ({seeds} seed{'s' if seeds != 1 else ''})", 44)
@@ -113,29 +103,24 @@ def metric_curves(traces: pd.DataFrame, panel: str, row: str | None = None) -> p
         ax.set_title(heading, fontsize=9)
         ax.tick_params(axis="x", labelsize=8)
         ax.set_xlabel("update", fontsize=9)
-    _metric_legend(fig, banded)
+    # one legend below the panels (the top is the stamp's)
+    handles: list[Artist] = [
+        Line2D([], [], color=metric.colour, label=_curve_name(metric))
+        for metric in registry.trace_metrics()
+    ]
+    if banded:
+        handles.append(Patch(color="0.6", alpha=0.4, label="± 1 std over seeds"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
     return fig
-
-
-SIGN_MARK = "sign differs from the paper"
-INTERVAL_NOTE = (
-    "r, ρ: Pearson and Spearman correlation of {x} and {y} over every recorded step of every seed "
-    "(pooled). In brackets: the 95% t-interval over seeds of the per-seed values (Fisher z), "
-    "after their mean; with one seed there is no interval. A red frame marks a panel whose sign "
-    "differs from the paper's r (Mickus et al. 2024, §3.2) or whose seeds disagree in sign."
-)
-
-
-def _value(value: float) -> str:
-    return f"{value:.3f}" if np.isfinite(value) else "undefined"
 
 
 def _correlation_line(symbol: str, row: pd.Series, column: str) -> str:
     """``r = -0.978 pooled; seeds -0.970 [-0.990, -0.940]``, or ``…; 1 seed: no interval``."""
-    line = f"{symbol} = {_value(row[column])}"
+    value = row[column]
+    line = f"{symbol} = {value:.3f}" if np.isfinite(value) else f"{symbol} = undefined"
     low, high = row.get(f"{column}_seed_low", np.nan), row.get(f"{column}_seed_high", np.nan)
     if np.isfinite(low) and np.isfinite(high):
-        line += f" pooled; seeds {_value(row[f'{column}_seed_mean'])} [{low:.3f}, {high:.3f}]"
+        line += f" pooled; seeds {row[f'{column}_seed_mean']:.3f} [{low:.3f}, {high:.3f}]"
     elif isinstance(row.get("interval"), str):
         line += f" ({row['interval']})"
     return line
@@ -158,16 +143,12 @@ def sign_warning(correlation: pd.Series | None) -> str:
 def panel_title(
     name: str, correlation: pd.Series | None = None, per_seed: Sequence[float] = ()
 ) -> str:
-    """Figure 3's panel title: the setup, then Pearson's r and Spearman's rho over all steps and
-    seeds when defined, each with its interval over seeds where the table has one, each seed's r
-    (``per_seed``, with 2 or more seeds), then why the panel is marked (one place for everything
-    a title states)."""
+    """Figure 3's panel title: the setup; pooled r and ρ when defined, each with its interval over
+    seeds; each seed's r (2 or more seeds); why the panel is marked."""
     title = wrapped(name, 44)
     if correlation is not None and np.isfinite(correlation["spearman_rho"]):
-        title += "".join(
-            "\n" + _correlation_line(symbol, correlation, column)
-            for symbol, column in (("r", "pearson_r"), ("ρ", "spearman_rho"))
-        )
+        for symbol, column in (("r", "pearson_r"), ("ρ", "spearman_rho")):
+            title += "\n" + _correlation_line(symbol, correlation, column)
     if len(per_seed) > 1:
         title += "\n" + wrapped("r per seed: " + " ".join(f"{v:+.3f}" for v in per_seed), 48)
     if warning := sign_warning(correlation):
@@ -175,66 +156,29 @@ def panel_title(
     return title
 
 
-def isotropy_axis(
-    ax: plt.Axes, values: pd.Series, label: str = "IsoScore", log: bool = True
-) -> str:
-    """The isotropy metric (IsoScore) on x, one convention for every panel of a figure
-    (:func:`silhouette_vs_isoscore`): a log axis, where late updates near 0 show their path, or
-    linear.
-    A panel spanning more than a decade is labelled on the decades; a narrower one gets 3 plain
-    ticks (a log axis labels none inside a decade). Returns the scale."""
+def isotropy_axis(ax: plt.Axes, values: pd.Series, label: str, log: bool) -> None:
+    """The isotropy metric on x, log (late updates near 0 show their path) or linear. A log panel
+    narrower than a decade gets 3 plain ticks (a log axis labels none inside a decade)."""
     if not log:
         ax.set_xlabel(label, fontsize=10)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
-        return "linear"
+        return
     ax.set_xscale("log")
     ax.set_xlabel(f"{label} (log scale)", fontsize=10)
     ax.xaxis.set_minor_formatter(NullFormatter())  # labels on the decades only
     positive = values[values > 0]
     if len(positive) and positive.max() < 10 * positive.min():
-        ticks = [
-            t for t in MaxNLocator(nbins=3).tick_values(positive.min(), positive.max()) if t > 0
-        ]
-        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ticks = MaxNLocator(nbins=3).tick_values(positive.min(), positive.max())
+        ax.xaxis.set_major_locator(FixedLocator([t for t in ticks if t > 0]))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         ax.xaxis.set_minor_locator(NullLocator())
-    return "log"
-
-
-def _figure3_panel(ax: plt.Axes, frame: pd.DataFrame, title: str, warning: str, log: bool):
-    isotropy, clusters = registry.with_role("isotropy"), registry.with_role("clusters")
-    points = ax.scatter(
-        frame[isotropy.name],
-        frame[clusters.name],
-        c=frame["step"],
-        cmap="viridis",
-        s=6,
-        rasterized=True,
-    )
-    ax.set_title(title, fontsize=9)
-    isotropy_axis(ax, frame[isotropy.name], isotropy.label, log)
-    ax.set_ylabel(clusters.label, fontsize=10)
-    ax.tick_params(labelsize=8)
-    ax.locator_params(axis="y", nbins=5)
-    ax.grid(alpha=0.3)
-    if warning:  # the mark: a red frame
-        for spine in ax.spines.values():
-            spine.set(color="firebrick", linewidth=2)
-    return points
 
 
 def silhouette_vs_isoscore(
     traces: pd.DataFrame, panel: str, correlations: pd.DataFrame | None = None
 ) -> plt.Figure:
-    """Silhouette against IsoScore, one panel per setup, points coloured by update (paper Figure 3).
-
-    The two metrics are the registry's correlated pair (:func:`registry.with_role`): the isotropy
-    metric on x, one scale for every panel (log when every value is positive, else linear), the
-    cluster metric on y.
-    Titles give the pooled r and ρ and the interval over seeds (:func:`panel_title`); a note under
-    the panels says what they are; a red frame marks a sign against the paper. Two panels a row;
-    constrained layout keeps labels, the note and the colour bar clear of each other.
-    """
+    """The registry's cluster metric against its isotropy metric, a panel per setup, points
+    coloured by update (paper Figure 3); one x scale for all (log when every value is positive)."""
     isotropy, clusters = registry.with_role("isotropy"), registry.with_role("clusters")
     panels = list(dict.fromkeys(traces[panel]))
     fig, axes = panel_grid(len(panels), 2, panel=(3.6, 3.3), margin=(0.8, 0.8))
@@ -244,18 +188,22 @@ def silhouette_vs_isoscore(
     for ax, panel_value in zip(axes.flat, panels):
         correlation, per_seed = None, []
         if correlations is not None:
-            row = correlations[
-                (correlations[panel] == panel_value) & (correlations["scope"] == "all")
-            ]
-            correlation = None if row.empty else row.iloc[0]
-            seeds = correlations[
-                (correlations[panel] == panel_value)
-                & correlations["scope"].astype(str).str.startswith("seed")
-            ]
-            per_seed = seeds["pearson_r"].tolist()
-        title = panel_title(str(panel_value), correlation, per_seed)
+            ours = correlations[correlations[panel] == panel_value]
+            pooled = ours[ours["scope"] == "all"]
+            correlation = None if pooled.empty else pooled.iloc[0]
+            per_seed = ours.loc[ours["scope"].astype(str).str.startswith("seed"), "pearson_r"]
         frame = measured[measured[panel] == panel_value]
-        points = _figure3_panel(ax, frame, title, sign_warning(correlation), log)
+        x, y = frame[isotropy.name], frame[clusters.name]
+        points = ax.scatter(x, y, c=frame["step"], cmap="viridis", s=6, rasterized=True)
+        ax.set_title(panel_title(str(panel_value), correlation, list(per_seed)), fontsize=9)
+        isotropy_axis(ax, x, isotropy.label, log)
+        ax.set_ylabel(clusters.label, fontsize=10)
+        ax.tick_params(labelsize=8)
+        ax.locator_params(axis="y", nbins=5)
+        ax.grid(alpha=0.3)
+        if sign_warning(correlation):  # the mark: a red frame
+            for spine in ax.spines.values():
+                spine.set(color="firebrick", linewidth=2)
     visible = [ax for ax in axes.flat if ax.get_visible()]
     colourbar = fig.colorbar(points, ax=visible, label="update", shrink=0.8, pad=0.02, aspect=30)
     colourbar.ax.tick_params(labelsize=8)
@@ -274,34 +222,22 @@ def cell_label(row: pd.Series, vector_labels: dict[str, str]) -> str:
 def r_by_condition(
     table: pd.DataFrame, settings_line: str, vector_labels: dict[str, str] | None = None
 ) -> plt.Figure:
-    """One row per cell: every seed's Pearson r (dots) and the interval over seeds (bar).
-
-    ``table``: results/sensitivity/table.csv (``pearson_r_seeds`` lists the seeds' values). The
-    settings and the interval's kind are printed under the panel, so the figure states how it was
-    made.
-    """
+    """One row per cell of results/sensitivity/table.csv: every seed's Pearson r (dots) and the
+    interval over seeds (bar); the caption states the settings and the interval's kind."""
     vector_labels = vector_labels or {}
     fig, ax = plt.subplots(figsize=(8.0, 1.8 + 0.32 * len(table)), layout="constrained")
     rows = np.arange(len(table))
     colours = ["tab:red" if r > 0 else "tab:blue" for r in table["pearson_r"]]
     seeds = [[float(v) for v in str(values).split()] for values in table["pearson_r_seeds"]]
     counts = [len(values) for values in seeds]
-    ax.scatter(
-        np.concatenate(seeds),
-        np.repeat(rows, counts),
-        s=16,
-        c=np.repeat(colours, counts),
-        alpha=0.6,
-        zorder=3,
-        label="a seed's r",
-    )
+    x, y, c = np.concatenate(seeds), np.repeat(rows, counts), np.repeat(colours, counts)
+    ax.scatter(x, y, s=16, c=c, alpha=0.6, zorder=3, label="a seed's r")
     if {"pearson_r_low", "pearson_r_high"} <= set(table):  # NaN bounds draw no bar
         low, high = table["pearson_r_low"], table["pearson_r_high"]
         ax.hlines(rows, low, high, colors=colours, linewidth=2.2, zorder=2, gid=DECORATION)
     label = "tanh(mean Fisher z) and interval"
     ax.scatter(table["pearson_r"], rows, marker="|", s=144, color="black", zorder=4, label=label)
-    ax.set_yticks(range(len(table)))
-    ax.set_yticklabels([cell_label(row, vector_labels) for _, row in table.iterrows()], fontsize=8)
+    ax.set_yticks(rows, [cell_label(row, vector_labels) for _, row in table.iterrows()], fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0, color="grey", linewidth=0.8, gid=DECORATION)
     ax.set_xlim(-1.05, 1.05)
@@ -316,12 +252,8 @@ def r_by_condition(
 def phases(
     traces: pd.DataFrame, settings_line: str, vector_labels: dict[str, str] | None = None
 ) -> plt.Figure:
-    """IsoScore (top) and silhouette (bottom) against updates, one column per cell.
-
-    ``traces``: the runs' traces with ``setup``, ``vectors``, ``label_set``, ``seed``, ``step``,
-    ``isoscore`` and ``silhouette``. One line per seed; each seed's IsoScore minimum is marked
-    (a dot on IsoScore, a dotted vertical line on both panels).
-    """
+    """IsoScore (top) and silhouette (bottom) against updates, one column per cell, one line per
+    seed; each seed's IsoScore minimum marked (a dot, and a dotted line on both panels)."""
     vector_labels = vector_labels or {}
     cells = list(traces.groupby(["setup", "vectors", "label_set"], sort=False))
     fig, axes = panel_grid(2 * len(cells), len(cells), panel=(3.6, 2.6))
@@ -330,14 +262,13 @@ def phases(
         for index, (seed, run) in enumerate(frame.groupby("seed")):
             run = run.sort_values("step")
             colour = plt.get_cmap("tab10")(index % 10)
-            low = int(np.argmin(run["isoscore"].to_numpy()))
-            step = run["step"].to_numpy()
-            top.plot(step[low], run["isoscore"].iloc[low], "o", color=colour, ms=4, gid=DECORATION)
+            low = run.loc[run["isoscore"].idxmin()]
+            top.plot(low["step"], low["isoscore"], "o", color=colour, ms=4, gid=DECORATION)
             for ax, metric in panels:
-                ax.plot(step, run[metric], color=colour, linewidth=1, label=f"seed {seed}")
-                ax.axvline(step[low], color=colour, linestyle=":", linewidth=0.8, gid=DECORATION)
+                ax.plot(run["step"], run[metric], color=colour, linewidth=1, label=f"seed {seed}")
+                ax.axvline(low["step"], color=colour, linestyle=":", linewidth=0.8, gid=DECORATION)
         title = f"{setup}: {vector_labels.get(vectors, vectors)}, {label_set}"
-        top.set_title(textwrap.fill(title, 36), fontsize=9)
+        top.set_title(wrapped(title, 36), fontsize=9)
         for ax, metric in panels:
             ax.set_ylabel("IsoScore" if metric == "isoscore" else metric, fontsize=9)
             ax.grid(alpha=0.3)
@@ -347,24 +278,11 @@ def phases(
     return fig
 
 
-# Section 2 on real points: the curves of each panel (trace column, label, colour).
-SECTION2_SCORES = (
-    ("isoscore", "IsoScore", "tab:blue"),
-    ("eq2_objective", "Eq. (2): cos(λ, 1)", "tab:cyan"),
-    ("silhouette", "silhouette", "tab:red"),
-)
-SECTION2_DISTANCES = (
-    ("eq1_objective", "Eq. (1): mean inter − intra distance", "tab:purple"),
-    ("intra_class_spread", "intra-class spread", "tab:orange"),
-)
-
-
 def plot_section2(
     trace: pd.DataFrame, classes: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
 ) -> None:
-    """The main paper's section 2 on real points: Eq. (3) optimised under norm bounds; left, the
-    isotropy side (IsoScore, Eq. (2)) and the silhouette; right, Eq. (1) and the intra-class
-    spread."""
+    """The main paper's section 2 on real points, Eq. (3) optimised under norm bounds: left the
+    isotropy side and the silhouette, right Eq. (1) and the intra-class spread."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     for ax, unit, curves in (
         (left, "score", SECTION2_SCORES),
@@ -372,13 +290,10 @@ def plot_section2(
     ):
         for column, label, colour in curves:
             ax.plot(trace["step"], trace[column], color=colour, label=label)
-        ax.set_xlabel("ascent step on Eq. (3)")
-        ax.set_ylabel(unit)
+        ax.set(xlabel="ascent step on Eq. (3)", ylabel=unit)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ratio = classes["norm_per_count"]
+    ratios = ", ".join(f"{v:.4g}" for v in classes["norm_per_count"])
     figure.suptitle(
-        f"‖w_c‖ / n_c per class: {', '.join(f'{v:.4g}' for v in ratio)} (footnote 2: equal at the "
-        "optimum)",
-        fontsize=9,
+        f"‖w_c‖ / n_c per class: {ratios} (footnote 2: equal at the optimum)", fontsize=9
     )
     save_figure(figure, pdf_path, png_path)

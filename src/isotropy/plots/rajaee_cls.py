@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from isotropy.plots.checks import plt, save_figure, seed_means
@@ -18,7 +17,7 @@ def plot_cls_layers(
     layers: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, title: str
 ) -> pd.DataFrame:
     """Two panels (I(W), IsoScore) against the layer, one line per model/task × method, mean ±
-    std over seeds; ``title`` states the settings. Returns the plotted summary."""
+    std over seeds; ``title`` states the settings; returns the plotted summary."""
     keys = ["model", "task", "method", "layer"]
     summary = seed_means(layers, keys, ["iw", "isoscore"]).fillna(0.0)
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
@@ -27,11 +26,9 @@ def plot_cls_layers(
             mean, std = group[f"{column}_mean"], group[f"{column}_std"]
             name = f"{model}/{task}, {METHOD_LABELS.get(method, method)}"
             axis.errorbar(group["layer"], mean, yerr=std, marker="o", capsize=3, label=name)
-        if column == "iw":
-            axis.set_yscale("log")
-        axis.set_xlabel("layer (validation CLS states, before the method)")
-        axis.set_ylabel(label)
-        axis.set_xticks(np.unique(summary["layer"]))
+        axis.set_yscale("log" if column == "iw" else "linear")
+        axis.set(xlabel="layer (validation CLS states, before the method)", ylabel=label)
+        axis.set_xticks(summary["layer"].unique())
     # one legend under both panels: each panel draws the same curves
     figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", fontsize=7)
     figure.suptitle(title, fontsize=9)
