@@ -159,16 +159,6 @@ def test_bounds_at_the_papers_number_are_not_judged_on_a_stand_in_on_both_pages(
     assert "✅ supported (on a stand-in)" in line
 
 
-def test_cais_within_cluster_bound_is_not_judged_on_minilm_for_bert():
-    """Cai's 'nearly isotropic within clusters' (a bound away from no change) on MiniLM standing
-    in for BERT: not judged."""
-    row = measurement("geometry", "isoscore_within_ratio_min", "miniLM", "BERT", 0.2)
-    row["stand_in"] = "miniLM (sentence-transformers/all-MiniLM-L6-v2) for BERT"
-    table = compare(read_published(), pd.DataFrame([row]), {"geometry"})
-    judged = table[table["quantity"] == "isoscore_within_ratio_min"]
-    assert judged["verdict"].item() == T.STAND_IN
-
-
 def test_an_istar_direction_on_a_stand_in_says_so_in_its_verdict_cell():
     setup, tested = "miniLM/sst2, λ=-1", dict(seeds=5, p_less=1e-4, p_greater=0.9999)
     row = measurement("istar", "istar_isoscore_change", setup, setup, -0.1, **tested)
@@ -247,19 +237,6 @@ def test_a_pooled_value_its_seeds_disagree_with_is_flagged_beside_it():
     close = sim.seed_measurement("pearson_r", "miniLM/polarity", "polarity", (-0.8, -0.81, -0.82))
     notes = check_claims(pd.DataFrame([close]), {"main"}, studies.measured_claims())["note"]
     assert "⚠" not in notes.str.cat()
-
-
-def test_a_point_comparison_reads_untested():
-    from isotropy.verdicts.claims import UNTESTED_FAILS, UNTESTED_HOLDS
-
-    rows = [
-        measurement("geometry", "sts_isotropy_ratio", "bert/stsb", "bert/stsb", 3.0),
-        measurement("geometry", "sts_spearman_gain", "bert/stsb", "bert/stsb", -1.0),
-    ]
-    claims = check_claims(pd.DataFrame(rows), {"geometry"}, studies.measured_claims())
-    claims = claims.query("study == 'geometry'").set_index("claim")
-    assert claims.loc["cluster_based_raises_isotropy", "verdict"] == UNTESTED_HOLDS
-    assert claims.loc["cluster_based_raises_sts", "verdict"] == UNTESTED_FAILS
 
 
 def test_the_docs_answers_read_the_claims_pages_verdicts():
