@@ -1,7 +1,5 @@
-"""The geometry and I-STAR studies' time estimates (their per-job costs: isotropy.geometry.cost,
-isotropy.studies.istar, summed over the dry run by isotropy.estimate): printed for the offline
-and tiny configurations from the measured costs, what is done already counted out, and a
-missing cost named. No network."""
+"""The studies' time estimates (isotropy.estimate over the dry run's jobs): the measured costs
+summed, what is done counted out, a missing cost named. No network."""
 
 from __future__ import annotations
 
@@ -52,9 +50,7 @@ def _seconds(printed: str) -> float:
         ("geometry_study", OFFLINE),
         ("rajaee_cls_study", OFFLINE),
         ("istar_study", OFFLINE),
-        ("extensions_study", TINY),
         ("geometry_study", TINY),
-        ("istar_study", TINY),
     ],
 )
 def test_each_study_prints_the_sum_of_its_jobs_costs(
@@ -62,9 +58,7 @@ def test_each_study_prints_the_sum_of_its_jobs_costs(
 ):
     """The printed total is the dry run's jobs, each at its record's cost (JOB_COSTS) or its
     start-up, on 2 idle cores at the measured speed, within the printed duration's rounding
-    (2 significant digits): one job list, one cost per job, every study with costed jobs.
-    Before JOB_COSTS, the extension study's runs were costed as start-ups only: 7.5 min
-    against the printed 57."""
+    (2 significant digits): one job list, one cost per job, every study with costed jobs."""
     monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
     files = _files(configs, target, tmp_path)
