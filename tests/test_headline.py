@@ -14,7 +14,7 @@ import yaml
 
 from isotropy.committed import main as headline
 from isotropy.committed import optimisation
-from isotropy.io import checked_record, generated_block, sha256_file, with_block
+from isotropy.io import checked_record, sha256_file
 from isotropy.verdicts.tolerances import VERDICTS
 from isotropy.workflow.config import load_config_files
 
@@ -173,16 +173,11 @@ def test_the_record_names_the_code_and_stand_ins(copied):
     }
 
 
-def test_the_page_judges_every_setup_and_a_stale_page_is_told(copied):
+def test_the_page_judges_every_setup(copied):
     block = headline.doc_block(copied)
     for setup in SETUPS:
         assert f"\n| {setup} | Pearson r | Mickus et al. 2024, §3.2" in block
     assert "every 10th update" in block
-    page = f"# page\n\n{headline.DOC_BEGIN}\n\nold table\n{headline.DOC_END}\ntail\n"
-    assert generated_block(page, headline.DOC_BEGIN, headline.DOC_END) != block
-    renewed = with_block(page, block, headline.DOC_BEGIN, headline.DOC_END)
-    assert generated_block(renewed, headline.DOC_BEGIN, headline.DOC_END) == block
-    assert renewed.endswith("tail\n")
 
 
 def test_results_without_traces_are_refused(tmp_path):

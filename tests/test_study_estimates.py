@@ -133,9 +133,3 @@ def test_a_missing_cost_row_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(costs, "measured_costs", lambda: rows)
     with pytest.raises(KeyError, match="0 rows of 'geometry_lid_cpu_seconds_per_layer_token'"):
         geometry_cost.jobs(load_config(TINY))
-
-
-def test_the_geometry_and_istar_rows_validate():
-    """Every geometry job of the offline study and the fine-tuning runs have their rows."""
-    assert all(seconds for _, _, seconds in geometry_cost.jobs(load_config(OFFLINE)))
-    assert all(costs.finetune_measured().values())
