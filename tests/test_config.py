@@ -1,7 +1,6 @@
 """The configuration: validation by the models, defaults, cross-checks and the runs it implies."""
 
 import copy
-import os
 import re
 from pathlib import Path
 
@@ -48,14 +47,11 @@ def test_overlays_are_merged_deeply_like_snakemake(config):
     merged = workflow_config.deep_merge(copy.deepcopy(config), tiny)
     assert merged["glue"]["learning_rate"] == config["glue"]["learning_rate"]
     assert merged["glue"]["tasks"] == tiny["glue"]["tasks"]
-    # tiny.yaml unpins one source's sha256 (its mirror holds a cut-down file); the rest stays.
-    words = {**config["sources"]["supersense_words"], "sha256": None}
-    assert merged["sources"] == {**config["sources"], "supersense_words": words}
 
 
 def test_sources_live_in_their_own_file_that_overlays_still_change(tmp_path):
-    """config/sources.yaml (SOURCES_CONFIG) is laid under every configuration, so config.yaml
-    stays short and an overlay changes a source key by key, as it did inside config.yaml."""
+    """config/sources.yaml (SOURCES_CONFIG) is laid under every configuration; an overlay changes
+    a source key by key."""
     assert "sources" not in yaml.safe_load((ROOT / "config.yaml").read_text())
     shipped = yaml.safe_load(workflow_config.SOURCES_CONFIG.read_text())["sources"]
     overlay = tmp_path / "overlay.yaml"
@@ -167,12 +163,9 @@ def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
         ("istar.seeds", [0, 2**32], "less than or equal to 4294967295"),
         ("main.seeds", [10**20], "less than or equal to 4294967295"),  # a PeriodicWildcardError
         ("main.learning_rate", 1e39, "beyond float32's range (3.4e+38)"),
-        ("extensions.heldout.head_learning_rate", 1e39, "beyond float32's range (3.4e+38)"),
         # not finite, wherever it stands (YAML's .nan too)
         ("main.learning_rate", yaml.safe_load(".nan"), "has value nan: Input should be a finite"),
-        ("istar.training.learning_rate", float("inf"), "has value inf: Input should be a finite"),
         ("istar.training.learning_rate", float("-inf"), "has value -inf: Input should be a"),
-        ("geometry.clusters.silhouette_threshold", float("nan"), "has value nan: Input should"),
         ("istar.lambdas", [-5, float("-inf")], "'istar.lambdas[1]' has value -inf: Input should"),
         ("dataset_options", {"pos": {"a": float("nan")}}, "'dataset_options.pos.a' has value nan"),
     ],
@@ -190,9 +183,7 @@ def test_numbers_numpy_and_torch_cannot_hold_are_refused_with_their_key(config, 
     assert f"'{key}" in message and named in message, message
 
 
-@pytest.mark.parametrize(
-    "rel", ["../outside.txt", "/etc/passwd", "glue/../../x.tsv", "../secret.txt", "/etc/hostname"]
-)
+@pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd", "glue/../../x.tsv"])
 def test_mirror_paths_outside_the_mirror_are_refused(config, rel):
     """The one check of a mirror path, made before any job (so no fetch reads outside it)."""
     config["sources"]["supersense_words"]["mirror"] = [rel]
@@ -270,7 +261,7 @@ def test_a_hub_data_set_without_a_revision_is_refused_by_the_schema(config):
 
 @pytest.mark.parametrize(
     "section, name",
-    [("models", "albert"), ("models", "bert"), ("models", "roberta"), ("split_models", "x")],
+    [("models", "bert"), ("split_models", "x")],
 )
 def test_a_hub_model_without_a_revision_is_refused(config, section, name):
     """By the schema: a hub model is pinned; one read from a local folder needs no revision."""
@@ -293,13 +284,12 @@ def test_a_hub_model_without_a_revision_is_refused(config, section, name):
 
 def test_url_pins_agree_with_the_mirror_manifest(config):
     """A URL source whose file the mirror holds unchanged carries that file's sha256 as its pin."""
+    from tiny_workflow import require_mirror
+
     from isotropy import sources
     from isotropy.sources.pins import read_mirror_manifest
 
-    mirror = Path(os.environ.get(sources.MIRROR_ENV) or ROOT.parent / "shared" / "mirror").resolve()
-    manifest = read_mirror_manifest(mirror) if mirror.is_dir() else None
-    if manifest is None:
-        pytest.skip("no offline mirror with a MANIFEST.tsv beside the checkout")
+    manifest = read_mirror_manifest(require_mirror())
     words = config["sources"]["supersense_words"]
     assert words["sha256"] == manifest["supersense/words.txt"].sha256
     assert "/bc02c012a580edeebdca037d8b855cae5343ed29/" in words["url"]
@@ -411,7 +401,6 @@ def test_look_alike_key_is_shown_with_its_code_points(config):
     "content, named",
     [
         (b"\x89PNG\r\n\x1a\n\x00\x00", "is not valid YAML: unacceptable character #x0089"),
-        (b"caf\xe9: 1\n", "unacceptable character #x00e9: invalid continuation byte"),
         (b"a: \x00\n", "unacceptable character #x0000: special characters are not allowed"),
         (b"", "is empty"),
         (b"# only a comment\n", "is empty"),

@@ -1,8 +1,5 @@
-"""The configuration is described once, by its models (isotropy.configuration): every key that
-config.yaml and the overlays set has a description there, and both schemas/config.schema.yaml
-and docs/configuration.md's key reference are generated from the models
-(:mod:`isotropy.configuration.reference`), checked with every generated page by
-tests/test_committed.py."""
+"""Every key config.yaml and the overlays set has a description in the models, from which the
+schema and docs/configuration.md are generated (their staleness: tests/test_committed.py)."""
 
 from __future__ import annotations
 

@@ -145,24 +145,7 @@ def test_every_restated_default_equals_the_models(models):
         assert {"n_clusters", "n_directions", "abtt_directions"} <= set(code_defaults(function))
 
 
-@pytest.mark.parametrize(
-    "section, key, value, named",
-    [
-        (
-            "rajaee_cls.cluster_method",
-            "clusters",
-            5,
-            "rajaee_cls.cluster_method (ClusterSettings).clusters: code says 3, the model 5",
-        ),
-        ("main", "learning_rate", 0.01, "(OptimisationSettings).learning_rate: code says 0.001"),
-        (
-            "geometry.sts",
-            "n_clusters",
-            26,
-            "geometry.sts (enhance).n_clusters: code says 27, the model 26",
-        ),
-    ],
-)
-def test_a_planted_mismatch_is_found(models, section, key, value, named):
-    models[section][key] = value
-    assert named in "\n".join(all_mismatches(models))
+def test_a_planted_mismatch_is_found(models):
+    models["main"]["learning_rate"] = 0.01
+    found = "\n".join(all_mismatches(models))
+    assert "main (OptimisationSettings).learning_rate: code says 0.001, the model 0.01" in found

@@ -1,7 +1,5 @@
-"""The report's opening forest plot (isotropy.verdicts.forest): drawn from a comparison table alone,
-every band where the verdict's region lies, every judged row drawn or listed with its reason;
-the comparison's band and interval columns agree with the verdicts they stand beside; the page
-opens on the figure, and a real browser shows it."""
+"""The report's opening forest plot (isotropy.verdicts.forest): every judged row drawn with its
+band where the verdict's region lies, or listed with its reason; a real browser shows it."""
 
 from __future__ import annotations
 

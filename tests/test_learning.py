@@ -89,12 +89,6 @@ def test_only_the_claim_reading_the_unlearned_runs_is_guarded():
     }
 
 
-def test_a_chance_level_cls_run_is_not_judged_on_the_claims_page():
-    runs, layers = _cls_runs(CHANCE)
-    (page,) = studies.claim_pages({"rajaee_cls_runs": runs, "rajaee_cls_layers": layers})
-    assert set(page.loc[page["study"] == "rajaee_cls", "verdict"]) == {NOT_LEARNED}
-
-
 def _comparison(accuracy: list[float]) -> pd.DataFrame:
     from isotropy.standins import StandIns
     from isotropy.workflow.config import load_config

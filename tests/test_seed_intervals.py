@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
+from isotropy.statistics import seed_interval, signs_disagree
 
 
 def test_the_interval_is_the_t_interval_of_fisher_z():
@@ -53,24 +53,3 @@ def test_sign_disagreement():
     assert signs_disagree([0.85, -0.2])
     assert not signs_disagree([0.85, 0.98], pooled=0.9)
     assert not signs_disagree([0.0, 0.5, math.nan])
-
-
-def spearman_limit(points: int) -> float:
-    """The |ρ| that stands for ρ = ±1 on Fisher's z scale with ``points`` ranks: halfway between 1
-    and the largest attainable |ρ| below it, 1 − 12 / (n (n² − 1)) (one adjacent swap). Spearman's
-    ρ is discrete, so ρ = −1 on 13 points is one swap from −0.9945; clipping it at 1 − 1e-12 instead
-    would put it 11 units of z away and turn two such seeds into an interval of [−1, 1]."""
-    if points < 3:
-        return R_LIMIT
-    return 1 - 6 / (points * (points**2 - 1))
-
-
-def test_spearman_at_minus_one_is_clipped_at_the_data_resolution():
-    # the golden tiny run's polarity seeds: ρ = -1 and -0.9945 on 13 points, one swap apart
-    assert spearman_limit(13) == pytest.approx(1 - 6 / (13 * 168))
-    assert 0.9945054945054945 < spearman_limit(13) < 1
-    seeds = [-1.0, -0.9945054945054945]
-    floating = seed_interval(seeds)  # clipped at 1 - 1e-12: z = -14.2 against -2.95
-    assert floating.low == pytest.approx(-1) and floating.high == pytest.approx(1)
-    resolved = seed_interval(seeds, limit=spearman_limit(13))
-    assert -1 < resolved.low < resolved.estimate < resolved.high < 0

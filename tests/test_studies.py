@@ -1,8 +1,5 @@
-"""The study registry (isotropy.studies): every switchboard that names studies reads it.
-
-The schema's ``studies`` list and the rule files are checked against it; ``rule all`` builds
-the studies one way, through the registry, and a planted second way is caught.
-"""
+"""The study registry (isotropy.studies): the schema's ``studies`` list, the rule files and
+``rule all`` read it, one way (a planted second way is caught)."""
 
 from __future__ import annotations
 

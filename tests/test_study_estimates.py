@@ -1,7 +1,5 @@
-"""The geometry and I-STAR studies' time estimates (their per-job costs: isotropy.geometry.cost,
-isotropy.studies.istar, summed over the dry run by isotropy.estimate): printed for the offline
-and tiny configurations from the measured costs, what is done already counted out, and a
-missing cost named. No network."""
+"""The studies' time estimates (isotropy.estimate over the dry run's jobs): the measured costs
+summed, what is done counted out, a missing cost named. No network."""
 
 from __future__ import annotations
 
@@ -52,9 +50,7 @@ def _seconds(printed: str) -> float:
         ("geometry_study", OFFLINE),
         ("rajaee_cls_study", OFFLINE),
         ("istar_study", OFFLINE),
-        ("extensions_study", TINY),
         ("geometry_study", TINY),
-        ("istar_study", TINY),
     ],
 )
 def test_each_study_prints_the_sum_of_its_jobs_costs(
@@ -62,9 +58,7 @@ def test_each_study_prints_the_sum_of_its_jobs_costs(
 ):
     """The printed total is the dry run's jobs, each at its record's cost (JOB_COSTS) or its
     start-up, on 2 idle cores at the measured speed, within the printed duration's rounding
-    (2 significant digits): one job list, one cost per job, every study with costed jobs.
-    Before JOB_COSTS, the extension study's runs were costed as start-ups only: 7.5 min
-    against the printed 57."""
+    (2 significant digits): one job list, one cost per job, every study with costed jobs."""
     monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
     files = _files(configs, target, tmp_path)
@@ -139,9 +133,3 @@ def test_a_missing_cost_row_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(costs, "measured_costs", lambda: rows)
     with pytest.raises(KeyError, match="0 rows of 'geometry_lid_cpu_seconds_per_layer_token'"):
         geometry_cost.jobs(load_config(TINY))
-
-
-def test_the_geometry_and_istar_rows_validate():
-    """Every geometry job of the offline study and the fine-tuning runs have their rows."""
-    assert all(seconds for _, _, seconds in geometry_cost.jobs(load_config(OFFLINE)))
-    assert all(costs.finetune_measured().values())

@@ -8,24 +8,19 @@ import json
 import pandas as pd
 import pytest
 import tiny_workflow
-import yaml
+from test_comparison import offline_config
 
 from isotropy import standins, studies
 from isotropy.summaries import parameter_table
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets
-from isotropy.workflow.config import with_sources
 
 GLUE_MIRROR_TASKS = ("cola", "mrpc", "rte", "sst2", "wnli")
 
 
 def _config(**sections):
-    config = with_sources(yaml.safe_load((tiny_workflow.ROOT / "config.yaml").read_text()))
-    config = workflow_config.deep_merge(
-        config, yaml.safe_load((tiny_workflow.ROOT / "config/offline.yaml").read_text())
-    )
-    return workflow_config.deep_merge(config, sections)
+    return workflow_config.deep_merge(offline_config(), sections)
 
 
 def _write_run(root, study, encoder, dataset, seed, items):
@@ -143,26 +138,6 @@ def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
     assert result.returncode == 0, output[-3000:]
     assert "rule optimize_embeddings" in output
     assert "sickr" not in output.lower()
-
-
-def test_glue_table_job_reads_the_earlier_runs_and_the_new_one(tmp_path):
-    """Snakemake plans table2.csv from all six runs: the five-task miniLM run on disk and mpnet on
-    wnli (dry run; the run records are synthetic)."""
-    mirror = tiny_workflow.require_mirror()
-    work = tmp_path / "work"
-    for i, task in enumerate(GLUE_MIRROR_TASKS):
-        _write_run(work, "glue", "miniLM", task, 0, 100 + i)
-    overlay = tmp_path / "mpnet_wnli.yaml"
-    overlay.write_text("glue: {encoders: [mpnet], tasks: [wnli]}\nstudies: [glue]\n")
-    configs = [tiny_workflow.ROOT / "config.yaml", tiny_workflow.ROOT / "config/offline.yaml"]
-    dry = ["--dry-run", "results/glue/table2.csv"]
-    result = tiny_workflow.run_snakemake(work, [*configs, overlay], mirror, *dry, check=True)
-    output = result.stdout + result.stderr
-    job = output[output.index("rule tabulate_parameters:") :]
-    inputs = job.split("input:")[1].split("\n")[0]
-    assert inputs.count("summary.json") == 6, inputs
-    assert "results/glue/mpnet/wnli/seed0/summary.json" in inputs
-    assert all(f"results/glue/miniLM/{t}/seed0/summary.json" in inputs for t in GLUE_MIRROR_TASKS)
 
 
 def test_pca_view_layer_per_model():

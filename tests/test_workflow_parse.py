@@ -86,7 +86,6 @@ def test_default_config_downloads_the_papers_supersense_data_and_offline_keeps_t
             {"device": "cuda"},
             "device: 'cuda' asks for a CUDA GPU, but this machine has none visible to torch",
         ),
-        ({"main": {"setups": {}}}, "main.setups: {} in config file "),
         # the Snakefile runs every cross-check (tests/test_config.py)
         (
             {"main": {"setups": {"polarty": {"encoder": "miniLM", "bias": False}}}},
