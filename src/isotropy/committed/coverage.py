@@ -1,32 +1,22 @@
-"""docs/coverage.md, generated from docs/coverage.csv and from the outcome of each row's checks
-(issue 66, item 5; the rule that cannot over-claim, issue 79). ``python -m isotropy.committed
-write coverage`` rewrites the page (:data:`COVERAGE`, last in the registry: it reads the other
-pages); tests/test_coverage.py fails when a check's outcome contradicts its row's status and
-when a number the papers print has no row, tests/test_committed.py when the page is stale.
+"""docs/coverage.md, generated from docs/coverage.csv and from what each row's checks read;
+tests/test_coverage.py fails when a check's outcome contradicts its row's status (the statuses
+and what holds each up: docs/coverage.md).
 
-A row's ``checks`` (separated by `` | ``) are of four kinds:
-
-- a table row: ``<file>[column=value; column~text]``, the rows of a CSV (``tests/golden/…``,
-  ``docs/data/…``) or of a generated page's tables (``docs/….md``) meeting every condition;
-  its outcome is their ``verdict`` cells, or *computed* when the table has no verdict (*equal*
-  when every number its conditions pin is one the same row cites from the paper);
-- a test: ``tests/test_x.py::test_name``, which must name the row in
-  ``@pytest.mark.covers("<row id>")``; ``on="docs/data/…"`` (a committed run the test reads, its
-  name in the test's source) or ``on="mirror"`` (the mirror's copy of the paper's data, through
-  the ``mirror_root`` fixture) says it ran on the paper's data, else it counts as synthetic;
-- a plan: ``config.yaml [+ config/overlay.yaml] > results/…``, which a dry run must plan
-  (the slow test in tests/test_coverage.py);
-- the paper's own numbers: ``config/published_values.csv[…]``, which hold nothing up; every
-  row of that file must be selected by some row (a printed number without a row fails).
-
-A row's ``kind`` is ``formula`` (an equation, a definition, a derivation) or ``empirical``
-(anything measured on data: a figure, a table, a setup, a trend; an empty cell reads empirical).
+A row's ``checks``, separated by `` | ``: a table row ``<file>[column=value; column~text]`` of
+a CSV or of a generated page's tables (it reads their ``verdict`` cells, else *computed*, or
+*equal* when every number it pins is one the row cites from the paper); a test
+``tests/test_x.py::test_name`` naming the row in ``@pytest.mark.covers("<id>", on=…)`` (``on``:
+the committed file or ``"mirror"`` it reads; without it, synthetic); a plan ``config.yaml
+[+ config/overlay.yaml] > results/…``, which a dry run must plan; the paper's numbers
+``config/published_values.csv[…]``, each of which some row must select. A row's ``kind`` is
+``formula`` or ``empirical`` (anything measured on data; an empty cell reads empirical).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import re
 from collections import Counter
 from pathlib import Path
@@ -41,31 +31,17 @@ DATA = Path("docs/coverage.csv")
 PAGE = Path("docs/coverage.md")
 PUBLISHED = "config/published_values.csv"
 BEGIN, END = page_markers("coverage")
-STATUSES = (
-    "reproduced",
-    "not reproduced",
-    "not judged",
-    "stand-in",
-    "online or GPU only",
-    "no counterpart",
-)
 TEST = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
 TABLE = re.compile(r"((?:tests/golden|docs|config)/[\w./-]+\.(?:csv|md))(?:\[(.+)\])?")
 PLAN = re.compile(r"((?:config\.yaml)(?: \+ config/[\w.-]+\.yaml)*) > (results/\S+)")
-# Verdict words by what they say of the paper's statement (the first that starts a verdict,
-# after the marks ✅ ❌ ❔); a verdict the page itself calls near-guaranteed, or judged on a
-# stand-in, says neither.
-CLASSES = (
-    ("not supported", "against"),
-    ("not consistent", "against"),
-    ("differs", "against"),
-    ("untested: fails", "against"),
-    ("supported", "for"),
-    ("agrees", "for"),
-    ("consistent", "for"),
-    ("stand-in", "stand-in"),
-    ("not run", "not run"),
-)
+# Verdict classes by the words a verdict starts with (after its mark); a verdict the page itself
+# calls near-guaranteed, or judged on a stand-in, says neither for nor against.
+CLASSES = {
+    "against": ("not supported", "not consistent", "differs", "untested: fails"),
+    "for": ("supported", "agrees", "consistent"),
+    "stand-in": ("stand-in",),
+    "not run": ("not run",),
+}
 # A table of the tiny test run (tests/golden/) is not the paper's scale: what it reads is tagged.
 TINY = "tests/golden/"
 TESTS = {"test", "test on the paper's data"}
@@ -81,6 +57,7 @@ ALLOWED = {
     "online or GPU only": {"not run", "tiny: not run", "plan", "test"},
     "no counterpart": set(),
 }
+STATUSES = tuple(ALLOWED)
 # ... and what it needs, by the row's kind: *reproduced* an agreeing verdict or exact equality on
 # a committed run at the item's scale, or a test on the paper's data; a synthetic test only for a
 # formula. A table without a verdict, the tiny run and a near-guaranteed verdict never suffice.
@@ -115,20 +92,15 @@ def checks_of(row) -> list[str]:
 @functools.cache
 def _page_tables(file: Path) -> pd.DataFrame:
     """Every markdown table of a page, as one frame (cells without ``*`` and backticks)."""
-    frames: list[pd.DataFrame] = []
-    header: list[str] | None = None
-    body: list[list[str]] = []
-    for line in [*file.read_text(encoding="utf-8").splitlines(), ""]:
-        if line.startswith("|"):
-            cells = [c.strip().strip("*`").strip() for c in line.strip().strip("|").split("|")]
-            if header is None:
-                header = cells
-            elif not set("".join(cells)) <= set("-: "):
-                body.append(cells)
-            continue
-        if header and body:
+    lines = file.read_text(encoding="utf-8").splitlines()
+    frames = []
+    for is_table, block in itertools.groupby(lines, key=lambda line: line.startswith("|")):
+        rows = [
+            [c.strip().strip("*`").strip() for c in r.strip().strip("|").split("|")] for r in block
+        ]
+        header, body = rows[0], [r for r in rows[1:] if not set("".join(r)) <= set("-: ")]
+        if is_table and body:
             frames.append(pd.DataFrame([b for b in body if len(b) == len(header)], columns=header))
-        header, body = None, []
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -164,7 +136,7 @@ def verdict_class(verdict: str) -> str:
         return "near-guaranteed"
     if "on a stand-in" in word:
         return "stand-in"
-    return next((c for start, c in CLASSES if word.startswith(start)), "undecided")
+    return next((c for c, starts in CLASSES.items() if word.startswith(starts)), "undecided")
 
 
 def _states_a_stand_in(selected: pd.DataFrame) -> bool:
