@@ -1,7 +1,5 @@
-"""The I-STAR grids run on a GPU (issue 69) are committed under docs/data/istar_gpu_*, and
-docs/istar-gpu.md is rendered from them (isotropy.committed.istar_gpu; tests/test_committed.py
-fails when the page is stale or a file fails its checksum): the device calls' folders combine
-into exactly the committed files."""
+"""The device calls' folders of the committed I-STAR grids combine into exactly the committed
+files (isotropy.committed.istar_gpu; freshness: tests/test_committed.py)."""
 
 from __future__ import annotations
 
