@@ -174,8 +174,7 @@ def covers(root: Path, file: str) -> dict[str, set[str]]:
 
 def runs_on(root: Path, file: str, name: str) -> tuple[bool, list[str]]:
     """Whether a test says it ran on the paper's data (``on=`` of its covers mark), and what is
-    wrong with the claim: a committed file that is not there or that the test never names, or
-    the mirror without its fixture."""
+    wrong with that claim."""
     node = _tests(root, file)[name]
     on = {
         str(keyword.value.value)
@@ -208,8 +207,7 @@ def _cited(root: Path, row) -> set[str]:
 
 
 def _equal(conditions: str | None, cited: frozenset[str]) -> bool:
-    """Whether every number a check's conditions pin (``column=number``) is one the paper prints
-    and the row cites, and there is one: a count that equals the paper's exactly."""
+    """Whether a check's conditions pin numbers (``column=number``), all cited from the paper."""
     pinned = [
         match.group(1)
         for condition in (conditions or "").split(";")
@@ -219,9 +217,7 @@ def _equal(conditions: str | None, cited: frozenset[str]) -> bool:
 
 
 def outcome(root: Path, item: str, check: str, cited: frozenset[str] = frozenset()):
-    """The kind of one check, what it reads (verdict classes, ``computed``, ``equal``, ``stated
-    stand-in``, ``test``, ``test on the paper's data``, ``plan``; a tiny-run table's verdicts
-    tagged ``tiny:``) and what is wrong with it."""
+    """The kind of one check, what it reads (:data:`ALLOWED`'s words) and what is wrong with it."""
     if match := TEST.fullmatch(check):
         file, name = match.groups()
         if not (root / file).is_file():
@@ -293,8 +289,7 @@ def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> 
 
 
 def _short(verdict: str) -> str:
-    """A verdict cell's word, and the qualifier that decides its class (the page it comes from
-    gives the rest)."""
+    """A verdict cell's word, and the qualifier that decides its class."""
     word = re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔➖ "))[0]
     qualifier = next((q for q in ("near-guaranteed", "on a stand-in") if q in verdict), "")
     return f"{word} ({qualifier})" if qualifier else word
@@ -325,8 +320,7 @@ def _held_up_by(row, root: Path) -> str:
 
 
 def block(root: Path = ROOT) -> str:
-    """The page's generated part: the counts per paper and status, then one table per paper, its
-    ids without the prefix the header names (each row's reason stays in the ``why`` column of
+    """The counts per paper and status, then one table per paper (the reasons stay in
     docs/coverage.csv)."""
     for cached in (_page_tables, table, _tests):  # the pages it reads may have been rewritten
         cached.cache_clear()
