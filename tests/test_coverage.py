@@ -45,7 +45,7 @@ def test_every_item_a_test_names_is_a_row():
 
 
 PLANTED = [
-    # the old row 9: Spearman ρ "reproduced" by a golden claim that reads not supported
+    # Spearman ρ "reproduced" by a golden claim that reads not supported
     (
         dict(
             checks="tests/golden/results/claims.csv[claim=spearman_strongly_negative; "
@@ -53,12 +53,12 @@ PLANTED = [
         ),
         "reads ['tiny: against']",
     ),
-    # the old row 11: seeds "reproduced" by a golden claim that reads inconclusive
+    # seeds "reproduced" by a golden claim that reads inconclusive
     (
         dict(checks="tests/golden/results/claims.csv[claim=seeds_agree; setup=miniLM/polarity]"),
         "reads ['tiny: undecided']",
     ),
-    # any test used to hold up any row: one that does not name the item fails
+    # a test that does not name the item
     (
         dict(checks="tests/test_metrics.py::test_isoscore_equals_package"),
         "does not name mickus:planted",
@@ -107,7 +107,7 @@ PLANTED = [
         ),
         "needs a check reading one of ['stated stand-in', 'test']",
     ),
-    # issue 79's loopholes. A table without a verdict reads computed, which holds up nothing:
+    # a table without a verdict reads computed, which holds up nothing
     (dict(checks="docs/data/main_table1.csv[dataset=polarity]"), "needs a check reading"),
     # nor does a pinned number the row does not cite from the paper (here the SNLI row count)
     (dict(checks="docs/data/main_table1.csv[dataset=snli; rows=12982]"), "needs a check reading"),
