@@ -195,15 +195,18 @@ def runs_on(root: Path, file: str, name: str) -> tuple[bool, list[str]]:
     return bool(on) and not problems, problems
 
 
+def _published(root: Path, row) -> list[pd.DataFrame]:
+    """The config/published_values.csv rows each of the row's checks of that file selects."""
+    return [
+        select(root, PUBLISHED, match.group(2))[0]
+        for check in checks_of(row)
+        if (match := TABLE.fullmatch(check)) and match.group(1) == PUBLISHED
+    ]
+
+
 def _cited(root: Path, row) -> set[str]:
-    """The numbers the row cites from the paper (its config/published_values.csv rows)."""
-    numbers: set[str] = set()
-    for check in checks_of(row):
-        match = TABLE.fullmatch(check)
-        if match and match.group(1) == PUBLISHED:
-            values = select(root, PUBLISHED, match.group(2))[0].get("value", pd.Series())
-            numbers |= {v.replace(",", "") for v in values}
-    return numbers
+    """The numbers the row cites from the paper."""
+    return {v.replace(",", "") for rows in _published(root, row) for v in rows.get("value", [])}
 
 
 def _equal(conditions: str | None, cited: frozenset[str]) -> bool:
@@ -281,10 +284,8 @@ def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> 
     """The papers' printed numbers (rows of config/published_values.csv) no row selects."""
     chosen = pd.Series(False, index=published.index)
     for _, row in data.iterrows():
-        for check in checks_of(row):
-            match = TABLE.fullmatch(check)
-            if match and match.group(1) == PUBLISHED:
-                chosen[select(root, PUBLISHED, match.group(2))[0].index] = True
+        for rows in _published(root, row):
+            chosen[rows.index] = True
     return [f"{p['paper']}, {p['source']}" for _, p in published[~chosen].iterrows()]
 
 
