@@ -192,6 +192,8 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
         rows = f"the whole training split ({run['history'][-1]['step']:,} steps a run)"
     walls = _walls(record)
     missing = sorted(set(calls[-1]["runs_not_started"]))
+    # each call's estimate covers the runs it planned: those it ran and those it left
+    planned = sum(len(c["wall_seconds_per_run"]) + len(c["runs_not_started"]) for c in calls)
     text = (
         f"**{first['what']}.** {first['device']}, CUDA {first['versions'].get('cuda')}, driver "
         f"{first['versions'].get('driver')}, torch {first['versions']['torch']}, transformers "
@@ -202,7 +204,7 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
         f"{runs['majority_baseline'].iloc[0]:.4f}). {len(runs)} of "
         f"{len(runs) + len(missing)} runs in {len(calls)} device calls "
         f"({walls.sum():.0f} s of runs); not run: {', '.join(missing) or 'none'}. "
-        f"The calls estimated {_estimate_per_run(calls):.1f}"
+        f"The calls estimated {sum(c['estimated_seconds'] for c in calls) / planned:.1f}"
         f" s a run from the first call's measured costs; the runs took {walls.mean():.1f} s on "
         f"average (median {walls.median():.1f} s; the slowest "
         f"{walls.max():.0f} s: {walls.idxmax()})."
@@ -213,12 +215,6 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
             f" The CUDA tests (tests/test_finetune_cuda.py) on the same card: {tests.strip('= ')}."
         )
     return text
-
-
-def _estimate_per_run(calls: list[dict[str, Any]]) -> float:
-    """Seconds a run, as the calls estimated the runs each planned (ran or left)."""
-    planned = sum(len(c["wall_seconds_per_run"]) + len(c["runs_not_started"]) for c in calls)
-    return sum(c["estimated_seconds"] for c in calls) / planned
 
 
 def _side_by_side(grids: dict[str, pd.DataFrame]) -> str:

@@ -143,21 +143,16 @@ def doc_block(root: str | os.PathLike = ".") -> str:
             f"| {_pct(row['majority_baseline'])} | {row['cls_iw']:.2e} "
             f"| {row['cls_iw_head_input']:.2e} |"
         )
-    lines += _summary_lines(seeds)
-    lines += _cause_lines(cause)
-    return "\n".join(lines) + "\n"
-
-
-def _summary_lines(seeds: pd.DataFrame) -> list[str]:
-    """The grid's accuracies summed up from the unrounded values."""
-    summary = accuracy_summary(seeds)
-    return [
+    summary = accuracy_summary(seeds)  # from the unrounded values
+    lines += [
         "",
         f"Mean accuracy over the {summary['seeds']} seeds: {_pct(summary['without'])}% without "
         f"the method, {_pct(summary['with_method'])}% with it; with − without, same seed: "
         f"{100 * summary['difference']:+.1f} points (95% t-interval over seeds "
         f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).",
+        *_cause_lines(cause),
     ]
+    return "\n".join(lines) + "\n"
 
 
 CLAIMS_BEGIN, CLAIMS_END = page_markers("Rajaee CLS claims")
