@@ -53,11 +53,6 @@ PLANTED = [
         ),
         "reads ['tiny: against']",
     ),
-    # seeds "reproduced" by a golden claim that reads inconclusive
-    (
-        dict(checks="tests/golden/results/claims.csv[claim=seeds_agree; setup=miniLM/polarity]"),
-        "reads ['tiny: undecided']",
-    ),
     # a test that does not name the item
     (
         dict(checks="tests/test_metrics.py::test_isoscore_equals_package"),
@@ -113,10 +108,6 @@ PLANTED = [
     (dict(checks="docs/data/main_table1.csv[dataset=snli; rows=12982]"), "needs a check reading"),
     # a test on synthetic data holds up a formula only, never an empirical item
     (
-        dict(checks="tests/test_optimize.py::test_multilabel_uses_one_cluster_per_label_vector"),
-        "does not name mickus:planted",
-    ),
-    (
         dict(
             id="mickus:multilabel",
             checks="tests/test_optimize.py::test_multilabel_uses_one_cluster_per_label_vector",
@@ -147,7 +138,6 @@ PLANTED = [
     ),
     (dict(kind="law"), "kind 'law' is none of"),
     (dict(status="no counterpart", checks="tests/test_metrics.py::x"), "has no test x"),
-    (dict(checks="tests/golden/results/main/table1.csv[dataset=imdb]"), "no row of"),
     (dict(checks="docs/data/main_table1.csv[dataset=polarity; items=10663]"), "no row of"),
 ]
 

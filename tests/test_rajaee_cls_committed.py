@@ -82,15 +82,12 @@ def copied(tmp_path):
     return root
 
 
-def test_the_record_names_code_settings_and_sources(copied):
+def test_the_record_names_what_made_the_copy_and_the_tables_follow_it(copied):
     record = checked_record(copied, committed.RUN)
     assert record["code_commit"] == "0" * 40 and record["seeds"] == [0, 1]
     assert record["packages"] == {"torch": "2"} and record["device"].startswith("cpu")
     assert record["stand_ins"] == {"miniLM": "miniLM for the slides' BERT-base"}
     assert len(record["sources_sha256"]) == 4
-
-
-def test_the_tables_follow_the_committed_values(copied):
     block = committed.doc_block(copied)
     assert "| cluster | 1 | 71.0 |" in block and "| none | 0 | 78.0 | 50.9 | 0.10 |" in block
 
