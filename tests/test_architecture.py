@@ -1,18 +1,28 @@
-"""The package's shape (issues 25 and 37): modules by meaning that keep their private names to
-themselves, short functions, layers that point one way, one workflow layer.
-
-A newcomer finds a concern by its module name and reads any function on one screen. These checks
-read the source (ast), so they hold for code added later too.
-"""
+"""The package's shape: modules that keep their private names to themselves, short functions,
+one workflow layer, imports that point down the floors (FLOORS) with no cycle and no study
+importing another, at the grain of files and of packages, deferred imports included. The checks
+read the source (ast), so they hold for code added later too."""
 
 import ast
 import re
 import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import import_graph
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
-from isotropy.committed.import_graph import FLOORS, FOUNDATION, dotted, file_graph, package_graph
+from isotropy.committed.import_graph import (
+    FLOORS,
+    FOUNDATION,
+    dotted,
+    file_graph,
+    floor,
+    package_graph,
+    package_of,
+    study_packages,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "isotropy"
@@ -142,22 +152,62 @@ def test_every_result_path_is_spelled_in_isotropy_paths_only():
     assert not found, "result paths spelled outside isotropy.paths:\n" + "\n".join(found)
 
 
-# ---- import direction and cycles --------------------------------------------------------------
-# tests/import_graph.py reads every import (deferred ones included) into a graph of files and of
-# packages; the checks below and the package-graph ones (issue 70, at the end) assert it. Its
-# floors (FLOORS) say which way imports point: the science and data never import the workflow
-# layer or the verdicts, the data layer imports no study.
+# ---- the import graph: no cycle, no arrow up a floor, no study importing another ---------------
+# Each study's own packages. What two studies share lives in a neutral package both import; the
+# main study's own packages are its summaries and the sensitivity analysis.
+STUDIES: dict[str, tuple[str, ...]] = {
+    "main": ("summaries", "sensitivity"),
+    **{name: (name,) for name in study_packages()},
+}
+
+
+def upward(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """``a (floor) -> b (floor)`` for every arrow from a lower floor to a higher one."""
+    return [
+        f"{a} ({floor(a)}) -> {b} ({floor(b)})"
+        for a in sorted(graph)
+        for b in sorted(graph[a])
+        if floor(a) < floor(b)
+    ]
+
+
+def cycles(graph: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node, each sorted."""
+    nodes = sorted(set(graph).union(*map(set, graph.values())))
+    index = {node: i for i, node in enumerate(nodes)}
+    arrows = [(index[a], index[b]) for a in graph for b in graph[a]]
+    rows, columns = zip(*arrows) if arrows else ((), ())
+    matrix = csr_matrix((np.ones(len(arrows)), (rows, columns)), shape=(len(nodes),) * 2)
+    _, labels = connected_components(matrix, directed=True, connection="strong")
+    components: dict[int, list[str]] = {}
+    for node, label in zip(nodes, labels):
+        components.setdefault(label, []).append(node)
+    return sorted(c for c in components.values() if len(c) > 1)
+
+
+def study_of(name: str) -> str | None:
+    package = package_of(name) if name.startswith("isotropy.") else name
+    return next((s for s, own in STUDIES.items() if package in own), None)
+
+
+def cross_study(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """``a (study) -> b (other study)`` for every arrow between two studies' code."""
+    return [
+        f"{a} ({study}) -> {b} ({other})"
+        for a in sorted(graph)
+        if (study := study_of(a)) is not None
+        for b in sorted(graph[a])
+        if (other := study_of(b)) not in (None, study)
+    ]
 
 
 def test_the_package_has_no_import_cycle():
-    """Imports between the package's modules, at module level or deferred into a function (a
-    deferred import that closes a cycle only hides it), form no cycle, between modules or
-    between packages (issue 70: seven packages once imported each other in one loop while no
-    pair of files did). A submodule importing its own package's ``__init__`` is not one: Python
-    runs the ``__init__`` first."""
+    """No cycle between modules or between packages (seven packages once looped while no pair of
+    files did). A submodule importing its own package's ``__init__`` is none: Python runs the
+    ``__init__`` first."""
     files = file_graph()
     graph = {m: {t for t in targets if not m.startswith(t + ".")} for m, targets in files.items()}
-    loops = import_graph.cycles(graph) + import_graph.cycles(package_graph(files))
+    loops = cycles(graph) + cycles(package_graph(files))
     assert not loops, "import cycles:\n" + "\n".join(" ".join(loop) for loop in loops)
 
 
@@ -187,8 +237,7 @@ def _delegates(tree, prefix):
 
 
 def test_no_pass_through_layer_between_the_rules_and_the_package():
-    """Issue 37: 14 one-line wrappers in common.smk over 12 one-line delegates in
-    workflow/inputs.py, most only swapping the argument order. Rules call the package directly."""
+    """Rules call the package directly: no function in common.smk, no delegate in between."""
     common = (ROOT / "rules" / "common.smk").read_text(encoding="utf-8")
     assert not re.findall(r"^def \w+", common, flags=re.M), "common.smk defines functions again"
     found = []
@@ -241,7 +290,7 @@ def test_the_rebinding_check_finds_a_second_binding():
 
 def test_a_main_guard_is_its_modules_last_statement():
     """Code after ``if __name__ == "__main__":`` is not defined yet when the module runs as a
-    script (``python -m``): a merge that appends one module to another can put it there."""
+    script: a merge that appends one module to another can put it there."""
     late = []
     for path in _modules():
         body = ast.parse(path.read_text()).body
@@ -254,10 +303,7 @@ def test_a_main_guard_is_its_modules_last_statement():
     assert not late, f"statements after the main guard in {late}"
 
 
-# ---- no exemptions from the formatter, the line limit and the type checker (issue 54) ---------
-# `ruff format` owns every line (no formatter pragma), no line is over 100 characters, and mypy
-# checks every module of the package (no `ignore_errors` override, no module-wide or code-less
-# ignore comment). No file is exempted from any of the three.
+# ---- no exemptions from the formatter, the line limit and the type checker --------------------
 MAX_LINE = 100
 FORMATTER_PRAGMA = re.compile(r"#\s*fmt:\s*(skip|off)\b")
 BARE_IGNORE = re.compile(r"#\s*type:\s*ignore(?!\[)|#\s*mypy:\s*ignore-errors")
@@ -296,21 +342,14 @@ def _long_lines(files: list[Path], root: Path = ROOT, limit: int = MAX_LINE) -> 
     ]
 
 
-def _module_file(module: str, root: Path = ROOT) -> str:
-    path = root / "src" / Path(*module.split("."))
-    return _relative(path / "__init__.py" if path.is_dir() else path.with_suffix(".py"), root)
-
-
 def _mypy_exemptions(pyproject: dict, files: list[Path], root: Path = ROOT) -> list[str]:
-    """Modules mypy does not check: an ``ignore_errors`` override, a ``# mypy: ignore-errors``
-    line, or a ``# type: ignore`` without an error code (which hides every error of its line)."""
+    """An ``ignore_errors`` override's modules, and each ``# mypy: ignore-errors`` line or
+    ``# type: ignore`` without an error code (which hides every error of its line)."""
     found = []
     for override in pyproject.get("tool", {}).get("mypy", {}).get("overrides", []):
         if override.get("ignore_errors"):
             modules = override["module"]
-            found += [
-                _module_file(m, root) for m in ([modules] if isinstance(modules, str) else modules)
-            ]
+            found += [modules] if isinstance(modules, str) else modules
     for path in files:
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if BARE_IGNORE.search(line):
@@ -350,14 +389,6 @@ def test_the_line_check_finds_a_planted_long_line(tmp_path):
     assert _long_lines([planted], tmp_path) == ["planted.py:2 (101 characters)"]
 
 
-def test_ruff_enforces_the_line_limit_everywhere():
-    """ruff's E501 reports a long line while it is written (editor, pre-commit)."""
-    lint = _pyproject()["tool"]["ruff"]["lint"]
-    assert "E501" not in lint.get("ignore", []), "pyproject.toml ignores E501 everywhere"
-    exempted = [p for p, codes in lint.get("per-file-ignores", {}).items() if "E501" in codes]
-    assert not exempted, f"pyproject.toml exempts files from E501: {exempted}"
-
-
 def test_mypy_checks_every_module():
     src = sorted(PACKAGE.rglob("*.py"))
     found = _mypy_exemptions(_pyproject(), src)
@@ -379,18 +410,12 @@ def test_the_mypy_check_finds_planted_exemptions(tmp_path):
         '[[tool.mypy.overrides]]\nmodule = "isotropy.whole"\ndisallow_untyped_defs = true\n'
     )
     found = _mypy_exemptions(pyproject, [bare, coded, whole], tmp_path)
-    assert found == ["src/isotropy/coded.py", "src/isotropy/bare.py:1", "src/isotropy/whole.py:1"]
-
-
-# ---- the package graph (issue 70): no package-level cycle, no arrow up a floor -----------------
-# tests/import_graph.py draws the graph at the grain of packages (a top-level subpackage or module
-# of isotropy) and of files, deferred imports included; `python tests/import_graph.py` prints it,
-# and isotropy.committed.import_graph draws it in docs/architecture.md.
+    assert found == ["isotropy.coded", "src/isotropy/bare.py:1", "src/isotropy/whole.py:1"]
 
 
 def test_no_import_goes_from_a_lower_floor_to_a_higher_one():
     files = file_graph()
-    wrong = import_graph.upward(package_graph(files)) + import_graph.upward(files)
+    wrong = upward(package_graph(files)) + upward(files)
     assert not wrong, "imports up a floor (FLOORS):\n" + "\n".join(wrong)
 
 
@@ -417,15 +442,15 @@ def _planted_package(tmp_path: Path) -> Path:
 
 def test_the_package_checks_find_a_planted_cycle(tmp_path):
     files = file_graph(_planted_package(tmp_path))
-    assert import_graph.cycles(files) == []  # no two files loop
-    assert import_graph.cycles(package_graph(files)) == [["a", "b"]]
-    assert import_graph.upward({"isotropy.readers.x": {"isotropy.workflow.targets"}}) == [
+    assert cycles(files) == []  # no two files loop
+    assert cycles(package_graph(files)) == [["a", "b"]]
+    assert upward({"isotropy.readers.x": {"isotropy.workflow.targets"}}) == [
         "isotropy.readers.x (1) -> isotropy.workflow.targets (5)"
     ]
 
 
 def test_no_study_imports_another_study():
-    wrong = import_graph.cross_study(file_graph())
+    wrong = cross_study(file_graph())
     assert not wrong, "a study importing another (move what they share out):\n" + "\n".join(wrong)
 
 
@@ -438,11 +463,11 @@ def test_the_layer_and_study_checks_find_planted_imports():
         "isotropy.summaries.planted": {"isotropy.verdicts.tolerances"},
         "isotropy.istar.planted": {"isotropy.finetune.training", "isotropy.geometry.sts"},
     }
-    assert import_graph.upward(files) == [
+    assert upward(files) == [
         "isotropy.readers.planted (1) -> isotropy.istar.study (2)",
         "isotropy.readers.planted (1) -> isotropy.verdicts.tolerances (4)",
         "isotropy.summaries.planted (2) -> isotropy.verdicts.tolerances (4)",
     ]
-    assert import_graph.cross_study(files) == [
+    assert cross_study(files) == [
         "isotropy.istar.planted (istar) -> isotropy.geometry.sts (geometry)"
     ]

@@ -1,8 +1,5 @@
-"""docs/coverage.md is computed, not typed (issue 66, item 5): each item of the four papers is a
-row of docs/coverage.csv naming the checks that hold it up, and the page is generated from that
-file and from what the checks read (isotropy.committed.coverage). A check whose outcome contradicts
-its row's status fails here, so does a number the papers print with no row, and a stale page.
-"""
+"""docs/coverage.csv's rows (isotropy.committed.coverage): a check whose outcome contradicts its
+row's status fails here, and so does a number the papers print with no row."""
 
 from __future__ import annotations
 
@@ -48,7 +45,7 @@ def test_every_item_a_test_names_is_a_row():
 
 
 PLANTED = [
-    # the old row 9: Spearman ρ "reproduced" by a golden claim that reads not supported
+    # Spearman ρ "reproduced" by a golden claim that reads not supported
     (
         dict(
             checks="tests/golden/results/claims.csv[claim=spearman_strongly_negative; "
@@ -56,12 +53,7 @@ PLANTED = [
         ),
         "reads ['tiny: against']",
     ),
-    # the old row 11: seeds "reproduced" by a golden claim that reads inconclusive
-    (
-        dict(checks="tests/golden/results/claims.csv[claim=seeds_agree; setup=miniLM/polarity]"),
-        "reads ['tiny: undecided']",
-    ),
-    # any test used to hold up any row: one that does not name the item fails
+    # a test that does not name the item
     (
         dict(checks="tests/test_metrics.py::test_isoscore_equals_package"),
         "does not name mickus:planted",
@@ -110,15 +102,11 @@ PLANTED = [
         ),
         "needs a check reading one of ['stated stand-in', 'test']",
     ),
-    # issue 79's loopholes. A table without a verdict reads computed, which holds up nothing:
+    # a table without a verdict reads computed, which holds up nothing
     (dict(checks="docs/data/main_table1.csv[dataset=polarity]"), "needs a check reading"),
     # nor does a pinned number the row does not cite from the paper (here the SNLI row count)
     (dict(checks="docs/data/main_table1.csv[dataset=snli; rows=12982]"), "needs a check reading"),
     # a test on synthetic data holds up a formula only, never an empirical item
-    (
-        dict(checks="tests/test_optimize.py::test_multilabel_uses_one_cluster_per_label_vector"),
-        "does not name mickus:planted",
-    ),
     (
         dict(
             id="mickus:multilabel",
@@ -150,7 +138,6 @@ PLANTED = [
     ),
     (dict(kind="law"), "kind 'law' is none of"),
     (dict(status="no counterpart", checks="tests/test_metrics.py::x"), "has no test x"),
-    (dict(checks="tests/golden/results/main/table1.csv[dataset=imdb]"), "no row of"),
     (dict(checks="docs/data/main_table1.csv[dataset=polarity; items=10663]"), "no row of"),
 ]
 
@@ -173,36 +160,9 @@ def test_a_row_that_its_checks_hold_up_passes():
     alone["checks"] = row["checks"].split(" | ")[0]
     assert any("needs a check reading" in p for p in C.row_problems(alone))
     # a synthetic test holds up a formula
-    formula = _row(id="mickus:eq2", kind="formula", checks=EQ2_TEST)
+    eq2 = "tests/test_objectives.py::test_eq2_is_maximal_exactly_for_isotropic_variances"
+    formula = _row(id="mickus:eq2", kind="formula", checks=eq2)
     assert C.row_problems(formula) == []
-
-
-EQ2_TEST = "tests/test_objectives.py::test_eq2_is_maximal_exactly_for_isotropic_variances"
-# Issue 79's eight over-claims, each restored to reproduced on the checks it had then.
-OVER_CLAIMS = {
-    "mickus:fig4": "tests/golden/results/glue/miniLM/rte/seed0/trace.csv | "
-    "tests/test_figures.py::test_figure4_grid_of_encoders_and_tasks",
-    "istar:loss": "tests/test_finetune.py::test_istar_penalty_gradient_moves_isoscore_star_the_"
-    "intended_way",
-    "istar:cosreg": "tests/test_finetune.py::test_cosine_penalty_is_the_authors_formula",
-    "mickus:multilabel": "tests/test_optimize.py::test_multilabel_uses_one_cluster_per_label_"
-    "vector",
-    "mickus:glue-sample": "tests/test_optimize.py::test_metric_stride_and_sampling",
-    "cai:centring": "tests/test_metrics.py::test_per_cluster_statistics_average_inside_clusters_"
-    "unweighted",
-    "cai:kmeans-k1": "tests/test_metrics.py::test_kmeans_by_silhouette_finds_blobs_and_no_"
-    "structure",
-    "rajaee:method": "tests/test_transforms.py::test_cluster_based_isotropy_matches_kmeans_pca_"
-    "construction",
-}
-
-
-@pytest.mark.parametrize("item", sorted(OVER_CLAIMS))
-def test_each_over_claim_of_issue_79_restored_fails(item):
-    row = C.rows().set_index("id").loc[item].copy()
-    assert row["status"] != "reproduced"
-    row["id"], row["status"], row["checks"] = item, "reproduced", OVER_CLAIMS[item]
-    assert any("reproduced (empirical) needs a check reading" in p for p in C.row_problems(row))
 
 
 def test_a_test_said_to_run_on_committed_data_must_name_it(tmp_path):

@@ -1,7 +1,5 @@
-"""The I-STAR grids run on a GPU (issue 69) are committed under docs/data/istar_gpu_*, and
-docs/istar-gpu.md is rendered from them (isotropy.committed.istar_gpu; tests/test_committed.py
-fails when the page is stale or a file fails its checksum): the device calls' folders combine
-into exactly the committed files."""
+"""The device calls' folders of the committed I-STAR grids combine into exactly the committed
+files (isotropy.committed.istar_gpu; freshness: tests/test_committed.py)."""
 
 from __future__ import annotations
 
@@ -38,13 +36,9 @@ def test_the_device_calls_combine_into_the_committed_files(docs, tmp_path, prefi
         done = set(call["wall_seconds_per_run"])
         folder = tmp_path / f"call{index}"
         folder.mkdir()
-        paths = [
-            f"results/istar/miniLM/sst2/{r.regulariser}_{r['lambda']:g}/seed{r.seed}/metrics.json"
-            for _, r in runs.iterrows()
-        ]
-        mine = [path in done for path in paths]
+        mine = [_run_path(run) in done for run in runs.to_dict("records")]
         runs[mine].to_csv(folder / "runs.csv", index=False)
-        lines = [line for line in metrics if _run_path(line) in done]
+        lines = [line for line in metrics if _run_path(json.loads(line)) in done]
         (folder / "metrics.jsonl").write_text("".join(lines), encoding="utf-8")
         (folder / "record.json").write_text(json.dumps(call), encoding="utf-8")
         shutil.copy(docs / costs_file, folder / "costs.csv")
@@ -61,7 +55,6 @@ def test_the_device_calls_combine_into_the_committed_files(docs, tmp_path, prefi
     assert istar_gpu.page(out) == istar_gpu.page(ROOT)
 
 
-def _run_path(line: str) -> str:
-    run = json.loads(line)
+def _run_path(run: dict) -> str:
     lam = float(run["lambda"])
     return f"results/istar/miniLM/sst2/{run['regulariser']}_{lam:g}/seed{run['seed']}/metrics.json"

@@ -1,17 +1,12 @@
 """Committed runs: a finished run's files copied beside the docs with a record of their
-checksums, and the pages rendered from them, one record each
-(:class:`~isotropy.committed.record.CommittedRun`).
-
-``python -m isotropy.committed check`` says which committed file fails its checksum and which
-page is stale; ``write`` renders every page again from the committed files; ``copy NAME SOURCE…``
-copies a finished run in, then renders its pages (docs/extending.md, "A committed run").
-tests/test_committed.py runs the check for every record here.
-
-The tools' floor: a committed run's page may read the studies' records, the verdicts and the
-science; nothing imports this package.
-"""
+checksums, and the pages rendered from them (docs/extending.md, "A committed run"), one
+:class:`~isotropy.committed.record.CommittedRun` each, then the pages rendered from the code.
+``python -m isotropy.committed check`` says which file fails its checksum and which page is stale;
+``write`` renders every page again; ``copy NAME SOURCE…`` copies a finished run in."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from isotropy.committed import (
     coverage,
@@ -19,14 +14,38 @@ from isotropy.committed import (
     glue,
     istar_gpu,
     main,
-    pages,
     rajaee_cls,
     sensitivity,
 )
+from isotropy.committed import import_graph as graph
+from isotropy.committed.record import CommittedRun, Page, page_markers
+from isotropy.configuration import reference
 
-# Every committed run, in the order the command goes through them, then the pages of the code;
-# the coverage page last, since it reads the others.
+ARCHITECTURE = CommittedRun(
+    name="architecture",
+    records=(),
+    pages=(
+        Page(
+            Path("docs/architecture.md"),
+            lambda root: graph.graph_block(graph.package_graph(graph.file_graph())),
+            page_markers("package graph"),
+        ),
+    ),
+)
+CONFIGURATION = CommittedRun(
+    name="configuration",
+    records=(),
+    pages=(
+        Page(
+            Path("docs/configuration.md"),
+            lambda _: reference.reference(),
+            page_markers("key reference"),
+        ),
+        Page(Path("schemas/config.schema.yaml"), lambda _: reference.json_schema()),
+    ),
+)
+# The coverage page last: it reads the others.
 REGISTRY = tuple(
     module.COMMITTED for module in (main, glue, extensions, sensitivity, rajaee_cls, istar_gpu)
-) + (rajaee_cls.COMMITTED_GPU, pages.ARCHITECTURE, pages.CONFIGURATION, coverage.COVERAGE)
+) + (rajaee_cls.COMMITTED_GPU, ARCHITECTURE, CONFIGURATION, coverage.COVERAGE)
 BY_NAME = {run.name: run for run in REGISTRY}

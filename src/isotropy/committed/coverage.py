@@ -1,32 +1,22 @@
-"""docs/coverage.md, generated from docs/coverage.csv and from the outcome of each row's checks
-(issue 66, item 5; the rule that cannot over-claim, issue 79). ``python -m isotropy.committed
-write coverage`` rewrites the page (:data:`COVERAGE`, last in the registry: it reads the other
-pages); tests/test_coverage.py fails when a check's outcome contradicts its row's status and
-when a number the papers print has no row, tests/test_committed.py when the page is stale.
+"""docs/coverage.md, generated from docs/coverage.csv and from what each row's checks read;
+tests/test_coverage.py fails when a check's outcome contradicts its row's status (the statuses
+and what holds each up: docs/coverage.md).
 
-A row's ``checks`` (separated by `` | ``) are of four kinds:
-
-- a table row: ``<file>[column=value; column~text]``, the rows of a CSV (``tests/golden/…``,
-  ``docs/data/…``) or of a generated page's tables (``docs/….md``) meeting every condition;
-  its outcome is their ``verdict`` cells, or *computed* when the table has no verdict (*equal*
-  when every number its conditions pin is one the same row cites from the paper);
-- a test: ``tests/test_x.py::test_name``, which must name the row in
-  ``@pytest.mark.covers("<row id>")``; ``on="docs/data/…"`` (a committed run the test reads, its
-  name in the test's source) or ``on="mirror"`` (the mirror's copy of the paper's data, through
-  the ``mirror_root`` fixture) says it ran on the paper's data, else it counts as synthetic;
-- a plan: ``config.yaml [+ config/overlay.yaml] > results/…``, which a dry run must plan
-  (the slow test in tests/test_coverage.py);
-- the paper's own numbers: ``config/published_values.csv[…]``, which hold nothing up; every
-  row of that file must be selected by some row (a printed number without a row fails).
-
-A row's ``kind`` is ``formula`` (an equation, a definition, a derivation) or ``empirical``
-(anything measured on data: a figure, a table, a setup, a trend; an empty cell reads empirical).
+A row's ``checks``, separated by `` | ``: a table row ``<file>[column=value; column~text]`` of
+a CSV or of a generated page's tables (it reads their ``verdict`` cells, else *computed*, or
+*equal* when every number it pins is one the row cites from the paper); a test
+``tests/test_x.py::test_name`` naming the row in ``@pytest.mark.covers("<id>", on=…)`` (``on``:
+the committed file or ``"mirror"`` it reads; without it, synthetic); a plan ``config.yaml
+[+ config/overlay.yaml] > results/…``, which a dry run must plan; the paper's numbers
+``config/published_values.csv[…]``, each of which some row must select. A row's ``kind`` is
+``formula`` or ``empirical`` (anything measured on data; an empty cell reads empirical).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import re
 from collections import Counter
 from pathlib import Path
@@ -41,31 +31,17 @@ DATA = Path("docs/coverage.csv")
 PAGE = Path("docs/coverage.md")
 PUBLISHED = "config/published_values.csv"
 BEGIN, END = page_markers("coverage")
-STATUSES = (
-    "reproduced",
-    "not reproduced",
-    "not judged",
-    "stand-in",
-    "online or GPU only",
-    "no counterpart",
-)
 TEST = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
 TABLE = re.compile(r"((?:tests/golden|docs|config)/[\w./-]+\.(?:csv|md))(?:\[(.+)\])?")
 PLAN = re.compile(r"((?:config\.yaml)(?: \+ config/[\w.-]+\.yaml)*) > (results/\S+)")
-# Verdict words by what they say of the paper's statement (the first that starts a verdict,
-# after the marks ✅ ❌ ❔); a verdict the page itself calls near-guaranteed, or judged on a
-# stand-in, says neither.
-CLASSES = (
-    ("not supported", "against"),
-    ("not consistent", "against"),
-    ("differs", "against"),
-    ("untested: fails", "against"),
-    ("supported", "for"),
-    ("agrees", "for"),
-    ("consistent", "for"),
-    ("stand-in", "stand-in"),
-    ("not run", "not run"),
-)
+# Verdict classes by the words a verdict starts with (after its mark); a verdict the page itself
+# calls near-guaranteed, or judged on a stand-in, says neither for nor against.
+CLASSES = {
+    "against": ("not supported", "not consistent", "differs", "untested: fails"),
+    "for": ("supported", "agrees", "consistent"),
+    "stand-in": ("stand-in",),
+    "not run": ("not run",),
+}
 # A table of the tiny test run (tests/golden/) is not the paper's scale: what it reads is tagged.
 TINY = "tests/golden/"
 TESTS = {"test", "test on the paper's data"}
@@ -81,6 +57,7 @@ ALLOWED = {
     "online or GPU only": {"not run", "tiny: not run", "plan", "test"},
     "no counterpart": set(),
 }
+STATUSES = tuple(ALLOWED)
 # ... and what it needs, by the row's kind: *reproduced* an agreeing verdict or exact equality on
 # a committed run at the item's scale, or a test on the paper's data; a synthetic test only for a
 # formula. A table without a verdict, the tiny run and a near-guaranteed verdict never suffice.
@@ -115,20 +92,15 @@ def checks_of(row) -> list[str]:
 @functools.cache
 def _page_tables(file: Path) -> pd.DataFrame:
     """Every markdown table of a page, as one frame (cells without ``*`` and backticks)."""
-    frames: list[pd.DataFrame] = []
-    header: list[str] | None = None
-    body: list[list[str]] = []
-    for line in [*file.read_text(encoding="utf-8").splitlines(), ""]:
-        if line.startswith("|"):
-            cells = [c.strip().strip("*`").strip() for c in line.strip().strip("|").split("|")]
-            if header is None:
-                header = cells
-            elif not set("".join(cells)) <= set("-: "):
-                body.append(cells)
-            continue
-        if header and body:
+    lines = file.read_text(encoding="utf-8").splitlines()
+    frames = []
+    for is_table, block in itertools.groupby(lines, key=lambda line: line.startswith("|")):
+        rows = [
+            [c.strip().strip("*`").strip() for c in r.strip().strip("|").split("|")] for r in block
+        ]
+        header, body = rows[0], [r for r in rows[1:] if not set("".join(r)) <= set("-: ")]
+        if is_table and body:
             frames.append(pd.DataFrame([b for b in body if len(b) == len(header)], columns=header))
-        header, body = None, []
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -164,7 +136,7 @@ def verdict_class(verdict: str) -> str:
         return "near-guaranteed"
     if "on a stand-in" in word:
         return "stand-in"
-    return next((c for start, c in CLASSES if word.startswith(start)), "undecided")
+    return next((c for c, starts in CLASSES.items() if word.startswith(starts)), "undecided")
 
 
 def _states_a_stand_in(selected: pd.DataFrame) -> bool:
@@ -202,8 +174,7 @@ def covers(root: Path, file: str) -> dict[str, set[str]]:
 
 def runs_on(root: Path, file: str, name: str) -> tuple[bool, list[str]]:
     """Whether a test says it ran on the paper's data (``on=`` of its covers mark), and what is
-    wrong with the claim: a committed file that is not there or that the test never names, or
-    the mirror without its fixture."""
+    wrong with that claim."""
     node = _tests(root, file)[name]
     on = {
         str(keyword.value.value)
@@ -224,20 +195,22 @@ def runs_on(root: Path, file: str, name: str) -> tuple[bool, list[str]]:
     return bool(on) and not problems, problems
 
 
+def _published(root: Path, row) -> list[pd.DataFrame]:
+    """The config/published_values.csv rows each of the row's checks of that file selects."""
+    return [
+        select(root, PUBLISHED, match.group(2))[0]
+        for check in checks_of(row)
+        if (match := TABLE.fullmatch(check)) and match.group(1) == PUBLISHED
+    ]
+
+
 def _cited(root: Path, row) -> set[str]:
-    """The numbers the row cites from the paper (its config/published_values.csv rows)."""
-    numbers: set[str] = set()
-    for check in checks_of(row):
-        match = TABLE.fullmatch(check)
-        if match and match.group(1) == PUBLISHED:
-            values = select(root, PUBLISHED, match.group(2))[0].get("value", pd.Series())
-            numbers |= {v.replace(",", "") for v in values}
-    return numbers
+    """The numbers the row cites from the paper."""
+    return {v.replace(",", "") for rows in _published(root, row) for v in rows.get("value", [])}
 
 
 def _equal(conditions: str | None, cited: frozenset[str]) -> bool:
-    """Whether every number a check's conditions pin (``column=number``) is one the paper prints
-    and the row cites, and there is one: a count that equals the paper's exactly."""
+    """Whether a check's conditions pin numbers (``column=number``), all cited from the paper."""
     pinned = [
         match.group(1)
         for condition in (conditions or "").split(";")
@@ -247,9 +220,7 @@ def _equal(conditions: str | None, cited: frozenset[str]) -> bool:
 
 
 def outcome(root: Path, item: str, check: str, cited: frozenset[str] = frozenset()):
-    """The kind of one check, what it reads (verdict classes, ``computed``, ``equal``, ``stated
-    stand-in``, ``test``, ``test on the paper's data``, ``plan``; a tiny-run table's verdicts
-    tagged ``tiny:``) and what is wrong with it."""
+    """The kind of one check, what it reads (:data:`ALLOWED`'s words) and what is wrong with it."""
     if match := TEST.fullmatch(check):
         file, name = match.groups()
         if not (root / file).is_file():
@@ -313,16 +284,13 @@ def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> 
     """The papers' printed numbers (rows of config/published_values.csv) no row selects."""
     chosen = pd.Series(False, index=published.index)
     for _, row in data.iterrows():
-        for check in checks_of(row):
-            match = TABLE.fullmatch(check)
-            if match and match.group(1) == PUBLISHED:
-                chosen[select(root, PUBLISHED, match.group(2))[0].index] = True
+        for rows in _published(root, row):
+            chosen[rows.index] = True
     return [f"{p['paper']}, {p['source']}" for _, p in published[~chosen].iterrows()]
 
 
 def _short(verdict: str) -> str:
-    """A verdict cell's word, and the qualifier that decides its class (the page it comes from
-    gives the rest)."""
+    """A verdict cell's word, and the qualifier that decides its class."""
     word = re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔➖ "))[0]
     qualifier = next((q for q in ("near-guaranteed", "on a stand-in") if q in verdict), "")
     return f"{word} ({qualifier})" if qualifier else word
@@ -353,8 +321,7 @@ def _held_up_by(row, root: Path) -> str:
 
 
 def block(root: Path = ROOT) -> str:
-    """The page's generated part: the counts per paper and status, then one table per paper, its
-    ids without the prefix the header names (each row's reason stays in the ``why`` column of
+    """The counts per paper and status, then one table per paper (the reasons stay in
     docs/coverage.csv)."""
     for cached in (_page_tables, table, _tests):  # the pages it reads may have been rewritten
         cached.cache_clear()

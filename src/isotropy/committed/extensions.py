@@ -1,8 +1,5 @@
-"""The extension study's committed run and the answers of docs/extensions.md rendered from it,
-never typed: ``docs/data/extensions_seeds.csv`` is a copy of a run's
-``results/extensions/seeds.csv``, ``docs/data/extensions_run.json`` its record (which run it is,
-the copy's checksum); :func:`answers_markdown` renders every claim row with its mean's interval and
-its verdict (:func:`isotropy.verdicts.extension_answers.claims_table`)."""
+"""The extension study's committed run (a copy of ``results/extensions/seeds.csv``) and the
+answers of docs/extensions.md rendered from it."""
 
 from __future__ import annotations
 
@@ -24,8 +21,7 @@ START, END = page_markers("extensions answers")
 
 
 def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
-    """The generated block of docs/extensions.md (between :data:`START` and :data:`END`): the
-    run, then every claim row with its mean's interval and its verdict."""
+    """The run, then every claim row with its mean's interval and its verdict."""
     counts = seeds.groupby("question", sort=False)["seed"].nunique().to_dict()
     table = claims_table(seeds)
     shown = pd.DataFrame(
@@ -42,8 +38,8 @@ def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
 
 
 def load(root: Path = Path(".")) -> tuple[pd.DataFrame, dict]:
-    """The committed per-seed values and the record of their run. Values recorded before the
-    criteria rows had their last recorded step get it from the record (``last_step``)."""
+    """The committed per-seed values and their record; criteria rows recorded without their last
+    step get it from the record."""
     seeds = pd.read_csv(root / SEEDS)
     run = checked_record(root, RUN)
     criteria = seeds[(seeds["question"] == "criteria") & (seeds["quantity"] == "optimum_step")]

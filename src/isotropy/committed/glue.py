@@ -1,8 +1,5 @@
 """Appendix A (GLUE) of Mickus et al. (2024) at its configured scale, committed
-(``docs/data/glue_*``: :mod:`isotropy.committed.optimisation`, as the main study's run is), and
-docs/glue-study.md rendered from it: Table 3's and Figure 4's counterparts and Table 2's counts
-beside the paper's printed numbers (config/published_values.csv), and the study's claims, each
-judged now by the verdict code of the main study."""
+(``docs/data/glue_*``), and docs/glue-study.md rendered from it by the verdict code in force."""
 
 from __future__ import annotations
 
@@ -25,7 +22,6 @@ COUNTS = ("items", "parameters")
 
 
 def _run_lines(record: dict[str, Any]) -> list[str]:
-    """Who ran it, on what, with which settings, and how long it took."""
     run, glue = record["run"], record["config"]["glue"]
     encoders = record["config"].get("encoders") or {}
     models = record["config"].get("models") or {}
@@ -55,7 +51,7 @@ def _run_lines(record: dict[str, Any]) -> list[str]:
 
 
 def _table3(verdicts: pd.DataFrame, traces: pd.DataFrame) -> pd.DataFrame:
-    """One row per setup: each correlation pooled over seeds, per seed, and its verdict."""
+    """Per setup: each correlation pooled over seeds, per seed, and its verdict."""
     rows = verdicts[verdicts["quantity"].isin(list(CORRELATIONS)) & verdicts["our_value"].notna()]
     shown = pd.DataFrame({"setup": sorted(set(rows["setup"]))}).set_index("setup")
     for quantity, name in CORRELATIONS.items():
@@ -69,7 +65,7 @@ def _table3(verdicts: pd.DataFrame, traces: pd.DataFrame) -> pd.DataFrame:
 
 
 def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The counts this run measured beside the printed ones, and how many it did not, by why."""
+    """The counts measured beside the printed ones, and those not measured, by why."""
     counts = verdicts[verdicts["quantity"].isin(COUNTS)]
     ran = counts[counts["our_value"].notna()]
     shown = pd.DataFrame(
@@ -87,7 +83,7 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def _claims(claims: pd.DataFrame) -> pd.DataFrame:
-    """One row per setup, one column per claim: its verdict (notes: docs/data/glue_claims.csv)."""
+    """One row per setup, one column per claim: its verdict."""
     cells = claims.assign(
         cell=[
             verdict_cell(v, n, c)
@@ -99,7 +95,6 @@ def _claims(claims: pd.DataFrame) -> pd.DataFrame:
 
 
 def page(root: Path = Path(".")) -> str:
-    """docs/glue-study.md as the committed run renders it."""
     record = checked_record(root, optimisation.run_file("glue"))
     traces = optimisation.committed_tables("glue", root)["glue_traces"]
     verdicts = optimisation.verdicts("glue", root)

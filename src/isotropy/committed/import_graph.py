@@ -1,7 +1,5 @@
 """The package graph of docs/architecture.md: which package of ``isotropy`` (a top-level
-subpackage or module) imports which, every ``import`` counted (deferred ones too), each package on
-its floor (:data:`FLOORS`). Written and checked by ``python -m isotropy.committed``;
-tests/import_graph.py adds the checks (arrows up a floor, cycles, studies importing studies)."""
+subpackage or module) imports which, deferred imports too, each on its floor (:data:`FLOORS`)."""
 
 from __future__ import annotations
 
@@ -31,9 +29,8 @@ FOUNDATION = (
 
 
 def study_packages(package: Path = PACKAGE) -> tuple[str, ...]:
-    """The studies' own science packages, found by name: a package of ``isotropy`` named as a
-    study's record (``isotropy/istar/`` beside ``isotropy/studies/istar.py``), so a new study's
-    package needs no line here."""
+    """The packages named as a study's record (``isotropy/istar/`` beside
+    ``isotropy/studies/istar.py``), so that a new study's package needs no line here."""
     records = (package / "studies").glob("*.py")
     return tuple(sorted(r.stem for r in records if (package / r.stem / "__init__.py").is_file()))
 
@@ -105,9 +102,8 @@ def floor(name: str) -> int:
     return FLOORS.get(package_of(name) if name.startswith("isotropy.") else name, 0)
 
 
-def graph_lines(packages: Mapping[str, Iterable[str]]) -> list[str]:
-    """The package graph, one package a line (wrapped at 100 characters), by floor: ``floor
-    package -> what it imports``."""
+def graph_block(packages: Mapping[str, Iterable[str]]) -> str:
+    """docs/architecture.md's package graph, by floor: ``floor package -> what it imports``."""
     lines = []
     for name in sorted(set(packages) - {"isotropy"}, key=lambda p: (floor(p), p)):
         head = f"{floor(name)} {name:<13} -> "
@@ -117,9 +113,4 @@ def graph_lines(packages: Mapping[str, Iterable[str]]) -> list[str]:
             initial_indent=head,
             subsequent_indent=" " * len(head),
         )
-    return lines
-
-
-def graph_block(packages: Mapping[str, Iterable[str]]) -> str:
-    """docs/architecture.md's package graph."""
-    return "```\n" + "\n".join(graph_lines(packages)) + "\n```\n"
+    return "```\n" + "\n".join(lines) + "\n```\n"

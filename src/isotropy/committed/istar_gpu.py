@@ -1,9 +1,6 @@
-"""The I-STAR grids run on one GPU (issue 69), committed: ``istar_gpu_*`` (config/istar_gpu.yaml,
-the largest subset one call fitted) and ``istar_gpu_whole_*`` (config/istar_gpu_whole.yaml, the
-whole training split); docs/istar-gpu.md is rendered from them by a workflow run's verdict code.
-``copy istar_gpu OUT…`` combines the ``$OUT`` folders of ``benchmarks/istar_on_device.py run``
-calls (a later one finishing a cut one, or adding runs) into one grid's files (:func:`combine`).
-"""
+"""The I-STAR grids run on one GPU, committed (``istar_gpu_*``: the largest subset one call
+fitted; ``istar_gpu_whole_*``: the whole training split), and docs/istar-gpu.md rendered from
+them by a workflow run's verdict code."""
 
 from __future__ import annotations
 
@@ -44,8 +41,8 @@ ORDER = ["none", "istar", "cosreg"]
 def combine(
     calls: list[Path], root: Path = Path("."), prefix: str = SUBSET, add: bool = False
 ) -> dict[str, Any]:
-    """Copy the device calls' outputs under ``root/docs/data`` as one grid with one record;
-    ``add``: after the calls the committed grid already holds (its files checked first)."""
+    """The ``$OUT`` folders of benchmarks/istar_on_device.py calls as one grid with one record;
+    ``add``: after the calls the committed grid holds (a later call finishing a cut one)."""
     runs_file, metrics_file, costs_file, tests_file, record_file = grid_files(prefix)
     records = device_calls(calls)
     tables = [pd.read_csv(call / "runs.csv") for call in calls if (call / "runs.csv").is_file()]
@@ -80,7 +77,6 @@ def _regulariser_order(column: pd.Series) -> pd.Series:
 
 
 def _mean_sd(values: pd.Series) -> str:
-    """Mean ± sd over seeds (number of seeds); empty without a run."""
     if values.empty:
         return ""
     spread = f" ± {values.std():.2g}" if len(values) > 1 else ""
@@ -88,7 +84,6 @@ def _mean_sd(values: pd.Series) -> str:
 
 
 def _by_lambda(runs: pd.DataFrame, column: str) -> str:
-    """λ against each regulariser: mean ± sd over seeds (n), the baseline at λ 0."""
     cells = runs.groupby(["lambda", "regulariser"])[column].agg(_mean_sd).unstack()
     cells = cells.reindex(columns=ORDER).fillna("").rename(index="{:g}".format)
     return markdown_table(cells.rename_axis(index="λ", columns=None).reset_index())
@@ -127,7 +122,7 @@ def _costs(record: dict[str, Any], root: Path) -> list[str]:
 
 
 def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
-    """(the measurements, the claims table) of a committed grid, by a workflow run's code."""
+    """(the measurements, the claims table) of a committed grid."""
     model = {"model": "sentence-transformers/all-MiniLM-L6-v2", "path": None}
     config = {"models": {"miniLM": model}, "istar": record["calls"][0]["istar"]}
     rows = istar_measurements(runs, config, source=str(source))
@@ -137,10 +132,7 @@ def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
 
 
 def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[str]:
-    """The I-STAR claims of a workflow run, judged by its code on these runs (Holm within each
-    quantity's family, the learning guard, directions on a stand-in said so)."""
     rows, table = judged(runs, record, source)
-    # no note column: the seeds, p-values and family are the table below, the means the tables above
     lines = ["| setup | claim | measured | verdict |", "|---|---|---|---|"]
     for row in table[table["study"] == "istar"].itertuples(index=False):
         cell = verdict_cell(row.verdict, row.note)
@@ -148,13 +140,11 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[st
     details = seed_details(rows, BY_NAME["istar"].claims)
     # every family is the poster's ("Rudman & Eickhoff 2024 · I-STAR · IsoScore*"): its quantity
     details["family"] = details["family"].str.split(" · ").str[-1]
-    head = (
-        "Each seed's difference (λ minus no regulariser, same seed), the raw and the Holm-adjusted"
-    )
     return [
         *lines,
         "",
-        f"{head} one-sided p, and the smallest difference these seeds detect (power 0.8, at the "
+        "Each seed's difference (λ minus no regulariser, same seed), the raw and the Holm-adjusted "
+        "one-sided p, and the smallest difference these seeds detect (power 0.8, at the "
         "family's strictest Holm level α/m, with the seeds' own spread; each family is the "
         "poster's, Rudman & Eickhoff 2024):",
         "",
@@ -163,7 +153,6 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[st
 
 
 def _correlation(runs: pd.DataFrame, stand_in: str) -> list[str]:
-    """The poster's negative correlation of isotropy and performance, judged per seed."""
     table = correlation_claim(runs, stand_in)
     lines = [
         'The poster\'s "isotropy correlates negatively with task performance", judged on these '
@@ -184,14 +173,12 @@ def _correlation(runs: pd.DataFrame, stand_in: str) -> list[str]:
 
 
 def _walls(record: dict[str, Any]) -> pd.Series:
-    """Seconds each run took, by its run path, over all the grid's calls."""
     return pd.Series(
         {k: v for call in record["calls"] for k, v in call["wall_seconds_per_run"].items()}
     )
 
 
 def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str) -> str:
-    """Who ran the grid, on what, on how much of SST-2, and how long it took."""
     _, metrics_file, _, tests_file, _ = grid_files(prefix)
     first, calls = record["calls"][0], record["calls"]
     training = first["istar"]["training"]
@@ -205,6 +192,8 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
         rows = f"the whole training split ({run['history'][-1]['step']:,} steps a run)"
     walls = _walls(record)
     missing = sorted(set(calls[-1]["runs_not_started"]))
+    # each call's estimate covers the runs it planned: those it ran and those it left
+    planned = sum(len(c["wall_seconds_per_run"]) + len(c["runs_not_started"]) for c in calls)
     text = (
         f"**{first['what']}.** {first['device']}, CUDA {first['versions'].get('cuda')}, driver "
         f"{first['versions'].get('driver')}, torch {first['versions']['torch']}, transformers "
@@ -215,7 +204,7 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
         f"{runs['majority_baseline'].iloc[0]:.4f}). {len(runs)} of "
         f"{len(runs) + len(missing)} runs in {len(calls)} device calls "
         f"({walls.sum():.0f} s of runs); not run: {', '.join(missing) or 'none'}. "
-        f"The calls estimated {_estimate_per_run(calls):.1f}"
+        f"The calls estimated {sum(c['estimated_seconds'] for c in calls) / planned:.1f}"
         f" s a run from the first call's measured costs; the runs took {walls.mean():.1f} s on "
         f"average (median {walls.median():.1f} s; the slowest "
         f"{walls.max():.0f} s: {walls.idxmax()})."
@@ -228,15 +217,7 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
     return text
 
 
-def _estimate_per_run(calls: list[dict[str, Any]]) -> float:
-    """Seconds a run, as the calls estimated them: each call's estimate covers the runs it
-    planned (those it ran and those its deadline left)."""
-    planned = sum(len(c["wall_seconds_per_run"]) + len(c["runs_not_started"]) for c in calls)
-    return sum(c["estimated_seconds"] for c in calls) / planned
-
-
 def _side_by_side(grids: dict[str, pd.DataFrame]) -> str:
-    """The whole split's runs beside the same runs of the subset grid: mean ± sd (seeds)."""
     columns = [("metric", "accuracy"), ("isoscore_star", "IsoScore*"), ("twonn", "TwoNN")]
     rows = []
     whole = list(grids.values())[-1]
@@ -250,7 +231,6 @@ def _side_by_side(grids: dict[str, pd.DataFrame]) -> str:
 
 
 def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
-    """The whole-split grid's section, beside ``subset`` (the runs of the ``rows``-row grid)."""
     runs_file, _, costs_file, _, record_file = grid_files(WHOLE)
     record = checked_record(root, record_file)
     runs = pd.read_csv(root / runs_file)
@@ -289,7 +269,6 @@ def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
 
 
 def page(root: Path = Path(".")) -> str:
-    """docs/istar-gpu.md as the committed files render it."""
     record = checked_record(root, RECORD)
     runs = pd.read_csv(root / RUNS)
     lines = [
@@ -332,9 +311,6 @@ def page(root: Path = Path(".")) -> str:
 
 
 def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    """Combine device calls' ``$OUT`` folders (``sources``) into the grid whose record is
-    ``into`` (after the calls it holds, where it is committed); the facts are in the calls'
-    own records."""
     prefix = into.path.name.removesuffix("_record.json")
     combine(sources, root, prefix, add=(root / into.path).is_file())
 

@@ -1,9 +1,6 @@
-"""The main study's run at the paper's protocol, committed (``docs/data/main_*``,
-:mod:`isotropy.committed.optimisation`), and docs/main-study.md's table and the README's headline
-lines rendered from it: §3.2's correlations judged by the verdict code in force, each seed's
-ends, and the same runs repeated on another device (``docs/data/main_*_h100*``,
-``benchmarks/main_on_device.py``).
-"""
+"""The main study's run at the paper's protocol, committed (``docs/data/main_*``), and
+docs/main-study.md's table and the README's headline lines rendered from it, with the same runs
+repeated on another device (``benchmarks/main_on_device.py``)."""
 
 from __future__ import annotations
 
@@ -30,13 +27,11 @@ DOC = Path("docs/main-study.md")
 VERDICTS = DATA / "main_verdicts.csv"
 README = Path("README.md")
 DOC_BEGIN, DOC_END = page_markers("headline table")
-# README.md's markers still name the command of the module this one replaced
 README_BEGIN, README_END = page_markers("headline lines")
 # The comparison rows this page reports: §3.2's correlations of IsoScore with the silhouette.
 QUANTITIES = ("pearson_r", "spearman_rho")
 # The claims it reports: §3's trends over training, and that seeds agree.
 TRENDS = ("silhouette_rises", "isoscore_falls", "seeds_agree")
-KEYS = optimisation.KEYS
 # The same runs repeated on one H100, compared with the committed CPU run step by step.
 H100_TRACES = DATA / "main_traces_h100.csv.gz"
 H100_RUN = DATA / "main_h100_run.json"
@@ -54,9 +49,8 @@ def _traces(root: str | os.PathLike) -> pd.DataFrame:
 
 
 def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
-    """The verdict with what its rule can say: an equivalence row's margin as a range of
-    D = paper − ours in the statistic's own units (the region *agrees* needs, the printed
-    value's rounding included); a Spearman ρ row what monotone traces guarantee by themselves."""
+    """The verdict with an equivalence row's margin on D = paper − ours (the printed value's
+    rounding included), or what monotone traces guarantee a Spearman ρ row by themselves."""
     words = f"**{row['verdict']}**"
     low, high = row.get("band_low"), row.get("band_high")
     if pd.notna(low) and pd.notna(high):
@@ -71,8 +65,8 @@ def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
 
 
 def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
-    """How near to guaranteed a ρ near ±1 is: ρ = ±1 for any two strictly monotone series, so
-    count each series' updates against its own trend in the seed with most."""
+    """How near to guaranteed a ρ near ±1 is (±1 for any two strictly monotone series): each
+    series' updates against its own trend, in the seed with most."""
     encoder, dataset = setup.split("/")
     runs = traces[(traces["encoder"] == encoder) & (traces["dataset"] == dataset)]
     against = {"IsoScore": 0, "silhouette": 0}
@@ -94,8 +88,8 @@ def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
 
 
 def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.DataFrame:
-    """Each §3.2 row judged on the committed run (:func:`verdicts`), as the README shows it
-    (``detail``, the page: with the paper's row and the rule as applied, which names a stand-in)."""
+    """Each §3.2 row judged on the committed run; ``detail`` (the page): with the paper's row and
+    the rule as applied."""
     table, traces = verdicts(root), _traces(root)
     shown = pd.DataFrame(
         {
@@ -119,14 +113,13 @@ def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.Data
 
 
 def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
-    """§3's trends (:data:`TRENDS`) judged on the committed run as the claims page judges them:
-    the main study's claims in one family."""
+    """§3's trends judged on the committed run, in the main study's one family of claims."""
     table = optimisation.committed_claims("main", root)
     return table[table["claim"].isin(TRENDS)].reset_index(drop=True)
 
 
 def trends_table(claims: pd.DataFrame) -> pd.DataFrame:
-    """The trend claims as the page shows them (their tests: the claims page's notes)."""
+    """The trend claims as the page shows them."""
     return pd.DataFrame(
         {
             "claim": "`" + claims["claim"] + "`",
@@ -138,8 +131,7 @@ def trends_table(claims: pd.DataFrame) -> pd.DataFrame:
 
 
 def ends_by_setup(traces: pd.DataFrame) -> pd.DataFrame:
-    """:func:`seed_ends` as one row per setup: each column's value once where every seed has
-    it (the start, from the same pretrained table), else each seed's in seed order."""
+    """:func:`seed_ends` one row per setup: a value once where every seed has it, else each's."""
 
     def once_or_each(values: pd.Series) -> str:
         return values.iloc[0] if values.nunique() == 1 else ", ".join(map(str, values))
@@ -176,11 +168,14 @@ def doc_block(root: str | os.PathLike = ".") -> str:
 
 
 def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
-    """Per setup: the largest |other − cpu| of each value over matching steps, the steps matched,
-    and the pooled Pearson r and Spearman ρ of each. Steps present on one side only are refused:
-    a partial repeat would compare less than it claims."""
+    """Per setup: the largest |other − cpu| of each value, the steps matched, and each side's
+    pooled r and ρ. A step on one side only is refused: it would compare less than it claims."""
     merged = cpu.merge(
-        other, on=[*KEYS, "step"], how="outer", suffixes=("_cpu", "_other"), indicator=True
+        other,
+        on=[*optimisation.KEYS, "step"],
+        how="outer",
+        suffixes=("_cpu", "_other"),
+        indicator=True,
     )
     unmatched = merged[merged["_merge"] != "both"]
     if len(unmatched):
@@ -203,8 +198,7 @@ def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
 
 
 def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
-    """The page's section on the committed run repeated on another device (same inputs, settings
-    and code: ``benchmarks/main_on_device.py``), or nothing when no repeat is committed."""
+    """The page's section on the run repeated on another device, if one is committed."""
     root = Path(root)
     if not (root / H100_TRACES).is_file():
         return ""
@@ -255,8 +249,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 
 
 def committed_verdicts(root: str | os.PathLike = ".") -> str:
-    """The CSV of :data:`VERDICTS`: each §3.2 row's paper and committed values and verdict, and
-    in column ``run`` what made them (code commit and settings)."""
+    """:data:`VERDICTS`: each §3.2 row's values and verdict, and in ``run`` what made them."""
     record, table = checked_record(root, RUN), verdicts(root)
     run = (
         f"the committed make run (code {record['code_commit'][:12]}; {_protocol(record)}; "

@@ -1,8 +1,6 @@
 """The committed runs of the direct-optimisation studies (the main study, appendix A's GLUE):
-a finished run's traces (one byte-stable gzip CSV), its count and correlation tables and their
-record (:func:`write_data`). The verdicts are computed again from the copies by the verdict code
-in force, as a workflow run's are, so a page says what that code says of the run.
-"""
+a finished run's traces, count and correlation tables with their record, judged again by the
+verdict code in force, so that a page says what that code says of the run."""
 
 from __future__ import annotations
 
@@ -42,7 +40,7 @@ def traces_file(study: str) -> Path:
 
 
 def table_file(study: str, kind: str) -> Path:
-    """A study's committed count (``kind`` counts) or correlation table (correlations)."""
+    """A study's committed ``counts`` or ``correlations`` table."""
     tables = {"counts": paths.COUNT_TABLES, "correlations": paths.CORRELATION_TABLES}
     return DATA / f"{study}_{tables[kind][study]}.csv"
 
@@ -56,14 +54,13 @@ def claims_file(study: str) -> Path:
 
 
 def checksums(study: str, claims: bool = False) -> Checksums:
-    """The study's record and the files it lists (with ``claims``: the judged claims, too)."""
+    """The study's record and the files it lists."""
     files = [traces_file(study), table_file(study, "counts"), table_file(study, "correlations")]
     return Checksums(run_file(study), tuple(files + [claims_file(study)] * claims))
 
 
 def _trace_files(results: Path) -> list[tuple[dict[str, Any], Path]]:
-    """Each run's trace below ``results`` (``<encoder>/<dataset>/seed<k>/trace.parquet``), in key
-    order."""
+    """Each run's ``<encoder>/<dataset>/seed<k>/trace.parquet`` below ``results``, by key."""
     found = []
     for trace in sorted(results.glob("*/*/seed*/trace.parquet")):
         encoder, dataset, seed = trace.parts[-4], trace.parts[-3], trace.parts[-2]
@@ -83,8 +80,7 @@ def _gzip_bytes(text: str) -> bytes:
 
 
 def _settings(study: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    """What the verdicts read of the run's configuration (:data:`CONFIG_KEYS`); a study that
-    names its encoders (GLUE) keeps only theirs and their models."""
+    """What the verdicts read of the run's configuration; of named encoders (GLUE), theirs."""
     kept = {key: config[key] for key in CONFIG_KEYS[study] if key in config}
     if "encoders" in config[study]:
         kept["encoders"] = {e: config["encoders"][e] for e in config[study]["encoders"]}
@@ -101,10 +97,9 @@ def write_data(
     root: str | os.PathLike = ".",
     claims: bool = False,
 ) -> dict[str, Any]:
-    """Copy a finished run of ``study`` (``results``: its ``results/<study>``) beside the docs with
-    its record; ``run``: facts of the run no file holds (start, end, printed estimate, machine,
-    and ``what`` ran where an overlay narrowed it); ``claims``: with the study's claims as the
-    verdict code judges the copied tables."""
+    """Copy a finished run's ``results/<study>`` beside the docs with its record; ``run``: facts
+    no file holds (start, end, printed estimate, machine, ``what`` where an overlay narrowed it);
+    ``claims``: with the study's claims judged on the copied tables."""
     from isotropy.standins import workflow_stand_ins
 
     results = Path(results)
@@ -156,7 +151,7 @@ def _tables(study: str, counts, correlations, traces) -> dict[str, pd.DataFrame]
 
 
 def committed_tables(study: str, root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
-    """The committed run's tables under the names the verdicts read (``main_traces`` …)."""
+    """The committed run's tables, by the names the verdicts read."""
     root = Path(root)
     return _tables(
         study,
@@ -190,8 +185,7 @@ def judged_claims(
 
 
 def verdicts(study: str, root: str | os.PathLike = ".") -> pd.DataFrame:
-    """The study's rows of config/published_values.csv judged now, on the committed run, by the
-    verdict code in force."""
+    """The study's rows of config/published_values.csv judged on the committed run."""
     from isotropy.verdicts.comparison import compare, read_published
 
     record = checked_record(root, run_file(study))
@@ -218,8 +212,7 @@ def signed(value: Any, digits: int = 4) -> str:
 
 
 def seed_ends(traces: pd.DataFrame) -> pd.DataFrame:
-    """Each seed's steps and its IsoScore and silhouette at the first and the last of them: the
-    trend every seed shows (each seed's r and ρ are the committed correlation table's)."""
+    """Each seed's steps and its IsoScore and silhouette at the first and the last of them."""
     rows = []
     for (encoder, dataset, seed), run in traces.sort_values("step").groupby(list(KEYS)):
         ends = {

@@ -1,8 +1,6 @@
-"""The Rajaee CLS study's default grid and its cause sweep, committed (issue 68): the grid's
-per-seed runs (``rajaee_cls_seeds.csv``), the sweep's JSON lines (``rajaee_cls_cause.jsonl``,
-``benchmarks/rajaee_cls_learning.py --measure``) and their record (``rajaee_cls_run.json``), from
-which docs/rajaee-cls.md's tables are rendered; run ``rajaee_cls_gpu``: the sweep at five seeds,
-trained with each variant on a lent GPU (``benchmarks/rajaee_cls_on_device.py``), once committed."""
+"""The Rajaee CLS study's default grid and its CPU cause sweep, committed (run ``rajaee_cls``),
+the five-seed sweep on a GPU (run ``rajaee_cls_gpu``), and docs/rajaee-cls.md's tables rendered
+from them."""
 
 from __future__ import annotations
 
@@ -47,9 +45,7 @@ BEGIN, END = page_markers("Rajaee CLS tables")
 
 
 def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    """Copy a finished grid (``sources``: its ``results/rajaee_cls``, then the cause sweep's JSON
-    lines) beside the docs with their record; ``facts``: what no file holds (start, end,
-    machine); ``config``: the grid's effective configuration."""
+    """Copy a finished grid (its ``results/rajaee_cls``) and the cause sweep's JSON lines."""
     results, cause = sources
     metrics = sorted(results.glob("*/*/*/seed*/metrics.json"))
     if not (results / "runs.csv").is_file() or not metrics:
@@ -93,8 +89,7 @@ def _pct(value: float) -> str:
 
 
 def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
-    """The CPU cause sweep's tables: agreement per variant, and the method applied after
-    training."""
+    """The CPU cause sweep's agreement per variant, and the method applied after training."""
     lines = [
         "",
         "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "
@@ -148,31 +143,24 @@ def doc_block(root: str | os.PathLike = ".") -> str:
             f"| {_pct(row['majority_baseline'])} | {row['cls_iw']:.2e} "
             f"| {row['cls_iw_head_input']:.2e} |"
         )
-    lines += _summary_lines(seeds)
-    lines += _cause_lines(cause)
-    return "\n".join(lines) + "\n"
-
-
-def _summary_lines(seeds: pd.DataFrame) -> list[str]:
-    """The grid's accuracies summed up from the unrounded values."""
-    summary = accuracy_summary(seeds)
-    return [
+    summary = accuracy_summary(seeds)  # from the unrounded values
+    lines += [
         "",
         f"Mean accuracy over the {summary['seeds']} seeds: {_pct(summary['without'])}% without "
         f"the method, {_pct(summary['with_method'])}% with it; with − without, same seed: "
         f"{100 * summary['difference']:+.1f} points (95% t-interval over seeds "
         f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).",
+        *_cause_lines(cause),
     ]
+    return "\n".join(lines) + "\n"
 
 
 CLAIMS_BEGIN, CLAIMS_END = page_markers("Rajaee CLS claims")
 
 
 def committed_claims_block(root: str | os.PathLike = ".") -> str:
-    """docs/rajaee-cls.md's claims block: the slides' CLS claims judged on the committed grid
-    by :func:`isotropy.studies.rajaee_cls.check_claims`, its offline claim too when
-    the grid fitted the method offline; the zero-mean claim reads the per-layer table, which the
-    committed grid does not hold."""
+    """The slides' CLS claims judged on the committed grid (the zero-mean claim reads per-layer
+    norms, which it does not hold)."""
     record = checked_record(root, RUN)
     seeds, _ = committed_tables(root)
     offline = record["config"]["rajaee_cls"]["cluster_method"]["fit"] == "offline"
@@ -189,7 +177,7 @@ def committed_claims_block(root: str | os.PathLike = ".") -> str:
     ]
     for row in table.itertuples(index=False):
         cell, note = verdict_cell(row.verdict, row.note), row.note
-        if row.verdict == NOT_RUN:  # the claim reads the per-layer table, not committed
+        if row.verdict == NOT_RUN:
             cell, note = (
                 verdict_cell(row.verdict, ""),
                 "it reads per-layer CLS norms, not committed",
@@ -206,10 +194,8 @@ def _points(value: float | None) -> str:
 
 
 def cause_block(root: Path) -> str:
-    """docs/rajaee-cls.md's cause block, from the five-seed sweep: accuracy trained with each
-    variant per seed, the paired differences with their intervals over seeds and what they
-    decide (:func:`cause_verdict`), the method applied after training per seed, and the
-    predicate's count."""
+    """The five-seed sweep: accuracy per variant and seed, the paired differences and what they
+    decide (:func:`cause_verdict`), the method applied after training, the predicate's count."""
     record = checked_record(root, GPU_RECORD)
     runs = _json_lines(root / GPU_CAUSE)
     seeds = sorted({run["seed"] for run in runs})
@@ -262,7 +248,6 @@ def cause_block(root: Path) -> str:
 
 
 def _sweep_source(runs: list[dict[str, Any]], record: dict[str, Any]) -> str:
-    """What made the sweep: its device call(s)."""
     call = record["calls"][0]
     missing = ", ".join(record["runs_not_ended"])
     ended = (
@@ -279,8 +264,7 @@ def _sweep_source(runs: list[dict[str, Any]], record: dict[str, Any]) -> str:
 
 
 def _applied_after(plain: list[dict[str, Any]]) -> list[str]:
-    """The method applied after training to the runs without it (head unchanged): accuracy % per
-    grid point (fit, k, d) and seed, and the mean over the seeds where there are several."""
+    """Accuracy % of the method applied after training per (fit, k, d) and seed, and the mean."""
     seeds = sorted(line["seed"] for line in plain)
     points: dict[tuple[str, int, int], dict[int, float]] = {}
     for line in sorted(plain, key=lambda line: line["seed"]):
@@ -316,8 +300,7 @@ COMMITTED = CommittedRun(
 
 
 def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> dict[str, Any]:
-    """The ``$OUT`` folders of benchmarks/rajaee_cls_on_device.py run calls (``sources``), in
-    order, as one sweep: their runs' JSON lines and one record holding each call's record."""
+    """The ``$OUT`` folders of benchmarks/rajaee_cls_on_device.py calls, in order, as one sweep."""
     calls = device_calls(sources)
     text = "".join((s / "cause.jsonl").read_text(encoding="utf-8") for s in sources)
     seeds = sorted({seed for call in calls for seed in call["seeds"]})

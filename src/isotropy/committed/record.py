@@ -1,6 +1,5 @@
-"""A committed run's record (:class:`CommittedRun`): its files with the checksum records that
-list them, and the pages rendered from them; checked and written by one command
-(``python -m isotropy.committed``)."""
+"""A committed run's record (:class:`CommittedRun`): its files, the checksum records that list
+them and the pages rendered from them."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ COMMAND = "python -m isotropy.committed write"
 
 
 def one_value(records: Sequence[Mapping[str, Any]], key: Callable[[Any], Any], what: str) -> Any:
-    """The one value ``key`` gives every provenance record of a run (``what``: what it is, for
-    the error when the records disagree: a run made by several is refused)."""
+    """The one value ``key`` gives every provenance record of a run; several are refused."""
     found = {json.dumps(key(record), sort_keys=True) for record in records}
     if len(found) != 1:
         raise ValueError(f"the run's files were made by {len(found)} {what}: {sorted(found)}")
@@ -36,9 +34,8 @@ def one_value(records: Sequence[Mapping[str, Any]], key: Callable[[Any], Any], w
 def made_by(
     records: Sequence[Mapping[str, Any]], what: str, sources: Sequence[Path], base: Path
 ) -> dict[str, Any]:
-    """What made a run's ``sources`` (``what``: they, for the error), from their provenance
-    ``records``: the one code commit and package set (a run made by several is refused), and
-    each source's sha256 by its path under ``base``."""
+    """The one code commit and package set of a run's provenance ``records``, and each of its
+    ``sources``' sha256 by its path under ``base``."""
     return {
         "code_commit": single_commit(records, what),
         "packages": one_value(records, lambda r: r.get("packages"), "package sets"),
@@ -47,8 +44,7 @@ def made_by(
 
 
 def device_calls(folders: Sequence[Path]) -> list[dict[str, Any]]:
-    """The records of device calls (each ``$OUT`` folder's record.json), in order, without the
-    checksums each states of its own files (the combined record states them)."""
+    """Each ``$OUT`` folder's record.json, without its own checksums (the combined record's)."""
     calls = [json.loads((f / "record.json").read_text(encoding="utf-8")) for f in folders]
     for call in calls:
         call.pop("files_sha256", None)
@@ -56,15 +52,14 @@ def device_calls(folders: Sequence[Path]) -> list[dict[str, Any]]:
 
 
 def page_markers(what: str) -> tuple[str, str]:
-    """The markers of a committed run's generated block, naming the one command that writes it."""
+    """The markers of a generated block, naming the command that writes it."""
     return markers(what, COMMAND)
 
 
 @dataclass(frozen=True)
 class Checksums:
-    """A JSON record (``path``, under the repository) whose ``files_sha256`` states the sha256
-    of every one of ``files``, of any of ``optional`` and of nothing else
-    (:func:`isotropy.io.commit_files` writes it)."""
+    """A JSON record whose ``files_sha256`` lists every one of ``files``, any of ``optional``
+    and nothing else (:func:`isotropy.io.commit_files`)."""
 
     path: Path
     files: tuple[Path, ...]
@@ -73,15 +68,14 @@ class Checksums:
 
 @dataclass(frozen=True)
 class Page:
-    """A page rendered from committed files: ``render(root)`` is its generated block between
-    ``block`` (the two marker lines), or the whole page when ``block`` is None."""
+    """A page rendered from committed files: ``render(root)`` is its block between the markers
+    ``block``, or the whole page."""
 
     path: Path
     render: Callable[[Path], str]
     block: tuple[str, str] | None = None
 
     def generated(self, root: Path) -> str:
-        """What the page holds now where :attr:`render` writes."""
         text = (root / self.path).read_text(encoding="utf-8")
         return text if self.block is None else generated_block(text, *self.block)
 
@@ -96,13 +90,10 @@ class Page:
 
 @dataclass(frozen=True)
 class CommittedRun:
-    """One committed run: its ``name``, its checksum ``records``, its ``pages``, and ``copy``,
-    which copies a finished run in: ``copy(root, sources, facts, config, into)`` writes the
-    files of the record ``into`` (one of ``records``) and that record, through
-    :func:`isotropy.io.commit_files`, from ``sources`` (the run's result folders or files, as
-    ``sources`` says), ``facts`` (what no file holds: start, end, machine) and ``config`` (the
-    run's effective configuration, by default ``effective_config``); ``source_count``: how many
-    sources it takes (0: any number)."""
+    """One committed run: its checksum ``records``, its ``pages``, and ``copy(root, sources,
+    facts, config, into)``, which writes the record ``into`` and its files from a finished run's
+    ``sources`` (``source_count`` of them; 0: any number), ``facts`` no file holds (start, end,
+    machine) and its effective ``config`` (by default ``effective_config``)."""
 
     name: str
     records: Sequence[Checksums]
@@ -113,14 +104,11 @@ class CommittedRun:
     effective_config: str = ""
 
     def committed(self, root: Path) -> bool:
-        """Whether its run is committed yet (its first record exists, or it has none: a page of
-        the code): a study registered before its run lands has nothing to check."""
+        """Whether its first record exists (a page of the code has none)."""
         return not self.records or (root / self.records[0].path).is_file()
 
     def problems(self, root: Path) -> list[str]:
-        """What is wrong with the committed files and pages under ``root`` (empty: all fresh):
-        a file that does not match its record's checksum, a record naming other files than
-        this one names, a page whose generated part is not what the files render."""
+        """Each file that fails its checksum, record naming other files, and stale page."""
         found = []
         for record in self.records:
             try:
@@ -155,8 +143,8 @@ class CommittedRun:
         config: Path | None = None,
         into: Checksums | None = None,
     ) -> None:
-        """Copy a finished run in (:attr:`copy`), then render its pages; a page without its
-        markers is refused first, so nothing is half-written."""
+        """Copy a finished run in, then render its pages (a page without its markers first
+        refused, so nothing is half-written)."""
         if self.copy is None:
             raise ValueError(f"{self.name} is not copied from a run")
         for page in self.pages:

@@ -1,7 +1,5 @@
-"""The sensitivity study's committed run and docs/sensitivity.md's results table rendered from
-it (by :func:`isotropy.sensitivity.cell_table` and :func:`isotropy.sensitivity.markdown_table`):
-the per-seed file of a finished study, copied beside the doc with its record (its source, the
-settings line, the interval level and the cells not run)."""
+"""The sensitivity study's committed run (its per-seed file) and docs/sensitivity.md's results
+table rendered from it."""
 
 from __future__ import annotations
 
@@ -29,8 +27,7 @@ DOC_BEGIN, DOC_END = page_markers("results table")
 def doc_block(
     seeds: pd.DataFrame, settings_line: str, level: float, not_run: list[str] | None = None
 ) -> str:
-    """The doc's generated block: the cell table, the line saying what it states and the
-    configured cells that had not run (a partial grid, scripts/sensitivity_partial.py)."""
+    """The cell table, its settings line and the configured cells not run (a partial grid)."""
     table = cell_table(seeds, level)
     note = (
         f"\nSettings: {settings_line}. r: tanh(mean Fisher z) over the seeds with its "
@@ -42,16 +39,14 @@ def doc_block(
 
 
 def committed_doc_block(root: str | Path = ".") -> str:
-    """The doc's table rendered from the committed data (what the doc must hold)."""
     source = checked_record(root, DOC_SOURCE)
     level, not_run = source["interval_level"], source.get("not_run") or []
     return doc_block(read_seeds(Path(root) / DOC_SEEDS), source["settings_line"], level, not_run)
 
 
 def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    """Copy ``results/sensitivity``'s seeds.csv beside the doc, with the study's settings line
-    (its table.csv), the cells not run (its table.md) and the interval level (``facts``'
-    ``interval_level``, else 0.95, the configured default) in the record."""
+    """Copy ``results/sensitivity``'s seeds.csv, with its settings line (table.csv), the cells
+    not run (table.md) and ``facts``' interval level (default 0.95) in the record."""
     (results,) = sources
     seeds_file, table_file = results / "seeds.csv", results / "table.csv"
     for needed in (seeds_file, table_file):
