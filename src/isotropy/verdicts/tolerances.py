@@ -4,7 +4,7 @@ column of ``config/published_values.csv``; each rule: docs/verdicts.md, "The rul
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -325,25 +325,19 @@ def claimed_first(kind: str, less: float, greater: float) -> tuple[float, float]
     return (less, greater) if kind == "seeds_below" else (greater, less)
 
 
-def judge_seed_test(
-    kind: str,
-    bound: float,
-    *,
-    seeds: float,
-    p_less: float,
-    p_greater: float,
-    per_seed: Sequence[float] = (),
-) -> tuple[str, str]:
+def _judge_seed_test(kind: str, bound: float, measured: Mapping[str, Any]) -> tuple[str, str]:
     """The ``seeds_below`` / ``seeds_above`` rules on (Holm-adjusted) one-sided p-values."""
+    seeds = float(measured.get("seeds", math.nan))
     sign = "<" if kind == "seeds_below" else ">"
     if not math.isfinite(seeds) or seeds < 2:
         return ONE_SEED, f"{sign} {bound:g} over seeds: one seed, no spread to test with"
+    p_less, p_greater = (float(measured.get(p, math.nan)) for p in ("p_less", "p_greater"))
     claimed, other = claimed_first(kind, p_less, p_greater)
     text = (
         f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {fmt(claimed)} (other "
         f"way {fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
     )
-    values = finite(per_seed)
+    values = finite(measured.get("per_seed"))
     along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
     if values:
         text += f"; {along} of {len(values)} seeds {sign} {bound:g}"
@@ -361,13 +355,7 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
     if kind == "none":
         return STATED, "not judged"
     if kind in ("seeds_below", "seeds_above"):
-        return judge_seed_test(
-            kind,
-            argument,
-            seeds=number("seeds"),
-            p_less=number("p_less"),
-            p_greater=number("p_greater"),
-        )
+        return _judge_seed_test(kind, argument, measured)
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
         if signs_disagree(finite(measured.get("per_seed")), ours if defined else None):
