@@ -9,7 +9,6 @@ rule report_overview:
         claims=paths.CLAIMS,
         comparison=paths.PAPER_COMPARISON,
         committed=paths.COMMITTED_VERDICTS,
-        tables=studies.report_tables(config),
     output:
         html=report(
             paths.REPORT_OVERVIEW,
@@ -54,7 +53,6 @@ use rule report_overview as report_overview_preview with:
         claims=paths.PREVIEW_CLAIMS,
         comparison=paths.PREVIEW_PAPER_COMPARISON,
         committed=paths.COMMITTED_VERDICTS,
-        tables=studies.report_tables(config, preview=True),
     output:
         html=report(
             paths.PREVIEW_REPORT_OVERVIEW,

@@ -44,7 +44,6 @@ def main(snakemake):
         # stale on every audit: its content, by digest, is what made the run.
         configfiles=[configuration_line(snakemake.config, snakemake.output.html)],
         preview=preview,
-        tables={path: pd.read_csv(path) for path in snakemake.input.tables},
         forest=forest,
         committed=marked(pd.read_csv(snakemake.input.committed)),
     )

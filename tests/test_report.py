@@ -139,7 +139,7 @@ def test_categories_are_named_one_way_and_every_rule_once(report):
 
 def test_first_page_opens_on_the_run_its_claims_and_the_paper_comparison(report):
     """The workflow description (the first page) holds the overview of this run (its order:
-    tests/test_reporting.py): every table in full, no raw Python structure."""
+    tests/test_reporting.py): its claims and paper numbers, no raw Python structure."""
     _, text = report
     desc = report_pages.first_page(text)
     assert (
@@ -152,12 +152,6 @@ def test_first_page_opens_on_the_run_its_claims_and_the_paper_comparison(report)
         desc,
     ), desc[:3000]
     assert "Stand-ins: " in desc and "PREVIEW" not in desc
-    tables = desc[desc.index("<h2>Tables</h2>") :]
-    for path in ("results/claims.csv", "results/paper_comparison.csv", *EXPECTED, *EXPECTED_OTHER):
-        if path.endswith(".csv"):
-            section = tables.split(f'<span class="file">{path}</span>', 1)
-            assert len(section) == 2, f"{path} is not shown as a table on the first page"
-            assert section[1].index("<table") < section[1].index("</details>"), path
     assert "Configuration files" not in desc and "{'" not in desc and "['" not in desc
     # It opens on the forest plot of the paper comparison, its caption stating what made it,
     # the rows it cannot draw listed under it with their reason.
@@ -184,4 +178,4 @@ def test_report_opens_in_a_headless_browser(report, tmp_path):
     assert page.index('class="overview-forest"') < page.index("<h2>This run")
     size = Image.open(workdir / "results/report/forest.png").size
     assert forest_image_size(rendered) == size and min(size) > 100
-    assert rendered.count('overview-table"') >= 13  # claims, comparison, 11 study tables
+    assert 'overview-claims"' in rendered and 'overview-comparison"' in rendered

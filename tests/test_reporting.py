@@ -21,20 +21,14 @@ def test_overview_lists_the_run_then_claims_then_comparison():
         studies=["main"],
         seeds={"main": [0]},
         stand_ins={"word_vectors": "GloVe 50-d for word2vec"},
-        tables={"results/main/table1.csv": pd.DataFrame({"dataset": ["polarity"], "items": [160]})},
     )
     assert page.index("This run") < page.index("Claims check") < page.index("Paper comparison")
     assert "3 checks: not supported (1), supported (1), not run (1)" in page
     assert "silhouette &lt;rises&gt;" in page  # escaped
     assert "0.06349" in page and "Seeds: main 0." in page and "GloVe 50-d for word2vec" in page
-    assert page.count("<tr") == 3 + 4 + 4 + 4 + 2  # the short tables (claims run), the full ones
+    assert page.count("<tr") == 3 + 4  # the claims run, every paper number
     assert "Target: main_study (make run)" in page and "PREVIEW" not in page
     assert "Configuration: the defaults (config.yaml)." in page
-    # every table in full, as an HTML table: claims (every row), comparison, the run's tables
-    tables = page[page.index("<h2>Tables</h2>") :]
-    assert tables.count("<table") == 3
-    assert '<span class="file">results/main/table1.csv</span> (1 rows)' in tables
-    assert "<td>not run</td>" in tables and "<td>§3.2</td>" in tables
     assert "{" not in page and "[" not in page  # no raw Python structure
 
 
@@ -230,7 +224,6 @@ def _page(committed: pd.DataFrame | None = None) -> str:
         stand_ins={},
         configfiles=["logs/effective-config/preview_study.yaml"],
         preview="PREVIEW (make preview): seed 0, metrics after every 10th update",
-        tables={"results/preview/table1.csv": pd.DataFrame({"items": [160]})},
         forest="<h2>FOREST</h2>",
         committed=default if committed is None else committed,
     )
@@ -243,7 +236,6 @@ def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
     assert "Target: preview_study (make preview)" in page and "Stand-ins: none." in page
     assert "Configuration: logs/effective-config/preview_study.yaml." in page
     assert '<span class="file">results/preview/claims.csv</span>' in page
-    assert '<span class="file">results/preview/table1.csv</span>' in page
 
 
 def test_the_page_opens_on_what_replicated_beside_the_committed_run():
@@ -273,7 +265,7 @@ def test_the_tables_read_by_eye():
     claims, _, _ = _verdict_rows()
     assert "`" in claims["statement"].iloc[1]  # planted
     page = _page()
-    comparison = page[page.index("Paper comparison") : page.index("<h2>Tables</h2>")]
+    comparison = page[page.index("Paper comparison") :]
     assert comparison.count("<td>10662</td>") == 2 and "1.066e+04" not in page
     assert "10662.0" not in page and "<td>-0.8075</td>" in comparison
     assert "`" not in page and "<code" not in page
@@ -282,4 +274,3 @@ def test_the_tables_read_by_eye():
     assert not re.search(r"\d 1 seed", page)
     assert "<th>rule</th>" in comparison and "<td>protocol differs</td>" in comparison
     assert "its effect on pearson_r" not in comparison
-    assert "its effect on pearson_r is not measured" in page[page.index("<h2>Tables</h2>") :]

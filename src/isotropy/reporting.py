@@ -7,7 +7,7 @@ import base64
 import hashlib
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -39,25 +39,20 @@ REASON_COLUMNS = {
     "setup": "setup",
     "reason": "reason",
 }
+# The summary's groups of verdicts; any other verdict but LEFT_OUT is "not judged".
+SUMMARY_GROUPS = {
+    "replicated": ("supported", "consistent", "agrees"),
+    "not replicated": ("not supported", "not consistent", "differs", "inconsistent across seeds"),
+    "stand-in": ("stand-in: not judged",),
+}
+# The order of a page's counts: failures first
 VERDICT_ORDER = (
-    "not supported",
-    "not consistent",
-    "differs",
-    "inconsistent across seeds",
+    *SUMMARY_GROUPS["not replicated"],
     "inconclusive",
     "not comparable",
     "1 seed: not judged",
-    "supported",
-    "consistent",
-    "agrees",
+    *SUMMARY_GROUPS["replicated"],
 )
-
-# The summary's groups of verdicts; any other verdict but LEFT_OUT is "not judged".
-SUMMARY_GROUPS = {
-    "replicated": ("agrees", "consistent", "supported"),
-    "not replicated": ("differs", "not consistent", "not supported", "inconsistent across seeds"),
-    "stand-in": ("stand-in: not judged",),
-}
 LEFT_OUT = ("not run", "stated")
 GROUP_ORDER = ("replicated", "not replicated", "not judged", "stand-in")
 STATISTICS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
@@ -81,8 +76,8 @@ def _cell(value: object) -> str:
     return f"{number:.0f}" if number.is_integer() and abs(number) < 1e15 else f"{number:.4g}"
 
 
-def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str] | None = None) -> str:
-    """``frame`` as HTML; only ``columns``, renamed, when given."""
+def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str]) -> str:
+    """``frame``'s ``columns`` as HTML, renamed."""
     shown = frame.copy()
     for column in shown:
         if pd.api.types.is_float_dtype(shown[column]):
@@ -91,14 +86,20 @@ def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str] | None = No
             shown[column] = shown[column].map(
                 lambda x: x.replace("`", "") if isinstance(x, str) else x
             )
-    if columns is not None:  # renamed last: two columns may take one name ("paper")
-        present = {k: v for k, v in columns.items() if k in shown}
-        shown = shown[list(present)].rename(columns=present)
+    # renamed last: two columns may take one name ("paper")
+    present = {k: v for k, v in columns.items() if k in shown}
+    shown = shown[list(present)].rename(columns=present)
     return shown.to_html(index=False, na_rep="", classes=css, border=0, escape=True)
 
 
-def _group(verdict: str) -> str:
-    return next((g for g, members in SUMMARY_GROUPS.items() if verdict in members), "not judged")
+def _grouped(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """The label of each (verdict, label) under its verdict's group, those LEFT_OUT left out."""
+    groups: dict[str, list[str]] = {g: [] for g in GROUP_ORDER}
+    for verdict, label in rows:
+        if verdict not in LEFT_OUT:
+            members = SUMMARY_GROUPS.items()
+            groups[next((g for g, m in members if verdict in m), "not judged")].append(label)
+    return groups
 
 
 def _named(labels: Sequence[str], most: int = 4) -> str:
@@ -121,10 +122,7 @@ def summary_html(
         (str(r.get("verdict")), f"{r.get('statement')} ({r.get('setup')})".replace("`", ""))
         for r in claims.to_dict("records")
     ]
-    groups: dict[str, list[str]] = {g: [] for g in GROUP_ORDER}
-    for verdict, label in rows:
-        if verdict not in LEFT_OUT:
-            groups[_group(verdict)].append(label)
+    groups = _grouped(rows)
     counts = "; ".join(f"{g}: {len(labels)}" for g, labels in groups.items())
     failed = groups["not replicated"]
     parts = [
@@ -151,9 +149,10 @@ def summary_html(
                 ],
             }
         )
-        judged: dict[str, list[str]] = {g: [] for g in groups}  # the committed run's, by group
-        for r in committed.itertuples():
-            judged[_group(str(r.verdict))].append(f"{STATISTICS[r.quantity]} on {r.setup}")
+        judged = _grouped(
+            (str(r.verdict), f"{STATISTICS[r.quantity]} on {r.setup}")
+            for r in committed.itertuples()
+        )
         said = "; ".join(f"{g}: {_named(v) or 'none'}" for g, v in judged.items() if v)
         parts += [
             f"<p>§3.2 of Mickus et al. (2024), the correlation of IsoScore with the silhouette, "
@@ -224,19 +223,6 @@ def run_line(studies: Sequence[str], preview: str, configfiles: Sequence[str]) -
     return f"Target: {target}. Configuration: {files}."
 
 
-def tables_html(tables: Mapping[str, pd.DataFrame]) -> list[str]:
-    """Every table of the run in full, one folded section each."""
-    parts = ["<h2>Tables</h2>", "<p>Every table of this run, in full (click to unfold).</p>"]
-    for path, frame in tables.items():
-        parts += [
-            f'<details><summary><span class="file">{html.escape(path)}</span> ({len(frame)} rows)'
-            "</summary>",
-            _table(frame, "overview-table"),
-            "</details>",
-        ]
-    return parts
-
-
 def overview_html(
     claims: pd.DataFrame,
     comparison: pd.DataFrame,
@@ -246,12 +232,11 @@ def overview_html(
     stand_ins: Mapping[str, str],
     configfiles: Sequence[str] = (),
     preview: str = "",
-    tables: Mapping[str, pd.DataFrame] | None = None,
     forest: str = "",
     committed: pd.DataFrame | None = None,
 ) -> str:
     """The first page: the summary, the ``forest`` plot, which run this is, every claim and
-    paper number with its verdict, then every table."""
+    paper number with its verdict (each in full in its file)."""
     tried = claims[claims["verdict"] != "not run"] if "verdict" in claims else claims
     mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
@@ -275,14 +260,13 @@ def overview_html(
     parts += [
         f"<h2>Claims check{mark}</h2>",
         f"<p>{len(claims)} checks: {_counts(claims['verdict'])}. "
-        f'Full table with evidence and notes: <span class="file">{claims_file}</span>, below.</p>',
+        f'Full table with evidence and notes: <span class="file">{claims_file}</span>.</p>',
         _table(tried, "overview-claims", CLAIM_COLUMNS),
         f"<h2>Paper comparison{mark}</h2>",
         f"<p>{len(comparison)} numbers: {_counts(comparison['verdict'])}. "
         "Conventions, stand-ins and notes: "
-        f'<span class="file">{comparison_file}</span>, below.</p>',
+        f'<span class="file">{comparison_file}</span>.</p>',
         _table(_short_rules(comparison), "overview-comparison", COMPARISON_COLUMNS),
-        *tables_html({claims_file: claims, comparison_file: comparison} | dict(tables or {})),
         "<p>Figures and tables of each study are also in the menu; the rule graph follows "
         "below.</p>",
         "</div>",
@@ -291,7 +275,7 @@ def overview_html(
 
 
 def _short_rules(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Each row's rule by its kind alone; the whole rule stays in the full table below."""
+    """Each row's rule by its kind alone; the whole rule stays in the full table's file."""
     rule = (
         comparison["tolerance"].fillna("").astype(str).str.split(r":| \(", n=1, regex=True).str[0]
     )

@@ -77,10 +77,3 @@ def claim_pages(tables: Mapping[str, Any]) -> list[Any]:
     order."""
     pages = [s.claim_page(tables) for s in REGISTRY if s.claim_page is not None]
     return [page for page in pages if page is not None]
-
-
-def report_tables(config: Mapping[str, Any], preview: bool = False) -> list[str]:
-    """Every CSV of the studies this run builds (of the preview alone for a preview): the
-    report's opening page shows them in full."""
-    names = ["preview"] if preview else inputs.configured_studies(config)
-    return [path for path in study_targets(dict(config), names) if path.endswith(".csv")]

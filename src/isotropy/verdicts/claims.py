@@ -11,13 +11,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.io import markdown_table
 from isotropy.statistics import SeedClaim, fisher_z
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
     family_sizes,
     holm_by_family,
+    verdict_page,
 )
 from isotropy.verdicts.measurements import one_sided
 from isotropy.verdicts.tolerances import (
@@ -36,6 +36,7 @@ from isotropy.verdicts.tolerances import (
     claimed_first,
     counted,
     finite,
+    fmt,
     holds_bound,
     judge,
     near_guaranteed,
@@ -141,12 +142,8 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
         held = f"{len(values) - len(failing)} of {len(values)} hold"
         text = f"{kind} {bound:g} in every seed (each checked, no test): {held}"
         if failing:
-            return (
-                NOT_SUPPORTED,
-                text + " (failing: " + ", ".join(f"{v:+.4g}" for v in failing) + ")",
-                None,
-            )
-        return SUPPORTED, text, None
+            text += " (failing: " + ", ".join(f"{v:+.4g}" for v in failing) + ")"
+        return (NOT_SUPPORTED if failing else SUPPORTED), text, None
     if claim.rule == "seeds":
         p_claim, p_other = claimed_first(kind, m["p_less"], m["p_greater"])
         if not math.isfinite(m["seeds"]) or m["seeds"] < 2:
@@ -229,9 +226,7 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         note = m["not_learned"]
         rows.append(_row(claim, setup, value, threshold, NOT_LEARNED, m["evidence"], note))
         return
-    flag = (
-        simpson_flag(value, m["per_seed"] or ()) if claim.quantity.endswith(("_r", "_rho")) else ""
-    )
+    flag = simpson_flag(m)
     if m["stand_in"] and states_a_number(*parse_tolerance(claim.bound), claim.neutral):
         note = "; ".join(s for s in (f"not judged: {m['stand_in']}", m["note"], flag) if s)
         rows.append(_row(claim, setup, value, threshold, STAND_IN, m["evidence"], note))
@@ -387,12 +382,6 @@ ERROR_CONTROL = (
 )
 
 
-def _fmt(value: float) -> str:
-    if value is None or not np.isfinite(value):
-        return "–"
-    return f"{value:.4g}"
-
-
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 
 
@@ -405,41 +394,20 @@ def verdict_cell(verdict: str, note: str, claim: str = "") -> str:
 
 
 def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
-    """A short markdown summary: a tally per study and claim, then every row."""
-    verdicts = counted(table)
-    counts = verdicts.value_counts()
-    tested = table["note"].astype(str).str.extract(r"Holm over the \d+ tests of (.+?): p")[0]
-    lines = [
-        f"# {title}",
-        "",
-        "Each claim of the replicated papers, checked on this run's results "
-        "(`results/claims.csv` holds the same rows).",
-        "",
-        ERROR_CONTROL.replace("{families}", family_sizes(tested.dropna(), "tests")),
-        "",
-        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS)
-        + f" · not counted ({WHY_NEAR_GUARANTEED}): {int(counts.get(NEAR_GUARANTEED, 0))}",
-        "",
-        "## By claim",
-        "",
-        "| study | claim | paper | " + " | ".join(CLAIM_VERDICTS) + " | not counted |",
-        "|---|---|---|" + "---|" * (len(CLAIM_VERDICTS) + 1),
-    ]
-    for (study, claim), group in table.assign(verdict=verdicts).groupby(
-        ["study", "claim"], sort=False
-    ):
-        tally = group["verdict"].value_counts()
-        lines.append(
-            f"| {study} | {claim} | {group['paper'].iloc[0]} | "
-            + " | ".join(str(int(tally.get(v, 0))) for v in (*CLAIM_VERDICTS, NEAR_GUARANTEED))
-            + " |"
-        )
+    """The claims page: the tally of verdicts, then every row."""
+    counts = counted(table).value_counts()
     notes = table["note"].astype(str)
     flagged = notes.str.contains(SIMPSON_MARK, regex=False)
     shown = table[["study", "setup", "claim", "measured", "threshold", "verdict"]].assign(
-        measured=[_fmt(v) + (" ⚠" if f else "") for v, f in zip(table["measured"], flagged)],
+        measured=[fmt(v) + (" ⚠" if f else "") for v, f in zip(table["measured"], flagged)],
         verdict=[verdict_cell(*row) for row in zip(table["verdict"], notes, table["claim"])],
         note=notes,
     )
-    lines += ["", "## Every check", "", markdown_table(shown)]
-    return "\n".join(lines)
+    paragraphs = [
+        "Each claim of the replicated papers, checked on this run's results "
+        "(`results/claims.csv` holds the same rows).",
+        ERROR_CONTROL.replace("{families}", family_sizes(notes, "tests")),
+        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS)
+        + f" · not counted ({WHY_NEAR_GUARANTEED}): {int(counts.get(NEAR_GUARANTEED, 0))}",
+    ]
+    return verdict_page(title, paragraphs, {"Every check": shown})

@@ -13,7 +13,6 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.io import markdown_table
 from isotropy.statistics import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
@@ -24,6 +23,7 @@ from isotropy.verdicts.families import (
     family_sizes,
     holm_by_family,
     seed_test_family,
+    verdict_page,
 )
 from isotropy.verdicts.tolerances import (
     ALPHA,
@@ -46,7 +46,6 @@ from isotropy.verdicts.tolerances import (
     holds_bound,
     judge,
     judge_equivalence,
-    judge_seed_test,
     near_guaranteed,
     parse_tolerance,
     scale_of,
@@ -202,15 +201,8 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             continue
         family = family_name(paper["paper"], paper["study"])
         for _, ours in hits.iterrows():
-            details = dict(
-                setup=ours["setup"],
-                our_n=ours["n"],
-                k=ours["k"],
-                per_type_cap=ours["per_type_cap"],
-                seeds=ours["seeds"],
-                stand_in=ours["stand_in"],
-                convention=ours["convention"] or paper["convention"],
-            )
+            details = {c: ours[c] for c in ("setup", "k", "per_type_cap", "seeds", "stand_in")}
+            details.update(our_n=ours["n"], convention=ours["convention"] or paper["convention"])
             if ours["missing"]:
                 rows.append(_row(paper, verdict=NOT_RUN, note=ours["missing"], **details))
                 continue
@@ -223,10 +215,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
             elif verdict != STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
-            flag = ""  # a pooled correlation whose seeds disagree with it in size, flagged first
-            if paper["quantity"] in ("pearson_r", "spearman_rho"):
-                flag = simpson_flag(float(ours["value"]), ours["per_seed"] or ())
-            note = "; ".join(s for s in (flag, ours["note"]) if s)
+            note = "; ".join(s for s in (simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
     settled = [t for t in seed_tests if rows[t[0]]["verdict"] not in (NOT_COMPARABLE, NOT_LEARNED)]
@@ -275,16 +264,9 @@ def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
     for (index, _, spec, ours), family, (p_claim, p_other, size) in zip(
         seed_tests, families, adjusted
     ):
-        kind, bound = parse_tolerance(spec)
-        less, greater = claimed_first(kind, p_claim, p_other)
-        rows[index]["verdict"], rows[index]["tolerance"] = judge_seed_test(
-            kind,
-            bound,
-            seeds=float(ours["seeds"]),
-            p_less=less,
-            p_greater=greater,
-            per_seed=ours.get("per_seed") or (),
-        )
+        less, greater = claimed_first(parse_tolerance(spec)[0], p_claim, p_other)
+        settled = dict(ours, p_less=less, p_greater=greater)  # the p-values Holm-adjusted
+        rows[index]["verdict"], rows[index]["tolerance"] = judge(spec, settled)
         if size:
             rows[index]["tolerance"] += f"; Holm over the {size} tests of {family}"
 
@@ -332,53 +314,53 @@ COMPARISON_COLUMNS = (
 
 
 def comparison_markdown(table: pd.DataFrame) -> str:
-    """The comparison as a markdown document: counts of verdicts, then one table per paper."""
+    """The comparison page: counts of verdicts, then one table per paper."""
     counts = counted(table).value_counts()
-    tested = table["tolerance"].astype(str).str.extract(r"; Holm over the \d+ \w+ of ([^:;]+)")[0]
-    lines = [
-        "# Our numbers beside the papers'",
-        "",
-        ERROR_CONTROL.replace("{families}", family_sizes(tested.dropna(), "rows")),
-        "",
+    paragraphs = [
+        ERROR_CONTROL.replace("{families}", family_sizes(table["tolerance"], "rows")),
         "Every number the seed papers print (config/published_values.csv, each with its paper, "
-        "table, row "
-        "and column), beside the value this run measured. Verdicts: "
+        "table, row and column), beside the value this run measured. Verdicts: "
         + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
         + f"; {counts.get(NEAR_GUARANTEED, 0)} {NEAR_GUARANTEED} ({WHY_NEAR_GUARANTEED}).",
         "A *stand-in* names what we used where the paper used something else: its row shows "
         "our value beside the paper's and is not judged. "
         "LID rows give our n, k and per-type cap beside the paper's n and k. "
         "What each verdict means: docs/verdicts.md.",
-        "",
     ]
-    for paper in dict.fromkeys(table["paper"]):
-        part = as_shown(table[table["paper"] == paper])
-        rows = []
-        for _, r in part.iterrows():
-            n = " / ".join(s for s in (_number(r["our_n"]), _number(r["paper_n"])) if s)
-            if isinstance(r["per_type_cap"], str) and r["per_type_cap"]:
-                k = " / ".join(s for s in (_number(r["k"]), _number(r["paper_k"])) if s)
-                n += f" (k {k}, cap {r['per_type_cap']})"
-            statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
-            if str(r["declared"]).startswith("default"):
-                statistic += f"; {r['declared']}"
-            row = [
-                r["source"],
-                r["setup"],
-                r["printed"],
-                statistic,
-                _number(r["our_value"]) + (" ⚠" if SIMPSON_MARK in str(r["note"]) else ""),
-                n,
-                r["unit"],
-                r["tolerance"],
-                verdict_cell(r),
-                r["stand_in"],
-                r["note"],
-            ]
-            rows.append(row)
-        shown = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
-        lines += [f"## {paper}", "", markdown_table(shown)]
-    return "\n".join(lines)
+    papers = dict.fromkeys(table["paper"])
+    return verdict_page(
+        "Our numbers beside the papers'",
+        paragraphs,
+        {paper: _shown(as_shown(table[table["paper"] == paper])) for paper in papers},
+    )
+
+
+def _shown(part: pd.DataFrame) -> pd.DataFrame:
+    """One paper's rows as its table on the page."""
+    rows = []
+    for _, r in part.iterrows():
+        n = " / ".join(s for s in (_number(r["our_n"]), _number(r["paper_n"])) if s)
+        if isinstance(r["per_type_cap"], str) and r["per_type_cap"]:
+            k = " / ".join(s for s in (_number(r["k"]), _number(r["paper_k"])) if s)
+            n += f" (k {k}, cap {r['per_type_cap']})"
+        statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
+        if str(r["declared"]).startswith("default"):
+            statistic += f"; {r['declared']}"
+        row = [
+            r["source"],
+            r["setup"],
+            r["printed"],
+            statistic,
+            _number(r["our_value"]) + (" ⚠" if SIMPSON_MARK in str(r["note"]) else ""),
+            n,
+            r["unit"],
+            r["tolerance"],
+            verdict_cell(r),
+            r["stand_in"],
+            r["note"],
+        ]
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
 PUBLISHED_VALUES = Path(__file__).resolve().parents[3] / "config" / "published_values.csv"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 
+import pandas as pd
+
+from isotropy.io import markdown_table
 from isotropy.verdicts.equivalence import holm
 
 # The name a study goes by in a family (and on the comparison page).
@@ -51,10 +54,23 @@ def family_of_claim(study: str, rule: str, quantity: str) -> str:
     return family_name(paper, study)
 
 
-def family_sizes(families: Iterable[str], noun: str) -> str:
-    """'Mickus et al. 2024 · main (4 rows), …' ('none' without any)."""
-    counted = Counter(families)
+def family_sizes(notes: pd.Series, noun: str) -> str:
+    """'Mickus et al. 2024 · main (4 rows), …': the families a page's ``notes`` were adjusted
+    over ('none' without any)."""
+    found = notes.astype(str).str.extract(r"Holm over the \d+ \w+ of ([^:;]+)")[0].dropna()
+    counted = Counter(found)
     return ", ".join(f"{family} ({n} {noun})" for family, n in counted.items()) or "none"
+
+
+def verdict_page(title: str, paragraphs: Sequence[str], tables: Mapping[str, pd.DataFrame]) -> str:
+    """A verdict page (the claims, the comparison with the papers) in Markdown: its title, its
+    paragraphs, then each table under its heading."""
+    lines = [f"# {title}"]
+    for paragraph in paragraphs:
+        lines += ["", paragraph]
+    for heading, table in tables.items():
+        lines += ["", f"## {heading}", "", markdown_table(table)]
+    return "\n".join(lines)
 
 
 def holm_by_family(tests: Sequence[tuple[str, float, float]]) -> list[tuple[float, float, int]]:

@@ -4,7 +4,7 @@ column of ``config/published_values.csv``; each rule: docs/verdicts.md, "The rul
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -64,7 +64,8 @@ def parse_tolerance(spec: str) -> tuple[str, float]:
     )
 
 
-def _fmt(value: float) -> str:
+def fmt(value: float) -> str:
+    """A number as the pages print it: '–' where undefined, a large count with commas."""
     if value is None or not math.isfinite(value):
         return "–"
     if value == int(value) and abs(value) >= 1000:
@@ -229,7 +230,7 @@ def judge_equivalence(
         listed = ", ".join(f"{s:+.3g}" for s in per_seed)
         return Judged(
             INCONSISTENT_SEEDS,
-            f"per-seed {listed}; pooled {_fmt(pooled)}: the signs disagree",
+            f"per-seed {listed}; pooled {fmt(pooled)}: the signs disagree",
             pooled,
         )
     if not math.isfinite(number("value")):
@@ -304,7 +305,7 @@ def settle(test: eq.Equivalence, alpha: float = ALPHA) -> str:
 def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: float) -> str:
     """Why our LID cannot be set beside the paper's ('' when it can): LID moves with n (about
     −0.6 per doubling on MiniLM), so n and k must be the paper's."""
-    where = f"our n {_fmt(our_n)}, k {_fmt(our_k)}; theirs n {_fmt(paper_n)}, k {_fmt(paper_k)}"
+    where = f"our n {fmt(our_n)}, k {fmt(our_k)}; theirs n {fmt(paper_n)}, k {fmt(paper_k)}"
     if not (math.isfinite(our_k) and our_k == paper_k):
         return f"{where}: another k"
     if not all(math.isfinite(v) and v > 0 for v in (our_n, paper_n)):
@@ -324,25 +325,19 @@ def claimed_first(kind: str, less: float, greater: float) -> tuple[float, float]
     return (less, greater) if kind == "seeds_below" else (greater, less)
 
 
-def judge_seed_test(
-    kind: str,
-    bound: float,
-    *,
-    seeds: float,
-    p_less: float,
-    p_greater: float,
-    per_seed: Sequence[float] = (),
-) -> tuple[str, str]:
+def _judge_seed_test(kind: str, bound: float, measured: Mapping[str, Any]) -> tuple[str, str]:
     """The ``seeds_below`` / ``seeds_above`` rules on (Holm-adjusted) one-sided p-values."""
+    seeds = float(measured.get("seeds", math.nan))
     sign = "<" if kind == "seeds_below" else ">"
     if not math.isfinite(seeds) or seeds < 2:
         return ONE_SEED, f"{sign} {bound:g} over seeds: one seed, no spread to test with"
+    p_less, p_greater = (float(measured.get(p, math.nan)) for p in ("p_less", "p_greater"))
     claimed, other = claimed_first(kind, p_less, p_greater)
     text = (
-        f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {_fmt(claimed)} (other "
-        f"way {_fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
+        f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {fmt(claimed)} (other "
+        f"way {fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
     )
-    values = finite(per_seed)
+    values = finite(measured.get("per_seed"))
     along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
     if values:
         text += f"; {along} of {len(values)} seeds {sign} {bound:g}"
@@ -360,13 +355,7 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
     if kind == "none":
         return STATED, "not judged"
     if kind in ("seeds_below", "seeds_above"):
-        return judge_seed_test(
-            kind,
-            argument,
-            seeds=number("seeds"),
-            p_less=number("p_less"),
-            p_greater=number("p_greater"),
-        )
+        return _judge_seed_test(kind, argument, measured)
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
         if signs_disagree(finite(measured.get("per_seed")), ours if defined else None):
@@ -390,10 +379,11 @@ SIMPSON_GAP = 0.05
 SIMPSON_MARK = "⚠ pooled outside its seeds"
 
 
-def simpson_flag(pooled: float, per_seed: Sequence[float]) -> str:
+def simpson_flag(measured: Mapping[str, Any]) -> str:
     """A warning when a pooled correlation lies :data:`SIMPSON_GAP` outside its seeds' range."""
-    seeds = finite(per_seed)
-    if len(seeds) < 2 or not math.isfinite(pooled):
+    seeds, pooled = finite(measured["per_seed"]), float(measured["value"])
+    correlation = measured["quantity"] in ("pearson_r", "spearman_rho")
+    if not correlation or len(seeds) < 2 or not math.isfinite(pooled):
         return ""
     low, high = min(seeds), max(seeds)
     if low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP:

@@ -56,10 +56,11 @@ def measurement(
     return row
 
 
-def over_seeds(runs: pd.DataFrame, column: str) -> dict[str, Any]:
-    """The mean of ``column`` over one setup's ``runs`` and each seed's mean."""
-    per_seed = runs.groupby("seed")[column].mean() if "seed" in runs else [runs[column].mean()]
-    return {"value": runs[column].mean(), "per_seed": tuple(per_seed)}
+def over_seeds(runs: pd.DataFrame, column: str, scale: float = 1) -> dict[str, Any]:
+    """The mean of ``column`` × ``scale`` over one setup's ``runs`` and each seed's mean."""
+    values = scale * runs[column]
+    per_seed = values.groupby(runs["seed"]).mean() if "seed" in runs else [values.mean()]
+    return {"value": values.mean(), "per_seed": tuple(per_seed)}
 
 
 SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change
@@ -110,28 +111,23 @@ def one_sided(test: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[floa
     return less, greater
 
 
-def paired_differences(
-    treated: pd.DataFrame, baseline: pd.DataFrame, column: str
-) -> tuple[float, ...]:
-    """Each seed's treated − baseline (the seeds both have, in seed order)."""
-    means = [runs.groupby("seed")[column].mean() for runs in (treated, baseline)]
-    both = means[0].to_frame("t").join(means[1].rename("b"), how="inner")
-    return tuple(float(d) for d in both["t"] - both["b"])
-
-
 def seed_test(
     treated: pd.DataFrame, baseline: pd.DataFrame, column: str
-) -> tuple[float, int, float, float]:
-    """(mean difference treated − baseline, seeds, one-sided p below 0, p above 0): a paired
-    t-test over the seeds both have, else Welch's over the two groups; p NaN with one seed."""
-    d = np.asarray(paired_differences(treated, baseline, column))
+) -> tuple[float, int, float, float, tuple[float, ...]]:
+    """(mean difference treated − baseline, seeds, one-sided p below 0, p above 0, each seed's
+    difference): a paired t-test over the seeds both have, else Welch's over the two groups; p
+    NaN with one seed."""
+    means = [runs.groupby("seed")[column].mean() for runs in (treated, baseline)]
+    both = means[0].to_frame("t").join(means[1].rename("b"), how="inner")
+    d = (both["t"] - both["b"]).to_numpy(dtype=np.float64)
+    paired = tuple(float(v) for v in d)
     if len(d) >= 2:
-        return float(d.mean()), len(d), *one_sided(stats.ttest_1samp, d, 0.0)
+        return float(d.mean()), len(d), *one_sided(stats.ttest_1samp, d, 0.0), paired
     t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
-    diff = float(t.mean() - b.mean())
-    if min(len(t), len(b)) < 2:
-        return diff, min(len(t), len(b)), math.nan, math.nan
-    return diff, min(len(t), len(b)), *one_sided(stats.ttest_ind, t, b, equal_var=False)
+    diff, seeds = float(t.mean() - b.mean()), min(len(t), len(b))
+    if seeds < 2:
+        return diff, seeds, math.nan, math.nan, paired
+    return diff, seeds, *one_sided(stats.ttest_ind, t, b, equal_var=False), paired
 
 
 def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:

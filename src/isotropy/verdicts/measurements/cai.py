@@ -42,24 +42,19 @@ def lid_measurements(
     rows = []
     for (kind, name), group in lid.groupby(["kind", "model"], sort=False):
         last = group if kind == "static" else group[group["layer"] == group["layer"].max()]
-        setup, paper, cap, stand_in, layers = _lid_setup(kind, name, group, last, config, stand)
+        setup, paper, cap, stand_in, layers = _lid_setup(kind, name, group, config, stand)
         n, k, dim = (int(last.iloc[0][column]) for column in ("n", "k", "dim"))
         at = partial(measurement, "geometry", setup=setup, paper_setup=paper, n=n, k=k)
         at = partial(at, per_type_cap=cap, stand_in=stand_in, evidence=paths.GEOMETRY_LID)
         sample = f"k = {k}, neighbours within a sample of n = {n} (per-type cap {cap})"
-        rows.append(_lid_cosine_row(kind, last, layers, sample, config, at))
+        rows.append(_lid_cosine_row(last, layers, sample, _lid_seed_free(config, kind), at))
         rows.append(at("lid_n", value=n, convention="points indexed and queried (the LID sample)"))
         rows.append(at("dim", value=dim, convention="embedding dimension"))
     return rows
 
 
 def _lid_setup(
-    kind: str,
-    name: str,
-    group: pd.DataFrame,
-    last: pd.DataFrame,
-    config: Mapping[str, Any],
-    stand: StandIns,
+    kind: str, name: str, group: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
 ) -> tuple[str, str, str, str, str]:
     """(our setup, the paper's, the per-type cap, the stand-in, the layers' note)."""
     if kind == "static":
@@ -68,7 +63,7 @@ def _lid_setup(
         stand_in = replaced if stand.word_vectors else ""
         return "static word vectors", "GloVe", "one vector per word", stand_in, ""
     paper = _cai_setup(config, name)
-    setup = f"{name}, last layer ({int(last['layer'].iloc[0])})"
+    setup = f"{name}, last layer ({int(group['layer'].max())})"
     clusters = (config.get("geometry") or {}).get("clusters") or {}
     cap = clusters.get("max_per_type", Clusters.default("max_per_type"))
     stand_in = _model_stand_in(config, name, paper, stand)
@@ -83,12 +78,7 @@ def _lid_setup(
 
 
 def _lid_cosine_row(
-    kind: str,
-    last: pd.DataFrame,
-    layers: str,
-    sample: str,
-    config: Mapping[str, Any],
-    at: Callable[..., dict[str, Any]],
+    last: pd.DataFrame, layers: str, sample: str, seed_free: bool, at: Callable[..., dict[str, Any]]
 ) -> dict[str, Any]:
     """The cosine LID of one model's last layer or of the static vectors."""
     cosine, euclidean = last[last["metric"] == "cosine"], last[last["metric"] == "euclidean"]
@@ -106,7 +96,7 @@ def _lid_cosine_row(
         "lid_cosine",
         **over_seeds(cosine, "lid_cai_scale"),
         seeds=cosine["seed"].nunique(),
-        seed_free=_lid_seed_free(config, kind),
+        seed_free=seed_free,
         convention=convention,
         note="; ".join(s for s in (euclid, layers) if s),
     )

@@ -19,7 +19,6 @@ from isotropy.verdicts.families import family_of_claim, holm_by_family
 from isotropy.verdicts.measurements import (
     fine_tuned_not_learned,
     measurement,
-    paired_differences,
     seed_test,
 )
 from isotropy.verdicts.tolerances import ALPHA, claimed_first, parse_tolerance
@@ -63,10 +62,9 @@ def istar_measurements(
         lambdas = sorted(negative["lambda"].astype(float).unique())
         runs_at = {lam: negative[negative["lambda"].astype(float) == lam] for lam in lambdas}
         for quantity, (column, convention) in ISTAR_QUANTITIES.items():
-            tests = [seed_test(runs_at[lam], baseline, column) for lam in lambdas]
-            p_less, p_greater = [t[2] for t in tests], [t[3] for t in tests]
             base = baseline[column].mean()
-            for lam, (diff, seeds, _, _), low, high in zip(lambdas, tests, p_less, p_greater):
+            for lam in lambdas:
+                diff, seeds, low, high, paired = seed_test(runs_at[lam], baseline, column)
                 setup = f"{model}/{task}, λ={lam:g}"
                 rows.append(
                     at(
@@ -75,7 +73,7 @@ def istar_measurements(
                         paper_setup=setup,
                         value=diff,
                         seeds=seeds,
-                        per_seed=paired_differences(runs_at[lam], baseline, column),
+                        per_seed=paired,
                         p_less=low,
                         p_greater=high,
                         convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} "

@@ -72,6 +72,10 @@ def optimisation_measurements(
     return rows
 
 
+ITEMS = "labelled items after dropping out-of-vocabulary words"
+PARAMETERS = "unique rows × dim + classifier weights (+ bias)"
+
+
 def _count_measurements(
     study: str, counts: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
 ) -> list[dict[str, Any]]:
@@ -80,19 +84,9 @@ def _count_measurements(
     counts_file = paths.study_file(f"{paths.COUNT_TABLES[study]}.csv", study)
     for _, r in counts.iterrows():
         at = partial(_setup(study, r["encoder"], r["dataset"], config, stand), evidence=counts_file)
-        items = "labelled items after dropping out-of-vocabulary words"
-        params = "unique rows × dim + classifier weights (+ bias)"
-        rows.append(
-            at(
-                "items",
-                value=int(r["items"]),
-                convention=items,
-                note=f"{int(r['rows'])} unique rows",
-            )
-        )
-        rows.append(
-            at("parameters", value=int(r["params"]), convention=params, note=f"dim {int(r['dim'])}")
-        )
+        items, dim = f"{int(r['rows'])} unique rows", f"dim {int(r['dim'])}"
+        rows.append(at("items", value=int(r["items"]), convention=ITEMS, note=items))
+        rows.append(at("parameters", value=int(r["params"]), convention=PARAMETERS, note=dim))
     return rows
 
 

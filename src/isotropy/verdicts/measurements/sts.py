@@ -149,8 +149,7 @@ def classification_measurements(
             f"{runs['isotropy_sentences'].mean():.3g}"
         )
         for quantity, scale in IW_READINGS:
-            scaled = runs.assign(iw=scale * runs["isotropy"])
-            rows.append(at(quantity, **over_seeds(scaled, "iw"), convention=iw))
+            rows.append(at(quantity, **over_seeds(runs, "isotropy", scale), convention=iw))
     return rows
 
 
@@ -179,6 +178,6 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> l
         at = partial(at, seeds=runs["seed"].nunique(), stand_in=stand_in, evidence=source)
         at = partial(at, note=note, not_learned=fine_tuned_not_learned(runs))
         for quantity, column, scale, convention in CLS_QUANTITIES:
-            scaled = over_seeds(runs.assign(scaled=scale * runs[column]), "scaled")
-            rows.append(at(f"{task}_finetuned_{quantity}", **scaled, convention=convention))
+            values = over_seeds(runs, column, scale)
+            rows.append(at(f"{task}_finetuned_{quantity}", **values, convention=convention))
     return rows
