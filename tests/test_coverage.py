@@ -63,7 +63,7 @@ PLANTED = [
     ),
     # any test used to hold up any row: one that does not name the item fails
     (
-        dict(checks="tests/test_metrics.py::test_isoscore_equals_package"),
+        dict(checks="tests/test_metrics.py::test_metric_equals_its_reference_package"),
         "does not name mickus:planted",
     ),
     # a stand-in's number under reproduced

@@ -5,6 +5,7 @@ and bad input."""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -12,18 +13,14 @@ import skdim
 import torch
 from IsoScore.IsoScore import IsoScore, IsoScore_star
 from sklearn.datasets import make_blobs
-from sklearn.metrics import (
-    adjusted_rand_score,
-    calinski_harabasz_score,
-    davies_bouldin_score,
-    silhouette_score,
-)
+from sklearn.metrics import adjusted_rand_score, silhouette_score
 from sklearn.neighbors import NearestNeighbors
 from tiny_workflow import minilm_polarity
 
 from isotropy import metrics as M
 from isotropy.metrics import clusters as cluster_metrics
 from isotropy.metrics import dimensions
+from isotropy.metrics.criteria import dunn
 
 # ---------------------------------------------------------------------------------------------
 # data
@@ -61,6 +58,16 @@ def _tall():
     return (rng.normal(size=(50_000, 96)) * np.geomspace(0.05, 2, 96) + 3.0).astype(np.float32)
 
 
+def _manifold(n=500, intrinsic=4, ambient=12, seed=10):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, intrinsic)) @ rng.normal(size=(intrinsic, ambient)) + 3.0
+
+
+def _with_duplicates():
+    x = _manifold(n=300, intrinsic=5, ambient=10)
+    return np.vstack([x, x[:7]])
+
+
 DATASETS = {
     "random": lambda: _random(),
     "anisotropic": lambda: _anisotropic(),
@@ -68,6 +75,23 @@ DATASETS = {
     "n_less_than_d": lambda: _random(n=40, d=100, seed=3),  # the n x n Gram path
     "n_much_less_than_d": lambda: _random(n=30, d=500, seed=14) * np.geomspace(0.1, 1, 500),
     "many_rows_in_float32": _tall,
+    # skdim's TwoNN: the kd-tree path (d <= 25) and distance chunks
+    "manifold_12d": lambda: _manifold(n=800, intrinsic=6, ambient=12),
+    "manifold_40d": lambda: _manifold(n=800, intrinsic=6, ambient=40),
+    "duplicates": _with_duplicates,
+}
+
+
+def _skdim_twonn(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # skdim warns of the duplicates
+        return skdim.id.TwoNN().fit(x).dimension_
+
+
+# metric: (ours, the independent reference, the data sets it is checked on)
+REFERENCES = {
+    "isoscore": (M.isoscore, lambda x: float(IsoScore(x.astype(np.float64))), list(DATASETS)[:6]),
+    "twonn": (M.twonn_dimension, _skdim_twonn, ["manifold_12d", "manifold_40d", "duplicates"]),
 }
 
 
@@ -76,11 +100,15 @@ DATASETS = {
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize(
+    "metric, name", [(m, name) for m, (*_, names) in REFERENCES.items() for name in names]
+)
 @pytest.mark.covers("mickus:defs")
-def test_isoscore_equals_package(name):
+@pytest.mark.covers("istar:twonn")
+def test_metric_equals_its_reference_package(metric, name):
+    ours, reference, _ = REFERENCES[metric]
     x = DATASETS[name]()
-    assert M.isoscore(x) == pytest.approx(float(IsoScore(x.astype(np.float64))), abs=1e-6)
+    assert ours(x) == pytest.approx(reference(x), abs=1e-6)
 
 
 def test_metrics_equal_their_references_on_minilm(minilm):
@@ -448,11 +476,6 @@ def test_cluster_centred():
 # ---------------------------------------------------------------------------------------------
 
 
-def _manifold(n=500, intrinsic=4, ambient=12, seed=10):
-    rng = np.random.default_rng(seed)
-    return rng.normal(size=(n, intrinsic)) @ rng.normal(size=(intrinsic, ambient)) + 3.0
-
-
 @pytest.mark.parametrize("metric", ["euclidean", "cosine"])
 @pytest.mark.covers("cai:lid-def")
 def test_lid_equals_skdim_mle(metric):
@@ -495,21 +518,6 @@ def test_lid_drops_duplicates():
     assert M.local_intrinsic_dimension(doubled, k=20) == pytest.approx(
         M.local_intrinsic_dimension(x, k=20)
     )
-
-
-@pytest.mark.parametrize("ambient", [12, 40])  # skdim: kd-tree path (d <= 25) and distance chunks
-@pytest.mark.covers("istar:twonn")
-def test_twonn_equals_skdim(ambient):
-    x = _manifold(n=800, intrinsic=6, ambient=ambient)
-    assert M.twonn_dimension(x) == pytest.approx(skdim.id.TwoNN().fit(x).dimension_, abs=1e-6)
-
-
-def test_twonn_with_duplicates():
-    x = _manifold(n=300, intrinsic=5, ambient=10)
-    x = np.vstack([x, x[:7]])
-    with pytest.warns(UserWarning):
-        reference = skdim.id.TwoNN().fit(x).dimension_
-    assert M.twonn_dimension(x) == pytest.approx(reference, abs=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -589,18 +597,6 @@ def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
 
 
 # ---------------------------------------------------------------------------------------------
-# scikit-learn indices
-# ---------------------------------------------------------------------------------------------
-
-
-def test_calinski_harabasz_and_davies_bouldin():
-    x, y = _clustered()
-    names = np.array([f"c{v}" for v in y])
-    assert M.calinski_harabasz(x, names) == pytest.approx(calinski_harabasz_score(x, y))
-    assert M.davies_bouldin(torch.from_numpy(x), y) == pytest.approx(davies_bouldin_score(x, y))
-
-
-# ---------------------------------------------------------------------------------------------
 # bad input
 # ---------------------------------------------------------------------------------------------
 
@@ -621,6 +617,7 @@ POINT_FUNCTIONS = {
         p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS
     ),
     "s_inter": lambda p: M.s_inter(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
+    "dunn": lambda p: dunn(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
 }
 
 
@@ -643,7 +640,7 @@ def test_bad_points_raise(name):
         function(GOOD[:1])
 
 
-@pytest.mark.parametrize("function", [M.silhouette, M.calinski_harabasz, M.davies_bouldin])
+@pytest.mark.parametrize("function", [M.silhouette, M.calinski_harabasz, M.davies_bouldin, dunn])
 def test_bad_labels_raise(function):
     with pytest.raises(ValueError, match="has 29 entries but points has 30 rows"):
         function(GOOD, LABELS[:29])

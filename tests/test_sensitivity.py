@@ -21,16 +21,8 @@ from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
-from isotropy.workflow.config import with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def config():
-    loaded = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
-    workflow_config.check_loaded_config(loaded)
-    return loaded
 
 
 WORDS = pd.DataFrame(
