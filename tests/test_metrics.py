@@ -289,26 +289,6 @@ def test_silhouette_equals_sklearn_on_clusters(case):
         assert ours == pytest.approx(reference, abs=max(tolerance, 1e-6))
 
 
-def test_cumulative_segment_sums_equal_direct_sums():
-    # The accelerator path (float64 running sums), checked on the CPU against numpy.
-    rng = np.random.default_rng(12)
-    values = rng.random((40, 300)).astype(np.float32)
-    ends = np.array([1, 2, 50, 51, 120, 299, 300])
-    for dim, axis_ends in ((1, ends), (0, ends[ends <= 40])):
-        axis_ends = (
-            axis_ends
-            if axis_ends[-1] == values.shape[dim]
-            else np.append(axis_ends, values.shape[dim])
-        )
-        got = cluster_metrics._segment_sums_cumulative(
-            torch.from_numpy(values), dim, torch.from_numpy(axis_ends - 1)
-        )
-        direct = np.add.reduceat(
-            values.astype(np.float64), np.concatenate([[0], axis_ends[:-1]]), axis=dim
-        )
-        np.testing.assert_allclose(got.numpy(), direct, rtol=1e-12)
-
-
 @pytest.mark.parametrize("n_points", [600, 4500])  # float64 and float32 distance blocks
 def test_silhouette_accelerator_path_equals_sklearn(monkeypatch, n_points):
     # The GPU path (slices for few clusters, float64 running sums for many), run on the CPU.

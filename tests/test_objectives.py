@@ -283,17 +283,12 @@ def _ascend(objective, counts: list[int], d: int, *, steps: int, lr: float, seed
     return x.detach(), y, w.detach()
 
 
-def _ascend_eq3(n_per_class: list[int], d: int, steps: int, seed: int = 0):
-    """:func:`_ascend` on Eq. (3)'s association term alone."""
-    return _ascend(O.linear_objective, n_per_class, d, steps=steps, lr=1.0, seed=seed)
-
-
 @pytest.mark.covers("ours:eq3-association")
 def test_eq3_association_optimum_collapses_each_class_and_norms_follow_label_counts():
     """The association term alone (:func:`O.linear_objective`): the collapse (each class one
     point, on its class vector) and ‖w_c‖ ∝ n_c at its optimum."""
     counts = [40, 20, 10, 5]
-    x, y, w = _ascend_eq3(counts, d=16, steps=600)
+    x, y, w = _ascend(O.linear_objective, counts, d=16, steps=600, lr=1.0)
     assert float(O.intra_class_spread(x, y)) < 1e-8
     assert float(O.class_vector_distance(x, y, w)) < 1e-8
     ratios = w.norm(dim=1).numpy() / np.array(counts)

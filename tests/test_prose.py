@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from isotropy.committed.import_graph import dotted, file_graph
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "isotropy"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
@@ -36,35 +38,26 @@ USAGE = re.compile(
 TORCH_FREE = re.compile(r"plain Python|without torch|torch-free|no torch")
 
 
-def _dotted(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(p for p in parts if p != "__init__")
-
-
 @functools.cache
 def _sources() -> dict[str, Path]:
-    return {_dotted(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    return {dotted(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+_graph = functools.cache(file_graph)  # module -> the package modules it imports anywhere
 
 
 @functools.cache
-def _imports(module: str, top_level_only: bool = False) -> frozenset[str]:
-    """What ``module`` imports: package modules (``from a import b`` names ``a.b`` when that is
-    a module) and third-party top-level names, anywhere in it or at module level only."""
-    tree = ast.parse(_sources()[module].read_text(encoding="utf-8"))
-    return frozenset(_imported(tree.body if top_level_only else list(ast.walk(tree))))
-
-
-def _imported(nodes) -> set[str]:
-    """The names the import statements among ``nodes`` import (see :func:`_imports`)."""
+def _top_level_imports(module: str) -> frozenset[str]:
+    """What ``module`` imports at module level: package modules and third-party names."""
     found = set()
-    for node in nodes:
+    for node in ast.parse(_sources()[module].read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"
                 found.add(sub if sub in _sources() else node.module)
-    return found
+    return frozenset(found)
 
 
 def _within(module: str, name: str) -> bool:
@@ -76,19 +69,14 @@ def importers(name: str) -> set[str]:
     return {
         module
         for module in _sources()
-        if not _within(module, name) and any(_within(t, name) for t in _imports(module))
+        if not _within(module, name) and any(_within(t, name) for t in _graph()[module])
     }
 
 
 def imports_of(name: str) -> set[str]:
     """The package modules outside ``name`` that ``name`` (all its modules) imports."""
     inside = [m for m in _sources() if _within(m, name)]
-    return {
-        target
-        for module in inside
-        for target in _imports(module)
-        if target in _sources() and not _within(target, name)
-    }
+    return {target for module in inside for target in _graph()[module] if not _within(target, name)}
 
 
 def loads_torch(module: str, seen: set[str] | None = None) -> bool:
@@ -99,7 +87,7 @@ def loads_torch(module: str, seen: set[str] | None = None) -> bool:
         return False
     seen.add(module)
     parents = [".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)]
-    direct = _imports(module, top_level_only=True)
+    direct = _top_level_imports(module)
     if any(t.split(".")[0] in ("torch", "transformers", "sentence_transformers") for t in direct):
         return True
     following = [t for t in direct if t in _sources()] + [p for p in parents if p in _sources()]
