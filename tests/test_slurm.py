@@ -245,6 +245,10 @@ rule broken:
 """
 
 
+def _through_slurm(profile: str, *args: str) -> list[str]:
+    return [*SNAKEMAKE, "--profile", profile, *TEST_CLUSTER_ARGS, "--jobs", "2", *args]
+
+
 class Runs:
     """The three Snakemake runs, started together (the SLURM runs mostly wait on the
     scheduler, so overlapping them saves minutes), with exit codes and output."""
@@ -261,41 +265,15 @@ class Runs:
         self.failing_dir.mkdir()
         (self.failing_dir / "Snakefile").write_text(FAILING_SNAKEFILE)
         workflow = [TARGET, "--configfile", str(config)]  # --configfile takes several values: last
+        # The profile's GPU-partition override, exercised: GPU rules go to partition gpu.
+        gpu = [f"{rule}:slurm_partition=gpu" for rule in GPU_PARTITION_RULES]
+        slurm = ["--set-resources", *gpu, "--directory", str(self.slurm_dir), *workflow]
+        local = [*SNAKEMAKE, "--cores", "2", "--directory", str(self.local_dir), *workflow]
         commands = {
-            "local": (
-                [*SNAKEMAKE, "--cores", "2", "--directory", str(self.local_dir), *workflow],
-                ROOT,
-                env,
-            ),
-            "slurm": (
-                [
-                    *SNAKEMAKE,
-                    "--profile",
-                    PROFILE_NAME,
-                    *TEST_CLUSTER_ARGS,
-                    "--jobs",
-                    "2",
-                    # The profile's GPU-partition override, exercised: GPU rules go to
-                    # partition gpu.
-                    "--set-resources",
-                    *(f"{rule}:slurm_partition=gpu" for rule in GPU_PARTITION_RULES),
-                    "--directory",
-                    str(self.slurm_dir),
-                    *workflow,
-                ],
-                ROOT,
-                env,
-            ),
+            "local": (local, ROOT, env),
+            "slurm": (_through_slurm(PROFILE_NAME, *slurm), ROOT, env),
             "failing": (
-                [
-                    *SNAKEMAKE,
-                    "--profile",
-                    str(PROFILE),
-                    *TEST_CLUSTER_ARGS,
-                    "--jobs",
-                    "2",
-                    "--keep-going",
-                ],
+                _through_slurm(str(PROFILE), "--keep-going"),
                 self.failing_dir,
                 dict(os.environ),
             ),
