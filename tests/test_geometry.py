@@ -56,8 +56,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
 
 
-# ---------------------------------------------------------------------------------------------
-# Synthetic data with a known answer
+# ---- Synthetic data with a known answer ----------------------------------------------------------
 
 
 def clustered_cloud(
@@ -376,8 +375,7 @@ def test_wikitext_lines_become_sentences():
     ]
 
 
-# ---------------------------------------------------------------------------------------------
-# Real data: all-MiniLM-L6-v2 on mirror sentences
+# ---- Real data: all-MiniLM-L6-v2 on mirror sentences ---------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -586,8 +584,7 @@ def test_a_bad_section_is_refused_naming_the_key(config, key, value, refusal):
         workflow_config.check_loaded_config(config)
 
 
-# ---------------------------------------------------------------------------------------------
-# The rules, end to end on a tiny offline configuration
+# ---- The rules, end to end on a tiny offline configuration ---------------------------------------
 
 
 @pytest.mark.slow

@@ -52,9 +52,7 @@ def _clouds(glove, minilm):
     return {"random": _random(), "glove": glove, "minilm": minilm[0]}
 
 
-# ---------------------------------------------------------------------------------------------
-# Eq. (1)
-# ---------------------------------------------------------------------------------------------
+# ---- Eq. (1) -------------------------------------------------------------------------------------
 
 
 @pytest.mark.covers("mickus:eq1")
@@ -112,9 +110,7 @@ def test_eq1_optimum_under_a_norm_bound_has_silhouette_one():
     assert float(O.intra_class_spread(x.detach(), y)) < 1e-6
 
 
-# ---------------------------------------------------------------------------------------------
-# PCA variances from pairwise squared distances (Zhang et al. 2012)
-# ---------------------------------------------------------------------------------------------
+# ---- PCA variances from pairwise squared distances (Zhang et al. 2012) ---------------------------
 
 
 @pytest.mark.parametrize("cloud", ["random", "glove", "minilm"])
@@ -136,9 +132,7 @@ def test_pca_variances_from_pairwise_distances(cloud, glove, minilm):
     assert squared / (2 * n * n) != pytest.approx(np.trace(np.cov(x.T)), rel=1e-6)
 
 
-# ---------------------------------------------------------------------------------------------
-# the defect-cosine relation and Eq. (2)
-# ---------------------------------------------------------------------------------------------
+# ---- the defect-cosine relation and Eq. (2) ------------------------------------------------------
 
 
 def _package_defect(x: np.ndarray) -> float:
@@ -184,9 +178,7 @@ def test_eq2_is_maximal_exactly_for_isotropic_variances(cloud, glove):
     assert float(O.isotropy_objective(white)) < 1 - 1e-6
 
 
-# ---------------------------------------------------------------------------------------------
-# the joint optimum of Eqs. (1) and (2)
-# ---------------------------------------------------------------------------------------------
+# ---- the joint optimum of Eqs. (1) and (2) -------------------------------------------------------
 
 
 def _sphere_bound(n: int) -> float:
@@ -239,9 +231,7 @@ def test_repeated_labels_can_reach_both_when_classes_exceed_d():
     assert silhouette_score(jittered, labels) == pytest.approx(1.0, abs=1e-4)
 
 
-# ---------------------------------------------------------------------------------------------
-# Eqs. (3)-(4): the linear classifier
-# ---------------------------------------------------------------------------------------------
+# ---- Eqs. (3)-(4): the linear classifier ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("cloud", ["random", "minilm"])
@@ -302,9 +292,7 @@ def test_eq3_association_optimum_collapses_each_class_and_norms_follow_label_cou
     assert float(O.intra_class_spread(moved, y)) > 1e-4
 
 
-# ---------------------------------------------------------------------------------------------
-# Eq. (3) in full: association with the item's class, dissociation from the other |Y| - 1
-# ---------------------------------------------------------------------------------------------
+# ---- Eq. (3) in full: association with the item's class, dissociation from the other |Y| - 1 -----
 
 
 def _brute_force_eq3(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
@@ -462,9 +450,7 @@ def test_cross_entropy_with_bounded_norms_moves_towards_the_collapse(minilm):
     assert M.isoscore(points) < iso0 / 10
 
 
-# ---------------------------------------------------------------------------------------------
-# per-update tracking in the direct optimisation (Section2Probe)
-# ---------------------------------------------------------------------------------------------
+# ---- per-update tracking in the direct optimisation (Section2Probe) ------------------------------
 
 
 @pytest.mark.parametrize("multilabel", [False, True])
@@ -539,9 +525,7 @@ def test_eq3_ascent_trace_on_real_points_moves_towards_the_collapse(minilm):
     assert ratio.max() / ratio.min() < 1.01 and sorted(classes["count"]) == [30, 60]
 
 
-# ---------------------------------------------------------------------------------------------
-# Appendix B: the upper bound of Eqs. (1) and (5), as we read it (docs/methods.md)
-# ---------------------------------------------------------------------------------------------
+# ---- Appendix B: the upper bound of Eqs. (1) and (5), as we read it (docs/methods.md) ------------
 
 
 def _triplets_by_brute_force(x, y):
