@@ -1,6 +1,7 @@
 """The cluster criteria of the extension study (isotropy.metrics.criteria) against independent
 references: scikit-learn for Caliński–Harabasz and Davies–Bouldin, a brute-force double loop
-for Dunn (bad input: tests/test_metrics.py); and their place in the metric registry and in a main-study trace when configured."""
+for Dunn (its bad input: tests/test_metrics.py); their place in the metric registry and in a
+main-study trace when configured."""
 
 from pathlib import Path
 
