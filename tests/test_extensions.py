@@ -135,6 +135,13 @@ def test_the_item_sample_is_seeded_and_every_head_shares_it():
     assert len(design.sample_items(table, None, 0)) == 50
 
 
+def test_without_the_section_no_rule_of_the_study_matches():
+    assert {**design.run_wildcards({}), **design.heldout_wildcards({})} == {
+        "dataset": "^$",
+        "head": "^$",
+    }
+
+
 def test_heldout_split_is_disjoint_and_convergence_is_as_stated():
     table = pd.DataFrame({"text": [f"t{i}" for i in range(40)], "label": ["pos", "neg"] * 20})
     train, heldout = split(table, 10, 12, seed=0)
