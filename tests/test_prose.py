@@ -1,20 +1,12 @@
-"""Prose that cannot drift silently (issue 62, item 6): what the module docstrings' first lines
-and docs/architecture.md say about which module uses which is checked against the import graph.
+"""Prose that cannot drift silently: what the module docstrings' first lines and
+docs/architecture.md say about which module imports which is checked against the import graph.
 
-A statement about imports must take one of three checkable forms (module names in backticks):
-
-- ``A`` imports nothing                 A imports no module of the package (outside itself);
-- ``A`` is imported by ``B``, ``C`` …   exactly these import A: every importer lies in one of
-                                        them, and each of them holds an importer;
-- ``B`` imports ``A`` (or ``B`` imports it, in a docstring: this module).
-
-A sentence that speaks of importing or sharing without one of these forms fails, so it is either
-made checkable or cut. "Plain Python", "without torch" or "torch-free" in a first line is checked
-as: torch is imported nowhere in what the module imports at import time. Every module a first
-line or the page names exists. The page's section "Layers and the rules that keep them" states
-rules that tests/test_architecture.py checks by reading the source; the statements there are
-checked when they take a form above, and not required to.
-"""
+A statement about imports takes one of three checkable forms (module names in backticks):
+``A`` imports nothing; ``A`` is imported by ``B``, ``C`` … (exactly these import it); ``B``
+imports ``A`` (or "``B`` imports it" in a docstring: this module). A sentence that speaks of
+importing or sharing otherwise fails: make it checkable or cut it. "Plain Python", "without
+torch" or "torch-free" in a first line means importing the module imports no torch. Every module
+named exists. The rules of the page's "Layers" section are tests/test_architecture.py's."""
 
 from __future__ import annotations
 
