@@ -297,6 +297,9 @@ def test_the_default_grid_its_order_and_settings(config):
     assert studies.sensitivity.vector_inputs(config, "miniLM", "pos")["basis"] == []
     made_from = studies.sensitivity.derived_inputs(config, "word2vec_scaled", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/miniLM/supersense/vectors.npy"
+    # a PCA at another encoder's norm (another transform with a norm: refused below)
+    made_from = studies.sensitivity.derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
+    assert made_from["norm_vectors"] == "resources/embeddings/word2vec/supersense/vectors.npy"
     vectors = {v for block in section["blocks"] for v in block["vectors"]}
     for name in (
         "word2vec",
@@ -487,21 +490,6 @@ def test_a_block_with_its_own_lr_factors_runs_only_those(config):
     assert at["10"] == at["1"]  # the section's factors: every cell of the other blocks
     assert ("supersense", "word2vec_scaled", "all", "0.193") in [tuple(c.values()) for c in grid]
     assert "x 1, 10 (and x 5.19, 0.193 in the cells" in studies.sensitivity.settings_line(config)
-
-
-def test_pca_takes_a_norm(config):
-    """(Another transform with a norm is refused: test_inconsistent_sections_are_refused.)"""
-    derived = config["sensitivity"]["derived"]
-    spec = derived["miniLM_pca50_norm"]  # a dimension contrast at MiniLM's own RMS centred norm
-    assert (spec["of"], spec["transform"], spec["dim"], spec["norm_of"]) == (
-        "miniLM",
-        "pca",
-        50,
-        "miniLM",
-    )
-    workflow_config.check_config(config)
-    made_from = studies.sensitivity.derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
-    assert made_from["norm_vectors"] == "resources/embeddings/word2vec/supersense/vectors.npy"
 
 
 def test_scaling_the_vectors_by_c_is_adams_step_divided_by_c_for_the_table():
