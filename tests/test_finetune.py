@@ -62,9 +62,8 @@ def test_mirror_readers_give_the_glue_tables(mirror_root):
     sst2 = read_task_split("sst2", "validation", glue / "SST-2")
     assert len(sst2) == 872 and set(sst2["label"]) == {0, 1} and "text_pair" not in sst2
     mrpc = read_task_split("mrpc", "validation", glue / "MRPC")
-    assert len(mrpc) == 408 and mrpc["label"].mean() == pytest.approx(
-        279 / 408
-    )  # GLUE MRPC dev: 279 positives
+    # GLUE MRPC dev: 279 positives
+    assert len(mrpc) == 408 and mrpc["label"].mean() == pytest.approx(279 / 408)
     rte = read_task_split("rte", "validation", glue / "RTE")
     assert len(rte) == 277 and set(rte["label"]) == {0, 1}
     assert rte["text_pair"].iloc[0] == "Christopher Reeve had an accident."
@@ -174,9 +173,8 @@ def test_cosine_penalty_is_the_authors_formula():
 
 
 def test_token_points_drop_padding_and_embedding_layer():
-    states = tuple(
-        torch.full((2, 3, 4), float(layer)) for layer in range(3)
-    )  # embeddings + 2 layers
+    # embeddings + 2 layers
+    states = tuple(torch.full((2, 3, 4), float(layer)) for layer in range(3))
     mask = torch.tensor([[1, 1, 0], [1, 0, 0]])
     points = token_points(states, mask)
     assert points.shape == (2 * 3, 4)  # 3 real tokens × 2 transformer layers
@@ -292,9 +290,8 @@ def test_regulariser_sign_sets_the_direction_of_geometry(tiny_bert, tmp_path, re
     assert runs[1]["history"][-1]["penalty"] < runs[1]["history"][0]["penalty"]
     assert runs[-1]["history"][-1]["penalty"] > runs[-1]["history"][0]["penalty"]
     assert runs[1]["history"][-1]["penalty"] + 0.3 < runs[-1]["history"][-1]["penalty"]
-    if (
-        regulariser == "istar"
-    ):  # the validation sentence embeddings follow: IsoScore* (ζ = 0.75) higher with +λ
+    # the validation sentence embeddings follow: IsoScore* (ζ = 0.75) higher with +λ
+    if regulariser == "istar":
         assert runs[1]["isoscore_star"] > runs[-1]["isoscore_star"] + 0.05
 
 

@@ -288,9 +288,8 @@ def sts_tokens(n_pairs=60, dim=12, seed=5):
     rng = np.random.default_rng(seed)
     lengths = rng.integers(2, 7, size=2 * n_pairs)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    tokens = (rng.normal(size=(offsets[-1], dim)) + 4.0).astype(
-        np.float32
-    )  # a common offset: anisotropic
+    # a common offset: anisotropic
+    tokens = (rng.normal(size=(offsets[-1], dim)) + 4.0).astype(np.float32)
     first, second = np.arange(n_pairs), np.arange(n_pairs, 2 * n_pairs)
     second[0] = 0  # a sentence in both sides: repeated in the token set, as in the authors' code
     gold = rng.uniform(0, 5, size=n_pairs)
@@ -328,9 +327,8 @@ def test_sts_pipeline_transforms_tokens_then_pools():
         )
     from isotropy.metrics import partition_isotropy
 
-    assert table.loc["none", "isotropy"] == pytest.approx(
-        partition_isotropy(all_tokens), rel=1e-9
-    )  # I(W) on tokens
+    # I(W) on tokens
+    assert table.loc["none", "isotropy"] == pytest.approx(partition_isotropy(all_tokens), rel=1e-9)
     assert table.loc["none", "isotropy_sign_free"] == pytest.approx(
         partition_isotropy(all_tokens, signs="both"), rel=1e-9
     )
@@ -407,9 +405,8 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
     embeddings = extract_token_embeddings(
         polarity_sentences, tokenizer, model, batch_size=16, max_per_type=3
     )
-    assert (
-        embeddings.layers.shape[0] == 7 and embeddings.layers.shape[2] == 384
-    )  # embeddings + 6 layers
+    # embeddings + 6 layers
+    assert embeddings.layers.shape[0] == 7 and embeddings.layers.shape[2] == 384
     assert np.bincount(embeddings.token_ids).max() <= 3  # the cap per type holds
     assert not {"[CLS]", "[SEP]", "[PAD]"} & set(embeddings.tokens)  # special tokens skipped
     # independent reference: sentence-transformers' own token embeddings of the first sentence

@@ -504,9 +504,8 @@ def test_partition_isotropy_against_direct_formula():
     assert M.partition_isotropy(w, signs="both") == pytest.approx(
         _partition_isotropy_numpy(w), rel=1e-9
     )
-    assert (
-        M.partition_isotropy(rng.normal(size=(50_000, 5)) * 0.1, signs="both") > 0.95
-    )  # isotropic: close to 1
+    # isotropic: close to 1
+    assert M.partition_isotropy(rng.normal(size=(50_000, 5)) * 0.1, signs="both") > 0.95
     shifted = w + 1.5  # a common direction: strongly anisotropic
     assert M.partition_isotropy(shifted, signs="both") == pytest.approx(
         _partition_isotropy_numpy(shifted), rel=1e-9

@@ -262,9 +262,8 @@ def test_figures_state_their_settings(tmp_path):
     )
     figure = phases(traces, "phase settings")
     assert "phase settings" in " ".join(t.get_text() for t in figure.texts)
-    assert (
-        len(figure.axes) == 2 and len(figure.axes[0].lines) == 3 * 3
-    )  # seeds, minima, their lines
+    # seeds, minima, their lines
+    assert len(figure.axes) == 2 and len(figure.axes[0].lines) == 3 * 3
 
 
 def test_the_default_grid_its_order_and_settings(config):
