@@ -69,10 +69,8 @@ def test_mirror_readers_give_the_glue_tables(mirror_root):
     assert rte["text_pair"].iloc[0] == "Christopher Reeve had an accident."
     assert rte["label"].iloc[0] == 1  # not_entailment, GLUE's class 1
     cola = read_task_split("cola", "validation", glue / "CoLA")
-    assert (
-        len(cola) == 1043
-        and cola["text"].iloc[0] == "The sailors rode the breeze clear of the rocks."
-    )
+    assert len(cola) == 1043
+    assert cola["text"].iloc[0] == "The sailors rode the breeze clear of the rocks."
     stsb = read_task_split("stsb", "train", glue / "STS-B")
     assert stsb["label"].between(0, 5).all() and stsb["label"].iloc[0] == pytest.approx(5.0)
 
@@ -261,10 +259,8 @@ def test_finetune_learns_the_synthetic_task(tiny_bert, tmp_path):
     assert result["history"][-1]["task_loss"] < result["history"][0]["task_loss"]
     assert len(result["isoscore_star_layers"]) == 2 and 0 <= result["isoscore_star"] <= 1
     # Σ_S of the evaluation from training tokens (the authors'); the validation-token one kept
-    assert (
-        result["isoscore_star_reference"] == "training tokens"
-        and 0 <= result["isoscore_star_validation_reference"] <= 1
-    )
+    assert result["isoscore_star_reference"] == "training tokens"
+    assert 0 <= result["isoscore_star_validation_reference"] <= 1
     assert result["isoscore_star"] != result["isoscore_star_validation_reference"]
     assert result["eval_sentences"] == 48 and math.isfinite(result["twonn"]) and result["twonn"] > 0
 
@@ -356,9 +352,8 @@ def test_run_and_save_writes_metrics_and_drops_checkpoint(tiny_bert, tmp_path):
         data=(table, table),
     )
     record = json.loads(path.read_text())
-    assert (
-        record["metric_name"] == "pearson" and record["steps"] == 2 and -1 <= record["metric"] <= 1
-    )
+    assert record["metric_name"] == "pearson" and record["steps"] == 2
+    assert -1 <= record["metric"] <= 1
     assert not (path.parent / CHECKPOINT_NAME).exists()
     with pytest.raises(ValueError, match="'none' takes λ = 0"):
         check_run("none", 1.0)

@@ -332,10 +332,8 @@ def test_sts_pipeline_transforms_tokens_then_pools():
     assert table.loc["none", "isotropy_sign_free"] == pytest.approx(
         partition_isotropy(all_tokens, signs="both"), rel=1e-9
     )
-    assert (
-        table.loc["none", "n_tokens"] == len(all_tokens)
-        and table.loc["none", "n_sentences"] == len(offsets) - 1
-    )
+    assert table.loc["none", "n_tokens"] == len(all_tokens)
+    assert table.loc["none", "n_sentences"] == len(offsets) - 1
     assert "Rajaee" in table.loc["none", "pipeline"]
     stored = StsEmbeddings(tokens, first, second, gold, "stsb", "train", offsets=offsets)
     assert stored.token_level

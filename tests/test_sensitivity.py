@@ -238,10 +238,8 @@ def test_cells_have_intervals_over_seeds_and_a_markdown_row(tmp_path):
         seeds=tmp_path / "seeds.csv", table=tmp_path / "t.csv", markdown=tmp_path / "t.md"
     )
     written = sensitivity.write_tables(files, outputs, "test settings", 0.95, atomic_path, ["x/y"])
-    assert (
-        len(written) == 3
-        and "Not run (missing from this table): x/y" in outputs.markdown.read_text()
-    )
+    assert len(written) == 3
+    assert "Not run (missing from this table): x/y" in outputs.markdown.read_text()
 
 
 def test_figures_state_their_settings(tmp_path):
