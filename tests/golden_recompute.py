@@ -1,15 +1,11 @@
 """Columns that amplify last-bit noise, checked by recomputing them from the run's own data.
 
-tests/golden/precision.yaml marks such columns ``recomputed:NAME``: a rank correlation (and
-anything computed from rank correlations) moves by far more than its inputs when they move
-in their last bits (another thread count, another BLAS), so a golden value cannot guard it
-across machines. Instead the checker NAME below recomputes every such column from the run's
-primary data (its traces, which are themselves compared with golden files at float32 precision)
-with an implementation independent of the package's, and requires agreement to ``TOLERANCE``.
-
-A checker is ``f(workdir, name, table, columns, config) -> list of problems``; it must raise for
-a column it does not know how to recompute, so a newly declared column cannot pass unchecked.
-"""
+tests/golden/precision.yaml marks them ``recomputed:NAME``: a rank correlation (and what is
+computed from one) moves by far more than its inputs' last bits (another thread count or BLAS),
+so no golden value guards it across machines. The checker NAME below recomputes each such column
+from the run's primary data (its traces, compared at float32 themselves) independently of the
+package, to ``TOLERANCE``. A checker is ``f(workdir, name, table, columns, config) -> problems``
+and raises for a column it cannot recompute, so a newly declared one cannot pass unchecked."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ PLANTED = [
     ),
     # a test that does not name the item
     (
-        dict(checks="tests/test_metrics.py::test_isoscore_equals_package"),
+        dict(checks="tests/test_metrics.py::test_metric_equals_its_reference_package"),
         "does not name mickus:planted",
     ),
     # a stand-in's number under reproduced

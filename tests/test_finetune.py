@@ -62,18 +62,15 @@ def test_mirror_readers_give_the_glue_tables(mirror_root):
     sst2 = read_task_split("sst2", "validation", glue / "SST-2")
     assert len(sst2) == 872 and set(sst2["label"]) == {0, 1} and "text_pair" not in sst2
     mrpc = read_task_split("mrpc", "validation", glue / "MRPC")
-    assert len(mrpc) == 408 and mrpc["label"].mean() == pytest.approx(
-        279 / 408
-    )  # GLUE MRPC dev: 279 positives
+    # GLUE MRPC dev: 279 positives
+    assert len(mrpc) == 408 and mrpc["label"].mean() == pytest.approx(279 / 408)
     rte = read_task_split("rte", "validation", glue / "RTE")
     assert len(rte) == 277 and set(rte["label"]) == {0, 1}
     assert rte["text_pair"].iloc[0] == "Christopher Reeve had an accident."
     assert rte["label"].iloc[0] == 1  # not_entailment, GLUE's class 1
     cola = read_task_split("cola", "validation", glue / "CoLA")
-    assert (
-        len(cola) == 1043
-        and cola["text"].iloc[0] == "The sailors rode the breeze clear of the rocks."
-    )
+    assert len(cola) == 1043
+    assert cola["text"].iloc[0] == "The sailors rode the breeze clear of the rocks."
     stsb = read_task_split("stsb", "train", glue / "STS-B")
     assert stsb["label"].between(0, 5).all() and stsb["label"].iloc[0] == pytest.approx(5.0)
 
@@ -174,9 +171,8 @@ def test_cosine_penalty_is_the_authors_formula():
 
 
 def test_token_points_drop_padding_and_embedding_layer():
-    states = tuple(
-        torch.full((2, 3, 4), float(layer)) for layer in range(3)
-    )  # embeddings + 2 layers
+    # embeddings + 2 layers
+    states = tuple(torch.full((2, 3, 4), float(layer)) for layer in range(3))
     mask = torch.tensor([[1, 1, 0], [1, 0, 0]])
     points = token_points(states, mask)
     assert points.shape == (2 * 3, 4)  # 3 real tokens × 2 transformer layers
@@ -263,10 +259,8 @@ def test_finetune_learns_the_synthetic_task(tiny_bert, tmp_path):
     assert result["history"][-1]["task_loss"] < result["history"][0]["task_loss"]
     assert len(result["isoscore_star_layers"]) == 2 and 0 <= result["isoscore_star"] <= 1
     # Σ_S of the evaluation from training tokens (the authors'); the validation-token one kept
-    assert (
-        result["isoscore_star_reference"] == "training tokens"
-        and 0 <= result["isoscore_star_validation_reference"] <= 1
-    )
+    assert result["isoscore_star_reference"] == "training tokens"
+    assert 0 <= result["isoscore_star_validation_reference"] <= 1
     assert result["isoscore_star"] != result["isoscore_star_validation_reference"]
     assert result["eval_sentences"] == 48 and math.isfinite(result["twonn"]) and result["twonn"] > 0
 
@@ -292,9 +286,8 @@ def test_regulariser_sign_sets_the_direction_of_geometry(tiny_bert, tmp_path, re
     assert runs[1]["history"][-1]["penalty"] < runs[1]["history"][0]["penalty"]
     assert runs[-1]["history"][-1]["penalty"] > runs[-1]["history"][0]["penalty"]
     assert runs[1]["history"][-1]["penalty"] + 0.3 < runs[-1]["history"][-1]["penalty"]
-    if (
-        regulariser == "istar"
-    ):  # the validation sentence embeddings follow: IsoScore* (ζ = 0.75) higher with +λ
+    # the validation sentence embeddings follow: IsoScore* (ζ = 0.75) higher with +λ
+    if regulariser == "istar":
         assert runs[1]["isoscore_star"] > runs[-1]["isoscore_star"] + 0.05
 
 
@@ -359,9 +352,8 @@ def test_run_and_save_writes_metrics_and_drops_checkpoint(tiny_bert, tmp_path):
         data=(table, table),
     )
     record = json.loads(path.read_text())
-    assert (
-        record["metric_name"] == "pearson" and record["steps"] == 2 and -1 <= record["metric"] <= 1
-    )
+    assert record["metric_name"] == "pearson" and record["steps"] == 2
+    assert -1 <= record["metric"] <= 1
     assert not (path.parent / CHECKPOINT_NAME).exists()
     with pytest.raises(ValueError, match="'none' takes λ = 0"):
         check_run("none", 1.0)

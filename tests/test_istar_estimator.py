@@ -31,9 +31,8 @@ def test_zeta_curve_at_zero_is_isoscore_and_approaches_the_truth_as_n_grows():
     for zeta in (0.0, 0.5, 0.75):
         errors = (curves[curves["zeta"] == zeta].sort_values("n")["isoscore_star"] - truth).abs()
         assert errors.iloc[-1] < 0.01 and errors.iloc[-1] <= errors.iloc[0], (zeta, errors.tolist())
-        if (
-            zeta == 0.0
-        ):  # IsoScore's sample-size bias shrinks steadily (at ζ = 0.75 all are < 0.005)
+        # IsoScore's sample-size bias shrinks steadily (at ζ = 0.75 all are < 0.005)
+        if zeta == 0.0:
             assert np.all(np.diff(errors.to_numpy()) < 0), errors.tolist()
     # shrinking helps the small sample: at n = 16 every ζ > 0 is closer to the truth than ζ = 0
     small = curves[curves["n"] == 16].set_index("zeta")["isoscore_star"]

@@ -1,18 +1,9 @@
-"""The lint step: `make lint` runs the code-style, type and Snakemake checks, and `.ci/run` runs
-it before the tests, so a slow tool (mypy) stays out of pytest:
-    ruff check .          (rules in pyproject.toml, [tool.ruff])
-    ruff format --check . (the formatter, same line length)
-    snakefmt --check Snakefile rules/
-    mypy                  (the type checker; settings in pyproject.toml, [tool.mypy])
-    mypy benchmarks       (the benchmark scripts against the package they call)
-    snakemake --lint
-    python .ci/commit_msg.py (commit messages since .ci/commit-msg-baseline)
-Here: that CI and the pre-commit hooks run those same commands, and the commit-message checker.
-"""
+"""The lint step (`make lint`: ruff, ruff format, snakefmt, mypy over the package and over
+benchmarks/, snakemake --lint and .ci/commit_msg.py) runs in CI before the tests and in the
+pre-commit hooks, so a slow tool (mypy) stays out of pytest; and the commit-message checker."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shlex
 import subprocess
@@ -21,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tiny_workflow import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,13 +49,6 @@ def test_pre_commit_runs_the_same_checks_as_make_lint():
 CHECKER = ROOT / ".ci" / "commit_msg.py"
 
 
-def _checker():
-    spec = importlib.util.spec_from_file_location("commit_msg", CHECKER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize(
     ("message", "files", "lines", "expected"),
     [
@@ -79,7 +64,7 @@ def _checker():
     ],
 )
 def test_commit_message_problems(message, files, lines, expected):
-    found = _checker().problems(message, files, lines)
+    found = load_script(".ci/commit_msg.py").problems(message, files, lines)
     assert len(found) == len(expected), found
     for problem, start in zip(found, expected):
         assert problem.startswith(start), (problem, start)

@@ -5,6 +5,7 @@ and bad input."""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -12,22 +13,16 @@ import skdim
 import torch
 from IsoScore.IsoScore import IsoScore, IsoScore_star
 from sklearn.datasets import make_blobs
-from sklearn.metrics import (
-    adjusted_rand_score,
-    calinski_harabasz_score,
-    davies_bouldin_score,
-    silhouette_score,
-)
+from sklearn.metrics import adjusted_rand_score, silhouette_score
 from sklearn.neighbors import NearestNeighbors
 from tiny_workflow import minilm_polarity
 
 from isotropy import metrics as M
 from isotropy.metrics import clusters as cluster_metrics
 from isotropy.metrics import dimensions
+from isotropy.metrics.criteria import dunn
 
-# ---------------------------------------------------------------------------------------------
-# data
-# ---------------------------------------------------------------------------------------------
+# ---- data ----------------------------------------------------------------------------------------
 
 
 def _random(n=300, d=20, seed=0):
@@ -61,6 +56,16 @@ def _tall():
     return (rng.normal(size=(50_000, 96)) * np.geomspace(0.05, 2, 96) + 3.0).astype(np.float32)
 
 
+def _manifold(n=500, intrinsic=4, ambient=12, seed=10):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, intrinsic)) @ rng.normal(size=(intrinsic, ambient)) + 3.0
+
+
+def _with_duplicates():
+    x = _manifold(n=300, intrinsic=5, ambient=10)
+    return np.vstack([x, x[:7]])
+
+
 DATASETS = {
     "random": lambda: _random(),
     "anisotropic": lambda: _anisotropic(),
@@ -68,19 +73,38 @@ DATASETS = {
     "n_less_than_d": lambda: _random(n=40, d=100, seed=3),  # the n x n Gram path
     "n_much_less_than_d": lambda: _random(n=30, d=500, seed=14) * np.geomspace(0.1, 1, 500),
     "many_rows_in_float32": _tall,
+    # skdim's TwoNN: the kd-tree path (d <= 25) and distance chunks
+    "manifold_12d": lambda: _manifold(n=800, intrinsic=6, ambient=12),
+    "manifold_40d": lambda: _manifold(n=800, intrinsic=6, ambient=40),
+    "duplicates": _with_duplicates,
 }
 
 
-# ---------------------------------------------------------------------------------------------
-# IsoScore / IsoScore*
-# ---------------------------------------------------------------------------------------------
+def _skdim_twonn(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # skdim warns of the duplicates
+        return skdim.id.TwoNN().fit(x).dimension_
 
 
-@pytest.mark.parametrize("name", DATASETS)
+# metric: (ours, the independent reference, the data sets it is checked on)
+REFERENCES = {
+    "isoscore": (M.isoscore, lambda x: float(IsoScore(x.astype(np.float64))), list(DATASETS)[:6]),
+    "twonn": (M.twonn_dimension, _skdim_twonn, ["manifold_12d", "manifold_40d", "duplicates"]),
+}
+
+
+# ---- IsoScore / IsoScore* ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "metric, name", [(m, name) for m, (*_, names) in REFERENCES.items() for name in names]
+)
 @pytest.mark.covers("mickus:defs")
-def test_isoscore_equals_package(name):
+@pytest.mark.covers("istar:twonn")
+def test_metric_equals_its_reference_package(metric, name):
+    ours, reference, _ = REFERENCES[metric]
     x = DATASETS[name]()
-    assert M.isoscore(x) == pytest.approx(float(IsoScore(x.astype(np.float64))), abs=1e-6)
+    assert ours(x) == pytest.approx(reference(x), abs=1e-6)
 
 
 def test_metrics_equal_their_references_on_minilm(minilm):
@@ -193,9 +217,7 @@ def test_isoscore_star_is_differentiable():
     assert M.isoscore(cloud) > before + 0.05
 
 
-# ---------------------------------------------------------------------------------------------
-# silhouette
-# ---------------------------------------------------------------------------------------------
+# ---- silhouette ----------------------------------------------------------------------------------
 
 
 def _singletons():
@@ -261,26 +283,6 @@ def test_silhouette_equals_sklearn_on_clusters(case):
         assert ours == pytest.approx(reference, abs=max(tolerance, 1e-6))
 
 
-def test_cumulative_segment_sums_equal_direct_sums():
-    # The accelerator path (float64 running sums), checked on the CPU against numpy.
-    rng = np.random.default_rng(12)
-    values = rng.random((40, 300)).astype(np.float32)
-    ends = np.array([1, 2, 50, 51, 120, 299, 300])
-    for dim, axis_ends in ((1, ends), (0, ends[ends <= 40])):
-        axis_ends = (
-            axis_ends
-            if axis_ends[-1] == values.shape[dim]
-            else np.append(axis_ends, values.shape[dim])
-        )
-        got = cluster_metrics._segment_sums_cumulative(
-            torch.from_numpy(values), dim, torch.from_numpy(axis_ends - 1)
-        )
-        direct = np.add.reduceat(
-            values.astype(np.float64), np.concatenate([[0], axis_ends[:-1]]), axis=dim
-        )
-        np.testing.assert_allclose(got.numpy(), direct, rtol=1e-12)
-
-
 @pytest.mark.parametrize("n_points", [600, 4500])  # float64 and float32 distance blocks
 def test_silhouette_accelerator_path_equals_sklearn(monkeypatch, n_points):
     # The GPU path (slices for few clusters, float64 running sums for many), run on the CPU.
@@ -331,9 +333,7 @@ def test_cluster_ids():
     assert M.cluster_ids(mixed).tolist() == [0, 1, 2, 0]
 
 
-# ---------------------------------------------------------------------------------------------
-# cosine similarities
-# ---------------------------------------------------------------------------------------------
+# ---- cosine similarities -------------------------------------------------------------------------
 
 
 def _cosine_matrix(x):
@@ -421,9 +421,7 @@ def test_s_inter_needs_two_types_and_s_intra_repeats():
         M.s_intra(x, list("abcde"))
 
 
-# ---------------------------------------------------------------------------------------------
-# k-means by silhouette, cluster centring
-# ---------------------------------------------------------------------------------------------
+# ---- k-means by silhouette, cluster centring -----------------------------------------------------
 
 
 @pytest.mark.covers("cai:kmeans-k1")
@@ -443,14 +441,7 @@ def test_cluster_centred():
         np.testing.assert_allclose(centred[y == c], x[y == c] - x[y == c].mean(axis=0))
 
 
-# ---------------------------------------------------------------------------------------------
-# intrinsic dimension
-# ---------------------------------------------------------------------------------------------
-
-
-def _manifold(n=500, intrinsic=4, ambient=12, seed=10):
-    rng = np.random.default_rng(seed)
-    return rng.normal(size=(n, intrinsic)) @ rng.normal(size=(intrinsic, ambient)) + 3.0
+# ---- intrinsic dimension -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "cosine"])
@@ -497,24 +488,7 @@ def test_lid_drops_duplicates():
     )
 
 
-@pytest.mark.parametrize("ambient", [12, 40])  # skdim: kd-tree path (d <= 25) and distance chunks
-@pytest.mark.covers("istar:twonn")
-def test_twonn_equals_skdim(ambient):
-    x = _manifold(n=800, intrinsic=6, ambient=ambient)
-    assert M.twonn_dimension(x) == pytest.approx(skdim.id.TwoNN().fit(x).dimension_, abs=1e-6)
-
-
-def test_twonn_with_duplicates():
-    x = _manifold(n=300, intrinsic=5, ambient=10)
-    x = np.vstack([x, x[:7]])
-    with pytest.warns(UserWarning):
-        reference = skdim.id.TwoNN().fit(x).dimension_
-    assert M.twonn_dimension(x) == pytest.approx(reference, abs=1e-6)
-
-
-# ---------------------------------------------------------------------------------------------
-# partition-function isotropy
-# ---------------------------------------------------------------------------------------------
+# ---- partition-function isotropy -----------------------------------------------------------------
 
 
 def _partition_isotropy_numpy(w):
@@ -530,9 +504,8 @@ def test_partition_isotropy_against_direct_formula():
     assert M.partition_isotropy(w, signs="both") == pytest.approx(
         _partition_isotropy_numpy(w), rel=1e-9
     )
-    assert (
-        M.partition_isotropy(rng.normal(size=(50_000, 5)) * 0.1, signs="both") > 0.95
-    )  # isotropic: close to 1
+    # isotropic: close to 1
+    assert M.partition_isotropy(rng.normal(size=(50_000, 5)) * 0.1, signs="both") > 0.95
     shifted = w + 1.5  # a common direction: strongly anisotropic
     assert M.partition_isotropy(shifted, signs="both") == pytest.approx(
         _partition_isotropy_numpy(shifted), rel=1e-9
@@ -588,21 +561,7 @@ def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
         M.partition_isotropy(x, signs="plus")
 
 
-# ---------------------------------------------------------------------------------------------
-# scikit-learn indices
-# ---------------------------------------------------------------------------------------------
-
-
-def test_calinski_harabasz_and_davies_bouldin():
-    x, y = _clustered()
-    names = np.array([f"c{v}" for v in y])
-    assert M.calinski_harabasz(x, names) == pytest.approx(calinski_harabasz_score(x, y))
-    assert M.davies_bouldin(torch.from_numpy(x), y) == pytest.approx(davies_bouldin_score(x, y))
-
-
-# ---------------------------------------------------------------------------------------------
-# bad input
-# ---------------------------------------------------------------------------------------------
+# ---- bad input -----------------------------------------------------------------------------------
 
 GOOD = _random(n=30, d=5)
 LABELS = np.arange(30) % 3
@@ -621,6 +580,7 @@ POINT_FUNCTIONS = {
         p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS
     ),
     "s_inter": lambda p: M.s_inter(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
+    "dunn": lambda p: dunn(p, LABELS[: len(p)] if np.ndim(p) == 2 else LABELS),
 }
 
 
@@ -643,7 +603,7 @@ def test_bad_points_raise(name):
         function(GOOD[:1])
 
 
-@pytest.mark.parametrize("function", [M.silhouette, M.calinski_harabasz, M.davies_bouldin])
+@pytest.mark.parametrize("function", [M.silhouette, M.calinski_harabasz, M.davies_bouldin, dunn])
 def test_bad_labels_raise(function):
     with pytest.raises(ValueError, match="has 29 entries but points has 30 rows"):
         function(GOOD, LABELS[:29])

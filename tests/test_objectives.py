@@ -52,9 +52,7 @@ def _clouds(glove, minilm):
     return {"random": _random(), "glove": glove, "minilm": minilm[0]}
 
 
-# ---------------------------------------------------------------------------------------------
-# Eq. (1)
-# ---------------------------------------------------------------------------------------------
+# ---- Eq. (1) -------------------------------------------------------------------------------------
 
 
 @pytest.mark.covers("mickus:eq1")
@@ -112,9 +110,7 @@ def test_eq1_optimum_under_a_norm_bound_has_silhouette_one():
     assert float(O.intra_class_spread(x.detach(), y)) < 1e-6
 
 
-# ---------------------------------------------------------------------------------------------
-# PCA variances from pairwise squared distances (Zhang et al. 2012)
-# ---------------------------------------------------------------------------------------------
+# ---- PCA variances from pairwise squared distances (Zhang et al. 2012) ---------------------------
 
 
 @pytest.mark.parametrize("cloud", ["random", "glove", "minilm"])
@@ -136,9 +132,7 @@ def test_pca_variances_from_pairwise_distances(cloud, glove, minilm):
     assert squared / (2 * n * n) != pytest.approx(np.trace(np.cov(x.T)), rel=1e-6)
 
 
-# ---------------------------------------------------------------------------------------------
-# the defect-cosine relation and Eq. (2)
-# ---------------------------------------------------------------------------------------------
+# ---- the defect-cosine relation and Eq. (2) ------------------------------------------------------
 
 
 def _package_defect(x: np.ndarray) -> float:
@@ -184,9 +178,7 @@ def test_eq2_is_maximal_exactly_for_isotropic_variances(cloud, glove):
     assert float(O.isotropy_objective(white)) < 1 - 1e-6
 
 
-# ---------------------------------------------------------------------------------------------
-# the joint optimum of Eqs. (1) and (2)
-# ---------------------------------------------------------------------------------------------
+# ---- the joint optimum of Eqs. (1) and (2) -------------------------------------------------------
 
 
 def _sphere_bound(n: int) -> float:
@@ -239,9 +231,7 @@ def test_repeated_labels_can_reach_both_when_classes_exceed_d():
     assert silhouette_score(jittered, labels) == pytest.approx(1.0, abs=1e-4)
 
 
-# ---------------------------------------------------------------------------------------------
-# Eqs. (3)-(4): the linear classifier
-# ---------------------------------------------------------------------------------------------
+# ---- Eqs. (3)-(4): the linear classifier ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("cloud", ["random", "minilm"])
@@ -283,17 +273,12 @@ def _ascend(objective, counts: list[int], d: int, *, steps: int, lr: float, seed
     return x.detach(), y, w.detach()
 
 
-def _ascend_eq3(n_per_class: list[int], d: int, steps: int, seed: int = 0):
-    """:func:`_ascend` on Eq. (3)'s association term alone."""
-    return _ascend(O.linear_objective, n_per_class, d, steps=steps, lr=1.0, seed=seed)
-
-
 @pytest.mark.covers("ours:eq3-association")
 def test_eq3_association_optimum_collapses_each_class_and_norms_follow_label_counts():
     """The association term alone (:func:`O.linear_objective`): the collapse (each class one
     point, on its class vector) and ‖w_c‖ ∝ n_c at its optimum."""
     counts = [40, 20, 10, 5]
-    x, y, w = _ascend_eq3(counts, d=16, steps=600)
+    x, y, w = _ascend(O.linear_objective, counts, d=16, steps=600, lr=1.0)
     assert float(O.intra_class_spread(x, y)) < 1e-8
     assert float(O.class_vector_distance(x, y, w)) < 1e-8
     ratios = w.norm(dim=1).numpy() / np.array(counts)
@@ -307,9 +292,7 @@ def test_eq3_association_optimum_collapses_each_class_and_norms_follow_label_cou
     assert float(O.intra_class_spread(moved, y)) > 1e-4
 
 
-# ---------------------------------------------------------------------------------------------
-# Eq. (3) in full: association with the item's class, dissociation from the other |Y| - 1
-# ---------------------------------------------------------------------------------------------
+# ---- Eq. (3) in full: association with the item's class, dissociation from the other |Y| - 1 -----
 
 
 def _brute_force_eq3(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
@@ -467,9 +450,7 @@ def test_cross_entropy_with_bounded_norms_moves_towards_the_collapse(minilm):
     assert M.isoscore(points) < iso0 / 10
 
 
-# ---------------------------------------------------------------------------------------------
-# per-update tracking in the direct optimisation (Section2Probe)
-# ---------------------------------------------------------------------------------------------
+# ---- per-update tracking in the direct optimisation (Section2Probe) ------------------------------
 
 
 @pytest.mark.parametrize("multilabel", [False, True])
@@ -535,18 +516,15 @@ def test_eq3_ascent_trace_on_real_points_moves_towards_the_collapse(minilm):
         x[keep], y[keep], steps=400, learning_rate=0.05, seed=0, every=100
     )
     first, last = trace.iloc[0], trace.iloc[-1]
-    assert (
-        last["isoscore"] < first["isoscore"] / 5 and last["eq2_objective"] < first["eq2_objective"]
-    )
+    assert last["isoscore"] < first["isoscore"] / 5
+    assert last["eq2_objective"] < first["eq2_objective"]
     assert last["silhouette"] > 0.9 and last["eq1_objective"] > first["eq1_objective"]
     assert last["intra_class_spread"] < first["intra_class_spread"] / 100
     ratio = classes["norm_per_count"].to_numpy()
     assert ratio.max() / ratio.min() < 1.01 and sorted(classes["count"]) == [30, 60]
 
 
-# ---------------------------------------------------------------------------------------------
-# Appendix B: the upper bound of Eqs. (1) and (5), as we read it (docs/methods.md)
-# ---------------------------------------------------------------------------------------------
+# ---- Appendix B: the upper bound of Eqs. (1) and (5), as we read it (docs/methods.md) ------------
 
 
 def _triplets_by_brute_force(x, y):

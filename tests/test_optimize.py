@@ -138,9 +138,8 @@ def test_metric_stride_and_sampling():
     assert list(trace["step"]) == [0, 4, 8, 10] == traces.evaluation_steps(10, 4)
     assert trace[["isoscore", "silhouette"]].notna().all().all()
     full, _ = run_optimisation(problem, settings(updates=10, metric_stride=4), CPU)
-    assert (
-        abs(trace["isoscore"].iloc[0] - full["isoscore"].iloc[0]) > 1e-6
-    )  # a sample, not every item
+    # a sample, not every item
+    assert abs(trace["isoscore"].iloc[0] - full["isoscore"].iloc[0]) > 1e-6
     again, _ = run_optimisation(
         problem, settings(updates=10, metric_stride=4, metric_sample_size=50), CPU
     )

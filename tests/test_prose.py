@@ -1,20 +1,12 @@
-"""Prose that cannot drift silently (issue 62, item 6): what the module docstrings' first lines
-and docs/architecture.md say about which module uses which is checked against the import graph.
+"""Prose that cannot drift silently: what the module docstrings' first lines and
+docs/architecture.md say about which module imports which is checked against the import graph.
 
-A statement about imports must take one of three checkable forms (module names in backticks):
-
-- ``A`` imports nothing                 A imports no module of the package (outside itself);
-- ``A`` is imported by ``B``, ``C`` …   exactly these import A: every importer lies in one of
-                                        them, and each of them holds an importer;
-- ``B`` imports ``A`` (or ``B`` imports it, in a docstring: this module).
-
-A sentence that speaks of importing or sharing without one of these forms fails, so it is either
-made checkable or cut. "Plain Python", "without torch" or "torch-free" in a first line is checked
-as: torch is imported nowhere in what the module imports at import time. Every module a first
-line or the page names exists. The page's section "Layers and the rules that keep them" states
-rules that tests/test_architecture.py checks by reading the source; the statements there are
-checked when they take a form above, and not required to.
-"""
+A statement about imports takes one of three checkable forms (module names in backticks):
+``A`` imports nothing; ``A`` is imported by ``B``, ``C`` … (exactly these import it); ``B``
+imports ``A`` (or "``B`` imports it" in a docstring: this module). A sentence that speaks of
+importing or sharing otherwise fails: make it checkable or cut it. "Plain Python", "without
+torch" or "torch-free" in a first line means importing the module imports no torch. Every module
+named exists. The rules of the page's "Layers" section are tests/test_architecture.py's."""
 
 from __future__ import annotations
 
@@ -26,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from isotropy.committed.import_graph import dotted, file_graph
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "isotropy"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
@@ -36,35 +30,26 @@ USAGE = re.compile(
 TORCH_FREE = re.compile(r"plain Python|without torch|torch-free|no torch")
 
 
-def _dotted(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(p for p in parts if p != "__init__")
-
-
 @functools.cache
 def _sources() -> dict[str, Path]:
-    return {_dotted(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    return {dotted(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+_graph = functools.cache(file_graph)  # module -> the package modules it imports anywhere
 
 
 @functools.cache
-def _imports(module: str, top_level_only: bool = False) -> frozenset[str]:
-    """What ``module`` imports: package modules (``from a import b`` names ``a.b`` when that is
-    a module) and third-party top-level names, anywhere in it or at module level only."""
-    tree = ast.parse(_sources()[module].read_text(encoding="utf-8"))
-    return frozenset(_imported(tree.body if top_level_only else list(ast.walk(tree))))
-
-
-def _imported(nodes) -> set[str]:
-    """The names the import statements among ``nodes`` import (see :func:`_imports`)."""
+def _top_level_imports(module: str) -> frozenset[str]:
+    """What ``module`` imports at module level: package modules and third-party names."""
     found = set()
-    for node in nodes:
+    for node in ast.parse(_sources()[module].read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 sub = f"{node.module}.{alias.name}"
                 found.add(sub if sub in _sources() else node.module)
-    return found
+    return frozenset(found)
 
 
 def _within(module: str, name: str) -> bool:
@@ -76,19 +61,14 @@ def importers(name: str) -> set[str]:
     return {
         module
         for module in _sources()
-        if not _within(module, name) and any(_within(t, name) for t in _imports(module))
+        if not _within(module, name) and any(_within(t, name) for t in _graph()[module])
     }
 
 
 def imports_of(name: str) -> set[str]:
     """The package modules outside ``name`` that ``name`` (all its modules) imports."""
     inside = [m for m in _sources() if _within(m, name)]
-    return {
-        target
-        for module in inside
-        for target in _imports(module)
-        if target in _sources() and not _within(target, name)
-    }
+    return {target for module in inside for target in _graph()[module] if not _within(target, name)}
 
 
 def loads_torch(module: str, seen: set[str] | None = None) -> bool:
@@ -99,7 +79,7 @@ def loads_torch(module: str, seen: set[str] | None = None) -> bool:
         return False
     seen.add(module)
     parents = [".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)]
-    direct = _imports(module, top_level_only=True)
+    direct = _top_level_imports(module)
     if any(t.split(".")[0] in ("torch", "transformers", "sentence_transformers") for t in direct):
         return True
     following = [t for t in direct if t in _sources()] + [p for p in parents if p in _sources()]

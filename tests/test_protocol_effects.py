@@ -1,28 +1,21 @@
-"""The protocol gate from measured effects (issue 59, item 4; config/protocol_effects.csv).
-
-A run whose metric stride differs from the paper's is judged with the measured bound of the
-stride's effect added to its interval, not refused; only an unmeasured or larger difference is
-*not comparable*, naming the setting. benchmarks/stride_effect.py derives the bound from runs
-other than the committed protocol run (the appendix A run's traces and simulated seeds, with a
-declared headroom); the protocol run (docs/data/main_traces.csv.gz) is held out and must stay
-within it at every phase of the stride (issue 79, item 5).
-"""
+"""The protocol gate from measured effects (config/protocol_effects.csv): a run whose metric
+stride differs from the paper's is judged with the measured bound of the stride's effect added,
+not refused; an unmeasured or larger difference is *not comparable*. benchmarks/stride_effect.py
+derives the bound from runs other than the committed protocol run, which is held out and must
+stay within it at every phase of the stride."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import seed_simulator as sim
+from tiny_workflow import load_script
 
 from isotropy.verdicts import declarations as D
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import compare, read_published
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import stride_effect
+stride_effect = load_script("benchmarks/stride_effect.py")
 
 
 def stride_bounds() -> dict[int, float]:

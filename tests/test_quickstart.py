@@ -1,15 +1,9 @@
-"""The README's quick start as typed, through `make`, in a fresh folder holding nothing but a
-clone of this repository (issue 48): `make run` then `make report`, then `make preview` then
-`make report`, with the tiny configuration and one seed laid over (`CONFIG=...`) and
-`ISOTROPY_MIRROR` pointing at a cut-down copy of the mirror; each report opened in headless
-Chromium shows the claims of the run it reports. After the preview, the README's dry run
-(`make run SNAKEMAKE_ARGS=-n`) must leave what `make report` reports as it was (issue 83).
-
-`make run` comes first so that one clone covers both ways the report once failed: after `make run`
-alone the preview's results are absent, and after `make preview` the other configured studies
-(glue, I-STAR, geometry) were never made: forcing another target's claims rules asks for either.
-The preview re-uses the run's embeddings, so the second pair costs only its short runs.
-"""
+"""The README's quick start as typed, through `make`, in a fresh clone of this repository with
+the tiny configuration and one seed laid over (`CONFIG=...`) and `ISOTROPY_MIRROR` on a cut-down
+mirror: `make run`, `make report`, `make preview`, `make report`; each report, opened in headless
+Chromium, shows the claims of the run it reports, and the README's dry run (`make run
+SNAKEMAKE_ARGS=-n`) leaves it as it was. `make run` comes first so that one clone covers both
+ways the report once failed (the preview's results absent; the other studies never made)."""
 
 from __future__ import annotations
 

@@ -5,13 +5,13 @@ planted five-seed sweeps, one whose intervals decide the cause and one whose do 
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from tiny_workflow import load_script
 
 from isotropy.committed import rajaee_cls as committed
 from isotropy.io import checked_record, generated_block
@@ -24,12 +24,7 @@ SPREAD = (0.012, -0.008, 0.0, 0.01, -0.014)  # a seed's offset: the runs of a se
 
 
 def device_script():
-    """benchmarks/rajaee_cls_on_device.py as a module (benchmarks/ is not a package)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        return importlib.import_module("rajaee_cls_on_device")
-    finally:
-        sys.path.pop(0)
+    return load_script("benchmarks/rajaee_cls_on_device.py")
 
 
 def planted_call(folder: Path, accuracy: dict[str, list[float]]) -> Path:
@@ -143,7 +138,9 @@ def test_the_estimate_counts_what_each_variant_runs():
     assert seconds["none"] == seconds["offline k3 d2"] + 7 * 14 + 700
 
 
-def test_device_script_packs_and_runs_the_sweep_on_the_cpu(tiny_bert, mirror_root, tmp_path):
+def test_device_script_packs_and_runs_the_sweep_on_the_cpu(
+    tiny_bert, mirror_root, tmp_path, monkeypatch
+):
     """pack → run → copy → the page, with a tiny BERT, 64 sentences, 1 epoch, 2 seeds, the first
     2 variants; a second call whose deadline has passed starts no run and says so."""
     script = device_script()
@@ -152,15 +149,11 @@ def test_device_script_packs_and_runs_the_sweep_on_the_cpu(tiny_bert, mirror_roo
     argv = ["run", "--pack", str(tmp_path / "pack"), "--out", str(out), "--device", "cpu"]
     argv += ["--seeds", "0", "1", "--variants", "2", "--threads", "1", "--epochs", "1"]
     argv += ["--train-subset", "64", "--eval-subset", "64", "--deadline-s", "100000"]
-    sys_argv = sys.argv
-    try:
-        sys.argv = ["rajaee_cls_on_device.py", *argv]
-        script.main()
-        late = tmp_path / "late"
-        sys.argv = ["rajaee_cls_on_device.py", *argv, "--out", str(late), "--deadline-s", "0"]
-        script.main()
-    finally:
-        sys.argv = sys_argv
+    monkeypatch.setattr("sys.argv", ["rajaee_cls_on_device.py", *argv])
+    script.main()
+    late = tmp_path / "late"
+    monkeypatch.setattr("sys.argv", [*sys.argv, "--out", str(late), "--deadline-s", "0"])
+    script.main()
     lines = [json.loads(line) for line in (out / "cause.jsonl").read_text().splitlines()]
     assert sorted((x["seed"], script.variant_name(x)) for x in lines) == [
         (0, "none"),

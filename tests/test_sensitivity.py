@@ -21,16 +21,8 @@ from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
-from isotropy.workflow.config import with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def config():
-    loaded = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
-    workflow_config.check_loaded_config(loaded)
-    return loaded
 
 
 WORDS = pd.DataFrame(
@@ -246,10 +238,8 @@ def test_cells_have_intervals_over_seeds_and_a_markdown_row(tmp_path):
         seeds=tmp_path / "seeds.csv", table=tmp_path / "t.csv", markdown=tmp_path / "t.md"
     )
     written = sensitivity.write_tables(files, outputs, "test settings", 0.95, atomic_path, ["x/y"])
-    assert (
-        len(written) == 3
-        and "Not run (missing from this table): x/y" in outputs.markdown.read_text()
-    )
+    assert len(written) == 3
+    assert "Not run (missing from this table): x/y" in outputs.markdown.read_text()
 
 
 def test_figures_state_their_settings(tmp_path):
@@ -270,9 +260,8 @@ def test_figures_state_their_settings(tmp_path):
     )
     figure = phases(traces, "phase settings")
     assert "phase settings" in " ".join(t.get_text() for t in figure.texts)
-    assert (
-        len(figure.axes) == 2 and len(figure.axes[0].lines) == 3 * 3
-    )  # seeds, minima, their lines
+    # seeds, minima, their lines
+    assert len(figure.axes) == 2 and len(figure.axes[0].lines) == 3 * 3
 
 
 def test_the_default_grid_its_order_and_settings(config):
@@ -305,6 +294,9 @@ def test_the_default_grid_its_order_and_settings(config):
     assert studies.sensitivity.vector_inputs(config, "miniLM", "pos")["basis"] == []
     made_from = studies.sensitivity.derived_inputs(config, "word2vec_scaled", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/miniLM/supersense/vectors.npy"
+    # a PCA at another encoder's norm (another transform with a norm: refused below)
+    made_from = studies.sensitivity.derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
+    assert made_from["norm_vectors"] == "resources/embeddings/word2vec/supersense/vectors.npy"
     vectors = {v for block in section["blocks"] for v in block["vectors"]}
     for name in (
         "word2vec",
@@ -495,21 +487,6 @@ def test_a_block_with_its_own_lr_factors_runs_only_those(config):
     assert at["10"] == at["1"]  # the section's factors: every cell of the other blocks
     assert ("supersense", "word2vec_scaled", "all", "0.193") in [tuple(c.values()) for c in grid]
     assert "x 1, 10 (and x 5.19, 0.193 in the cells" in studies.sensitivity.settings_line(config)
-
-
-def test_pca_takes_a_norm(config):
-    """(Another transform with a norm is refused: test_inconsistent_sections_are_refused.)"""
-    derived = config["sensitivity"]["derived"]
-    spec = derived["miniLM_pca50_norm"]  # a dimension contrast at MiniLM's own RMS centred norm
-    assert (spec["of"], spec["transform"], spec["dim"], spec["norm_of"]) == (
-        "miniLM",
-        "pca",
-        50,
-        "miniLM",
-    )
-    workflow_config.check_config(config)
-    made_from = studies.sensitivity.derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
-    assert made_from["norm_vectors"] == "resources/embeddings/word2vec/supersense/vectors.npy"
 
 
 def test_scaling_the_vectors_by_c_is_adams_step_divided_by_c_for_the_table():

@@ -1,13 +1,8 @@
-"""The sensitivity study's doc table and conclusions follow its committed data (issue 47, item 6).
-
-docs/sensitivity.md's results table is generated (``python -m isotropy.committed write``) from
-the per-seed file of a finished (or partial) run, copied to docs/data/sensitivity_seeds.csv with
-its checksum (tests/test_committed.py fails when the doc is stale). These tests recompute every
-test its conclusions state from the same per-seed values: Welch's t-test on the Fisher z of two
-cells' per-seed r (sensitivity.contrast_p), each p stated as printed, and Holm's adjustment over
-every test they state (the contrasts and the Kruskal–Wallis test of the bases: the family is the
-list, not a cut of it).
-"""
+"""The sensitivity study's conclusions follow its committed per-seed data
+(docs/data/sensitivity_seeds.csv; its generated table: tests/test_committed.py): every test they
+state is recomputed, Welch's t on the Fisher z of two cells' per-seed r (sensitivity.contrast_p),
+each p as printed, and Holm's adjustment over every stated test (the contrasts and the
+Kruskal–Wallis test of the bases: the family is the list, not a cut of it)."""
 
 from __future__ import annotations
 

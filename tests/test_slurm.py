@@ -1,25 +1,9 @@
 """The workflow on a real SLURM cluster, through `snakemake --profile slurm`, as users type it.
 
-A private single-node cluster (Debian's slurm-wlm and munge; tests/slurm/start_cluster.sh)
-is started for this module and stopped by PID when it ends (tests/slurm/stop_cluster.sh).
-Its node advertises one GPU (gres without hardware), so GPU rules really go through
-SLURM's GPU scheduling while their code runs on the CPU.
-
-- The real workflow, on the tiny configuration, makes the sentence embeddings of one data
-  set (download -> prepare, CPU rules -> embed_sentences, a GPU rule) through SLURM, and the
-  same target locally; the outputs agree and SLURM's job records show every job, each
-  rule's GPU request (GPU rule only), partition, memory, CPUs and time limit.
-- A failing job is reported, retried as often as the profile says with more memory each
-  time, and leaves no output behind (a toy Snakefile, run at the same time).
-
-Needs root and apt-get (or SLURM already installed); skipped otherwise, except under CI
-(CI=true), where a skip would hide a missing check and is an error instead.
-
-The profile checks at the end need no cluster and always run.
-
-Differences from a production cluster, all confined to this test's command line: job states
-come from squeue (no accounting database here; the profile's default, sacct, needs one), the
-first status check comes after 2 s instead of 40, and successful jobs' SLURM logs are kept.
+A private single-node cluster (tests/slurm/start_cluster.sh, stopped by stop_cluster.sh) whose
+node advertises one GPU (gres without hardware): GPU rules go through SLURM's GPU scheduling
+while their code runs on the CPU. Needs root and apt-get (or SLURM installed); skipped
+otherwise, except under CI, where a skip is an error. The profile checks need no cluster.
 """
 
 from __future__ import annotations
@@ -228,22 +212,6 @@ def _minutes_to_slurm(minutes: int) -> str:
     return f"{days}-{clock}" if days else clock
 
 
-def _assert_same_json(a, b, path="", ignore=("wall_seconds",)):
-    if isinstance(a, dict):
-        assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {sorted(a)} vs {sorted(b)}"
-        for key in a:
-            if key not in ignore:
-                _assert_same_json(a[key], b[key], f"{path}.{key}", ignore)
-    elif isinstance(a, list):
-        assert isinstance(b, list) and len(a) == len(b), f"{path}: lists differ"
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same_json(x, y, f"{path}[{i}]", ignore)
-    elif isinstance(a, float):
-        assert b == pytest.approx(a, rel=1e-5, abs=1e-7), f"{path}: {a} vs {b}"
-    else:
-        assert a == b, f"{path}: {a!r} vs {b!r}"
-
-
 FAILING_SNAKEFILE = """
 rule all:
     input:
@@ -277,6 +245,10 @@ rule broken:
 """
 
 
+def _through_slurm(profile: str, *args: str) -> list[str]:
+    return [*SNAKEMAKE, "--profile", profile, *TEST_CLUSTER_ARGS, "--jobs", "2", *args]
+
+
 class Runs:
     """The three Snakemake runs, started together (the SLURM runs mostly wait on the
     scheduler, so overlapping them saves minutes), with exit codes and output."""
@@ -293,41 +265,15 @@ class Runs:
         self.failing_dir.mkdir()
         (self.failing_dir / "Snakefile").write_text(FAILING_SNAKEFILE)
         workflow = [TARGET, "--configfile", str(config)]  # --configfile takes several values: last
+        # The profile's GPU-partition override, exercised: GPU rules go to partition gpu.
+        gpu = [f"{rule}:slurm_partition=gpu" for rule in GPU_PARTITION_RULES]
+        slurm = ["--set-resources", *gpu, "--directory", str(self.slurm_dir), *workflow]
+        local = [*SNAKEMAKE, "--cores", "2", "--directory", str(self.local_dir), *workflow]
         commands = {
-            "local": (
-                [*SNAKEMAKE, "--cores", "2", "--directory", str(self.local_dir), *workflow],
-                ROOT,
-                env,
-            ),
-            "slurm": (
-                [
-                    *SNAKEMAKE,
-                    "--profile",
-                    PROFILE_NAME,
-                    *TEST_CLUSTER_ARGS,
-                    "--jobs",
-                    "2",
-                    # The profile's GPU-partition override, exercised: GPU rules go to
-                    # partition gpu.
-                    "--set-resources",
-                    *(f"{rule}:slurm_partition=gpu" for rule in GPU_PARTITION_RULES),
-                    "--directory",
-                    str(self.slurm_dir),
-                    *workflow,
-                ],
-                ROOT,
-                env,
-            ),
+            "local": (local, ROOT, env),
+            "slurm": (_through_slurm(PROFILE_NAME, *slurm), ROOT, env),
             "failing": (
-                [
-                    *SNAKEMAKE,
-                    "--profile",
-                    str(PROFILE),
-                    *TEST_CLUSTER_ARGS,
-                    "--jobs",
-                    "2",
-                    "--keep-going",
-                ],
+                _through_slurm(str(PROFILE), "--keep-going"),
                 self.failing_dir,
                 dict(os.environ),
             ),
@@ -365,34 +311,17 @@ def test_workflow_runs_through_slurm_and_matches_a_local_run(slurm_cluster, runs
     assert sorted(j["rule"] for j in jobs) == sorted(GPU_RULES | CPU_RULES), jobs
     for job in jobs:
         assert job["JobState"] == "COMPLETED", job
-        requested_gpu = "gpu" in job.get("TresPerJob", "")
-        if job["rule"] in GPU_RULES:
-            assert requested_gpu and job["TresPerJob"] == "gres:gpu:1", (
-                f"{job['rule']}: {job.get('TresPerJob')}"
-            )
-            assert job["Partition"] == "gpu", job
-        else:
-            assert not requested_gpu, (
-                f"CPU rule {job['rule']} requested a GPU: {job.get('TresPerJob')}"
-            )
-            assert job["Partition"] == "main", job
+        gpu = job["rule"] in GPU_RULES
+        assert ("gpu" in job.get("TresPerJob", "")) == gpu, job
+        assert not gpu or job["TresPerJob"] == "gres:gpu:1", job
+        assert job["Partition"] == ("gpu" if gpu else "main"), job
         # The rule's own requests reached sbatch: mem_mb as --mem, threads as CPUs, runtime
         # as the time limit (minutes), exactly as Snakemake resolved them for the job.
         requested = _resolved_resources(slurm_log, job["rule"])
-        assert job["MinMemoryNode"] == f"{requested['mem_mb']}M", (
-            job["rule"],
-            job["MinMemoryNode"],
-            requested,
-        )
-        assert job["NumCPUs"] == requested.get("threads", "1"), (
-            job["rule"],
-            job["NumCPUs"],
-            requested,
-        )
-        assert job["TimeLimit"] == _minutes_to_slurm(int(requested["runtime"])), (
-            job["rule"],
-            job["TimeLimit"],
-        )
+        minutes = _minutes_to_slurm(int(requested["runtime"]))
+        want = (f"{requested['mem_mb']}M", requested.get("threads", "1"), minutes)
+        got = (job["MinMemoryNode"], job["NumCPUs"], job["TimeLimit"])
+        assert got == want, (job["rule"], requested)
         assert any((slurm_dir / ".snakemake" / "slurm_logs").rglob(f"{job['JobId']}.log")), job
 
     # Same results as the local run.
@@ -407,11 +336,8 @@ def test_workflow_runs_through_slurm_and_matches_a_local_run(slurm_cluster, runs
         np.load(slurm_dir / TARGET), np.load(local_dir / TARGET), rtol=1e-5, atol=1e-6
     )
     manifest = "resources/raw/polarity/manifest.json"
-    _assert_same_json(
-        json.loads((local_dir / manifest).read_text()),
-        json.loads((slurm_dir / manifest).read_text()),
-        ignore=("created",),
-    )
+    local, slurm = (json.loads((d / manifest).read_text()) for d in (local_dir, slurm_dir))
+    assert {**local, "created": None} == {**slurm, "created": None}
 
 
 @pytest.mark.slurm

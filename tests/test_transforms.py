@@ -96,9 +96,8 @@ def test_cluster_based_isotropy_gmm_variant():
 
 def test_small_clusters_keep_a_direction_and_a_single_point_is_left_uncentred():
     x = np.random.default_rng(2).normal(size=(30, 6))
-    out = T.cluster_based_isotropy(
-        x, n_clusters=10, n_directions=4, seed=0
-    )  # some clusters < 5 points
+    # some clusters < 5 points
+    out = T.cluster_based_isotropy(x, n_clusters=10, n_directions=4, seed=0)
     assert np.isfinite(out).all() and out.shape == x.shape
     # No member may become the zero vector: cosine similarity (STS) needs every row.
     assert np.linalg.norm(out, axis=1).min() > 1e-6

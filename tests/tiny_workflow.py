@@ -69,9 +69,8 @@ def make_tiny_mirror(source: Path, dest: Path, lines: int = 80) -> Path:
     _head(source / "snli/snli_1.0_dev.jsonl", dest / "snli/snli_1.0_dev.jsonl", 2 * lines)
     _head(source / "supersense/words.txt", dest / "supersense/words.txt", 4 * lines)
     for task in ("RTE", "WNLI", "STS-B"):
-        _head(
-            source / f"glue/{task}/train.tsv", dest / f"glue/{task}/train.tsv", lines + 1
-        )  # + header
+        # + header
+        _head(source / f"glue/{task}/train.tsv", dest / f"glue/{task}/train.tsv", lines + 1)
     for split in ("train", "dev"):
         _head(source / f"glue/SST-2/{split}.tsv", dest / f"glue/SST-2/{split}.tsv", lines + 1)
     (dest / "wordnet").mkdir(exist_ok=True)
