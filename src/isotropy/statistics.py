@@ -1,6 +1,7 @@
-"""Neutral ground for the science and the verdicts alike (science never imports the verdicts):
-intervals over seeds, the form of a claim judged on per-seed values (:class:`SeedClaim`), and
-which setup pattern of a paper's printed row fits one of ours.
+"""Neutral ground for the science (the main study's tables, the sensitivity and extension
+studies) and the verdicts alike (science never imports the verdicts): intervals over seeds, the
+form of a claim a study judges on its per-seed values (:class:`SeedClaim`), and which setup
+pattern of a paper's printed row (``config/published_values.csv``) fits one of ours.
 
 A run is deterministic given its seed, so the seeds are the replication unit: each seed's
 correlation is mapped to Fisher's z = artanh(r) and the t-interval of the mean z with ``n - 1``
