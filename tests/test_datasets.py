@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
-from tiny_workflow import snakemake
 from toy_dataset import TOY_DATASET_MODULE
 
 from isotropy import readers
@@ -577,34 +574,6 @@ def test_codwoe_csv_release(tmp_path):
 # The rules: a Snakemake dry run of rules/data.smk on the mirror
 
 
-@pytest.mark.slow
-def test_snakemake_dry_run(tmp_path, mirror_root, config):
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    config["mirror"] = str(mirror_root)
-    config["supersense_source"] = "wordnet"  # the mirror lacks Tikhonov et al.'s feature file
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    targets = [
-        f"resources/data/{name}.parquet"
-        for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")
-    ]
-    (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: '
-        f'"{REPO_ROOT}/rules/data.smk"\n'
-        f"rule all:\n    input: {targets!r}\n"
-    )
-    env = {key: value for key, value in os.environ.items() if key != download.MIRROR_ENV}
-    result = snakemake("-n", "--quiet", "rules", cwd=workdir, env=env)
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = result.stdout + result.stderr
-    assert "download_source" in summary and "prepare_dataset" in summary
-    # A task the mirror lacks fails its download job, whose log names the file.
-    result = snakemake("resources/raw/glue_mnli/manifest.json", cwd=workdir, env=env)
-    assert result.returncode != 0
-    log = workdir / "logs/resources/raw/glue_mnli/manifest.log"
-    assert "lacks glue/MNLI/train.tsv" in log.read_text(encoding="utf-8")
-
-
 def test_qnli_reader_on_glues_real_dev_file(mirror_root):
     # QNLI's training file is not in the mirror; its dev.tsv (GLUE's release) has the same
     # columns (index, question, sentence, label): the reader's field checks on real bytes.
@@ -630,16 +599,6 @@ def test_nul_byte_in_a_sentence_is_refused_naming_the_item_and_raw_files(tmp_pat
         _prepare("polarity", tmp_path)
     assert str(info.value).startswith("data set 'polarity': item 1 holds a NUL byte in 'text'")
     assert str(tmp_path / "rt-polarity.pos") in str(info.value)
-
-
-def test_nul_from_a_json_escape_is_refused_naming_the_raw_files(tmp_path):
-    rows = [
-        {"gold_label": "neutral", "sentence1": "a\u0000b", "sentence2": "c"},
-        {"gold_label": "entailment", "sentence1": "d", "sentence2": "e"},
-    ]
-    (tmp_path / "snli_1.0_dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with pytest.raises(ValueError, match=r"item 0 holds a NUL byte in 'text'.*snli_1.0_dev.jsonl"):
-        _prepare("snli", tmp_path)
 
 
 def test_empty_polarity_file_gives_a_one_class_table_refused_before_embedding(tmp_path):

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_download import POLARITY, cornell_members, sha, tar_gz
+from test_download import POLARITY, cornell_members, mirror_params, sha, tar_gz
 
 from isotropy import sources
 from isotropy.audit.records import FAIL, OK, walk
@@ -218,23 +218,33 @@ def test_the_mirror_matches_the_public_record_of_the_members(config, mirror_root
         assert (len(data), sha(data)) == (pin["bytes"], pin["sha256"]), member
 
 
-def test_a_tarball_with_the_pinned_members_is_accepted(http, tmp_path, config, mirror_root):
-    tarball = tar_gz(cornell_members(mirror_root))
+def test_the_cornell_tarball_checked_by_its_members_ends_as_the_mirror_does(
+    http, tmp_path, config, mirror_root
+):
+    """The tarball (Latin-1 with Windows-1252 punctuation) and the mirror (UTF-8) end as the same
+    UTF-8 raw files; the tarball itself has no public record, its members do."""
+    members = cornell_members(mirror_root)
+    pos_bytes = members["rt-polaritydata/rt-polarity.pos"]
+    assert b"\xe9" in pos_bytes and b"\x97" in pos_bytes  # é (Latin-1) and — (cp1252 only)
+    tarball = tar_gz(members)
     http.routes["/rt-polaritydata.tar.gz"] = tarball
     params = polarity_params(config, http.url("/rt-polaritydata.tar.gz"))
     manifest = sources.fetch_source("polarity", params, tmp_path / "raw")
     entry = manifest["inputs"][0]
     assert entry["checked_against"] == ["lock", "members"]
-    assert entry["trust"] == sources.TRUST_LOCK  # the tarball itself: no public record
+    assert entry["trust"] == sources.TRUST_LOCK and manifest["origin"] == "url"
     pins = config["sources"]["polarity"]["members"]
     assert {name: (m["bytes"], m["sha256"]) for name, m in entry["members"].items()} == {
         name: (pin["bytes"], pin["sha256"]) for name, pin in pins.items()
     }
     assert entry["url"].endswith("rt-polaritydata.tar.gz") and entry["sha256"] == sha(tarball)
+    mirrored = sources.fetch_source(
+        "polarity", mirror_params("polarity", config, mirror_root), tmp_path / "mirror"
+    )
+    assert mirrored["origin"] == "mirror"
+    assert all(entry["checked_against"] == ["MANIFEST.tsv"] for entry in mirrored["inputs"])
     for name in POLARITY:
-        assert (tmp_path / "raw" / name).read_bytes() == (
-            mirror_root / "polarity" / name
-        ).read_bytes()
+        assert (tmp_path / "raw" / name).read_bytes() == (tmp_path / "mirror" / name).read_bytes()
 
 
 def test_a_tampered_member_is_refused_before_decoding(http, tmp_path, config, mirror_root):
@@ -315,7 +325,8 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
             seen["published"].append(name)
         assert not [p for p in (tmp_path / name / "raw").iterdir()], name
     assert {"codwoe", "word2vec", "polarity"} <= set(seen["lock"])
-    assert {"snli", "wordnet", "supersense_words", "hf_sickr_test"} <= set(seen["published"])
+    published = {"snli", "wordnet", "supersense_words", "supersense_features", "hf_sickr_test"}
+    assert published <= set(seen["published"])
 
 
 def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
