@@ -603,52 +603,6 @@ def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
     assert manifest["inputs"][0]["checked_against"] == ["MANIFEST.tsv", "config"]
 
 
-@pytest.mark.parametrize(
-    "row",
-    [
-        "supersense/words.txt\t8",  # cut short before its sha256 (issue 26, case 1)
-        "supersense/words.txt\t\t" + "0" * 64,  # no byte count
-        "supersense/words.txt\t8\tnot-a-digest",
-        "supersense/words.txt\teight\t" + "0" * 64,
-    ],
-)
-def test_mirror_manifest_row_without_sha256_and_bytes_is_an_error_naming_the_line(
-    tmp_path, config, row
-):
-    mirror = small_mirror(tmp_path, manifest=False)
-    (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\n\n{row}\n")
-    (mirror / "supersense/words.txt").write_bytes(b"dog\ncow\n")  # and the file edited
-    with pytest.raises(pins.UnverifiedFileError) as info:
-        sources.fetch_source(
-            "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
-        )
-    message = str(info.value)
-    assert f"{mirror / 'MANIFEST.tsv'} line 3: row 'supersense/words.txt'" in message
-    assert "64-hex-digit sha256" in message
-    assert list((tmp_path / "raw").iterdir()) == []
-
-
-@pytest.mark.parametrize(
-    "row, message",
-    [  # the row of another file (or the file edited since); the row of another size
-        (f"8\t{sha(b'other')}", "sha256 mismatch .*its MANIFEST.tsv entry"),
-        ("9\t" + sha(b"dog\ncat\n"), r"size mismatch .*: pinned 9 bytes, got 8"),
-    ],
-)
-def test_a_mirror_file_unlike_its_manifest_row_is_refused_not_blaming_the_config(
-    tmp_path, config, row, message
-):
-    mirror = small_mirror(tmp_path, manifest=False)
-    (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\nsupersense/words.txt\t{row}\n")
-    with pytest.raises(ChecksumError, match=message) as info:
-        sources.fetch_source(
-            "supersense_words", mirror_params("supersense_words", config, mirror), tmp_path / "raw"
-        )
-    assert "restore it from the original source" in str(info.value)
-    assert "config" not in str(info.value)
-    assert list((tmp_path / "raw").iterdir()) == []
-
-
 def test_config_pin_of_a_file_the_mirror_lacks_pins_only_the_download(tmp_path, config):
     # The URL's file (an archive, say) is not in the mirror: its pin cannot check the mirror's
     # copies, so MANIFEST.tsv must (issue 35: every URL source is pinned, mirrors still work).
@@ -667,26 +621,37 @@ def unpinned_words(config: dict) -> dict:
     return {**config, "sources": sources}
 
 
-def test_mirror_without_manifest_is_refused(tmp_path, config):
-    config = unpinned_words(config)
+UNVOUCHED = r"no row in .*MANIFEST.tsv\) and nothing was kept; add its path, bytes and sha256"
+ROW = r"MANIFEST.tsv line 3: row 'supersense/words.txt'.*64-hex-digit sha256"
+RESTORE = ".*restore it from the original source"
+
+
+@pytest.mark.parametrize(
+    "row, error, message",
+    [
+        (None, pins.UnverifiedFileError, "cannot be checked \\(" + UNVOUCHED),  # no MANIFEST.tsv
+        ("", pins.UnverifiedFileError, UNVOUCHED),  # a MANIFEST.tsv that does not list it
+        ("\t8", pins.UnverifiedFileError, ROW),  # cut short before its sha256
+        ("\t\t" + "0" * 64, pins.UnverifiedFileError, ROW),  # no byte count
+        ("\t8\tnot-a-digest", pins.UnverifiedFileError, ROW),
+        ("\teight\t" + "0" * 64, pins.UnverifiedFileError, ROW),
+        (f"\t8\t{sha(b'other')}", ChecksumError, "sha256 mismatch .*MANIFEST.tsv entry" + RESTORE),
+        ("\t9\t" + sha(b"dog\ncat\n"), ChecksumError, r"pinned 9 bytes, got 8" + RESTORE),
+    ],
+    ids=["no-manifest", "not-listed", "cut", "no-bytes", "bad-digest", "bad-bytes", "sha", "size"],
+)
+def test_a_mirror_file_its_manifest_does_not_vouch_for_is_refused_not_blaming_the_config(
+    tmp_path, config, row, error, message
+):
     mirror = small_mirror(tmp_path, manifest=False)
-    p = mirror_params("supersense_words", config, mirror)
-    with pytest.raises(pins.UnverifiedFileError) as info:
+    if row is not None:
+        listed = f"supersense/words.txt{row}\n" if row else ""
+        (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\n\n{listed}")
+    p = mirror_params("supersense_words", unpinned_words(config), mirror)
+    with pytest.raises(error, match=message) as info:
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
-    assert str(info.value) == (
-        f"mirror file {mirror / 'supersense/words.txt'} cannot be checked (no row in "
-        f"{mirror / 'MANIFEST.tsv'}) and nothing was kept; add its path, bytes and sha256 to the "
-        "mirror's MANIFEST.tsv"
-    )
+    assert "config" not in str(info.value)
     assert list((tmp_path / "raw").iterdir()) == []
-    # A MANIFEST.tsv that does not list the file is no better.
-    (mirror / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n")
-    with pytest.raises(pins.UnverifiedFileError, match="no row in"):
-        sources.fetch_source("supersense_words", p, tmp_path / "raw")
-    assert list((tmp_path / "raw").iterdir()) == []
-    write_mirror_manifest(mirror)  # listed: checked against its row, and nothing else
-    manifest = sources.fetch_source("supersense_words", p, tmp_path / "raw")
-    assert manifest["inputs"][0]["checked_against"] == ["MANIFEST.tsv"]
 
 
 def fetch_glue_archive(http, tmp_path, archive: bytes, suffix: str = "zip", **limits) -> dict:
