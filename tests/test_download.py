@@ -316,15 +316,9 @@ def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypa
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    params = {
-        "name": "polarity",
-        "kind": "polarity",
-        "urls": [f"http://127.0.0.1:{port}/rt.tar.gz"],
-        "sha256": [None],
-        "mirror": None,
-    }
+    unreachable = params("polarity", [f"http://127.0.0.1:{port}/rt.tar.gz"])
     with pytest.raises(DownloadError) as info:
-        sources.fetch_source("polarity", params, tmp_path / "raw", clock=clock)
+        sources.fetch_source("polarity", unreachable, tmp_path / "raw", clock=clock)
     message = str(info.value)
     assert message.startswith("source 'polarity': download of http://127.0.0.1:")
     assert "failed after 5 retries" in message and "Connection refused" in message

@@ -56,33 +56,25 @@ def fetch(name: str, url: str, raw: Path) -> dict:
 # The lock: first use, refusal, relock
 
 
-def test_first_download_writes_the_lock(http, tmp_path, sources_lock, monkeypatch):
-    http.routes["/lexicon.csv"] = V1
-    url = http.url("/lexicon.csv")
-    manifest = fetch("lexicon", url, tmp_path / "raw")
-    record = read_lock(sources_lock)["lexicon"][url]
-    assert (record["sha256"], record["bytes"]) == (sha(V1), len(V1))
-    assert "replaced" not in record
-    entry = manifest["inputs"][0]
-    assert entry["trust"] == sources.TRUST_LOCK == "lock (trusted on first use)"
-    assert entry["checked_against"] == ["lock"]
-    assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
-    assert sources_lock.read_text().startswith("# The sources lock")
-    # What a prepared data set's provenance record says it rests on.
-    trust = input_trust(read_source_manifest(tmp_path / "raw"))
-    assert trust == {url: "lock (trusted on first use)"}
-    # The same bytes again: accepted, the record untouched.
-    fetch("lexicon", url, tmp_path / "raw")
-    assert read_lock(sources_lock)["lexicon"][url] == record
-
-
-def test_a_changed_body_is_refused_until_relocked_and_the_old_record_is_kept(
+def test_the_first_download_writes_the_lock_and_a_changed_body_is_refused_until_relocked(
     http, tmp_path, sources_lock, monkeypatch
 ):
     http.routes["/lexicon.csv"] = V1
     url = http.url("/lexicon.csv")
-    fetch("lexicon", url, tmp_path / "raw")
+    manifest = fetch("lexicon", url, tmp_path / "raw")
+    record = read_lock(sources_lock)["lexicon"][url]
+    assert (record["sha256"], record["bytes"]) == (sha(V1), len(V1)) and "replaced" not in record
+    entry = manifest["inputs"][0]
+    assert entry["trust"] == sources.TRUST_LOCK == "lock (trusted on first use)"
+    assert entry["checked_against"] == ["lock"]
+    assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
+    # What a prepared data set's provenance record says it rests on.
+    trust = input_trust(read_source_manifest(tmp_path / "raw"))
+    assert trust == {url: "lock (trusted on first use)"}
+    fetch("lexicon", url, tmp_path / "raw")  # the same bytes again: accepted, the lock untouched
     before = sources_lock.read_text()
+    assert before.startswith("# The sources lock")
+    assert read_lock(sources_lock)["lexicon"][url] == record
     http.routes["/lexicon.csv"] = V2
     with pytest.raises(LockMismatchError) as info:
         fetch("lexicon", url, tmp_path / "raw")
