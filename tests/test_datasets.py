@@ -175,8 +175,8 @@ def test_glue_cross_check_with_pandas(raw_dirs):
 def test_supersense(raw_dirs, config, wordnet):
     table = prepare("supersense", raw_dirs, {**config, "supersense_source": "wordnet"})
     words = (raw_dirs["supersense_words"] / "words.txt").read_text().split()
-    # Of the 12,067 words, 10,650 have a noun synset in WordNet 3.0 (the mirror's; the count the
-    # issue-21 review measured); a word without one is dropped, any other loss is a bug.
+    # Of the 12,067 words, 10,650 have a noun synset in WordNet 3.0 (the mirror's); a word
+    # without one is dropped, any other loss is a bug.
     assert len(words) == 12_067 and len(table) == 10_650
     assert table["text"].is_unique
     labels = dict(zip(table["text"], table["labels"]))
@@ -566,7 +566,7 @@ def test_qnli_reader_on_glues_real_dev_file(mirror_root):
 
 
 # ---------------------------------------------------------------------------------------------
-# Tables no study can use are refused at prepare_dataset, naming the raw files (issue 26)
+# Tables no study can use are refused at prepare_dataset, naming the raw files
 
 
 def _prepare(dataset: str, raw_dir: Path):

@@ -1,5 +1,5 @@
 """Downloader tests: a real HTTP server on 127.0.0.1, real archives, and the real mirror; hostile
-archives, a full disk and changed upstream files (issues 34 and 35)."""
+archives, a full disk and changed upstream files."""
 
 from __future__ import annotations
 
@@ -168,7 +168,7 @@ def unasked_206(handler, data: bytes) -> None:
     ids=["dropped", "shorter-than-its-length", "206-nobody-asked-for", "chunked-cut"],
 )
 def test_a_body_cut_short_is_fetched_again_whole(http, tmp_path, clock, first):
-    # The server offers ranges, but a retry asks for the whole file (no resumption: issue 70).
+    # The server offers ranges, but a retry asks for the whole file (no resumption).
     http.routes["/f"] = lambda h, n: first(h) if n == 1 else static_file(h, DATA)
     assert fetch(http, "/f", tmp_path / "f", clock=clock) == sha(DATA)
     assert (tmp_path / "f").read_bytes() == DATA
@@ -599,7 +599,7 @@ def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
 
 def test_config_pin_of_a_file_the_mirror_lacks_pins_only_the_download(tmp_path, config):
     # The URL's file (an archive, say) is not in the mirror: its pin cannot check the mirror's
-    # copies, so MANIFEST.tsv must (issue 35: every URL source is pinned, mirrors still work).
+    # copies, so MANIFEST.tsv must.
     mirror = small_mirror(tmp_path)
     p = mirror_params("supersense_words", config, mirror)
     p["urls"] = ["https://example.org/words.tar.gz"]

@@ -1,6 +1,5 @@
-"""Issue 37: one record per model. What the project knows of a model (its name in the papers,
-the width of its vectors) is stated in its ``models`` entry, never guessed from a hub name or an
-encoder's name, and the verdicts read ``models`` as the configuration has it."""
+"""One record per model: its name in the papers and the width of its vectors are stated in its
+``models`` entry, never guessed from a hub or encoder name, and the verdicts read them there."""
 
 from __future__ import annotations
 

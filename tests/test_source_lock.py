@@ -1,4 +1,4 @@
-"""Every online input verified (issue 52): the sources lock (trusted on first use, refused when
+"""Every online input verified: the sources lock (trusted on first use, refused when
 changed, relocked on purpose, flagged by the audit), archive member pins, and a
 check that no source of config.yaml is downloaded without a published pin or the lock.
 
@@ -159,7 +159,7 @@ def test_the_audit_flags_a_relock_in_the_download_then_in_what_was_made_from_it(
 ):
     monkeypatch.chdir(tmp_path)
     # the project's own lock, where the workflow keeps it (config/ of the working directory);
-    # the audit reads the project's lock, never the folder's (issue 67), so name it
+    # the audit reads the project's lock, never the folder's, so name it
     monkeypatch.setenv(LOCK_ENV, str(tmp_path / "config/sources.lock"))
     http.routes["/lexicon.csv"] = V1
     url = http.url("/lexicon.csv")
@@ -293,8 +293,7 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
 ):
     """A wrong body for any URL source is refused before it is laid out: by its published pin
     (sha256, git object id, size) or, where no public record pins it, by the lock's record (set
-    here as a first download would have). Sources added later (issue 51's STS sets) are covered
-    as they are listed."""
+    here as a first download would have). Sources added later are covered as they are listed."""
     seen = {"published": [], "lock": []}
     for name in _url_sources(config):
         source, unpinned = _served(config, name, http)
