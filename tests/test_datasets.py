@@ -275,12 +275,7 @@ def test_supersense_from_tikhonov_features(tmp_path, config):
         ),  # case kept, stripped
     ]
     raw = write_features_zip(tmp_path / "supersense_features", supersense_csv(rows))
-    table = readers.registry.prepare_dataset(
-        "supersense",
-        {"supersense_features": raw},
-        readers.inputs.dataset_sources(config, "supersense"),
-        readers.inputs.dataset_options(config, "supersense"),
-    )
+    table = prepare("supersense", {"supersense_features": raw}, config)
     assert table.to_dict("list") == {
         "text": ["dog", "cat", "idea", "Bank"],
         "labels": [
