@@ -43,6 +43,13 @@ from isotropy.sources.pins import ChecksumError
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def online(monkeypatch):
+    """Sources fetched from their URLs, or from the mirror their params name: never $ISOTROPY_MIRROR
+    unless a test sets it."""
+    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+
+
 # ---------------------------------------------------------------------------------------------
 # download_file against what real servers do, replayed on the local server (tests/local_server.py)
 # with the download's clock replaced (``clock``): every wait is recorded, none is waited.
@@ -308,11 +315,10 @@ def test_a_full_disk_during_a_download_is_not_a_network_problem(http, tmp_path, 
     assert "network" not in str(info.value)
 
 
-def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, monkeypatch, clock):
+def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, clock):
     # Nothing listens on a port just released: every attempt is refused.
     import socket
 
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -363,12 +369,6 @@ def mirror_params(name: str, config: dict, mirror: Path) -> dict:
     p = sources.source_params({**config, "mirror": None}, name)
     p["mirror"] = str(mirror)
     return p
-
-
-@pytest.fixture
-def online(monkeypatch):
-    """Sources fetched from their URLs, never from a mirror."""
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
 
 
 POLARITY = ("rt-polarity.pos", "rt-polarity.neg")
@@ -488,7 +488,6 @@ def test_malformed_word2vec_text_names_the_file_and_gensims_reason(tmp_path, tex
 def test_resolve_mirror_env_overrides_config(tmp_path, monkeypatch):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     assert sources.resolve_mirror(None) is None
     assert sources.resolve_mirror(str(tmp_path / "a")) == tmp_path / "a"
     monkeypatch.setenv(sources.MIRROR_ENV, str(tmp_path / "b"))
@@ -500,7 +499,6 @@ def test_resolve_mirror_env_overrides_config(tmp_path, monkeypatch):
 
 
 def test_source_params_follow_config(config, monkeypatch, mirror_root):
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     p = sources.source_params(config, "glue_mrpc")
     assert (
         p["kind"] == "glue"
@@ -515,10 +513,9 @@ def test_source_params_follow_config(config, monkeypatch, mirror_root):
         sources.source_params(config, "nope")
 
 
-def test_a_plain_source_needs_no_layout_code(tmp_path, monkeypatch):
+def test_a_plain_source_needs_no_layout_code(tmp_path):
     """kind files: a data set's files are kept as they are, under their own names (a missing
     file is named before any copy)."""
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     mirror = tmp_path / "mirror"
     (mirror / "toy").mkdir(parents=True)
     (mirror / "toy/a.tsv").write_text("x\ty\n")
@@ -751,8 +748,7 @@ def test_git_blob_id_is_gits(mirror_root, tmp_path):
     assert pins.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
 
 
-def test_a_git_blob_pin_checks_the_download(http, tmp_path, monkeypatch):
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
+def test_a_git_blob_pin_checks_the_download(http, tmp_path):
     data = zip_bytes({"words_features.csv": b"word1,word2\n"})
     http.routes["/data/words_features.zip"] = data
     (tmp_path / "blob").write_bytes(data)
@@ -860,7 +856,7 @@ def test_an_ftp_url_is_refused_by_the_schema_naming_the_key(config):
 # SICK-R online: SemEval-2014's 4,927 test pairs
 
 
-def test_sickr_online_gives_the_4927_semeval_test_pairs(http, tmp_path, config, online):
+def test_sickr_online_gives_the_4927_semeval_test_pairs(http, tmp_path, config):
     data = gzip.decompress((REPO_ROOT / "tests/data/sick/SICK_test_annotated.txt.gz").read_bytes())
     source = copy.deepcopy(config["sources"]["hf_sickr_test"])
     path = "/" + source["url"].split("/", 3)[3]  # the pinned address, served here
