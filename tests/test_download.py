@@ -821,7 +821,6 @@ def test_an_archive_with_two_members_of_one_name_is_refused(http, tmp_path):
 
 def test_every_url_source_is_pinned_or_said_to_be_unpinned(config):
     text = (REPO_ROOT / "config" / "sources.yaml").read_text()
-    unpinned = []
     for name, source in config["sources"].items():
         if source.get("kind") == "hub":
             assert len(source["hub"]["revision"]) == 40, name  # pinned by its hub commit
@@ -829,12 +828,10 @@ def test_every_url_source_is_pinned_or_said_to_be_unpinned(config):
         urls = source["url"] if isinstance(source["url"], list) else [source["url"]]
         assert all(url.startswith("https://") for url in urls), name
         assert "/gh-pages/" not in source["url"] and "/master/" not in str(source["url"]), name
-        if not (source.get("sha256") or source.get("git_blob") or source.get("members")):
-            unpinned.append(name)
-    # Unpinned sources rest on the sources lock (tests/test_source_lock.py checks that every
-    # source is refused on a wrong body); the two the paper needs say so beside them.
-    assert {"codwoe", "word2vec"} <= set(unpinned)
+    # Unpinned sources rest on the sources lock (tests/test_source_lock.py refuses a wrong body
+    # for every source); the two the paper needs say so beside them.
     for name in ("codwoe", "word2vec"):
+        assert not config["sources"][name].get("sha256"), name
         block = " ".join(text[text.index(f"\n  {name}:") :][:600].replace("#", " ").split())
         assert "UNPINNED: no public code found pins this file" in block, name
         assert "it rests on the sources lock" in block, name

@@ -76,14 +76,8 @@ def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, mon
         )
     )
     config["mirror"] = str(tmp_path)  # a mirror without the STS sets (nor SICK-R)
-    assert set(workflow_inputs.unavailable_sts_datasets(config)) == {
-        "sickr",
-        "sts12",
-        "sts13",
-        "sts14",
-        "sts15",
-        "sts16",
-    }
+    lacking = {"sickr", "sts12", "sts13", "sts14", "sts15", "sts16"}
+    assert set(workflow_inputs.unavailable_sts_datasets(config)) == lacking
     files = workflow_inputs.collected_sts_files(config)
     assert {path.split("/")[3] for path in files(None)} == {"stsb"}
     files(None)  # said once per data set, however often the input function runs
