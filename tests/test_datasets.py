@@ -220,12 +220,8 @@ def test_pos_standin_from_mirror_vectors(raw_dirs, config):
     table = prepare("pos", raw_dirs, config)
     assert len(table) == 300
     assert table["text"].iloc[0] == "in"  # GloVe's first words are "the , . of to and in"
-    assert {tag for row in table["labels"] for tag in row} == {
-        "noun",
-        "verb",
-        "adjective",
-        "adverb",
-    }
+    tags = {tag for row in table["labels"] for tag in row}
+    assert tags == {"noun", "verb", "adjective", "adverb"}
 
 
 # The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
@@ -564,33 +560,28 @@ def test_qnli_reader_on_glues_real_dev_file(mirror_root):
 # Tables no study can use are refused at prepare_dataset, naming the raw files
 
 
-def _prepare(dataset: str, raw_dir: Path):
-    sources = {"raw_dir": dataset}
-    return readers.registry.prepare_dataset(dataset, {dataset: raw_dir}, sources)
-
-
-def test_nul_byte_in_a_sentence_is_refused_naming_the_item_and_raw_files(tmp_path):
+def test_nul_byte_in_a_sentence_is_refused_naming_the_item_and_raw_files(tmp_path, config):
     (tmp_path / "rt-polarity.pos").write_bytes(b"good\nfi\x00ne\n")
     (tmp_path / "rt-polarity.neg").write_text("bad\n")
     with pytest.raises(ValueError) as info:
-        _prepare("polarity", tmp_path)
+        prepare("polarity", {"polarity": tmp_path}, config)
     assert str(info.value).startswith("data set 'polarity': item 1 holds a NUL byte in 'text'")
     assert str(tmp_path / "rt-polarity.pos") in str(info.value)
 
 
-def test_empty_polarity_file_gives_a_one_class_table_refused_before_embedding(tmp_path):
+def test_empty_polarity_file_gives_a_one_class_table_refused_before_embedding(tmp_path, config):
     (tmp_path / "rt-polarity.pos").write_text("")
     (tmp_path / "rt-polarity.neg").write_text("bad\nworse\n")
     with pytest.raises(ValueError) as info:
-        _prepare("polarity", tmp_path)
+        prepare("polarity", {"polarity": tmp_path}, config)
     message = str(info.value)
     assert message.startswith("data set 'polarity' has 1 class ('negative') in 2 rows")
     assert str(tmp_path / "rt-polarity.pos") in message and "re-fetch" in message
 
 
-def test_an_empty_snli_is_refused_naming_the_file(tmp_path):
+def test_an_empty_snli_is_refused_naming_the_file(tmp_path, config):
     (tmp_path / "snli_1.0_dev.jsonl").write_text("")
     with pytest.raises(ValueError) as info:
-        _prepare("snli", tmp_path)
+        prepare("snli", {"snli": tmp_path}, config)
     assert str(info.value).startswith("data set 'snli' has no rows: its raw files yield none")
     assert str(tmp_path / "snli_1.0_dev.jsonl") in str(info.value)

@@ -1,8 +1,6 @@
-"""Every online input verified: the sources lock (trusted on first use, refused when
-changed, relocked on purpose, flagged by the audit), archive member pins, and a
-check that no source of config.yaml is downloaded without a published pin or the lock.
-
-On the suite's local HTTP server (tests/local_server.py)."""
+"""Every online input verified, on the local HTTP server: the sources lock (trusted on first use,
+refused when changed, relocked on purpose, flagged by the audit), archive member pins, and no
+source of config.yaml downloaded without a published pin or the lock."""
 
 from __future__ import annotations
 
@@ -353,8 +351,7 @@ PIN = "1" * 40
 def test_the_audit_checks_a_download_against_its_git_object_id_or_commit(
     monkeypatch, settings, fetched, field, name
 ):
-    """The recorded git object id or hub commit against today's pin: another one is a mismatch
-    (a hub data set fetched at another commit was only a warning)."""
+    """The recorded git object id or hub commit against today's pin: another one is a mismatch."""
     from isotropy.audit import records
 
     monkeypatch.setattr(records, "project_sources", lambda: {"s": settings})
