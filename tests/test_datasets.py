@@ -283,27 +283,6 @@ def test_supersense_from_tikhonov_features(tmp_path, config):
     }
 
 
-def test_supersense_flags_as_numbers_and_empty_cells(tmp_path):
-    text = supersense_csv([("dog", {"animal"}, "cat", {"Tops"})])
-    text = text.replace("True", "1.0").replace("False", "")
-    table = read_supersense_tikhonov(write_features_zip(tmp_path, text))
-    assert table["labels"].tolist() == [["noun.animal"], ["noun.Tops"]]
-
-
-def test_supersense_features_malformed_are_named(tmp_path):
-    good = supersense_csv([("dog", {"animal"}, "cat", {"animal"})])
-    bad_flag = good.replace("True", "maybe", 1)
-    with pytest.raises(
-        ValueError,
-        match=r"words_features.csv, line 2: word1.attrs.supersenses.is_animal is 'maybe'",
-    ):
-        read_supersense_tikhonov(write_features_zip(tmp_path / "a", bad_flag))
-    with pytest.raises(ValueError, match="expected one CSV file inside"):
-        read_supersense_tikhonov(write_features_zip(tmp_path / "c", good, "notes.txt"))
-    with pytest.raises(FileNotFoundError, match="words_features.zip is missing"):
-        read_supersense_tikhonov(tmp_path / "nothing")
-
-
 def renamed_word_columns(text: str, first: str, second: str) -> str:
     header, rest = text.split("\n", 1)
     return header.replace("word1,word2,", f"{first},{second},", 1) + "\n" + rest
@@ -320,26 +299,41 @@ def test_tikhonov_word_columns_are_found_from_the_file_and_named(tmp_path, caplo
         assert f"word columns '{first}' (word1) and '{second}' (word2)" in caplog.text
 
 
-def test_tikhonov_word_columns_that_cannot_be_told_apart_are_listed(tmp_path):
-    text = supersense_csv([("dog", {"animal"}, "idea", {"cognition"})])
+def test_tikhonov_numbers_empty_cells_and_a_bom_are_read(tmp_path):
+    text = supersense_csv([("café", {"animal"}, "cat", {"Tops"})])
+    text = "\ufeff" + text.replace("True", "1.0").replace("False", "")
+    table = read_supersense_tikhonov(write_features_zip(tmp_path, text))
+    assert table.to_dict("list") == {
+        "text": ["café", "cat"],
+        "labels": [["noun.animal"], ["noun.Tops"]],
+    }
+
+
+def ambiguous_word_columns(text: str) -> str:
     header, rest = renamed_word_columns(text, "a", "b").split("\n", 1)
-    ambiguous = header + ",note\n" + rest.replace("\n", ",some text\n")  # a third text column
-    with pytest.raises(ValueError) as info:
-        read_supersense_tikhonov(write_features_zip(tmp_path, ambiguous))
-    message = str(info.value)
-    assert "cannot tell which columns hold the words" in message
-    assert "['a', 'b', 'note']" in message and "words_features.csv" in message
+    return header + ",note\n" + rest.replace("\n", ",some text\n")  # a third text column
 
 
-def test_tikhonov_table_encodings(tmp_path):
-    text = supersense_csv([("café", {"food"}, "idea", {"cognition"})])
-    bom = write_features_zip(tmp_path / "bom", "\ufeff" + text)
-    assert read_supersense_tikhonov(bom)["text"].tolist() == ["café", "idea"]
-    latin = write_features_zip(tmp_path / "latin1", text.encode("latin-1"))
-    with pytest.raises(
-        ValueError, match=r"words_features.csv, line 2: byte b'\\xe9' is not valid utf-8-sig"
-    ):
-        read_supersense_tikhonov(latin)
+GOOD = supersense_csv([("café", {"food"}, "idea", {"cognition"})])
+
+
+@pytest.mark.parametrize(
+    "text, member, error, message",
+    [
+        (GOOD.replace("True", "maybe", 1), None, ValueError, r"line 2: .*is_food is 'maybe'"),
+        (GOOD, "notes.txt", ValueError, "expected one CSV file inside"),
+        (ambiguous_word_columns(GOOD), None, ValueError, r"cannot tell which columns.*'note'\]"),
+        (GOOD.encode("latin-1"), None, ValueError, r"line 2: byte b'\\xe9' is not valid utf-8-sig"),
+        (None, None, FileNotFoundError, "words_features.zip is missing"),
+    ],
+    ids=["flag", "no-csv", "word-columns", "latin-1", "no-zip"],
+)
+def test_a_malformed_tikhonov_file_is_refused_naming_it(tmp_path, text, member, error, message):
+    if text is not None:
+        write_features_zip(tmp_path, text, member or "words_features.csv")
+    with pytest.raises(error, match=message) as info:
+        read_supersense_tikhonov(tmp_path)
+    assert "words_features" in str(info.value)
 
 
 # ---------------------------------------------------------------------------------------------

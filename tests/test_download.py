@@ -182,13 +182,12 @@ def test_a_body_cut_short_is_fetched_again_whole(http, tmp_path, clock, first):
     assert [("Range" in headers) for headers in http.seen["/f"]] == [False, False]
 
 
-@pytest.fixture(scope="module")
-def tls_server(tmp_path_factory):
+@pytest.fixture
+def tls_http(tmp_path, monkeypatch):
     """The local server's class over TLS, with a certificate made here for 127.0.0.1."""
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command to make a certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    key, cert = folder / "key.pem", folder / "cert.pem"
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
         + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
@@ -198,17 +197,10 @@ def tls_server(tmp_path_factory):
     )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
-    server = Server(tls=context)
-    yield server, cert
-    server.close()
-
-
-@pytest.fixture
-def tls_http(tls_server, monkeypatch):
-    server, cert = tls_server
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the download trusts the test's certificate
-    server.reset()
-    return server
+    server = Server(tls=context)
+    yield server
+    server.close()
 
 
 @pytest.mark.parametrize("server", ["http", "tls_http"])
