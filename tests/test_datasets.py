@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -157,19 +159,6 @@ def test_data_counts_are_the_optimisation_models_own(raw_dirs, config):
     assert counts["params"] == sum(p.numel() for p in model.parameters())
     padded = pd.concat([table, table.head(1).assign(text=" " + table["text"].iloc[0])])
     assert data_counts(padded, 8)["rows"] == counts["rows"] + 1
-
-
-def test_glue_cross_check_with_pandas(raw_dirs):
-    """An independent parse (pandas, no quoting) of RTE's train.tsv gives the same table."""
-    import csv
-
-    reference = pd.read_csv(
-        raw_dirs["glue_rte"] / "train.tsv", sep="\t", quoting=csv.QUOTE_NONE, dtype=str
-    )
-    table = read_glue("rte", raw_dirs["glue_rte"])
-    assert table["text"].tolist() == reference["sentence1"].str.strip().tolist()
-    assert table["text_pair"].tolist() == reference["sentence2"].str.strip().tolist()
-    assert table["label"].tolist() == reference["label"].tolist()
 
 
 def test_supersense(raw_dirs, config, wordnet):
@@ -407,68 +396,72 @@ def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_pa
         readers.registry.discover_readers()
 
 
-def test_write_and_read_roundtrip(tmp_path):
-    table = pd.DataFrame({"text": ["dog", "run"], "labels": [["noun", "verb"], ["verb"]]})
-    readers.registry.write_dataset(table, tmp_path / "data" / "x.parquet")
-    back = pd.read_parquet(tmp_path / "data" / "x.parquet")
-    assert back["labels"].map(list).tolist() == [["noun", "verb"], ["verb"]]
-    assert [p.name for p in (tmp_path / "data").iterdir()] == ["x.parquet"]
-
-
 # ---------------------------------------------------------------------------------------------
 # Malformed input: errors name the file and line
 
 
-def test_polarity_bad_encoding_and_empty_line(tmp_path):
-    (tmp_path / "rt-polarity.pos").write_bytes(b"good\nna\xefve\n")
-    (tmp_path / "rt-polarity.neg").write_text("bad\n")
-    with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: .*not valid utf-8"):
-        read_polarity(tmp_path)
-    (tmp_path / "rt-polarity.pos").write_text("good\n\nmore\n")
-    with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: empty sentence"):
-        read_polarity(tmp_path)
+SNLI, SNLI_ROW = (
+    "snli_1.0_dev.jsonl",
+    '{"gold_label": "neutral", "sentence1": "a", "sentence2": "b"}\n',
+)
+RTE_HEADER = "index\tsentence1\tsentence2\tlabel\n"
+read_rte = partial(read_glue, "rte")
+CODWOE_TRAINING = json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}])
 
 
-def test_missing_raw_file_is_named(tmp_path):
+@pytest.mark.parametrize(
+    "read, name, text, message",
+    [
+        (read_polarity, "rt-polarity.pos", b"good\nna\xefve\n", "line 2: .*not valid utf-8"),
+        (read_polarity, "rt-polarity.pos", b"good\n\nmore\n", "line 2: empty sentence"),
+        (read_snli, SNLI, SNLI_ROW + "{broken\n", "line 2: not valid JSON"),
+        (
+            read_snli,
+            SNLI,
+            SNLI_ROW + SNLI_ROW.replace("neutral", "maybe"),
+            "line 2: gold_label 'maybe'",
+        ),
+        (
+            read_snli,
+            SNLI,
+            SNLI_ROW + '{"sentence1": "a"}\n',
+            "line 2: expected an object with gold_label",
+        ),
+        (read_rte, "train.tsv", RTE_HEADER + "1\ta\tb\n", "line 2: expected 4 tab-separated"),
+        (read_rte, "train.tsv", "id\tsentence\tlabel\n", "line 1: header .* lacks a column"),
+        # CoDWoE's training items carry no word/pos: said, rather than an empty data set built
+        (
+            read_pos_codwoe,
+            "en.train.json",
+            CODWOE_TRAINING,
+            r"item 0 \(id 'en.train.1'\): expected 'word' and 'pos'",
+        ),
+        (
+            read_pos_codwoe,
+            "en.train.json",
+            '[{"word": "a",\n "pos": "n"},\n oops]',
+            "line 3: not valid JSON",
+        ),
+    ],
+    ids=["latin-1", "empty", "json", "gold", "object", "fields", "header", "codwoe", "codwoe-json"],
+)
+def test_a_malformed_raw_file_is_refused_naming_the_file_and_line(
+    tmp_path, read, name, text, message
+):
+    (tmp_path / "rt-polarity.neg").write_text("bad\n")  # polarity's other file
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": name}]}))  # CoDWoE's
+    (tmp_path / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(ValueError, match=f"{re.escape(name)}, {message}"):
+        read(tmp_path)
+
+
+def test_rows_without_a_label_are_dropped_and_a_missing_file_is_named(tmp_path):
+    (tmp_path / SNLI).write_text(SNLI_ROW + SNLI_ROW.replace("neutral", "-"))
+    assert len(read_snli(tmp_path)) == 1
+    (tmp_path / "train.tsv").write_text("src\t1\t\tok .\nsrc\t\t\tno label\n")
+    assert read_glue("cola", tmp_path).to_dict("list") == {"text": ["ok ."], "label": ["1"]}
     with pytest.raises(FileNotFoundError, match=r"snli_1.0_dev.jsonl is missing"):
-        read_snli(tmp_path)
-
-
-def test_snli_bad_rows(tmp_path):
-    good = json.dumps({"gold_label": "neutral", "sentence1": "a", "sentence2": "b"})
-    path = tmp_path / "snli_1.0_dev.jsonl"
-    path.write_text(good + "\n{broken\n")
-    with pytest.raises(ValueError, match=r"snli_1.0_dev.jsonl, line 2: not valid JSON"):
-        read_snli(tmp_path)
-    path.write_text(
-        good + "\n" + json.dumps({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"}) + "\n"
-    )
-    with pytest.raises(ValueError, match=r"line 2: gold_label 'maybe'"):
-        read_snli(tmp_path)
-    path.write_text(good + "\n" + json.dumps({"sentence1": "a"}) + "\n")
-    with pytest.raises(ValueError, match=r"line 2: expected an object with gold_label"):
-        read_snli(tmp_path)
-    path.write_text(
-        good + "\n" + json.dumps({"gold_label": "-", "sentence1": "a", "sentence2": "b"}) + "\n"
-    )
-    assert len(read_snli(tmp_path)) == 1  # no gold label: dropped
-
-
-def test_glue_bad_rows(tmp_path):
-    path = tmp_path / "train.tsv"
-    path.write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\ta\tb\n")
-    with pytest.raises(
-        ValueError, match=r"train.tsv, line 3: expected 4 tab-separated fields, found 3"
-    ):
-        read_glue("rte", tmp_path)
-    path.write_text("id\tsentence\tlabel\n")
-    with pytest.raises(ValueError, match=r"train.tsv, line 1: header .* lacks a column"):
-        read_glue("rte", tmp_path)
-    path.write_text("src\t1\t\tok .\nsrc\t\t\tno label\n")
-    assert read_glue("cola", tmp_path).to_dict("list") == {
-        "text": ["ok ."],
-        "label": ["1"],
-    }
+        read_snli(tmp_path / "empty")
 
 
 @pytest.mark.parametrize(
@@ -511,21 +504,6 @@ def test_only_newlines_end_lines(tmp_path):
         "text_pair": ["c\x0cd\x85e"],
         "label": ["entailment"],
     }
-
-
-def test_codwoe_training_format_is_rejected(tmp_path):
-    """CoDWoE training items carry no word/pos: say so rather than build an empty data set."""
-    (tmp_path / "en.train.json").write_text(
-        json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}])
-    )
-    (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": "en.train.json"}]}))
-    with pytest.raises(
-        ValueError, match=r"en.train.json, item 0 \(id 'en.train.1'\): expected 'word' and 'pos'"
-    ):
-        read_pos_codwoe(tmp_path)
-    (tmp_path / "en.train.json").write_text('[{"id": "x", "word": "a",\n "pos": "noun"},\n oops]')
-    with pytest.raises(ValueError, match=r"en.train.json, line 3: not valid JSON"):
-        read_pos_codwoe(tmp_path)
 
 
 def test_codwoe_csv_release(tmp_path):
