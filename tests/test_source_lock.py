@@ -312,9 +312,8 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
 
 
 def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
-    """The audit hands Snakemake the run's configuration as a JSON file, whose objects Snakemake
-    reads as OrderedDicts: the params of a source with members must read the
-    same (their repr is what Snakemake compares), or every such download looks re-configured."""
+    """Snakemake reads the audit's JSON configuration as OrderedDicts: a source's params must
+    have the same repr (what Snakemake compares), or every such download looks re-configured."""
     from collections import OrderedDict
 
     from isotropy.sources import source_params
