@@ -531,28 +531,29 @@ def test_qnli_reader_on_glues_real_dev_file(mirror_root):
 # Tables no study can use are refused at prepare_dataset, naming the raw files
 
 
-def test_nul_byte_in_a_sentence_is_refused_naming_the_item_and_raw_files(tmp_path, config):
-    (tmp_path / "rt-polarity.pos").write_bytes(b"good\nfi\x00ne\n")
-    (tmp_path / "rt-polarity.neg").write_text("bad\n")
+@pytest.mark.parametrize(
+    "dataset, files, message",
+    [
+        (
+            "polarity",
+            {"rt-polarity.pos": "good\nfi\x00ne\n", "rt-polarity.neg": "bad\n"},
+            "data set 'polarity': item 1 holds a NUL byte in 'text'",
+        ),
+        (
+            "polarity",
+            {"rt-polarity.pos": "", "rt-polarity.neg": "bad\nworse\n"},
+            "data set 'polarity' has 1 class ('negative') in 2 rows",
+        ),
+        ("snli", {SNLI: ""}, "data set 'snli' has no rows: its raw files yield none"),
+    ],
+    ids=["nul-byte", "one-class", "no-rows"],
+)
+def test_a_table_no_study_can_use_is_refused_naming_its_raw_files(
+    tmp_path, config, dataset, files, message
+):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
     with pytest.raises(ValueError) as info:
-        prepare("polarity", {"polarity": tmp_path}, config)
-    assert str(info.value).startswith("data set 'polarity': item 1 holds a NUL byte in 'text'")
-    assert str(tmp_path / "rt-polarity.pos") in str(info.value)
-
-
-def test_empty_polarity_file_gives_a_one_class_table_refused_before_embedding(tmp_path, config):
-    (tmp_path / "rt-polarity.pos").write_text("")
-    (tmp_path / "rt-polarity.neg").write_text("bad\nworse\n")
-    with pytest.raises(ValueError) as info:
-        prepare("polarity", {"polarity": tmp_path}, config)
-    message = str(info.value)
-    assert message.startswith("data set 'polarity' has 1 class ('negative') in 2 rows")
-    assert str(tmp_path / "rt-polarity.pos") in message and "re-fetch" in message
-
-
-def test_an_empty_snli_is_refused_naming_the_file(tmp_path, config):
-    (tmp_path / "snli_1.0_dev.jsonl").write_text("")
-    with pytest.raises(ValueError) as info:
-        prepare("snli", {"snli": tmp_path}, config)
-    assert str(info.value).startswith("data set 'snli' has no rows: its raw files yield none")
-    assert str(tmp_path / "snli_1.0_dev.jsonl") in str(info.value)
+        prepare(dataset, {dataset: tmp_path}, config)
+    assert str(info.value).startswith(message)
+    assert str(tmp_path / next(iter(files))) in str(info.value) and "re-fetch" in str(info.value)
