@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
-import os
+import re
 import sys
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
-from tiny_workflow import snakemake
 from toy_dataset import TOY_DATASET_MODULE
 
 from isotropy import readers
@@ -162,24 +161,11 @@ def test_data_counts_are_the_optimisation_models_own(raw_dirs, config):
     assert data_counts(padded, 8)["rows"] == counts["rows"] + 1
 
 
-def test_glue_cross_check_with_pandas(raw_dirs):
-    """An independent parse (pandas, no quoting) of RTE's train.tsv gives the same table."""
-    import csv
-
-    reference = pd.read_csv(
-        raw_dirs["glue_rte"] / "train.tsv", sep="\t", quoting=csv.QUOTE_NONE, dtype=str
-    )
-    table = read_glue("rte", raw_dirs["glue_rte"])
-    assert table["text"].tolist() == reference["sentence1"].str.strip().tolist()
-    assert table["text_pair"].tolist() == reference["sentence2"].str.strip().tolist()
-    assert table["label"].tolist() == reference["label"].tolist()
-
-
 def test_supersense(raw_dirs, config, wordnet):
     table = prepare("supersense", raw_dirs, {**config, "supersense_source": "wordnet"})
     words = (raw_dirs["supersense_words"] / "words.txt").read_text().split()
-    # Of the 12,067 words, 10,650 have a noun synset in WordNet 3.0 (the mirror's; the count the
-    # issue-21 review measured); a word without one is dropped, any other loss is a bug.
+    # Of the 12,067 words, 10,650 have a noun synset in WordNet 3.0 (the mirror's); a word
+    # without one is dropped, any other loss is a bug.
     assert len(words) == 12_067 and len(table) == 10_650
     assert table["text"].is_unique
     labels = dict(zip(table["text"], table["labels"]))
@@ -223,12 +209,8 @@ def test_pos_standin_from_mirror_vectors(raw_dirs, config):
     table = prepare("pos", raw_dirs, config)
     assert len(table) == 300
     assert table["text"].iloc[0] == "in"  # GloVe's first words are "the , . of to and in"
-    assert {tag for row in table["labels"] for tag in row} == {
-        "noun",
-        "verb",
-        "adjective",
-        "adverb",
-    }
+    tags = {tag for row in table["labels"] for tag in row}
+    assert tags == {"noun", "verb", "adjective", "adverb"}
 
 
 # The 26 WordNet noun lexicographer files (supersenses) of Tikhonov et al.'s feature file: its
@@ -278,12 +260,7 @@ def test_supersense_from_tikhonov_features(tmp_path, config):
         ),  # case kept, stripped
     ]
     raw = write_features_zip(tmp_path / "supersense_features", supersense_csv(rows))
-    table = readers.registry.prepare_dataset(
-        "supersense",
-        {"supersense_features": raw},
-        readers.inputs.dataset_sources(config, "supersense"),
-        readers.inputs.dataset_options(config, "supersense"),
-    )
+    table = prepare("supersense", {"supersense_features": raw}, config)
     assert table.to_dict("list") == {
         "text": ["dog", "cat", "idea", "Bank"],
         "labels": [
@@ -293,27 +270,6 @@ def test_supersense_from_tikhonov_features(tmp_path, config):
             ["noun.artifact", "noun.group", "noun.location"],
         ],
     }
-
-
-def test_supersense_flags_as_numbers_and_empty_cells(tmp_path):
-    text = supersense_csv([("dog", {"animal"}, "cat", {"Tops"})])
-    text = text.replace("True", "1.0").replace("False", "")
-    table = read_supersense_tikhonov(write_features_zip(tmp_path, text))
-    assert table["labels"].tolist() == [["noun.animal"], ["noun.Tops"]]
-
-
-def test_supersense_features_malformed_are_named(tmp_path):
-    good = supersense_csv([("dog", {"animal"}, "cat", {"animal"})])
-    bad_flag = good.replace("True", "maybe", 1)
-    with pytest.raises(
-        ValueError,
-        match=r"words_features.csv, line 2: word1.attrs.supersenses.is_animal is 'maybe'",
-    ):
-        read_supersense_tikhonov(write_features_zip(tmp_path / "a", bad_flag))
-    with pytest.raises(ValueError, match="expected one CSV file inside"):
-        read_supersense_tikhonov(write_features_zip(tmp_path / "c", good, "notes.txt"))
-    with pytest.raises(FileNotFoundError, match="words_features.zip is missing"):
-        read_supersense_tikhonov(tmp_path / "nothing")
 
 
 def renamed_word_columns(text: str, first: str, second: str) -> str:
@@ -332,26 +288,41 @@ def test_tikhonov_word_columns_are_found_from_the_file_and_named(tmp_path, caplo
         assert f"word columns '{first}' (word1) and '{second}' (word2)" in caplog.text
 
 
-def test_tikhonov_word_columns_that_cannot_be_told_apart_are_listed(tmp_path):
-    text = supersense_csv([("dog", {"animal"}, "idea", {"cognition"})])
+def test_tikhonov_numbers_empty_cells_and_a_bom_are_read(tmp_path):
+    text = supersense_csv([("café", {"animal"}, "cat", {"Tops"})])
+    text = "\ufeff" + text.replace("True", "1.0").replace("False", "")
+    table = read_supersense_tikhonov(write_features_zip(tmp_path, text))
+    assert table.to_dict("list") == {
+        "text": ["café", "cat"],
+        "labels": [["noun.animal"], ["noun.Tops"]],
+    }
+
+
+def ambiguous_word_columns(text: str) -> str:
     header, rest = renamed_word_columns(text, "a", "b").split("\n", 1)
-    ambiguous = header + ",note\n" + rest.replace("\n", ",some text\n")  # a third text column
-    with pytest.raises(ValueError) as info:
-        read_supersense_tikhonov(write_features_zip(tmp_path, ambiguous))
-    message = str(info.value)
-    assert "cannot tell which columns hold the words" in message
-    assert "['a', 'b', 'note']" in message and "words_features.csv" in message
+    return header + ",note\n" + rest.replace("\n", ",some text\n")  # a third text column
 
 
-def test_tikhonov_table_encodings(tmp_path):
-    text = supersense_csv([("café", {"food"}, "idea", {"cognition"})])
-    bom = write_features_zip(tmp_path / "bom", "\ufeff" + text)
-    assert read_supersense_tikhonov(bom)["text"].tolist() == ["café", "idea"]
-    latin = write_features_zip(tmp_path / "latin1", text.encode("latin-1"))
-    with pytest.raises(
-        ValueError, match=r"words_features.csv, line 2: byte b'\\xe9' is not valid utf-8-sig"
-    ):
-        read_supersense_tikhonov(latin)
+GOOD = supersense_csv([("café", {"food"}, "idea", {"cognition"})])
+
+
+@pytest.mark.parametrize(
+    "text, member, error, message",
+    [
+        (GOOD.replace("True", "maybe", 1), None, ValueError, r"line 2: .*is_food is 'maybe'"),
+        (GOOD, "notes.txt", ValueError, "expected one CSV file inside"),
+        (ambiguous_word_columns(GOOD), None, ValueError, r"cannot tell which columns.*'note'\]"),
+        (GOOD.encode("latin-1"), None, ValueError, r"line 2: byte b'\\xe9' is not valid utf-8-sig"),
+        (None, None, FileNotFoundError, "words_features.zip is missing"),
+    ],
+    ids=["flag", "no-csv", "word-columns", "latin-1", "no-zip"],
+)
+def test_a_malformed_tikhonov_file_is_refused_naming_it(tmp_path, text, member, error, message):
+    if text is not None:
+        write_features_zip(tmp_path, text, member or "words_features.csv")
+    with pytest.raises(error, match=message) as info:
+        read_supersense_tikhonov(tmp_path)
+    assert "words_features" in str(info.value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,110 +396,95 @@ def test_a_new_reader_module_is_a_new_data_set(toy_reader_module, config, tmp_pa
         readers.registry.discover_readers()
 
 
-def test_write_and_read_roundtrip(tmp_path):
-    table = pd.DataFrame({"text": ["dog", "run"], "labels": [["noun", "verb"], ["verb"]]})
-    readers.registry.write_dataset(table, tmp_path / "data" / "x.parquet")
-    back = pd.read_parquet(tmp_path / "data" / "x.parquet")
-    assert back["labels"].map(list).tolist() == [["noun", "verb"], ["verb"]]
-    assert [p.name for p in (tmp_path / "data").iterdir()] == ["x.parquet"]
-
-
 # ---------------------------------------------------------------------------------------------
 # Malformed input: errors name the file and line
 
 
-def test_polarity_bad_encoding_and_empty_line(tmp_path):
-    (tmp_path / "rt-polarity.pos").write_bytes(b"good\nna\xefve\n")
-    (tmp_path / "rt-polarity.neg").write_text("bad\n")
-    with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: .*not valid utf-8"):
-        read_polarity(tmp_path)
-    (tmp_path / "rt-polarity.pos").write_text("good\n\nmore\n")
-    with pytest.raises(ValueError, match=r"rt-polarity.pos, line 2: empty sentence"):
-        read_polarity(tmp_path)
-
-
-def test_missing_raw_file_is_named(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"snli_1.0_dev.jsonl is missing"):
-        read_snli(tmp_path)
-
-
-def test_snli_bad_rows(tmp_path):
-    good = json.dumps({"gold_label": "neutral", "sentence1": "a", "sentence2": "b"})
-    path = tmp_path / "snli_1.0_dev.jsonl"
-    path.write_text(good + "\n{broken\n")
-    with pytest.raises(ValueError, match=r"snli_1.0_dev.jsonl, line 2: not valid JSON"):
-        read_snli(tmp_path)
-    path.write_text(
-        good + "\n" + json.dumps({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"}) + "\n"
-    )
-    with pytest.raises(ValueError, match=r"line 2: gold_label 'maybe'"):
-        read_snli(tmp_path)
-    path.write_text(good + "\n" + json.dumps({"sentence1": "a"}) + "\n")
-    with pytest.raises(ValueError, match=r"line 2: expected an object with gold_label"):
-        read_snli(tmp_path)
-    path.write_text(
-        good + "\n" + json.dumps({"gold_label": "-", "sentence1": "a", "sentence2": "b"}) + "\n"
-    )
-    assert len(read_snli(tmp_path)) == 1  # no gold label: dropped
-
-
-def test_glue_bad_rows(tmp_path):
-    path = tmp_path / "train.tsv"
-    path.write_text("index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\ta\tb\n")
-    with pytest.raises(
-        ValueError, match=r"train.tsv, line 3: expected 4 tab-separated fields, found 3"
-    ):
-        read_glue("rte", tmp_path)
-    path.write_text("id\tsentence\tlabel\n")
-    with pytest.raises(ValueError, match=r"train.tsv, line 1: header .* lacks a column"):
-        read_glue("rte", tmp_path)
-    path.write_text("src\t1\t\tok .\nsrc\t\t\tno label\n")
-    assert read_glue("cola", tmp_path).to_dict("list") == {
-        "text": ["ok ."],
-        "label": ["1"],
-    }
+SNLI, SNLI_ROW = (
+    "snli_1.0_dev.jsonl",
+    '{"gold_label": "neutral", "sentence1": "a", "sentence2": "b"}\n',
+)
+RTE_HEADER = "index\tsentence1\tsentence2\tlabel\n"
+read_rte = partial(read_glue, "rte")
+CODWOE_TRAINING = json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}])
 
 
 @pytest.mark.parametrize(
-    "task, header, row, domain",
+    "read, name, text, message",
     [
-        ("wnli", "index\tsentence1\tsentence2\tlabel", "1\ta\tb\t7", "0, 1"),
+        (read_polarity, "rt-polarity.pos", b"good\nna\xefve\n", "line 2: .*not valid utf-8"),
+        (read_polarity, "rt-polarity.pos", b"good\n\nmore\n", "line 2: empty sentence"),
+        (read_snli, SNLI, SNLI_ROW + "{broken\n", "line 2: not valid JSON"),
         (
-            "rte",
-            "index\tsentence1\tsentence2\tlabel",
-            "1\ta\tb\tneutral",
-            "entailment, not_entailment",
+            read_snli,
+            SNLI,
+            SNLI_ROW + SNLI_ROW.replace("neutral", "maybe"),
+            "line 2: gold_label 'maybe'",
         ),
+        (
+            read_snli,
+            SNLI,
+            SNLI_ROW + '{"sentence1": "a"}\n',
+            "line 2: expected an object with gold_label",
+        ),
+        (read_rte, "train.tsv", RTE_HEADER + "1\ta\tb\n", "line 2: expected 4 tab-separated"),
+        (read_rte, "train.tsv", "id\tsentence\tlabel\n", "line 1: header .* lacks a column"),
+        # CoDWoE's training items carry no word/pos: said, rather than an empty data set built
+        (
+            read_pos_codwoe,
+            "en.train.json",
+            CODWOE_TRAINING,
+            r"item 0 \(id 'en.train.1'\): expected 'word' and 'pos'",
+        ),
+        (
+            read_pos_codwoe,
+            "en.train.json",
+            '[{"word": "a",\n "pos": "n"},\n oops]',
+            "line 3: not valid JSON",
+        ),
+    ],
+    ids=["latin-1", "empty", "json", "gold", "object", "fields", "header", "codwoe", "codwoe-json"],
+)
+def test_a_malformed_raw_file_is_refused_naming_the_file_and_line(
+    tmp_path, read, name, text, message
+):
+    (tmp_path / "rt-polarity.neg").write_text("bad\n")  # polarity's other file
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": name}]}))  # CoDWoE's
+    (tmp_path / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(ValueError, match=f"{re.escape(name)}, {message}"):
+        read(tmp_path)
+
+
+def test_rows_without_a_label_are_dropped_and_a_missing_file_is_named(tmp_path):
+    (tmp_path / SNLI).write_text(SNLI_ROW + SNLI_ROW.replace("neutral", "-"))
+    assert len(read_snli(tmp_path)) == 1
+    (tmp_path / "train.tsv").write_text("src\t1\t\tok .\nsrc\t\t\tno label\n")
+    assert read_glue("cola", tmp_path).to_dict("list") == {"text": ["ok ."], "label": ["1"]}
+    with pytest.raises(FileNotFoundError, match=r"snli_1.0_dev.jsonl is missing"):
+        read_snli(tmp_path / "empty")
+
+
+@pytest.mark.parametrize(
+    "task, lines, label, domain",
+    [
+        ("wnli", ["index\tsentence1\tsentence2\tlabel", "0\tx\ty\t1", "1\ta\tb\t7"], "7", "0, 1"),
         (
             "mnli",
-            "index\tsentence1\tsentence2\tgold_label",
-            "1\ta\tb\t2",
+            ["index\tsentence1\tsentence2\tgold_label", "1\ta\tb\t2"],
+            "2",
             "contradiction, entailment, neutral",
         ),
-        ("sst2", "sentence\tlabel", "fine\t-1", "0, 1"),
-        ("cola", None, "src\t2\t\tok .", "0, 1"),
+        ("cola", ["src\t1\t\tgood .", "src\t2\t\tok ."], "2", "0, 1"),  # no header
     ],
 )
-def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, header, row, domain):
-    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third
-    class)."""
-    first = {
-        "wnli": "0\tx\ty\t1",
-        "rte": "0\tx\ty\tentailment",
-        "mnli": "0\tx\ty\tneutral",
-        "sst2": "good\t1",
-        "cola": "src\t1\t\tgood .",
-    }[task]
-    lines = ([header] if header else []) + [first, row]
+def test_glue_label_outside_the_task_domain_is_refused(tmp_path, task, lines, label, domain):
+    """An out-of-range label would silently become a class of its own (WNLI's `7`: a third)."""
     (tmp_path / "train.tsv").write_text("\n".join(lines) + "\n")
-    line = len(lines)
-    label = row.split("\t")[1 if task == "cola" else -1]
     with pytest.raises(ValueError) as info:
         read_glue(task, tmp_path)
     assert str(info.value) == (
-        f"{tmp_path / 'train.tsv'}, line {line}: label {label!r} is not a {task} label (one of "
-        f"{domain}); "
-        "fix or remove the row, or re-download the task"
+        f"{tmp_path / 'train.tsv'}, line {len(lines)}: label {label!r} is not a {task} label "
+        f"(one of {domain}); fix or remove the row, or re-download the task"
     )
 
 
@@ -549,21 +505,6 @@ def test_only_newlines_end_lines(tmp_path):
     }
 
 
-def test_codwoe_training_format_is_rejected(tmp_path):
-    """CoDWoE training items carry no word/pos: say so rather than build an empty data set."""
-    (tmp_path / "en.train.json").write_text(
-        json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}])
-    )
-    (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": "en.train.json"}]}))
-    with pytest.raises(
-        ValueError, match=r"en.train.json, item 0 \(id 'en.train.1'\): expected 'word' and 'pos'"
-    ):
-        read_pos_codwoe(tmp_path)
-    (tmp_path / "en.train.json").write_text('[{"id": "x", "word": "a",\n "pos": "noun"},\n oops]')
-    with pytest.raises(ValueError, match=r"en.train.json, line 3: not valid JSON"):
-        read_pos_codwoe(tmp_path)
-
-
 def test_codwoe_csv_release(tmp_path):
     (tmp_path / "en.complete.csv").write_text(
         'id,word,pos,gloss\nen.1,run,verb,"To move, fast."\nen.2,run,noun,A trip.\n'
@@ -577,34 +518,6 @@ def test_codwoe_csv_release(tmp_path):
 # The rules: a Snakemake dry run of rules/data.smk on the mirror
 
 
-@pytest.mark.slow
-def test_snakemake_dry_run(tmp_path, mirror_root, config):
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    config["mirror"] = str(mirror_root)
-    config["supersense_source"] = "wordnet"  # the mirror lacks Tikhonov et al.'s feature file
-    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    targets = [
-        f"resources/data/{name}.parquet"
-        for name in ("polarity", "snli", "supersense", "pos", "cola", "sst2")
-    ]
-    (workdir / "Snakefile").write_text(
-        f'configfile: "config.yaml"\ninclude: "{REPO_ROOT}/rules/common.smk"\ninclude: '
-        f'"{REPO_ROOT}/rules/data.smk"\n'
-        f"rule all:\n    input: {targets!r}\n"
-    )
-    env = {key: value for key, value in os.environ.items() if key != download.MIRROR_ENV}
-    result = snakemake("-n", "--quiet", "rules", cwd=workdir, env=env)
-    assert result.returncode == 0, result.stderr[-3000:]
-    summary = result.stdout + result.stderr
-    assert "download_source" in summary and "prepare_dataset" in summary
-    # A task the mirror lacks fails its download job, whose log names the file.
-    result = snakemake("resources/raw/glue_mnli/manifest.json", cwd=workdir, env=env)
-    assert result.returncode != 0
-    log = workdir / "logs/resources/raw/glue_mnli/manifest.log"
-    assert "lacks glue/MNLI/train.tsv" in log.read_text(encoding="utf-8")
-
-
 def test_qnli_reader_on_glues_real_dev_file(mirror_root):
     # QNLI's training file is not in the mirror; its dev.tsv (GLUE's release) has the same
     # columns (index, question, sentence, label): the reader's field checks on real bytes.
@@ -615,51 +528,32 @@ def test_qnli_reader_on_glues_real_dev_file(mirror_root):
 
 
 # ---------------------------------------------------------------------------------------------
-# Tables no study can use are refused at prepare_dataset, naming the raw files (issue 26)
+# Tables no study can use are refused at prepare_dataset, naming the raw files
 
 
-def _prepare(dataset: str, raw_dir: Path):
-    sources = {"raw_dir": dataset}
-    return readers.registry.prepare_dataset(dataset, {dataset: raw_dir}, sources)
-
-
-def test_nul_byte_in_a_sentence_is_refused_naming_the_item_and_raw_files(tmp_path):
-    (tmp_path / "rt-polarity.pos").write_bytes(b"good\nfi\x00ne\n")
-    (tmp_path / "rt-polarity.neg").write_text("bad\n")
+@pytest.mark.parametrize(
+    "dataset, files, message",
+    [
+        (
+            "polarity",
+            {"rt-polarity.pos": "good\nfi\x00ne\n", "rt-polarity.neg": "bad\n"},
+            "data set 'polarity': item 1 holds a NUL byte in 'text'",
+        ),
+        (
+            "polarity",
+            {"rt-polarity.pos": "", "rt-polarity.neg": "bad\nworse\n"},
+            "data set 'polarity' has 1 class ('negative') in 2 rows",
+        ),
+        ("snli", {SNLI: ""}, "data set 'snli' has no rows: its raw files yield none"),
+    ],
+    ids=["nul-byte", "one-class", "no-rows"],
+)
+def test_a_table_no_study_can_use_is_refused_naming_its_raw_files(
+    tmp_path, config, dataset, files, message
+):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
     with pytest.raises(ValueError) as info:
-        _prepare("polarity", tmp_path)
-    assert str(info.value).startswith("data set 'polarity': item 1 holds a NUL byte in 'text'")
-    assert str(tmp_path / "rt-polarity.pos") in str(info.value)
-
-
-def test_nul_from_a_json_escape_is_refused_naming_the_raw_files(tmp_path):
-    rows = [
-        {"gold_label": "neutral", "sentence1": "a\u0000b", "sentence2": "c"},
-        {"gold_label": "entailment", "sentence1": "d", "sentence2": "e"},
-    ]
-    (tmp_path / "snli_1.0_dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with pytest.raises(ValueError, match=r"item 0 holds a NUL byte in 'text'.*snli_1.0_dev.jsonl"):
-        _prepare("snli", tmp_path)
-
-
-def test_empty_polarity_file_gives_a_one_class_table_refused_before_embedding(tmp_path):
-    (tmp_path / "rt-polarity.pos").write_text("")
-    (tmp_path / "rt-polarity.neg").write_text("bad\nworse\n")
-    with pytest.raises(ValueError) as info:
-        _prepare("polarity", tmp_path)
-    message = str(info.value)
-    assert message.startswith("data set 'polarity' has 1 class ('negative') in 2 rows")
-    assert str(tmp_path / "rt-polarity.pos") in message and "re-fetch" in message
-
-
-def test_empty_snli_and_header_only_rte_are_refused_naming_the_file(tmp_path):
-    (tmp_path / "snli_1.0_dev.jsonl").write_text("")
-    with pytest.raises(ValueError) as info:
-        _prepare("snli", tmp_path)
-    assert str(info.value).startswith("data set 'snli' has no rows: its raw files yield none")
-    assert str(tmp_path / "snli_1.0_dev.jsonl") in str(info.value)
-    rte = tmp_path / "rte"
-    rte.mkdir()
-    (rte / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
-    with pytest.raises(ValueError, match=r"data set 'rte' has no rows.*rte/train.tsv"):
-        readers.registry.prepare_dataset("rte", {"glue_rte": rte}, {"raw_dir": "glue_rte"})
+        prepare(dataset, {dataset: tmp_path}, config)
+    assert str(info.value).startswith(message)
+    assert str(tmp_path / next(iter(files))) in str(info.value) and "re-fetch" in str(info.value)

@@ -90,31 +90,30 @@ def keyed_vectors(words: list[str], vectors: list[list[float]]):
     return kv
 
 
-def test_word_lookup_reports_out_of_vocabulary_words(tmp_path):
-    kv = keyed_vectors(["dog", "cat"], [[1, 0, 0], [0, 1, 0]])
-    table = pd.DataFrame({"text": ["dog", "Cat", "zyzzyva"], "labels": [["a"], ["b"], ["a"]]})
-    rows, missing = lookup_word_vectors(table, kv, tmp_path / "v.npy", tmp_path / "i.parquet")
+@pytest.mark.parametrize(
+    "vocabulary, texts, found, rows",
+    [
+        (["dog", "cat", "eel", "owl"], ["dog", "Cat", "zyzzyva"], ["dog", "Cat"], [0, 1]),
+        # NLPL models key words as lemma_UPOS, most frequent first: a bare word takes the first.
+        (
+            ["run_VERB", "dog_NOUN", "run_NOUN", "Paris_PROPN"],
+            ["run", "dog", "paris", "zyzzyva"],
+            ["run", "dog", "paris"],
+            [0, 1, 3],
+        ),
+    ],
+)
+def test_word_lookup_reports_out_of_vocabulary_words(tmp_path, vocabulary, texts, found, rows):
+    table = np.array([[1, 0], [0, 1], [2, 2], [3, 3]], dtype=np.float32)
+    kv = keyed_vectors(vocabulary, table)
+    frame = pd.DataFrame({"text": texts, "labels": [["a"]] * len(texts)})
+    count, missing = lookup_word_vectors(frame, kv, tmp_path / "v.npy", tmp_path / "i.parquet")
     vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
-    assert rows == 2 and missing == ["zyzzyva"]
-    assert list(index) == ["dog", "Cat"]
-    np.testing.assert_array_equal(vectors[1], [0, 1, 0])
-
-
-def test_word_lookup_in_a_tagged_vocabulary(tmp_path):
-    # NLPL models key words as lemma_UPOS, most frequent first: a bare word takes its first entry.
-    words = ["run_VERB", "dog_NOUN", "run_NOUN", "Paris_PROPN"]
-    kv = keyed_vectors(words, [[1, 0], [0, 1], [2, 2], [3, 3]])
-    table = pd.DataFrame(
-        {"text": ["run", "dog", "paris", "cat"], "labels": [["a"], ["b"], ["a"], ["b"]]}
-    )
-    rows, missing = lookup_word_vectors(table, kv, tmp_path / "v.npy", tmp_path / "i.parquet")
-    vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
-    assert rows == 3 and missing == ["cat"] and list(index) == ["run", "dog", "paris"]
-    np.testing.assert_array_equal(vectors, [[1, 0], [0, 1], [3, 3]])
+    assert count == len(found) and missing == ["zyzzyva"] and list(index) == found
+    np.testing.assert_array_equal(vectors, table[rows])
 
 
 def test_nan_word_vectors_name_their_words_and_file(tmp_path):
-    """Issue 34, case 13: named by their words when they are looked up."""
     kv = keyed_vectors(["dog", "cat", "eel"], [[1, 0, 0], [np.nan, 1, 0], [0, np.inf, 1]])
     table = pd.DataFrame({"text": ["dog", "cat", "eel"], "labels": [["a"], ["b"], ["a"]]})
     with pytest.raises(ValueError) as info:
@@ -137,7 +136,7 @@ def test_model_shipped_in_a_package_resolves_to_its_folder(minilm_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Damaged inputs and full disks, named (issue 26, cases 3 and 4)
+# Damaged inputs and full disks, named
 
 
 def _vectors(tmp_path, rows: int = 50):
@@ -152,7 +151,6 @@ def _vectors(tmp_path, rows: int = 50):
 
 
 def test_truncated_vectors_are_named_with_the_remedy_before_loading(tmp_path):
-    """Was `ValueError: mmap length is greater than file size`, naming no file."""
     path = _vectors(tmp_path)
     size = path.stat().st_size
     os.truncate(path, size - 100)
@@ -166,7 +164,6 @@ def test_truncated_vectors_are_named_with_the_remedy_before_loading(tmp_path):
 
 
 def test_full_disk_while_embedding_is_named_and_leaves_nothing(tmp_path, monkeypatch):
-    """Was SIGBUS in the memmap write, no log line, and a hidden .part file left behind."""
     import errno
 
     from isotropy.io import DiskFullError

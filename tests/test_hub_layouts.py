@@ -80,6 +80,7 @@ def test_classification_tasks_from_their_hub_layout(
     manifest = read_source_manifest(raw)
     revision = config["sources"][name]["hub"]["revision"]
     assert manifest["inputs"][0]["revision"] == revision and len(revision) == 40
+    assert manifest["inputs"][0]["fingerprint"]  # the loaded data set's, recorded
     assert hub[0][2]["split"] == split
     table = read_task_split(task, split, raw)
     assert list(table.columns) == ["text", "text_pair", "label"] if pair else ["text", "label"]
@@ -132,11 +133,3 @@ def test_sts_sets_from_their_hub_layouts(hub, config, tmp_path, name, split, sco
     assert table["score"].tolist() == pytest.approx(scores)
     assert hub[0][2]["split"] == split
     assert name == "stsb" or hub[0][0] == f"mteb/{name}-sts"  # MTEB's copies of SemEval's
-
-
-def test_sickr_is_not_read_from_the_hub(config):
-    # mteb/sickr-sts's one test file holds every SICK pair (~9,927); SICK-R's test split is
-    # SemEval-2014's own test file (4,927 pairs, tests/test_download.py counts them).
-    source = config["sources"]["hf_sickr_test"]
-    assert "hub" not in source and source["url"].endswith("/SICK_test_annotated.txt")
-    assert source["sha256"] and source["git_blob"]

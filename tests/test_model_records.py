@@ -1,6 +1,5 @@
-"""Issue 37: one record per model. What the project knows of a model (its name in the papers,
-the width of its vectors) is stated in its ``models`` entry, never guessed from a hub name or an
-encoder's name, and the verdicts read ``models`` as the configuration has it."""
+"""One record per model: its name in the papers and the width of its vectors are stated in its
+``models`` entry, never guessed from a hub or encoder name, and the verdicts read them there."""
 
 from __future__ import annotations
 
@@ -48,8 +47,7 @@ def _cosine_row(config, model):
 
 
 def test_the_verdicts_read_models_as_configured_and_as_the_rules_pass_them(config):
-    """The measurements take the configuration itself: BERT is the paper's BERT, whoever calls
-    (before, a caller other than the workflow got "bert (bert) for BERT")."""
+    """The measurements take the configuration itself: BERT is the paper's BERT, whoever calls."""
     assert _cosine_row(config, "bert") == ("BERT", "")
     assert _cosine_row(config_subset(config), "bert") == ("BERT", "")
     assert _cosine_row(config, "gpt2") == ("GPT-2", "")
@@ -58,8 +56,7 @@ def test_the_verdicts_read_models_as_configured_and_as_the_rules_pass_them(confi
 
 
 def test_a_hub_name_that_looks_like_the_papers_model_is_not_taken_for_it(config):
-    """A careful reviewer rejects a fine-tuned BERT reported as Cai et al.'s BERT: the name
-    guess did that for any hub name containing "bert-base"."""
+    """A fine-tuned BERT is not reported as Cai et al.'s BERT, whatever its hub name says."""
     config["models"]["bert"].update(model="textattack/bert-base-uncased-SST-2", paper=None)
     assert _cosine_row(config, "bert") == (
         "BERT",

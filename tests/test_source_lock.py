@@ -1,8 +1,6 @@
-"""Every online input verified (issue 52): the sources lock (trusted on first use, refused when
-changed, relocked on purpose, flagged by the audit), archive member pins, and a
-check that no source of config.yaml is downloaded without a published pin or the lock.
-
-On the suite's local HTTP server (tests/local_server.py)."""
+"""Every online input verified, on the local HTTP server: the sources lock (trusted on first use,
+refused when changed, relocked on purpose, flagged by the audit), archive member pins, and no
+source of config.yaml downloaded without a published pin or the lock."""
 
 from __future__ import annotations
 
@@ -14,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_download import POLARITY, cornell_members, sha, tar_gz
+from test_download import POLARITY, cornell_members, mirror_params, sha, tar_gz
 
 from isotropy import sources
 from isotropy.audit.records import FAIL, OK, walk
@@ -56,33 +54,25 @@ def fetch(name: str, url: str, raw: Path) -> dict:
 # The lock: first use, refusal, relock
 
 
-def test_first_download_writes_the_lock(http, tmp_path, sources_lock, monkeypatch):
-    http.routes["/lexicon.csv"] = V1
-    url = http.url("/lexicon.csv")
-    manifest = fetch("lexicon", url, tmp_path / "raw")
-    record = read_lock(sources_lock)["lexicon"][url]
-    assert (record["sha256"], record["bytes"]) == (sha(V1), len(V1))
-    assert "replaced" not in record
-    entry = manifest["inputs"][0]
-    assert entry["trust"] == sources.TRUST_LOCK == "lock (trusted on first use)"
-    assert entry["checked_against"] == ["lock"]
-    assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
-    assert sources_lock.read_text().startswith("# The sources lock")
-    # What a prepared data set's provenance record says it rests on.
-    trust = input_trust(read_source_manifest(tmp_path / "raw"))
-    assert trust == {url: "lock (trusted on first use)"}
-    # The same bytes again: accepted, the record untouched.
-    fetch("lexicon", url, tmp_path / "raw")
-    assert read_lock(sources_lock)["lexicon"][url] == record
-
-
-def test_a_changed_body_is_refused_until_relocked_and_the_old_record_is_kept(
+def test_the_first_download_writes_the_lock_and_a_changed_body_is_refused_until_relocked(
     http, tmp_path, sources_lock, monkeypatch
 ):
     http.routes["/lexicon.csv"] = V1
     url = http.url("/lexicon.csv")
-    fetch("lexicon", url, tmp_path / "raw")
+    manifest = fetch("lexicon", url, tmp_path / "raw")
+    record = read_lock(sources_lock)["lexicon"][url]
+    assert (record["sha256"], record["bytes"]) == (sha(V1), len(V1)) and "replaced" not in record
+    entry = manifest["inputs"][0]
+    assert entry["trust"] == sources.TRUST_LOCK == "lock (trusted on first use)"
+    assert entry["checked_against"] == ["lock"]
+    assert entry["lock"]["file"] == str(sources_lock) and entry["lock"]["sha256"] == sha(V1)
+    # What a prepared data set's provenance record says it rests on.
+    trust = input_trust(read_source_manifest(tmp_path / "raw"))
+    assert trust == {url: "lock (trusted on first use)"}
+    fetch("lexicon", url, tmp_path / "raw")  # the same bytes again: accepted, the lock untouched
     before = sources_lock.read_text()
+    assert before.startswith("# The sources lock")
+    assert read_lock(sources_lock)["lexicon"][url] == record
     http.routes["/lexicon.csv"] = V2
     with pytest.raises(LockMismatchError) as info:
         fetch("lexicon", url, tmp_path / "raw")
@@ -167,7 +157,7 @@ def test_the_audit_flags_a_relock_in_the_download_then_in_what_was_made_from_it(
 ):
     monkeypatch.chdir(tmp_path)
     # the project's own lock, where the workflow keeps it (config/ of the working directory);
-    # the audit reads the project's lock, never the folder's (issue 67), so name it
+    # the audit reads the project's lock, never the folder's, so name it
     monkeypatch.setenv(LOCK_ENV, str(tmp_path / "config/sources.lock"))
     http.routes["/lexicon.csv"] = V1
     url = http.url("/lexicon.csv")
@@ -211,30 +201,33 @@ def polarity_params(config: dict, url: str) -> dict:
     return sources.source_params({"sources": {"polarity": source}, "mirror": None}, "polarity")
 
 
-def test_the_mirror_matches_the_public_record_of_the_members(config, mirror_root):
-    pins = config["sources"]["polarity"]["members"]
-    for member, data in cornell_members(mirror_root).items():
-        pin = pins[Path(member).name]
-        assert (len(data), sha(data)) == (pin["bytes"], pin["sha256"]), member
-
-
-def test_a_tarball_with_the_pinned_members_is_accepted(http, tmp_path, config, mirror_root):
-    tarball = tar_gz(cornell_members(mirror_root))
+def test_the_cornell_tarball_checked_by_its_members_ends_as_the_mirror_does(
+    http, tmp_path, config, mirror_root
+):
+    """The tarball (Latin-1 with Windows-1252 punctuation) and the mirror (UTF-8) end as the same
+    UTF-8 raw files; the tarball itself has no public record, its members do."""
+    members = cornell_members(mirror_root)
+    pos_bytes = members["rt-polaritydata/rt-polarity.pos"]
+    assert b"\xe9" in pos_bytes and b"\x97" in pos_bytes  # é (Latin-1) and — (cp1252 only)
+    tarball = tar_gz(members)
     http.routes["/rt-polaritydata.tar.gz"] = tarball
     params = polarity_params(config, http.url("/rt-polaritydata.tar.gz"))
     manifest = sources.fetch_source("polarity", params, tmp_path / "raw")
     entry = manifest["inputs"][0]
     assert entry["checked_against"] == ["lock", "members"]
-    assert entry["trust"] == sources.TRUST_LOCK  # the tarball itself: no public record
+    assert entry["trust"] == sources.TRUST_LOCK and manifest["origin"] == "url"
     pins = config["sources"]["polarity"]["members"]
     assert {name: (m["bytes"], m["sha256"]) for name, m in entry["members"].items()} == {
         name: (pin["bytes"], pin["sha256"]) for name, pin in pins.items()
     }
     assert entry["url"].endswith("rt-polaritydata.tar.gz") and entry["sha256"] == sha(tarball)
+    mirrored = sources.fetch_source(
+        "polarity", mirror_params("polarity", config, mirror_root), tmp_path / "mirror"
+    )
+    assert mirrored["origin"] == "mirror"
+    assert all(entry["checked_against"] == ["MANIFEST.tsv"] for entry in mirrored["inputs"])
     for name in POLARITY:
-        assert (tmp_path / "raw" / name).read_bytes() == (
-            mirror_root / "polarity" / name
-        ).read_bytes()
+        assert (tmp_path / "raw" / name).read_bytes() == (tmp_path / "mirror" / name).read_bytes()
 
 
 def test_a_tampered_member_is_refused_before_decoding(http, tmp_path, config, mirror_root):
@@ -291,8 +284,7 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
 ):
     """A wrong body for any URL source is refused before it is laid out: by its published pin
     (sha256, git object id, size) or, where no public record pins it, by the lock's record (set
-    here as a first download would have). Sources added later (issue 51's STS sets) are covered
-    as they are listed."""
+    here as a first download would have). Sources added later are covered as they are listed."""
     seen = {"published": [], "lock": []}
     for name in _url_sources(config):
         source, unpinned = _served(config, name, http)
@@ -315,13 +307,13 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
             seen["published"].append(name)
         assert not [p for p in (tmp_path / name / "raw").iterdir()], name
     assert {"codwoe", "word2vec", "polarity"} <= set(seen["lock"])
-    assert {"snli", "wordnet", "supersense_words", "hf_sickr_test"} <= set(seen["published"])
+    published = {"snli", "wordnet", "supersense_words", "supersense_features", "hf_sickr_test"}
+    assert published <= set(seen["published"])
 
 
 def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
-    """The audit hands Snakemake the run's configuration as a JSON file, whose objects Snakemake
-    reads as OrderedDicts: the params of a source with members must read the
-    same (their repr is what Snakemake compares), or every such download looks re-configured."""
+    """Snakemake reads the audit's JSON configuration as OrderedDicts: a source's params must
+    have the same repr (what Snakemake compares), or every such download looks re-configured."""
     from collections import OrderedDict
 
     from isotropy.sources import source_params
@@ -351,8 +343,7 @@ PIN = "1" * 40
 def test_the_audit_checks_a_download_against_its_git_object_id_or_commit(
     monkeypatch, settings, fetched, field, name
 ):
-    """The recorded git object id or hub commit against today's pin: another one is a mismatch
-    (a hub data set fetched at another commit was only a warning)."""
+    """The recorded git object id or hub commit against today's pin: another one is a mismatch."""
     from isotropy.audit import records
 
     monkeypatch.setattr(records, "project_sources", lambda: {"s": settings})
