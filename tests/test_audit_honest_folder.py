@@ -195,6 +195,8 @@ def test_an_untouched_folder_audits_clean_in_a_fresh_clone(tiny_run, tmp_path):
     assert "\tFAIL\t" not in table
     for name in ("results/main/figure2.png", "results/paper_comparison.csv", "results/claims.csv"):
         assert f"{name}\tok\tall\t" in table, name
+    rows = table.splitlines()  # the walk reached the raw downloads
+    assert [r for r in rows if r.startswith("resources/raw/") and "/manifest.json\t" in r], rows
     # clean with its script compared: the record names the script the step ran, with its sha256
     table1 = clone / "results" / "main" / "table1.csv"
     code = json.loads(record_path(table1).read_text())["code"]

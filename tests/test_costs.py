@@ -26,6 +26,10 @@ def test_every_measured_cost_says_when_where_and_how_it_was_measured():
     sampled = {dataset for _, dataset in paper_cost.SAMPLED_UPDATE_CPU_SECONDS}
     updated = set(costs.by_dataset("update_cpu_seconds")) | sampled
     assert set(paper_cost.MIRROR_UNIQUE_TEXTS) == updated
+    # every main setup's data set has both costs a run of it is estimated from
+    setups = load_config([str(costs.COSTS_TABLE.parents[1] / "config.yaml")])["main"]["setups"]
+    for quantity in ("update_cpu_seconds", "evaluation_cpu_seconds"):
+        assert set(setups) <= set(costs.by_dataset(quantity)), quantity
 
 
 def _planted(tmp_path: Path, **change: str) -> Path:

@@ -322,26 +322,6 @@ def test_the_slowdown_is_all_the_wall_time_over_all_the_cpu_time():
     assert 1.0 <= costs.contention_probe(2, products=5, repeats=1) < 1000
 
 
-def test_jobs_are_costed_by_their_records_and_short_ones_by_their_start_up():
-    """Each job at an idle pace (the measuring host's speed, 2 cores): a run its measured cost
-    and its start-up, an embedding its texts and its start-up, a download its start-up only."""
-    config = workflow_config.load_config(
-        [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
-    )
-    config["device"] = "cpu"
-    overhead = costs.JOB_OVERHEAD_SECONDS
-    idle = costs.Pace(speed=1.0, cores=costs.JOB_THREADS, job_overhead=overhead)
-    run = {"study": "preview", "encoder": "miniLM", "dataset": "polarity", "seed": "0"}
-    settings = targets.optimisation_settings(config, "preview", "polarity", 0)
-    run_cost = estimate.JOB_COSTS["optimize_embeddings"](config, run, idle)
-    assert run_cost == paper_cost.run_seconds("polarity", settings, "cpu") + overhead
-    snli = paper_cost.embedding_seconds(config, "miniLM", "snli", ROOT / "no-such-dir")
-    embedding = {"encoder": "miniLM", "dataset": "snli"}
-    assert estimate.JOB_COSTS["embed_sentences"](config, embedding, idle) == snli + overhead
-    lines, seconds = estimate.describe(config, [("download_source", {})], "cpu", "x", idle)
-    assert seconds == overhead and "1 short jobs" in lines[1]
-
-
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
     table = tmp_path / "resources/data/snli.parquet"
     table.parent.mkdir(parents=True)
@@ -366,21 +346,6 @@ def test_gpu_estimate_needs_no_cpu_cost_and_grows_with_the_updates():
         )
         is None
     )
-
-
-def test_every_main_setup_has_a_measured_cost():
-    config = workflow_config.load_config(
-        [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
-    )
-    for dataset, setup in config["main"]["setups"].items():
-        per_update = costs.by_dataset("update_cpu_seconds")[dataset]
-        per_evaluation = costs.by_dataset("evaluation_cpu_seconds")[dataset]
-        assert per_update > 0 and per_evaluation > 0, dataset
-        assert paper_cost.MIRROR_UNIQUE_TEXTS[dataset] > 0, dataset
-        assert (
-            paper_cost.embedding_seconds(config, setup["encoder"], dataset, ROOT / "no-such-dir")
-            > 0
-        )
 
 
 def test_bad_config_file_is_one_line_naming_it(tmp_path, capsys):

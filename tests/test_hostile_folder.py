@@ -19,6 +19,7 @@ import yaml
 from test_intake import _result
 from test_make_report_safety import _workdir
 from test_trace_validation import _refused, _run
+from test_trust import _linked_folder
 from tiny_workflow import run_make, snakemake
 
 from isotropy import intake, trust
@@ -35,21 +36,6 @@ BASE = [ROOT / "config.yaml", ROOT / "config" / "offline.yaml"]
 
 
 # --- links where the workflow writes: neither written through nor read into the report -------
-
-
-def _linked_folder(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """A folder whose audit log, report overview and a benchmarks folder are links outside it."""
-    (tmp_path / "work").mkdir()
-    workdir = _workdir(tmp_path / "work", "TARGET=preview_study\n")
-    victim, secret = tmp_path / "victim.txt", tmp_path / "secret.txt"
-    victim.write_text("the user's own file\n")
-    secret.write_text("a private key\n")
-    (workdir / "logs" / "audit.log").symlink_to(victim)
-    (workdir / "results" / "report").mkdir(parents=True)
-    (workdir / "results" / "report" / "overview.html").symlink_to(secret)
-    (workdir / "benchmarks").mkdir()
-    (workdir / "benchmarks" / "main").symlink_to(tmp_path, target_is_directory=True)
-    return workdir, victim, secret
 
 
 def test_links_where_the_workflow_writes_are_named_and_never_followed(tmp_path):
@@ -77,17 +63,6 @@ def test_a_linked_results_folder_itself_is_allowed(tmp_path):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "results").symlink_to(scratch, target_is_directory=True)
     assert trust.folder_problems(tmp_path / "work") == []
-
-
-@pytest.mark.parametrize("target", ["audit", "report"])
-def test_make_refuses_a_folder_with_links_before_snakemake(tmp_path, target):
-    workdir, victim, secret = _linked_folder(tmp_path)
-    result = run_make(workdir, target)
-    assert result.returncode != 0 and not (workdir / "calls.txt").exists()
-    assert "logs/audit.log: is a link to" in result.stderr
-    assert "results/report/overview.html: is a link to" in result.stderr
-    assert victim.read_text() == "the user's own file\n"
-    assert not (workdir / "report.html").exists()
 
 
 # --- an overlay's paths and names stay inside their folders ---------------------------------

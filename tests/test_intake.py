@@ -153,53 +153,6 @@ def test_make_report_on_a_forgery_stops_in_one_line_and_re_makes_nothing(tmp_pat
 # --- wrong: pins from the folder --------------------------------------------------------------
 
 
-def _mirrored_source(folder: Path, mirror: str, content: bytes) -> str:
-    raw = folder / "resources" / "raw" / "src"
-    raw.mkdir(parents=True)
-    (raw / "data.txt").write_bytes(content)
-    digest = sha256_file(raw / "data.txt")
-    manifest = {
-        "source": "src",
-        "mirror": mirror,
-        "files": [{"path": "data.txt", "sha256": digest}],
-        "inputs": [{"mirror_path": "data.txt", "sha256": digest, "pinned_by": ["MANIFEST.tsv"]}],
-    }
-    write_json(raw / "manifest.json", manifest)
-    # A result made from it: the audit walks from results/ to the manifest.
-    inputs = {"resources/raw/src/manifest.json": sha256_file(raw / "manifest.json")}
-    _result(folder, "results/x.csv", "x\n", inputs)
-    return digest
-
-
-def _mirror(path: Path, content: bytes) -> Path:
-    import hashlib
-
-    path.mkdir(parents=True)
-    (path / "data.txt").write_bytes(content)
-    digest = hashlib.sha256(content).hexdigest()
-    (path / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\ndata.txt\t{len(content)}\t{digest}\n")
-    return path
-
-
-def test_pins_come_from_the_users_mirror_never_the_folders(tmp_path, monkeypatch):
-    """A fake mirror inside the folder pins a poisoned download: never believed."""
-    folder = tmp_path / "work"
-    fake = _mirror(folder / "fake_mirror", b"poisoned\n")
-    _mirrored_source(folder, str(fake), b"poisoned\n")
-    monkeypatch.setenv("ISOTROPY_MIRROR", str(_mirror(tmp_path / "mirror", b"honest\n")))
-    findings = audit(folder)
-    pins = [f for f in findings if f.status == FAIL and f.check == "raw"]
-    assert pins and "MANIFEST.tsv pins" in pins[0].reason
-    monkeypatch.delenv("ISOTROPY_MIRROR")  # no mirror here: a mismatch, never a warning
-    findings = audit(folder)
-    assert any(f.status == FAIL and "no mirror is configured" in f.reason for f in findings)
-    monkeypatch.setenv("ISOTROPY_MIRROR", str(fake))  # the folder's own, configured: not believed
-    reasons = [f.reason for f in audit(folder) if f.status == FAIL]
-    assert any("the configured mirror lies inside the audited folder" in r for r in reasons)
-    # ... nor read: its pins (which vouch for the poisoned download) are taken from no mirror
-    assert any("no mirror is configured" in r for r in reasons), reasons
-
-
 def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch):
     """A lock the folder's configuration names pins a poisoned download: the project's is read."""
     from isotropy.audit.records import check_pins

@@ -88,25 +88,17 @@ def test_a_report_or_audit_while_a_run_is_in_progress_is_refused(tmp_path, targe
     assert f"may be re-making the files the {target} reads" in result.stderr
 
 
+PREVIEW_RULES = "check_claims_preview compare_with_papers_preview report_overview_preview"
+MAIN = ("results/report/overview.html", "check_claims compare_with_papers report_overview")
+
+
 @pytest.mark.parametrize(
     ("target", "overview", "rules"),
     [
-        (
-            "preview_study",
-            "results/preview/report/overview.html",
-            "check_claims_preview compare_with_papers_preview report_overview_preview",
-        ),
-        (
-            "main_study",
-            "results/report/overview.html",
-            "check_claims compare_with_papers report_overview",
-        ),
-        (
-            "glue_study",
-            "results/report/overview.html",
-            "check_claims compare_with_papers report_overview",
-        ),
-        ("all", "results/report/overview.html", "check_claims compare_with_papers report_overview"),
+        ("preview_study", "results/preview/report/overview.html", PREVIEW_RULES),
+        ("main_study", *MAIN),
+        ("glue_study", *MAIN),
+        ("all", *MAIN),
         ("sensitivity_study", None, None),
     ],
 )

@@ -145,14 +145,32 @@ def test_the_command_line_names_each_refused_record(tmp_path):
 # --- make report / make audit: the check runs before Snakemake; no `python -m` imports the folder
 
 
+def _linked_folder(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A folder whose audit log, report overview and a benchmarks folder are links outside it."""
+    (tmp_path / "work").mkdir()
+    workdir = _workdir(tmp_path / "work", "TARGET=preview_study\n")
+    victim, secret = tmp_path / "victim.txt", tmp_path / "secret.txt"
+    victim.write_text("the user's own file\n")
+    secret.write_text("a private key\n")
+    (workdir / "logs" / "audit.log").symlink_to(victim)
+    (workdir / "results" / "report").mkdir(parents=True)
+    (workdir / "results" / "report" / "overview.html").symlink_to(secret)
+    (workdir / "benchmarks").mkdir()
+    (workdir / "benchmarks" / "main").symlink_to(tmp_path, target_is_directory=True)
+    return workdir, victim, secret
+
+
 @pytest.mark.parametrize("target", ["report", "audit"])
-def test_make_refuses_a_forged_record_before_snakemake(tmp_path, target):
-    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+def test_make_refuses_links_and_a_forged_record_before_snakemake(tmp_path, target):
+    workdir, victim, _ = _linked_folder(tmp_path)
     _folder(workdir, {**PLAIN, "conda_env": _shell_tag(workdir / "MARKER")})
     result = run_make(workdir, target)
     assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
+    assert "logs/audit.log: is a link to" in result.stderr
+    assert "results/report/overview.html: is a link to" in result.stderr
     assert f".snakemake/metadata/{OUT}: the record of 'out.txt': its conda_env" in result.stderr
-    assert not (workdir / "MARKER").exists()
+    assert victim.read_text() == "the user's own file\n" and not (workdir / "MARKER").exists()
+    assert not (workdir / "report.html").exists()
 
 
 @pytest.mark.parametrize("target", ["report", "audit"])
@@ -179,10 +197,8 @@ def test_make_report_refuses_the_folders_effective_config_if_it_is_a_yte_templat
     (workdir / "logs" / "effective-config" / "preview_study.yaml").write_text(YTE)
     result = run_make(workdir, "report")
     assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
-    assert (
-        "logs/effective-config/preview_study.yaml: sets __use_yte__: Snakemake would run"
-        in result.stderr
-    )
+    said = "logs/effective-config/preview_study.yaml: sets __use_yte__: Snakemake would run"
+    assert said in result.stderr
 
 
 @pytest.mark.parametrize("text", [YTE, "a: !!python/name:os.system\n"])
