@@ -9,10 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import runpy
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -265,19 +263,6 @@ def test_results_without_record_and_missing_inputs(chain):
     assert "record: no provenance record: its origin is unknown" in bad["results/orphan.csv"]
     assert "input: input results/toy/metric.csv is missing" in bad["results/table.csv"]
     assert "missing: file does not exist" in bad["results/toy/metric.csv"]
-
-
-def test_the_audit_rules_table_is_shown_once(tmp_path, monkeypatch, capfd):
-    """The log's records go to the terminal too: the table is logged, never also printed."""
-    monkeypatch.chdir(tmp_path)  # an empty folder: the table is its header and its tally
-    table = SimpleNamespace(table=str(tmp_path / "audit.tsv"))
-    log = [str(tmp_path / "audit.log")]
-    job = SimpleNamespace(log=log, config={}, params=table, threads=1, output=[])
-    runpy.run_path(str(ROOT / "scripts/audit_results.py"))["main"](job)
-    shown = capfd.readouterr()
-    terminal = shown.out + shown.err
-    assert terminal.count("FILE") == 1 and terminal.count("files audited") == 1, terminal
-    assert (tmp_path / "audit.log").read_text().count("files audited") == 1
 
 
 def test_cli_takes_several_config_files_like_snakemake(chain, capsys):

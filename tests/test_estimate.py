@@ -64,18 +64,6 @@ def test_make_run_lays_config_over_the_defaults_and_the_offline_overlay():
     )
 
 
-def test_effective_config_keeps_the_offline_overlay_under_a_user_overlay(tmp_path):
-    mine = tmp_path / "my.yaml"
-    mine.write_text(yaml.safe_dump({"main": {"seeds": [7]}}))
-    config = workflow_config.load_config(
-        [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml"), str(mine)]
-    )
-    assert config["main"]["seeds"] == [7]
-    assert config["pos_source"] == "wordnet"  # from config/offline.yaml, not dropped
-    assert config["main"]["updates"] == 1000  # config.yaml's values under both overlays
-    assert config["preview"]["metric_stride"] >= 1  # schema defaults filled in
-
-
 def _main_jobs(config, study="main", skip=()):
     """(rule, wildcards) of a study's runs, embeddings and lookups, as the dry run names them,
     less the runs in ``skip`` ((dataset, seed): written already)."""

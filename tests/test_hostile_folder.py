@@ -19,13 +19,10 @@ import yaml
 from test_intake import _result
 from test_make_report_safety import _workdir
 from test_trace_validation import _refused, _run
-from test_trust import _linked_folder
 from tiny_workflow import run_make, snakemake
 
 from isotropy import intake, trust
-from isotropy.audit import audit
 from isotropy.audit import main as audit_main
-from isotropy.audit.records import FAIL
 from isotropy.io import sha256_file, write_json
 from isotropy.optimize import OptimisationSettings
 from isotropy.provenance import build_record, record_path
@@ -36,23 +33,6 @@ BASE = [ROOT / "config.yaml", ROOT / "config" / "offline.yaml"]
 
 
 # --- links where the workflow writes: neither written through nor read into the report -------
-
-
-def test_links_where_the_workflow_writes_are_named_and_never_followed(tmp_path):
-    """The folder check names every link; the audit reads only its intake's copy, so a linked
-    result is refused, never followed (the links in logs/ and benchmarks/ it never reads)."""
-    workdir, victim, _ = _linked_folder(tmp_path)
-    problems = dict(trust.folder_problems(workdir))
-    assert set(problems) == {
-        "logs/audit.log",
-        "results/report/overview.html",
-        "benchmarks/main",
-    }
-    assert problems["logs/audit.log"].startswith(f"is a link to {str(victim)!r}")
-    assert "remove the link" in problems["logs/audit.log"]
-    links = {f.file: f.reason for f in audit(workdir) if f.status == FAIL and f.check == "intake"}
-    assert set(links) == {"results/report/overview.html"}
-    assert "a link on its path" in links["results/report/overview.html"]
 
 
 def test_a_linked_results_folder_itself_is_allowed(tmp_path):
@@ -321,9 +301,7 @@ def _b64(text: str) -> str:
 SCRIPT = "</script><script>document.title='INJECTED'</script>"
 FORGED = {
     "a python tag": ("conda_env", _b64("!!python/object/apply:os.system ['touch MARKER']")),
-    "an escaped script": ("conda_env", _b64('name: "\\x3c/script>\\x3cscript>alert(1)"\n')),
     "a script in rule": ("rule", f"make{SCRIPT}"),
-    "a script in container_img_url": ("container_img_url", f"docker://x{SCRIPT}"),
     "a mapping in params": ("params", [{"a": 1}]),
 }
 
@@ -389,30 +367,6 @@ def test_a_planted_module_in_snakemakes_scripts_folder_is_never_imported(workflo
     assert "audit table" in (workdir / "logs" / "audit.log").read_text()  # it ran, with pandas
 
 
-@pytest.mark.slow
-def test_the_workflow_never_writes_through_a_planted_log_link(workflow_root, tmp_path):
-    """`snakemake audit` would write its log through logs/audit.log, wherever it points."""
-    workdir = _copy(workflow_root, tmp_path)
-    victim = tmp_path / "victim.txt"
-    victim.write_text("the user's own file\n")
-    (workdir / "logs" / "audit.log").symlink_to(victim)
-    ran = _snakemake(workdir, "audit")
-    assert victim.read_text() == "the user's own file\n"
-    assert ran.returncode != 0 and "logs/audit.log: is a link to" in ran.stderr
-
-
-def test_make_report_never_writes_through_a_planted_partial_report(tmp_path):
-    (tmp_path / "w").mkdir()
-    workdir = _workdir(tmp_path / "w", "TARGET=preview_study\n")
-    victim = tmp_path / "victim.txt"
-    victim.write_text("the user's own file\n")
-    (workdir / "report.partial.html").symlink_to(victim)
-    result = run_make(workdir, "report")
-    assert victim.read_text() == "the user's own file\n", result.stderr
-    assert result.returncode == 0 and not (workdir / "report.html").is_symlink()
-    assert (workdir / "report.html").read_text() == "<html></html>\n"
-
-
 @pytest.mark.parametrize("target", ["preview", "run", "resume"])
 def test_make_never_writes_last_run_through_a_link(tmp_path, target):
     (tmp_path / "w").mkdir()
@@ -454,11 +408,11 @@ def _fifo(path: Path) -> None:
     os.mkfifo(path)
 
 
+# Make reads the first two itself; the folder check finds the third (tests/test_intake.py: a
+# pipe anywhere).
 BLOCKING = [
     "logs/effective-config/preview_study.yaml",
     "logs/last_run.txt",
-    ".snakemake/locks/0.input.lock",
-    "results/preview/tables/counts.csv",
     "results/preview/miniLM/polarity/seed0/trace.parquet",
 ]
 

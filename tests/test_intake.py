@@ -8,11 +8,13 @@ import contextlib
 import errno
 import json
 import os
+import runpy
 import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -53,9 +55,10 @@ def _cli(folder: Path, *args: str, timeout: float = 120) -> subprocess.Completed
 # --- loss: report.html a link to a folder, or a folder ----------------------------------------
 
 
-@pytest.mark.parametrize("planted", ["folder", "link to a folder", "file"])
+@pytest.mark.parametrize("planted", ["folder", "link to a folder", "file", "partial link"])
 def test_report_html_is_renamed_into_place_never_written_into(tmp_path, planted):
-    """A folder there is refused; a link there is replaced, what it points to left alone."""
+    """A folder there is refused; a link there, or at report.partial.html, is replaced, what it
+    points to left alone."""
     (tmp_path / "work").mkdir()
     workdir = _workdir(tmp_path / "work", "TARGET=preview_study\n")
     elsewhere = tmp_path / "elsewhere"
@@ -68,6 +71,8 @@ def test_report_html_is_renamed_into_place_never_written_into(tmp_path, planted)
         kept.write_text("the user's own file\n")
     elif planted == "link to a folder":
         (workdir / "report.html").symlink_to(elsewhere, target_is_directory=True)
+    elif planted == "partial link":
+        (workdir / "report.partial.html").symlink_to(kept)
     else:
         (workdir / "report.html").write_text("old")
     result = _make(workdir)
@@ -355,10 +360,6 @@ def test_a_deeply_nested_record_is_named_in_one_line(tmp_path):
         read_trace(trace)
     (finding,) = [f for f in audit(tmp_path) if f.check == "record"]
     assert finding.file == "results/trace.parquet" and "nested deeper than 64" in finding.reason
-    ran = _cli(tmp_path)
-    assert ran.returncode == 1 and "Traceback" not in ran.stderr, ran.stderr[-2000:]
-    said = "MISMATCH results/trace.parquet: its provenance record trace.parquet.provenance.json"
-    assert said in ran.stderr and "nested deeper than 64 levels" in ran.stderr
 
 
 # --- each limit bounds what it names; every entry accounted for -------------------------------
@@ -537,30 +538,22 @@ def test_other_spellings_of_an_honest_path_are_one_file(tmp_path):
     assert intake.intake(folder, tmp_path / "copy") == {}
 
 
-AUDIT_SCRIPT = """
-import runpy, sys, types
-script = runpy.run_path({script!r}, run_name="audit_results")
-snakemake = types.SimpleNamespace(
-    log=["logs/audit.log"], config={{}}, params=types.SimpleNamespace(table="results/audit.tsv")
-)
-script["main"](snakemake)
-"""
-
-
-def test_names_never_forge_a_line_of_make_audits_log(tmp_path):
-    """A line break, an escape or a right-to-left mark in a name forges no line of the log."""
-    folder = tmp_path / "work"
+def test_names_never_forge_a_line_of_make_audits_log(tmp_path, monkeypatch, capfd):
+    """A line break, an escape or a right-to-left mark in a name forges no line of the log; the
+    table is logged once (the log's records reach the terminal too), never also printed."""
     forged = "x.csv\nresults_y.csv  ok  all  checksum\n40 files audited: 40 ok\x1b[2J\u202e.csv"
-    (folder / "results").mkdir(parents=True)
-    (folder / "results" / forged).write_text("x\n")  # no record: a mismatch, logged
-    code = AUDIT_SCRIPT.format(script=str(ROOT / "scripts" / "audit_results.py"))
-    ran = subprocess.run(
-        [sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, timeout=120
-    )
-    assert ran.returncode == 1, ran.stderr[-2000:]
-    log = (folder / "logs" / "audit.log").read_text()
-    for text in (log, ran.stdout, ran.stderr):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / forged).write_text("x\n")  # no record: a mismatch, logged
+    monkeypatch.chdir(tmp_path)
+    table = SimpleNamespace(table=str(tmp_path / "audit.tsv"))
+    job = SimpleNamespace(log=[str(tmp_path / "audit.log")], config={}, params=table)
+    with pytest.raises(SystemExit, match="1"):
+        runpy.run_path(str(ROOT / "scripts" / "audit_results.py"))["main"](job)
+    shown = capfd.readouterr()
+    log = (tmp_path / "audit.log").read_text()
+    for text in (log, shown.out + shown.err):
         lines = text.splitlines()
         assert not [line for line in lines if line.startswith(("40 files", "results_y"))]
-        assert "\x1b" not in text and "\u202e" not in text
+        assert len([line for line in lines if line.startswith("1 files audited")]) == 1, text
+        assert text.count("FILE") == 1 and "\x1b" not in text and "\u202e" not in text
     assert "MISMATCH results/x.csv\\nresults_y.csv" in log and "\\u202e" in log

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -14,12 +15,7 @@ import pytest
 import isotropy.io
 from isotropy import provenance
 from isotropy.intake import RECORD_SUFFIX as SUFFIX
-from isotropy.provenance import (
-    build_record,
-    read_record,
-    record_path,
-    record_step,
-)
+from isotropy.provenance import build_record, read_record, record_path, record_step
 
 
 def sha(path: Path) -> str:
@@ -122,8 +118,6 @@ def test_record_step_writes_a_record_beside_every_output(files):
 
 def test_every_workflow_script_records_provenance():
     """Each step must leave a record beside its outputs, or the audit cannot trace it."""
-    from pathlib import Path
-
     scripts = sorted((Path(__file__).resolve().parents[1] / "scripts").glob("*.py"))
     # A raw download's and an assembled model's manifest.json is their record; the audit writes no
     # result.
@@ -148,10 +142,6 @@ def test_every_workflow_script_records_provenance():
 
 
 def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files):
-    import errno
-
-    import pytest
-
     from isotropy.io import DiskFullError, atomic_path
 
     with pytest.raises(DiskFullError) as info:
@@ -166,12 +156,6 @@ def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files):
 
 
 def test_a_record_that_cannot_be_written_takes_its_twins_with_it(files, monkeypatch):
-    import errno
-
-    import pytest
-
-    from isotropy import provenance
-
     snakemake = _job()
     real = provenance.write_json
 
