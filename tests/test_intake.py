@@ -210,15 +210,6 @@ def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path, capsys
 # --- wrong: names printed raw -----------------------------------------------------------------
 
 
-def test_a_name_with_line_breaks_prints_on_one_line():
-    """The table alone; through make audit: test_names_never_forge_a_line_of_make_audits_log."""
-    forged = "results/x.csv\nresults/y.csv  ok      all    checksum\n2 files audited: 2 ok"
-    table = format_table([Finding(forged, FAIL, "checksum", "modified\rafter it was made")])
-    lines = table.splitlines()
-    assert len(lines) == 3 and "\\n" in lines[1] and "\\r" in lines[1]
-    assert not any(line.startswith(("results/y.csv", "2 files")) for line in lines)
-
-
 # --- hang, tracebacks: names in a record that are not paths inside the folder -------------------
 
 

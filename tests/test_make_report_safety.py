@@ -67,6 +67,11 @@ def test_a_target_outside_the_list_is_refused_naming_its_origin(tmp_path):
     result = _make(workdir)
     assert result.returncode != 0 and not (workdir / "calls.txt").exists()
     assert "target 'rm_everything' (from logs/last_run.txt) is not one of" in result.stderr
+    audit = run_make(workdir, "audit")
+    assert audit.returncode != 0 and not (workdir / "calls.txt").exists()
+    assert "make audit: target 'rm_everything' (from logs/last_run.txt) is not one of" in (
+        audit.stderr
+    )
     result = _make(workdir, "REPORT_TARGET=main_study; touch INJECTED")
     assert result.returncode != 0 and not (workdir / "INJECTED").exists()
     assert "(from REPORT_TARGET)" in result.stderr

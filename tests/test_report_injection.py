@@ -11,11 +11,11 @@ anything is written; the oddest values that pass render as text.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from tiny_workflow import snakemake
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_PATH = '{{ snakemake.config["models"]["miniLM"]["path"] }}'
@@ -61,10 +61,7 @@ ODD = {
 def _snakemake(workdir: Path, overlay: dict, *args: str) -> subprocess.CompletedProcess:
     (workdir / "overlay.yaml").write_text(yaml.safe_dump(overlay))
     configs = [str(ROOT / "config" / "offline.yaml"), str(workdir / "overlay.yaml")]
-    command = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", *configs]
-    return subprocess.run(
-        [*command, *args], cwd=workdir, capture_output=True, text=True, timeout=600
-    )
+    return snakemake("--configfile", *configs, *args, cwd=workdir, timeout=600)
 
 
 def _report(workdir: Path, overlay: dict) -> str:
