@@ -1,11 +1,6 @@
-"""An honest results folder audits clean wherever it is audited.
-
-A folder someone made, copied untouched into a fresh clone of the same commit (every tracked file
-newer than every result, another absolute path), audits clean with `make audit`, which audits
-the run the folder holds (its logs/last_run.txt target and recorded configuration); one result
-changed is named. And every output's checksum is checked in every record that lists it: a leaf
-replaced together with its own record, whatever its size, is named by its twin's record.
-"""
+"""An honest results folder audits clean wherever it is audited: copied untouched into a fresh
+clone of the same commit, by `make audit` of the run it holds; a leaf replaced with its own record
+is named by its twin's record."""
 
 from __future__ import annotations
 

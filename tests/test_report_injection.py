@@ -1,12 +1,6 @@
-"""No configuration value reaches the report's HTML as markup.
-
-A dedicated one-rule workflow includes the project's rules/common.smk (so the project's own gate,
-the schema and :mod:`isotropy.workflow.config`, runs as in every Snakemake call) and puts
-configuration values where the project's captions put them: in a ``literal``, in running text
-and at the start of a line of a reStructuredText caption, and in the rule's params (which
-Snakemake embeds as JSON in a <script>). Hostile values in several fields stop the report before
-anything is written; the oddest values that pass render as text.
-"""
+"""No configuration value reaches the report's HTML as markup: a one-rule workflow over the
+project's rules/common.smk puts values where the captions and params put them; hostile values
+stop the report, the oddest that pass render as text."""
 
 from __future__ import annotations
 
