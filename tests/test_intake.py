@@ -115,7 +115,7 @@ PLANTED = {
     "where", [".snakemake/metadata/eA==", "results/table.csv", "resources/published_values.csv"]
 )
 @pytest.mark.parametrize("kind", PLANTED)
-def test_a_link_hard_link_pipe_or_socket_is_refused_unread(tmp_path, kind, where):
+def test_a_link_hard_linked_file_pipe_or_socket_is_refused_unread(tmp_path, kind, where):
     outside = tmp_path / "outside.txt"
     outside.write_text("a file elsewhere\n")
     folder = tmp_path / "work"
@@ -224,7 +224,7 @@ def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path, capsys
         ("results/" + "a" * 5000, "names a path of 5,008 characters"),
     ],
 )
-def test_a_record_naming_what_is_not_a_path_inside_is_one_finding_never_read(tmp_path, name, said):
+def test_a_record_naming_a_path_outside_the_folder_is_one_finding_never_read(tmp_path, name, said):
     folder = tmp_path / "work"
     _result(folder, "results/table.csv", "x\n", {name: DIGEST})
     record = json.loads((folder / "results" / "table.csv.provenance.json").read_text())
@@ -253,7 +253,7 @@ MAPPING_BOMB = "a0: &a0 {x: 1, y: 2, z: 3, w: 4, v: 5, u: 6, t: 7, s: 8, r: 9}\n
         ("a: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested deeper than 64 levels"),
     ],
 )
-def test_a_config_past_the_value_or_depth_cap_is_one_line(tmp_path, text, said):
+def test_an_alias_bomb_or_a_config_nested_100000_deep_is_one_line(tmp_path, text, said):
     config = tmp_path / "effective.yaml"
     config.write_text(text)
     assert said in (intake.config_file_problem(config) or "")
