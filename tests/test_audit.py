@@ -1,7 +1,7 @@
 """The audit: tampering with a metric file, a raw download, a parameter or the code is caught.
 
-Two levels: synthetic records written with build_record (fast), and the tiny end-to-end run of
-the real workflow (rule ``audit`` and the CLI), whose records its own scripts wrote.
+Synthetic records written with build_record; the real workflow's run, audited by `make audit`:
+tests/test_audit_honest_folder.py.
 """
 
 from __future__ import annotations
@@ -9,17 +9,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import runpy
 import shutil
-import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-from tiny_workflow import run_captured, run_with_mirror, snakemake_environment
 
 from isotropy.audit import audit, failures, format_table, main, write_tsv
-from isotropy.audit.records import FAIL, OK, WARN, Finding, walk
+from isotropy.audit.records import FAIL, OK, WARN, Finding
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 
@@ -223,6 +219,20 @@ def test_raw_inputs_are_checked_against_the_users_pins_not_the_record(
         assert said[finding.status] in finding.reason
 
 
+def test_pins_come_from_the_users_mirror_never_the_folders(chain, monkeypatch):
+    """A mirror inside the audited folder is never read, even configured; with no mirror
+    configured, a download a mirror pinned is a mismatch, never a warning."""
+    mirror = _mirror_manifest(chain, f"values.txt\t6\t{VALUES_SHA256}", monkeypatch)
+    inside = shutil.move(mirror, chain / "mirror")
+    monkeypatch.delenv("ISOTROPY_MIRROR")
+    for configured in (False, True):
+        if configured:
+            monkeypatch.setenv("ISOTROPY_MIRROR", str(inside))
+        reasons = [f.reason for f in audit(chain) if f.status == FAIL]
+        assert any("no mirror is configured" in r for r in reasons), reasons
+    assert any("the configured mirror lies inside the audited folder" in r for r in reasons)
+
+
 def test_changed_script_and_module_are_caught(chain):
     with open("step.py", "a") as handle:
         handle.write("# edited\n")
@@ -255,19 +265,6 @@ def test_results_without_record_and_missing_inputs(chain):
     assert "missing: file does not exist" in bad["results/toy/metric.csv"]
 
 
-def test_the_audit_rules_table_is_shown_once(tmp_path, monkeypatch, capfd):
-    """The log's records go to the terminal too: the table is logged, never also printed."""
-    monkeypatch.chdir(tmp_path)  # an empty folder: the table is its header and its tally
-    table = SimpleNamespace(table=str(tmp_path / "audit.tsv"))
-    log = [str(tmp_path / "audit.log")]
-    job = SimpleNamespace(log=log, config={}, params=table, threads=1, output=[])
-    runpy.run_path(str(ROOT / "scripts/audit_results.py"))["main"](job)
-    shown = capfd.readouterr()
-    terminal = shown.out + shown.err
-    assert terminal.count("FILE") == 1 and terminal.count("files audited") == 1, terminal
-    assert (tmp_path / "audit.log").read_text().count("files audited") == 1
-
-
 def test_cli_takes_several_config_files_like_snakemake(chain, capsys):
     """`--configfile a b c` lays the files over each other: none is taken for a file to audit,
     and one given without --configfile is an unknown argument."""
@@ -287,59 +284,3 @@ def test_cli_takes_several_config_files_like_snakemake(chain, capsys):
     with pytest.raises(SystemExit) as stopped:
         main(["-d", str(chain), str(ROOT / "config.yaml")])
     assert stopped.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err
-
-
-# ---------------------------------------------------------------------------------------------
-# The real workflow's tiny run
-
-
-@pytest.mark.slow
-def test_audit_rule_and_cli_pass_on_the_tiny_run(tiny_run):
-    workdir, command, mirror = tiny_run
-    run_with_mirror(command + ["audit"], mirror, timeout=900, check=True)
-    import pandas as pd
-
-    table = pd.read_csv(workdir / "results/audit.tsv", sep="\t")
-    assert (table["status"] != FAIL).all()
-    audited = set(table["file"])
-    for name in (
-        "results/main/figure2.pdf",
-        "results/main/table1.csv",
-        "results/glue/table3.csv",
-        "results/claims.csv",
-    ):
-        assert name in audited
-    # The walk reached the raw downloads.
-    assert any(f.startswith("resources/raw/") and f.endswith("manifest.json") for f in audited)
-
-    config = command[command.index("--configfile") + 1]
-    cli = [sys.executable, "-m", "isotropy.audit", "-d", str(workdir), "--configfile", config]
-    cli = run_captured(cli, env=snakemake_environment(mirror), timeout=900, check=True)
-    assert "0 with mismatches" in cli.stdout
-
-
-@pytest.mark.slow
-def test_tampered_trace_of_the_tiny_run_is_caught(tiny_run, tmp_path):
-    workdir, _, _ = tiny_run
-    copy = Path(shutil.copytree(workdir, tmp_path / "work", symlinks=True))
-    trace = copy / "results/main/miniLM/polarity/seed0/trace.parquet"
-    import pandas as pd
-
-    frame = pd.read_parquet(trace)
-    frame.loc[frame.index[-1], "silhouette"] += 0.1
-    frame.to_parquet(trace)
-    findings = walk(copy)
-    bad = _bad(findings)
-    assert any(
-        r.startswith("checksum: modified after it was made")
-        for r in bad["results/main/miniLM/polarity/seed0/trace.parquet"]
-    )
-    for downstream in (
-        "results/main/correlations.csv",
-        "results/main/figure2.pdf",
-        "results/main/figure3.png",
-    ):
-        assert any(
-            r.startswith("input: input results/main/miniLM/polarity/seed0/trace.parquet (sha256")
-            for r in bad[downstream]
-        ), downstream

@@ -3,6 +3,7 @@ stop, its options are checked, and the repeat it reports is the least disturbed 
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import psutil
@@ -12,11 +13,15 @@ from tiny_workflow import load_script
 contention = load_script("benchmarks/contention.py")
 
 
-def test_busy_processes_run_during_the_block_and_stop_after():
+@pytest.mark.parametrize("fails", [False, True])
+def test_busy_processes_run_during_the_block_and_stop_after(fails):
+    """However the block ends: a measurement that fails stops them too."""
     before = {p.pid for p in psutil.Process().children()}
-    with contention.busy_processes(2):
+    with contextlib.suppress(RuntimeError), contention.busy_processes(2):
         spinners = [p for p in psutil.Process().children() if p.pid not in before]
         assert len(spinners) == 2 and all(p.is_running() for p in spinners)
+        if fails:
+            raise RuntimeError("the worker failed")
     assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in spinners)
 
 
@@ -35,14 +40,6 @@ def test_busy_processes_in_other_sessions_stop_with_their_sessions(arrangement, 
     assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in spinners)
     with pytest.raises(ValueError, match="unknown arrangement"), contention.busy_processes(1, "x"):
         pass
-
-
-def test_busy_processes_stop_when_the_measurement_fails():
-    before = {p.pid for p in psutil.Process().children()}
-    with pytest.raises(RuntimeError), contention.busy_processes(1):
-        spinners = [p for p in psutil.Process().children() if p.pid not in before]
-        raise RuntimeError("the worker failed")
-    assert spinners and not any(p.is_running() for p in spinners)
 
 
 def test_policies_are_checked_and_the_best_repeat_is_reported():

@@ -26,6 +26,10 @@ def test_every_measured_cost_says_when_where_and_how_it_was_measured():
     sampled = {dataset for _, dataset in paper_cost.SAMPLED_UPDATE_CPU_SECONDS}
     updated = set(costs.by_dataset("update_cpu_seconds")) | sampled
     assert set(paper_cost.MIRROR_UNIQUE_TEXTS) == updated
+    # every main setup's data set has both costs a run of it is estimated from
+    setups = load_config([str(costs.COSTS_TABLE.parents[1] / "config.yaml")])["main"]["setups"]
+    for quantity in ("update_cpu_seconds", "evaluation_cpu_seconds"):
+        assert set(setups) <= set(costs.by_dataset(quantity)), quantity
 
 
 def _planted(tmp_path: Path, **change: str) -> Path:
@@ -100,27 +104,23 @@ def test_the_extension_costs_are_rows_of_the_table():
     assert design.run_seconds(config, "polarity", "linear") == pytest.approx(expected)
 
 
+HALF = ("extensions_evaluation_cpu_seconds", "deep2", "snli")  # a run measured by half
+
+
 @pytest.mark.parametrize(
-    "quantity", ["extensions_heldout_train_cpu_seconds", "extensions_benchmark_items"]
+    "missing", ["extensions_heldout_train_cpu_seconds", "extensions_benchmark_items", HALF]
 )
-def test_a_missing_extension_cost_row_is_a_clear_error(monkeypatch, quantity):
-    _without(monkeypatch, lambda c: c["quantity"] == quantity)
-    config = _extensions_config()
-    with pytest.raises(KeyError, match=f"0 rows of '{quantity}'"):
-        design.heldout_seconds(config) + design.run_seconds(config, "snli", "deep2")
-
-
-def test_a_run_cost_measured_by_half_names_the_missing_row(monkeypatch):
+def test_a_missing_extension_cost_row_is_a_clear_error(monkeypatch, missing):
     _without(
         monkeypatch,
-        lambda c: (
-            (c["quantity"], c["model"], c["dataset"])
-            == ("extensions_evaluation_cpu_seconds", "deep2", "snli")
-        ),
+        lambda c: missing in (c["quantity"], (c["quantity"], c["model"], c["dataset"])),
     )
-    match = "no extensions_evaluation_cpu_seconds row for model 'deep2', dataset 'snli'"
-    with pytest.raises(KeyError, match=match):
-        design.run_seconds(_extensions_config(), "snli", "deep2")
+    named = "no extensions_evaluation_cpu_seconds row for model 'deep2', dataset 'snli'"
+    if missing != HALF:
+        named = f"0 rows of '{missing}'"
+    config = _extensions_config()
+    with pytest.raises(KeyError, match=named):
+        design.heldout_seconds(config) + design.run_seconds(config, "snli", "deep2")
 
 
 def test_a_head_measured_not_at_all_is_named_by_the_estimate(monkeypatch):

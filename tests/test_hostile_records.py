@@ -1,10 +1,5 @@
-"""Hostile and damaged provenance records (a forged record: tests/test_audit.py and
-tests/test_intake.py).
-
-The audit never imports a module a record names, believes a record only as far as the files
-and its twins' records confirm it (nothing of the folder's .snakemake/ is believed), and turns a
-damaged record or manifest into one mismatch that names the file, never a traceback.
-"""
+"""Hostile and damaged provenance records: no module a record names is imported, and a damaged
+record or manifest is one mismatch naming the file, never a traceback (docs/reliability.md)."""
 
 from __future__ import annotations
 

@@ -67,6 +67,11 @@ def test_a_target_outside_the_list_is_refused_naming_its_origin(tmp_path):
     result = _make(workdir)
     assert result.returncode != 0 and not (workdir / "calls.txt").exists()
     assert "target 'rm_everything' (from logs/last_run.txt) is not one of" in result.stderr
+    audit = run_make(workdir, "audit")
+    assert audit.returncode != 0 and not (workdir / "calls.txt").exists()
+    assert "make audit: target 'rm_everything' (from logs/last_run.txt) is not one of" in (
+        audit.stderr
+    )
     result = _make(workdir, "REPORT_TARGET=main_study; touch INJECTED")
     assert result.returncode != 0 and not (workdir / "INJECTED").exists()
     assert "(from REPORT_TARGET)" in result.stderr
@@ -88,25 +93,17 @@ def test_a_report_or_audit_while_a_run_is_in_progress_is_refused(tmp_path, targe
     assert f"may be re-making the files the {target} reads" in result.stderr
 
 
+PREVIEW_RULES = "check_claims_preview compare_with_papers_preview report_overview_preview"
+MAIN = ("results/report/overview.html", "check_claims compare_with_papers report_overview")
+
+
 @pytest.mark.parametrize(
     ("target", "overview", "rules"),
     [
-        (
-            "preview_study",
-            "results/preview/report/overview.html",
-            "check_claims_preview compare_with_papers_preview report_overview_preview",
-        ),
-        (
-            "main_study",
-            "results/report/overview.html",
-            "check_claims compare_with_papers report_overview",
-        ),
-        (
-            "glue_study",
-            "results/report/overview.html",
-            "check_claims compare_with_papers report_overview",
-        ),
-        ("all", "results/report/overview.html", "check_claims compare_with_papers report_overview"),
+        ("preview_study", "results/preview/report/overview.html", PREVIEW_RULES),
+        ("main_study", *MAIN),
+        ("glue_study", *MAIN),
+        ("all", *MAIN),
         ("sensitivity_study", None, None),
     ],
 )

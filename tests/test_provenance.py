@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -14,12 +15,7 @@ import pytest
 import isotropy.io
 from isotropy import provenance
 from isotropy.intake import RECORD_SUFFIX as SUFFIX
-from isotropy.provenance import (
-    build_record,
-    read_record,
-    record_path,
-    record_step,
-)
+from isotropy.provenance import build_record, read_record, record_path, record_step
 
 
 def sha(path: Path) -> str:
@@ -78,16 +74,11 @@ def test_record_names_the_project_modules_that_ran(files):
 
 def test_hardware_names_the_cpu(files):
     hardware = build_record(rule="make", inputs=[], outputs=["out.csv"])["hardware"]
-    assert hardware["cpu_count"] == os.cpu_count()
-    assert isinstance(hardware["cpu"], str) and hardware["cpu"]
-    if Path("/proc/cpuinfo").is_file():
-        names = [
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ]
-        if names:
-            assert hardware["cpu"] == names[0]
+    assert hardware["cpu_count"] == os.cpu_count() and hardware["cpu"]
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        names = re.findall(r"^model name\s*:\s*(.*)$", cpuinfo.read_text(), re.MULTILINE)
+        assert not names or hardware["cpu"] == names[0].strip()
 
 
 class Params(dict):
@@ -122,8 +113,6 @@ def test_record_step_writes_a_record_beside_every_output(files):
 
 def test_every_workflow_script_records_provenance():
     """Each step must leave a record beside its outputs, or the audit cannot trace it."""
-    from pathlib import Path
-
     scripts = sorted((Path(__file__).resolve().parents[1] / "scripts").glob("*.py"))
     # A raw download's and an assembled model's manifest.json is their record; the audit writes no
     # result.
@@ -148,10 +137,6 @@ def test_every_workflow_script_records_provenance():
 
 
 def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files):
-    import errno
-
-    import pytest
-
     from isotropy.io import DiskFullError, atomic_path
 
     with pytest.raises(DiskFullError) as info:
@@ -166,12 +151,6 @@ def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files):
 
 
 def test_a_record_that_cannot_be_written_takes_its_twins_with_it(files, monkeypatch):
-    import errno
-
-    import pytest
-
-    from isotropy import provenance
-
     snakemake = _job()
     real = provenance.write_json
 

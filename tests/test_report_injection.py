@@ -1,21 +1,15 @@
-"""No configuration value reaches the report's HTML as markup.
-
-A dedicated one-rule workflow includes the project's rules/common.smk (so the project's own gate,
-the schema and :mod:`isotropy.workflow.config`, runs as in every Snakemake call) and puts
-configuration values where the project's captions put them: in a ``literal``, in running text
-and at the start of a line of a reStructuredText caption, and in the rule's params (which
-Snakemake embeds as JSON in a <script>). Hostile values in several fields stop the report before
-anything is written; the oddest values that pass render as text.
-"""
+"""No configuration value reaches the report's HTML as markup: a one-rule workflow over the
+project's rules/common.smk puts values where the captions and params put them; hostile values
+stop the report, the oddest that pass render as text."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from tiny_workflow import snakemake
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_PATH = '{{ snakemake.config["models"]["miniLM"]["path"] }}'
@@ -61,10 +55,7 @@ ODD = {
 def _snakemake(workdir: Path, overlay: dict, *args: str) -> subprocess.CompletedProcess:
     (workdir / "overlay.yaml").write_text(yaml.safe_dump(overlay))
     configs = [str(ROOT / "config" / "offline.yaml"), str(workdir / "overlay.yaml")]
-    command = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", *configs]
-    return subprocess.run(
-        [*command, *args], cwd=workdir, capture_output=True, text=True, timeout=600
-    )
+    return snakemake("--configfile", *configs, *args, cwd=workdir, timeout=600)
 
 
 def _report(workdir: Path, overlay: dict) -> str:

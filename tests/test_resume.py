@@ -1,9 +1,5 @@
-"""After a killed run, `make resume` (snakemake --unlock, then the run again) carries on.
-
-A toy workflow stands in for the study (the same Snakemake, the repository's workflow profile
-profiles/default with its rerun-incomplete): it is killed with SIGKILL mid-job, a plain rerun
-stops on the lock, and the two commands of `make resume` finish the job.
-"""
+"""After a killed run, `make resume` (snakemake --unlock, then the run again, with the workflow
+profile's rerun-incomplete) finishes the job a SIGKILL cut off."""
 
 from __future__ import annotations
 
