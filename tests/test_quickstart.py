@@ -226,7 +226,7 @@ def test_report_after_make_preview_shows_the_preview_and_its_claims(quickstart, 
     assert desc.index("Claims check (PREVIEW)") < desc.index("Paper comparison (PREVIEW)")
     assert "PREVIEW (make preview)" in desc and "Target: preview_study (make preview)" in desc
     assert "silhouette rises" in desc
-    assert '<span class="file">results/preview/correlations.csv</span>' in desc
+    assert '<span class="file">results/preview/claims.csv</span>' in desc
     captions = report_pages.captions(text)
     assert "results/preview/claims.csv" in captions and "results/main/table1.csv" not in captions
     dom = report_pages.open_in_browser(text, tmp_path, "report_first_page_preview.png")
