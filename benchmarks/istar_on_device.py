@@ -61,6 +61,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from isotropy.compute import apply_job_environment, mixed_precision_dtype, resolve_device
 
@@ -259,7 +260,9 @@ def print_costs(costs: dict, device: torch.device, settings) -> None:
         )
 
 
-def fixed_costs(spec: ModelSpec, task: str, data, settings, device):
+def fixed_costs(
+    spec: ModelSpec, task: str, data, settings, device
+) -> tuple[dict[str, float], tuple[Any, Any, Any, Any]]:
     """Seconds of what every run does besides its steps: loading the model onto the device,
     tokenising (per training row), Σ_S of training tokens (per layer or pooled: the same passes)
     and the evaluation on the validation split; and (model, tokenizer, features, Σ_S)."""
@@ -354,11 +357,8 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
         estimate = sum(run_seconds(run, rows, costs, settings) for run in runs)
     else:
         costs, measured = fixed_costs(spec, plan["task"], whole, settings, device)
-        timing = (args.steps, args.rounds)
-        model, tokenizer, features, sigma = measured
+        costs |= step_costs(*measured, settings, device, args.steps, args.rounds)
         del measured
-        costs |= step_costs(model, tokenizer, features, sigma, settings, device, *timing)
-        del model, tokenizer, features, sigma
         print_costs(costs, device, settings)
         fixed = ", ".join(f"{k} {v:.3g}" for k, v in costs.items() if "step" not in k)
         print(f"fixed per run: {fixed}")
