@@ -72,15 +72,6 @@ def test_mirror_readers_give_the_glue_tables(mirror_root):
     assert stsb["label"].between(0, 5).all() and stsb["label"].iloc[0] == pytest.approx(5.0)
 
 
-def test_istar_tsv_labels_are_checked_like_appendix_a(tmp_path):
-    # One GLUE tsv reader serves both studies, so an I-STAR split gets the same label check.
-    (tmp_path / "dev.tsv").write_text(
-        "index\tsentence1\tsentence2\tlabel\n0\ta\tb\tentailment\n1\tc\td\tmaybe\n"
-    )
-    with pytest.raises(ValueError, match=r"dev\.tsv, line 3: label 'maybe' is not a rte label"):
-        read_task_split("rte", "validation", tmp_path)
-
-
 def test_a_split_drops_unlabelled_rows_and_its_subset_is_seeded(tmp_path, mirror_root):
     # What download_source stores for a hub split: the data set as parquet, hub column names.
     pd.DataFrame(
