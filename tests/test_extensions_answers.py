@@ -9,7 +9,6 @@ import pytest
 
 from isotropy.committed import extensions as answers
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
-from isotropy.io import generated_block, with_block
 from isotropy.verdicts.extension_answers import claims_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,19 +27,6 @@ def test_the_rendering_follows_the_values():
     after = claims_table(flipped).set_index("claim").loc["triplet_need_not_be_anisotropic"]
     assert after["verdict"] != before["verdict"]
     assert answers.answers_markdown(flipped, run) != answers.answers_markdown(seeds, run)
-
-
-def test_a_page_without_its_place_is_refused():
-    """isotropy.io's marker-block helper, as every generated page uses it."""
-    with pytest.raises(ValueError, match="markers"):
-        generated_block(f"{answers.START}\n", answers.START, answers.END)
-    with pytest.raises(ValueError, match="markers"):
-        generated_block("no markers", answers.START, answers.END)
-    with pytest.raises(ValueError, match="markers"):
-        with_block("no markers", "block", answers.START, answers.END)
-    text = f"before\n{answers.START}\nold\n{answers.END}\nafter\n"
-    renewed = with_block(text, "new\n", answers.START, answers.END)
-    assert renewed == f"before\n{answers.START}\n\nnew\n\n{answers.END}\nafter\n"
 
 
 def test_claims_without_values_render_as_not_run():

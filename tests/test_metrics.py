@@ -175,13 +175,6 @@ def test_isoscore_star_is_one_and_zero_at_the_extremes():
     assert float(lifted) > 0.1
 
 
-def test_covariance_is_unbiased():
-    x = _anisotropic()
-    np.testing.assert_allclose(
-        M.covariance(torch.from_numpy(x)).numpy(), np.cov(x, rowvar=False), rtol=1e-10, atol=1e-10
-    )
-
-
 @pytest.mark.parametrize("zeta", [0.0, 0.2, 0.75])
 @pytest.mark.covers("istar:def")
 def test_isoscore_star_equals_package(zeta):
@@ -295,17 +288,6 @@ def test_silhouette_accelerator_path_equals_sklearn(monkeypatch, n_points):
         reference = silhouette_score(x.astype(np.float64), labels)
         for block in (None, 97):
             assert M.silhouette(x, labels, block_size=block) == pytest.approx(reference, abs=1e-6)
-
-
-def test_silhouette_tensor_reuses_one_layout():
-    rng = np.random.default_rng(13)
-    labels = rng.integers(0, 30, size=500)
-    layout = M.cluster_layout(labels)
-    for shift in (0.0, 0.5):
-        x = rng.normal(size=(500, 12)) + shift * labels[:, None]
-        value = M.silhouette_tensor(torch.from_numpy(x), layout)
-        assert value.ndim == 0 and value.dtype == torch.float64
-        assert float(value) == pytest.approx(silhouette_score(x, labels), abs=1e-10)
 
 
 @pytest.mark.covers("mickus:multilabel")
@@ -433,14 +415,6 @@ def test_kmeans_by_silhouette_finds_blobs_and_no_structure():
     assert not M.kmeans_by_silhouette(uniform, k_range=(2, 5)).any()
 
 
-def test_cluster_centred():
-    x, y = _clustered()
-    centred = M.cluster_centred(x, y)
-    for c in np.unique(y):
-        np.testing.assert_allclose(centred[y == c].mean(axis=0), 0.0, atol=1e-10)
-        np.testing.assert_allclose(centred[y == c], x[y == c] - x[y == c].mean(axis=0))
-
-
 # ---- intrinsic dimension -------------------------------------------------------------------------
 
 
@@ -458,12 +432,11 @@ def test_lid_equals_skdim_mle(metric):
     )
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.covers("cai:lid-def")
-def test_squared_distance_lid_is_exactly_half_on_any_cloud(seed):
+def test_squared_distance_lid_is_exactly_half_on_any_cloud():
     # Cai et al.'s faiss IndexFlatL2 returns r²: log(r²_ij/r²_ik) = 2 log(r_ij/r_ik), so LID halves
-    rng = np.random.default_rng(seed)
-    x = rng.standard_t(3, size=(300, 5 + 7 * seed)) * rng.uniform(0.1, 3, size=5 + 7 * seed)
+    rng = np.random.default_rng(1)
+    x = rng.standard_t(3, size=(300, 12)) * rng.uniform(0.1, 3, size=12)
     true = M.local_intrinsic_dimension(x, k=15)
     assert M.local_intrinsic_dimension(x, k=15, distances="squared") == pytest.approx(
         true / 2, rel=1e-12

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-import yaml
 from tiny_bert import SMALL, sentiment_table
 
 from isotropy import costs, studies
@@ -206,24 +204,6 @@ def test_tables_and_figure_from_metrics_files(tmp_path):
     stale.write_text(json.dumps({"scores": {}}))
     with pytest.raises(ValueError, match="predates"):
         collect([stale], runs[:1])
-
-
-def test_a_config_without_the_section_gets_the_studys_defaults(tmp_path):
-    """Every key of rajaee_cls has a schema default, and they are the study's: config.yaml's
-    section restates them."""
-    written = yaml.safe_load(Path("config.yaml").read_text(encoding="utf-8"))
-    without = {key: value for key, value in written.items() if key != "rajaee_cls"}
-    path = tmp_path / "without.yaml"
-    path.write_text(yaml.safe_dump(without), encoding="utf-8")
-    config = load_config([str(path)])
-    assert config["rajaee_cls"] == load_config(["config.yaml"])["rajaee_cls"]
-    assert config["rajaee_cls"]["cluster_method"] == {
-        "clusters": 3,
-        "directions": 2,
-        "fit": "offline",
-    }
-    assert config["rajaee_cls"]["training"]["train_subset"] == 1024
-    assert ClusterSettings() == ClusterSettings(**config["rajaee_cls"]["cluster_method"])
 
 
 @pytest.mark.parametrize(

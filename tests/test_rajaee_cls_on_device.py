@@ -99,9 +99,6 @@ def test_a_planted_sweep_whose_intervals_exclude_0_decides_the_cause(tmp_path):
     offline = differences.iloc[0]
     assert offline["mean"] == pytest.approx(0.57 - 0.78 - 2 * sum(SPREAD) / 5)
     assert "| fitted | k | d | seed 0 | seed 1 | seed 2 | seed 3 | seed 4 | mean |" in block
-    # An edit to the committed sweep fails its checksum: the page cannot go stale silently.
-    (root / committed.GPU_CAUSE).write_text("{}\n")
-    assert "does not match the checksum" in " ".join(committed.COMMITTED_GPU.problems(root))
 
 
 @pytest.mark.skipif(not SWEEP.is_file(), reason="no committed cause sweep (the line template)")

@@ -24,16 +24,6 @@ def _anisotropic_clusters(n=600, d=24, clusters=4, seed=0):
     return x.astype(np.float32), labels
 
 
-def test_centre():
-    x, _ = _anisotropic_clusters()
-    out = T.centre(x)
-    assert out.dtype == np.float32
-    np.testing.assert_allclose(out.mean(axis=0), 0.0, atol=1e-4)
-    np.testing.assert_allclose(
-        T.centre(np.arange(12).reshape(4, 3)), np.arange(12).reshape(4, 3) - [4.5, 5.5, 6.5]
-    )
-
-
 def test_all_but_the_top_matches_pca_construction():
     x, _ = _anisotropic_clusters()
     x = x.astype(np.float64)
