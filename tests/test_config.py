@@ -52,21 +52,6 @@ def test_sources_live_in_their_own_file_that_overlays_still_change(tmp_path):
     assert snli == {**shipped["snli"], "bytes": 1}
 
 
-def test_defaults_are_filled(config):
-    del config["main"]["metric_stride"]
-    del config["device"]
-    del config["glue"]["metric_sample_size"]
-    validate(config)
-    assert config["main"]["metric_stride"] == 1
-    assert config["device"] == "auto"
-    # GLUE samples its metrics (qqp/mnli would be quadratic in ~400k items); the main study
-    # does not.
-    assert (
-        config["glue"]["metric_sample_size"] == 10000
-        and config["main"]["metric_sample_size"] is None
-    )
-
-
 def test_main_study_runs_and_settings(config):
     runs = targets.study_runs(config, "main")
     assert len(runs) == 4 * 5
