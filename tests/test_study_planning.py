@@ -17,6 +17,7 @@ from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets
 
 GLUE_MIRROR_TASKS = ("cola", "mrpc", "rte", "sst2", "wnli")
+SLOW = pytest.mark.slow
 
 
 def _config(**sections):
@@ -104,35 +105,25 @@ def test_sickr_is_planned_once_the_mirror_holds_it(tmp_path, monkeypatch):
     assert list(dict.fromkeys(path.split("/")[3] for path in files)) == ["stsb", "sickr"]
 
 
-def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
+@pytest.mark.parametrize(
+    "targets, planned, said",
+    [
+        (["geometry_study"], "sts=stsb", 1),
+        # only a run that plans the geometry study's STS table names SICK-R
+        pytest.param(["main_study", "preview_study"], "rule optimize_embeddings", 0, marks=SLOW),
+    ],
+)
+def test_offline_runs_plan_no_sickr_job(tmp_path, targets, planned, said):
     mirror = tiny_workflow.require_mirror()
     if (mirror / "sick/SICK.txt").is_file():
         pytest.skip("needs the offline mirror without SICK-R")
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", [config], mirror, "--dry-run", "geometry_study"
-    )
+    result = tiny_workflow.run_snakemake(tmp_path / "work", [config], mirror, "-n", *targets)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
-    assert "rule geometry_sentence_embeddings" in output and "sts=stsb" in output
-    assert "sts=sickr" not in output and "/sickr/" not in output
-    assert output.count("STS data set 'sickr' is not in the data mirror") == 1
-
-
-@pytest.mark.slow
-def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
-    """Only a run that plans the geometry study's STS table names SICK-R."""
-    mirror = tiny_workflow.require_mirror()
-    if (mirror / "sick/SICK.txt").is_file():
-        pytest.skip("needs the offline mirror without SICK-R")
-    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", [config], mirror, "--dry-run", "main_study", "preview_study"
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
-    assert "rule optimize_embeddings" in output
-    assert "sickr" not in output.lower()
+    assert planned in output and "sts=sickr" not in output and "/sickr/" not in output
+    assert output.count("STS data set 'sickr' is not in the data mirror") == said
+    assert output.lower().count("sickr") == said
 
 
 def test_pca_view_layer_per_model():
