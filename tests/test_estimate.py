@@ -300,24 +300,6 @@ def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
     assert paper_cost.unique_text_count("snli", tmp_path / "fresh") == 12_982
 
 
-def test_gpu_estimate_needs_no_cpu_cost_and_grows_with_the_updates():
-    # On a GPU every run costs the measured H100 time per update, whatever the data set or the
-    # metric sample (the CPU table has neither entry).
-    short, long = (
-        paper_cost.run_seconds(
-            "no-such-set", {"updates": n, "metric_stride": 1, "metric_sample_size": 500}, "cuda"
-        )
-        for n in (250, 1000)
-    )
-    assert short > 0 and long == pytest.approx(4 * short)
-    assert (
-        paper_cost.run_seconds(
-            "no-such-set", {"updates": 1000, "metric_stride": 1, "metric_sample_size": None}, "cpu"
-        )
-        is None
-    )
-
-
 @pytest.mark.parametrize(
     "text, said",
     [
@@ -412,7 +394,7 @@ def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_tar
     assert "configuration error" in capsys.readouterr().err
 
 
-def test_sampled_metrics_are_costed_only_at_the_sample_and_stride_measured():
+def test_runs_are_costed_only_where_measured():
     """GLUE's jobs compute their metrics on a sample (appendix A, 10,000 items): the measured
     cost per update of the model on the data set holds there, and nowhere else."""
     model, cost = "sentence-transformers/all-MiniLM-L6-v2", paper_cost.SAMPLED_UPDATE_CPU_SECONDS
@@ -423,3 +405,12 @@ def test_sampled_metrics_are_costed_only_at_the_sample_and_stride_measured():
     other = {**sampled, "metric_sample_size": 5000}
     assert paper_cost.run_seconds("rte", other, "cpu", model) is None
     assert paper_cost.run_seconds("rte", sampled, "cpu", "another/model") is None
+    assert (
+        paper_cost.run_seconds("no-such-set", {**sampled, "metric_sample_size": None}, "cpu")
+        is None
+    )
+    # on a GPU every run costs the measured H100 time per update, whatever the data set or sample
+    short, long = (
+        paper_cost.run_seconds("x", {**other, "updates": n}, "cuda") for n in (250, 1000)
+    )
+    assert short > 0 and long == pytest.approx(4 * short)
