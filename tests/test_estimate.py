@@ -3,7 +3,6 @@ over from every file given, and the time left from measured per-update costs."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import shutil
 import subprocess
@@ -156,6 +155,15 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     ]
     assert estimate.duration(total) == "2 h 57 min" and estimate.duration(0) == "0 s"
     assert estimate.duration(330) == "5.5 min"
+    # where the probe takes twice the CPU time, every CPU cost doubles, not the start-ups
+    monkeypatch.setattr(costs, "speed_probe", lambda: 2 * costs.PROBE_CPU_SECONDS)
+    lines, slower = estimate.describe(config, jobs, "cpu", "main_study")
+    assert slower - overhead == pytest.approx(2 * (total - overhead))
+    assert lines[5].startswith("CPU costs x 2.00: a fixed one-thread workload took 0.180 CPU-s")
+    monkeypatch.setattr(costs, "speed_probe", lambda: 100 * costs.PROBE_CPU_SECONDS)
+    assert estimate.describe(config, jobs, "cpu", "x")[0][5].startswith(
+        "CPU costs x 4.00 (clamped)"
+    )
 
 
 TOY_SNAKEFILE = """
@@ -197,21 +205,6 @@ def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
     assert lines[0].startswith("all: 2 jobs to run (Snakemake's dry run)")
     with pytest.raises(RuntimeError, match="Snakemake's dry run failed"):
         estimate.dry_run_jobs([str(twelve)], "no_such_rule", tmp_path, snakefile)
-
-
-def test_the_estimate_writes_no_effective_configuration(tmp_path, monkeypatch, capsys):
-    """Only the run records its configuration, so `make report` describes what it made."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # config.yaml's sources: the URLs
-    mine = tmp_path / "mine.yaml"
-    mine.write_text("main: {updates: 6}\ndevice: cpu\n")
-    args = ["--configfile", str(ROOT / "config.yaml"), str(mine), "--target", "main_study"]
-    assert estimate.main(args) == 0
-    assert not (tmp_path / "logs").exists()
-    assert (
-        "records its effective configuration in logs/effective-config/main_study.yaml when it "
-        "starts" in capsys.readouterr().out
-    )
 
 
 def test_a_run_started_records_its_configuration_for_word_targets(tmp_path, capsys, monkeypatch):
@@ -286,25 +279,17 @@ def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monke
     assert "load" not in estimate.describe(config, jobs, "cuda", "x", gpu)[0][0]
 
 
-def test_the_contention_is_what_the_probes_read(monkeypatch):
-    """Where the probe's processes each got a quarter of a core, a job's work takes 4 times as
-    long, and where one process alone got half a core, a start-up twice as long; on idle cores,
-    as long as measured."""
-    monkeypatch.setattr(costs, "available_cores", lambda: 2)
-    monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
-    monkeypatch.setattr(costs, "contention_probe", lambda processes: 4.0 if processes > 1 else 2.0)
-    here = costs.Pace.here()
-    assert (here.contention, here.contention_serial) == (4.0, 2.0)
-    monkeypatch.setattr(costs, "contention_probe", lambda processes: 1.0)
-    assert (costs.Pace.here().contention, costs.Pace.here().contention_serial) == (1.0, 1.0)
-
-
-def test_the_slowdown_is_all_the_wall_time_over_all_the_cpu_time():
+def test_the_slowdown_is_all_the_wall_time_over_all_the_cpu_time(monkeypatch):
     """One stalled sample of three holds up the total as it would hold up a run (a median of
     the ratios would read 1x); idle samples read 1, never less; the probe times real work."""
     assert costs.slowdown([(1.0, 1.0), (1.0, 1.0), (10.0, 1.0)]) == 4.0
     assert costs.slowdown([(0.9, 1.0), (1.0, 1.0)]) == 1.0
     assert 1.0 <= costs.contention_probe(2, products=5, repeats=1) < 1000
+    # Pace.here reads one process per core for the bound, one alone for the expected time
+    monkeypatch.setattr(costs, "available_cores", lambda: 2)
+    monkeypatch.setattr(costs, "contention_probe", lambda processes: 4.0 if processes > 1 else 2.0)
+    here = costs.Pace.here()
+    assert (here.contention, here.contention_serial) == (4.0, 2.0)
 
 
 def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
@@ -313,24 +298,6 @@ def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
     pd.DataFrame({"text": ["a b", "a b", "c"], "text_pair": ["c", "d", "a b"]}).to_parquet(table)
     assert paper_cost.unique_text_count("snli", tmp_path) == 3  # "a b", "c", "d"
     assert paper_cost.unique_text_count("snli", tmp_path / "fresh") == 12_982
-
-
-def test_gpu_estimate_needs_no_cpu_cost_and_grows_with_the_updates():
-    # On a GPU every run costs the measured H100 time per update, whatever the data set or the
-    # metric sample (the CPU table has neither entry).
-    short, long = (
-        paper_cost.run_seconds(
-            "no-such-set", {"updates": n, "metric_stride": 1, "metric_sample_size": 500}, "cuda"
-        )
-        for n in (250, 1000)
-    )
-    assert short > 0 and long == pytest.approx(4 * short)
-    assert (
-        paper_cost.run_seconds(
-            "no-such-set", {"updates": 1000, "metric_stride": 1, "metric_sample_size": None}, "cpu"
-        )
-        is None
-    )
 
 
 @pytest.mark.parametrize(
@@ -393,37 +360,6 @@ def test_the_probe_measures_work_not_time_passing():
     assert 0 < short and 2.5 * short < long < 8 * short
 
 
-def test_a_machine_half_as_fast_doubles_every_cpu_cost(monkeypatch):
-    """Where the probe takes twice the CPU time it took where the costs were measured, every
-    CPU cost of the estimate doubles (runs, embeddings, lookups), and the line says so; the
-    jobs' start-up, interpreter and disk rather than arithmetic, stays as it is."""
-    monkeypatch.setattr(costs, "available_cores", lambda: 2)
-    monkeypatch.setattr(estimate, "duration", lambda seconds: f"<{seconds}>")
-    config = workflow_config.load_config([str(ROOT / "config.yaml")])
-    config["device"] = "cpu"
-    jobs = [*_main_jobs(config), ("download_source", {}), ("plot", {})]
-    start_up = costs.JOB_OVERHEAD_SECONDS
-
-    def seconds_and_speed_line(probe):
-        monkeypatch.setattr(costs, "speed_probe", lambda: probe)
-        lines, _ = estimate.describe(config, jobs, "cpu", "main_study")
-        found = [[float(x) for x in re.findall(r"<([^>]+)>", line)] for line in lines[:5]]
-        counts = [int(re.search(r": (\d+) jobs", line)[1]) for line in lines[1:4]]
-        return [f[0] for f in found], counts, lines[5]
-
-    there, counts, _ = seconds_and_speed_line(costs.PROBE_CPU_SECONDS)
-    here, _, line = seconds_and_speed_line(2 * costs.PROBE_CPU_SECONDS)
-    assert counts == [20, 2, 2] and there[0] > 0  # runs, embeddings, lookups
-    for rule_there, rule_here, n in zip(there[1:4], here[1:4], counts):
-        assert rule_here - n * start_up == pytest.approx(2 * (rule_there - n * start_up))
-    assert here[4] == there[4] == 2 * start_up  # the short jobs: start-ups only
-    assert here[0] == pytest.approx(sum(here[1:]))
-    assert line.startswith("CPU costs x 2.00: a fixed one-thread workload took 0.180 CPU-s")
-    assert "(clamped)" not in line
-    _, _, line = seconds_and_speed_line(100 * costs.PROBE_CPU_SECONDS)
-    assert line.startswith("CPU costs x 4.00 (clamped)")
-
-
 def test_a_target_snakemake_cannot_make_says_so(capsys):
     """A target the dry run refuses (here a made-up one) gets no time, only the dry run's
     reason, rather than a time the estimate does not know; and the run would stop there too."""
@@ -458,7 +394,7 @@ def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_tar
     assert "configuration error" in capsys.readouterr().err
 
 
-def test_sampled_metrics_are_costed_only_at_the_sample_and_stride_measured():
+def test_runs_are_costed_only_where_measured():
     """GLUE's jobs compute their metrics on a sample (appendix A, 10,000 items): the measured
     cost per update of the model on the data set holds there, and nowhere else."""
     model, cost = "sentence-transformers/all-MiniLM-L6-v2", paper_cost.SAMPLED_UPDATE_CPU_SECONDS
@@ -469,3 +405,12 @@ def test_sampled_metrics_are_costed_only_at_the_sample_and_stride_measured():
     other = {**sampled, "metric_sample_size": 5000}
     assert paper_cost.run_seconds("rte", other, "cpu", model) is None
     assert paper_cost.run_seconds("rte", sampled, "cpu", "another/model") is None
+    assert (
+        paper_cost.run_seconds("no-such-set", {**sampled, "metric_sample_size": None}, "cpu")
+        is None
+    )
+    # on a GPU every run costs the measured H100 time per update, whatever the data set or sample
+    short, long = (
+        paper_cost.run_seconds("x", {**other, "updates": n}, "cuda") for n in (250, 1000)
+    )
+    assert short > 0 and long == pytest.approx(4 * short)

@@ -9,10 +9,6 @@ import pytest
 import yaml
 from test_config import overlay_refusal
 
-from isotropy.workflow import config as workflow_config
-
-ROOT = Path(__file__).resolve().parents[1]
-
 HOSTILE_VALUES = [
     "x\n\n.. raw:: html\n\n   <img src=x onerror=alert(1)>",
     ".. include:: /etc/os-release",
@@ -52,16 +48,6 @@ def test_markup_is_refused_in_a_key_a_list_item_and_a_value_anywhere(tmp_path):
     for key in ("dataset_options", "istar.models", "istar.figure7_task"):
         assert f"config key '{key}'" in message, message
     assert "holds a javascript: URL" in message and "plain names and paths" in message
-
-
-def test_hub_revision_with_a_final_newline_is_refused(tmp_path):
-    """`$` matches before a final newline; the revision must be exactly 40 hex digits."""
-    good = yaml.safe_load((ROOT / "config.yaml").read_text())["models"]["bert"]["revision"]
-    overlay = tmp_path / "good.yaml"
-    overlay.write_text(yaml.safe_dump({"models": {"bert": {"revision": good}}}))
-    workflow_config.load_config([ROOT / "config.yaml", overlay])
-    message = _refused(tmp_path, yaml.safe_dump({"models": {"bert": {"revision": good + "\n"}}}))
-    assert "models.bert.revision" in message and "should match pattern" in message  # \\Z
 
 
 def test_encoder_name_with_a_path_is_refused(tmp_path):

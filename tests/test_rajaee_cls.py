@@ -263,6 +263,8 @@ def test_each_task_is_costed_by_its_own_rows():
     sst2, rte = costs.finetune_measured("sst2"), costs.finetune_measured("rte")
     assert sst2["train_example"] < rte["train_example"] / 2
     assert costs.finetune_measured("qnli") == rte
-    section = load_config(["config.yaml", "config/offline.yaml"])["rajaee_cls"]
-    assert rajaee_spec.run_seconds(section, "miniLM", section["tasks"][0]) > 0
-    assert rajaee_spec.run_seconds(section, "miniLM", "no_such_task") is None
+    config = load_config(["config.yaml", "config/offline.yaml"])
+    job = rajaee_spec.STUDIES[0].job_costs["rajaee_cls_finetune"]
+    task = config["rajaee_cls"]["tasks"][0]
+    assert job(config, {"model": "miniLM", "task": task}, costs.Pace()) > 0
+    assert job(config, {"model": "miniLM", "task": "no_such_task"}, costs.Pace()) is None

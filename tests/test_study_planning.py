@@ -17,6 +17,7 @@ from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets
 
 GLUE_MIRROR_TASKS = ("cola", "mrpc", "rte", "sst2", "wnli")
+SLOW = pytest.mark.slow
 
 
 def _config(**sections):
@@ -43,9 +44,14 @@ def _write_run(root, study, encoder, dataset, seed, items):
     ).to_parquet(folder / "trace.parquet")
 
 
-def test_glue_table_keeps_earlier_runs_when_one_encoder_is_added_for_one_task(tmp_path):
-    for i, task in enumerate(GLUE_MIRROR_TASKS):  # the five-task miniLM run
+def test_glue_table_keeps_the_earlier_runs_the_configuration_still_names(tmp_path):
+    """One encoder added for one task: the five-task miniLM run stays in the tables; a run of an
+    encoder no longer defined, of no GLUE task or unfinished is left out."""
+    for i, task in enumerate(GLUE_MIRROR_TASKS):
         _write_run(tmp_path, "glue", "miniLM", task, 0, 100 + i)
+    _write_run(tmp_path, "glue", "gone", "wnli", 0, 10)
+    _write_run(tmp_path, "glue", "miniLM", "notatask", 0, 10)
+    (tmp_path / "results/glue/mpnet/rte/seed0").mkdir(parents=True)  # no files
     config = _config(glue={"encoders": ["mpnet"], "tasks": ["wnli"], "seeds": [0]})
     # before the mpnet run exists: it is planned first, the miniLM runs follow
     runs = targets.table_runs(config, "glue", root=str(tmp_path))
@@ -75,16 +81,6 @@ def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
     assert len(table) == 2  # one row per setup, whatever its seeds
 
 
-def test_present_runs_the_configuration_cannot_name_are_left_out(tmp_path):
-    _write_run(tmp_path, "glue", "gone", "wnli", 0, 10)  # encoder no longer defined
-    _write_run(tmp_path, "glue", "miniLM", "notatask", 0, 10)
-    (tmp_path / "results/glue/miniLM/rte/seed0").mkdir(parents=True)  # unfinished: no files
-    config = _config(glue={"encoders": ["miniLM"], "tasks": ["wnli"], "seeds": [0]})
-    assert targets.table_runs(config, "glue", root=str(tmp_path)) == [
-        {"encoder": "miniLM", "dataset": "wnli", "seed": 0}
-    ]
-
-
 def test_main_table_keeps_other_seeds_of_configured_setups_only(tmp_path):
     config = _config(main={"seeds": [0]})
     setups = config["main"]["setups"]
@@ -109,35 +105,25 @@ def test_sickr_is_planned_once_the_mirror_holds_it(tmp_path, monkeypatch):
     assert list(dict.fromkeys(path.split("/")[3] for path in files)) == ["stsb", "sickr"]
 
 
-def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
+@pytest.mark.parametrize(
+    "targets, planned, said",
+    [
+        (["geometry_study"], "sts=stsb", 1),
+        # only a run that plans the geometry study's STS table names SICK-R
+        pytest.param(["main_study", "preview_study"], "rule optimize_embeddings", 0, marks=SLOW),
+    ],
+)
+def test_offline_runs_plan_no_sickr_job(tmp_path, targets, planned, said):
     mirror = tiny_workflow.require_mirror()
     if (mirror / "sick/SICK.txt").is_file():
         pytest.skip("needs the offline mirror without SICK-R")
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", [config], mirror, "--dry-run", "geometry_study"
-    )
+    result = tiny_workflow.run_snakemake(tmp_path / "work", [config], mirror, "-n", *targets)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
-    assert "rule geometry_sentence_embeddings" in output and "sts=stsb" in output
-    assert "sts=sickr" not in output and "/sickr/" not in output
-    assert output.count("STS data set 'sickr' is not in the data mirror") == 1
-
-
-@pytest.mark.slow
-def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
-    """Only a run that plans the geometry study's STS table names SICK-R."""
-    mirror = tiny_workflow.require_mirror()
-    if (mirror / "sick/SICK.txt").is_file():
-        pytest.skip("needs the offline mirror without SICK-R")
-    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", [config], mirror, "--dry-run", "main_study", "preview_study"
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
-    assert "rule optimize_embeddings" in output
-    assert "sickr" not in output.lower()
+    assert planned in output and "sts=sickr" not in output and "/sickr/" not in output
+    assert output.count("STS data set 'sickr' is not in the data mirror") == said
+    assert output.lower().count("sickr") == said
 
 
 def test_pca_view_layer_per_model():

@@ -164,7 +164,16 @@ def describe(
     job without one named), any other its start-up; on a busy CPU also the time at its present
     load (docs/measurements.md, "The estimate at the machine's load")."""
     pace, config = pace or costs.Pace.here(), {**config, "device": device}
-    by_rule, unknown = _job_seconds(config, jobs, pace, device)
+    by_rule: dict[str, list[float]] = {}
+    unknown = []
+    for rule, wildcards in jobs:
+        if rule in JOB_COSTS:
+            seconds = JOB_COSTS[rule](config, wildcards, pace)
+        else:
+            seconds = pace.share(0.0, costs.JOB_THREADS, device)
+        if seconds is None:
+            unknown.append(" ".join([rule, "/".join(wildcards.values())]).strip())
+        by_rule.setdefault(rule, []).append(seconds or 0.0)
     total = sum(map(sum, by_rule.values()))
     costed = sorted((r for r in by_rule if r in JOB_COSTS), key=lambda r: -sum(by_rule[r]))
     short = [seconds for rule, all_ in by_rule.items() if rule not in JOB_COSTS for seconds in all_]
@@ -200,26 +209,6 @@ def describe(
     if unknown:
         lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
     return lines, total
-
-
-def _job_seconds(
-    config: Mapping[str, Any],
-    jobs: Sequence[tuple[str, Mapping[str, str]]],
-    pace: costs.Pace,
-    device: str,
-) -> tuple[dict[str, list[float]], list[str]]:
-    """Each rule's jobs' wall seconds at ``pace``, and the jobs no cost is measured for."""
-    by_rule: dict[str, list[float]] = {}
-    unknown = []
-    for rule, wildcards in jobs:
-        if rule in JOB_COSTS:
-            seconds = JOB_COSTS[rule](config, wildcards, pace)
-        else:
-            seconds = pace.share(0.0, costs.JOB_THREADS, device)
-        if seconds is None:
-            unknown.append(" ".join([rule, "/".join(wildcards.values())]).strip())
-        by_rule.setdefault(rule, []).append(seconds or 0.0)
-    return by_rule, unknown
 
 
 def record_effective_config(

@@ -1,9 +1,8 @@
 """The records of the I-STAR fine-tuning grid (Figures 5-7) and of the poster's estimator
 figures 1-4 (science: isotropy.istar).
 
-The grid's costs reuse the Rajaee CLS fine-tuning costs (:func:`isotropy.costs.finetune_seconds`),
-scaled by model size and max length; the penalties' own cost is not measured (the CLS study's
-cluster step per batch was within noise).
+The grid's costs are the Rajaee CLS study's (:func:`isotropy.studies.record.finetune_job`); the
+penalties' own cost is not measured (the CLS study's cluster step per batch was within noise).
 """
 
 from __future__ import annotations
@@ -11,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from isotropy import costs, paths
+from isotropy import paths
 from isotropy.istar import study as istar_study
 from isotropy.readers.tasks import TASKS
-from isotropy.studies.record import StudySpec
+from isotropy.studies.record import StudySpec, finetune_job
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.measurements.istar import istar_measurements
 from isotropy.workflow.targets import names_pattern
@@ -69,18 +68,6 @@ def run_lambda(section: Mapping[str, Any], regulariser: str, lam: str) -> float:
     return istar_study.configured_lambda(dict(section), regulariser, lam)
 
 
-def job_seconds(
-    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
-) -> float | None:
-    """Wall seconds of one rule finetune job on its threads (None: no measured cost)."""
-    section, task = config["istar"], wildcards["task"]
-    if task not in TASKS:
-        return None
-    seconds = costs.finetune_seconds(section["training"], TASKS[task].rows, wildcards["model"])
-    threads = section["resources"]["threads"]
-    return None if seconds is None else pace.share(seconds, threads)
-
-
 # Rudman & Eickhoff's claims, one row per λ < 0, each tested over seeds.
 CLAIMS = (
     Claim(
@@ -109,7 +96,7 @@ STUDIES = (
     StudySpec(
         name="istar",
         outputs=lambda config: outputs(config.get("istar")),
-        job_costs={"finetune": job_seconds},
+        job_costs={"finetune": finetune_job("istar")},
         # the grid's runs.csv, when the section configures runs
         verdict_inputs=lambda config: (
             {"istar_runs": paths.ISTAR_RUNS} if runs(config.get("istar")) else {}

@@ -9,11 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy import costs, paths
+from isotropy import paths
 from isotropy.rajaee_cls.results import accuracy_differences, claim_values
-from isotropy.readers.tasks import TASKS
 from isotropy.statistics import SeedClaim
-from isotropy.studies.record import StudySpec, section_files
+from isotropy.studies.record import StudySpec, finetune_job, section_files
 from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.learning import guard_rows, not_learned_note
 from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
@@ -34,23 +33,6 @@ def run_files(config: Mapping[str, Any]) -> list[str]:
 
 
 FILES = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "layers.png")
-
-
-def run_seconds(section: Mapping[str, Any], model: str, task: str) -> float | None:
-    """CPU seconds of one run on one thread (None: no measured cost)."""
-    if task not in TASKS:
-        return None
-    seconds = costs.finetune_seconds(section["training"], TASKS[task].rows, model, task)
-    return None if seconds is None else seconds + GEOMETRY_CPU_SECONDS
-
-
-def job_seconds(
-    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
-) -> float | None:
-    """Wall seconds of one rule rajaee_cls_finetune job on its threads (None: no cost)."""
-    seconds = run_seconds(config["rajaee_cls"], wildcards["model"], wildcards["task"])
-    threads = config["rajaee_cls"]["resources"]["threads"]
-    return None if seconds is None else pace.share(seconds, threads)
 
 
 def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -134,7 +116,7 @@ STUDIES = (
     StudySpec(
         name="rajaee_cls",
         outputs=section_files("rajaee_cls", paths.rajaee_cls_file, FILES),
-        job_costs={"rajaee_cls_finetune": job_seconds},
+        job_costs={"rajaee_cls_finetune": finetune_job("rajaee_cls", GEOMETRY_CPU_SECONDS)},
         verdict_inputs=verdict_inputs,
         claim_page=claim_page,
         measures={

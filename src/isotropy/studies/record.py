@@ -7,7 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from isotropy import costs
 from isotropy.costs import JobCost
+from isotropy.readers.tasks import TASKS
 
 Config = Mapping[str, Any]
 
@@ -50,3 +52,20 @@ def section_files(
 ) -> Callable[[Config], list[str]]:
     """``outputs``: ``file(name)`` of each of ``names``; none without its config ``section``."""
     return lambda config: [file(name) for name in names] if config.get(section) else []
+
+
+def finetune_job(section: str, extra_cpu_seconds: float = 0.0) -> JobCost:
+    """``job_costs`` of a fine-tuning rule: :func:`isotropy.costs.finetune_seconds` of its model
+    and task plus ``extra_cpu_seconds``, on config ``<section>.resources.threads`` (None: no
+    measured cost)."""
+
+    def seconds(config: Config, wildcards: Mapping[str, Any], pace: costs.Pace) -> float | None:
+        settings, model, task = config[section], wildcards["model"], wildcards["task"]
+        if task not in TASKS:
+            return None
+        cpu = costs.finetune_seconds(settings["training"], TASKS[task].rows, model, task)
+        if cpu is None:
+            return None
+        return pace.share(cpu + extra_cpu_seconds, settings["resources"]["threads"])
+
+    return seconds

@@ -216,24 +216,22 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
     data set whose source has another raw layout (``kind``) than its record asks."""
     registered = ", ".join(sorted(DATASETS))
     setups = (config.get("main") or {}).get("setups") or {}
+    options = config.get("dataset_options") or {}
     problems = [
-        f"main.setups: {shown_key(name)} is not a registered data set (registered: {registered}); "
+        f"{key}: {shown_key(name)} is not a registered data set (registered: {registered}); "
         "check its spelling"
-        for name in setups
+        for key, names in (("main.setups", setups), ("dataset_options", options))
+        for name in names
         if name not in DATASETS
     ]
-    for dataset, options in (config.get("dataset_options") or {}).items():
+    for dataset, given in options.items():
         if dataset not in DATASETS:
-            problems.append(
-                f"dataset_options: {shown_key(dataset)} is not a registered data set "
-                f"(registered: {registered})"
-            )
-            continue
+            continue  # named above
         keys = DATASETS[dataset].option_keys
         problems += [
             f"dataset_options.{dataset}: {shown_key(key)} is not an option of its reader "
             f"(its record names: {', '.join(keys) or 'none'})"
-            for key in options
+            for key in given
             if key not in keys
         ]
     configured = config.get("sources") or {}

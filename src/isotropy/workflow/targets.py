@@ -14,17 +14,13 @@ from isotropy.readers.glue import GLUE_TASKS
 from isotropy.workflow.config import deep_merge
 
 OPTIMISATION_STUDIES = ("main", "glue", "preview")
-# `make preview`: main's setups with its own seeds and stride, in results/preview/.
-PREVIEW_KEYS = ("seeds", "metric_stride")
 
 
 def study_section(config: dict, study: str) -> dict[str, Any]:
-    """A direct-optimisation study's settings (preview: main's with its own seeds and stride)."""
+    """A direct-optimisation study's settings (preview: main's with its own seeds and stride,
+    the only keys its model allows)."""
     if study == "preview":
-        return deep_merge(
-            config["main"],
-            {k: v for k, v in config.get("preview", {}).items() if k in PREVIEW_KEYS},
-        )
+        return deep_merge(config["main"], config.get("preview", {}))
     return config[study]
 
 
