@@ -7,10 +7,6 @@ import copy
 import gzip
 import hashlib
 import io
-import re
-import shutil
-import ssl
-import subprocess
 import tarfile
 import threading
 import zipfile
@@ -19,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from local_server import (
-    Server,
     chunked,
     close_delimited,
     cut_after,
@@ -33,10 +28,10 @@ from tiny_workflow import write_mirror_manifest
 from isotropy import sources
 from isotropy.embeddings import word_vectors
 from isotropy.io import DiskFullError
-from isotropy.readers.registry import source_files, word_vectors_file
+from isotropy.readers.registry import word_vectors_file
 from isotropy.readers.sts import read_sts
 from isotropy.sources import download, layouts, pins
-from isotropy.sources.download import RETRY, DownloadError, download_file
+from isotropy.sources.download import DownloadError, download_file
 from isotropy.sources.layouts import ArchiveError
 from isotropy.sources.pins import ChecksumError
 
@@ -182,36 +177,12 @@ def test_a_body_cut_short_is_fetched_again_whole(http, tmp_path, clock, first):
     assert [("Range" in headers) for headers in http.seen["/f"]] == [False, False]
 
 
-@pytest.fixture
-def tls_http(tmp_path, monkeypatch):
-    """The local server's class over TLS, with a certificate made here for 127.0.0.1."""
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command to make a certificate")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-        + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
-        + ["-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True,
-        capture_output=True,
-    )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the download trusts the test's certificate
-    server = Server(tls=context)
-    yield server
-    server.close()
-
-
-@pytest.mark.parametrize("server", ["http", "tls_http"])
 def test_a_close_delimited_body_is_kept_only_when_the_connection_closed_cleanly(
-    server, request, tmp_path, clock
+    http, tmp_path, clock
 ):
-    # Over TLS, a close without close_notify is a cut too (Python would hide it as an end).
-    http = request.getfixturevalue(server)
     http.routes["/cut"] = lambda h, n: close_delimited(h, DATA[:5000], clean=False)
-    with pytest.raises(DownloadError, match="failed after 1 retries: stream interrupted"):
-        fetch(http, "/cut", tmp_path / "cut", retries=RETRY.new(total=1), clock=clock)
+    with pytest.raises(DownloadError, match="failed after 5 retries: stream interrupted"):
+        fetch(http, "/cut", tmp_path / "cut", clock=clock)
     assert not (tmp_path / "cut").exists()
     http.routes["/whole"] = lambda h, n: close_delimited(h, DATA[:5000], clean=True)
     assert fetch(http, "/whole", tmp_path / "whole") == sha(DATA[:5000])
@@ -290,21 +261,6 @@ def test_file_url_is_copied_with_checks(tmp_path):
     with pytest.raises(ChecksumError):
         download_file(src.as_uri(), tmp_path / "out" / "bad.bin", sha(b"xyz"))
     assert not (tmp_path / "out" / "bad.bin").exists()
-
-
-def test_a_full_disk_during_a_download_is_not_a_network_problem(http, tmp_path, clock, monkeypatch):
-    real_open = open
-
-    def full_open(path, mode="r", *args, **kwargs):  # the download's writes land on /dev/full
-        return real_open("/dev/full" if "w" in mode else path, mode, *args, **kwargs)
-
-    monkeypatch.setattr(download, "open", full_open, raising=False)
-    http.routes["/f.bin"] = DATA
-    with pytest.raises(DiskFullError) as info:
-        fetch(http, "/f.bin", tmp_path / "f.bin", clock=clock)
-    assert len(http.seen["/f.bin"]) == 1 and clock.slept == []  # no retry, no wait
-    assert "no space left on the device of" in str(info.value) and "f.bin" in str(info.value)
-    assert "network" not in str(info.value)
 
 
 def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, clock):
@@ -414,12 +370,6 @@ def test_mrpc_rebuilt_like_glue_equals_mirror_train(http, tmp_path, mirror_root)
     assert len(rebuilt) - 1 == 3668
 
 
-def test_archive_without_expected_member_is_an_error(http, tmp_path):
-    http.routes["/RTE.zip"] = zip_bytes({"RTE/dev.tsv": b"x"})
-    with pytest.raises(ValueError, match="none of the expected files"):
-        fetch_source_of("glue_rte", [http.url("/RTE.zip")], tmp_path / "raw")
-
-
 def small_vectors():
     from gensim.models import KeyedVectors
 
@@ -503,38 +453,45 @@ def test_source_params_follow_config(config):
         and p["bytes"] == [1047044, 6222]
         and p["mirror"] is None
     )
+    assert "git_blob" not in p  # a key only where given: the others' params stay as they were
     with pytest.raises(ValueError, match="not in config"):
         sources.source_params(config, "nope")
 
 
-def test_a_plain_source_needs_no_layout_code(tmp_path):
-    """kind files: a data set's files are kept as they are, under their own names (a missing
-    file is named before any copy)."""
+def test_a_plain_source_replaces_the_old_files_and_a_missing_mirror_file_is_named(tmp_path):
+    """kind files: a source's files are kept as they are, under their own names, in place of what
+    was there; a mirror file missing (or none configured) is named before any copy."""
     mirror = tmp_path / "mirror"
     (mirror / "toy").mkdir(parents=True)
     (mirror / "toy/a.tsv").write_text("x\ty\n")
     (mirror / "toy/b.txt").write_text("words\n")
     write_mirror_manifest(mirror)
-    config = {
-        "mirror": str(mirror),
-        "sources": {
-            "toy": {
-                "kind": "files",
-                "url": ["https://example.org/a.tsv", "https://example.org/b.txt"],
-                "mirror": ["toy/a.tsv", "toy/b.txt"],
-            }
-        },
+    toy = {
+        "kind": "files",
+        "url": ["https://example.org/a.tsv", "https://example.org/b.txt"],
+        "mirror": ["toy/a.tsv", "toy/b.txt"],
     }
-    manifest = sources.fetch_source("toy", sources.source_params(config, "toy"), tmp_path / "raw")
+    hub = {
+        "kind": "hub",
+        "url": "https://huggingface.co/datasets/SetFit/sst5",
+        "hub": {"path": "SetFit/sst5", "split": "train", "revision": "e51bdcd8"},
+    }
+    config = {"mirror": str(mirror), "sources": {"toy": toy, "hub": hub}}
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "stale.json").write_text("[]")
+    manifest = sources.fetch_source("toy", sources.source_params(config, "toy"), raw)
     assert [f["path"] for f in manifest["files"]] == ["a.tsv", "b.txt"]
-    assert (tmp_path / "raw/a.tsv").read_text() == "x\ty\n"
+    assert sorted(p.name for p in raw.iterdir()) == ["a.tsv", "b.txt", "manifest.json"]
+    assert (raw / "a.tsv").read_text() == "x\ty\n"
     (mirror / "toy/b.txt").unlink()
-    with pytest.raises(FileNotFoundError) as run_time:
-        sources.fetch_source(
-            "toy", sources.source_params(config, "toy"), tmp_path / "raw2", config=config
+    for name, lacks in [("toy", "toy/b.txt"), ("hub", "(no mirror files configured for source")]:
+        with pytest.raises(FileNotFoundError) as run_time:
+            sources.fetch_source(name, sources.source_params(config, name), tmp_path / name)
+        assert f"source {name!r} is unavailable: the mirror {mirror} lacks {lacks}" in str(
+            run_time.value
         )
-    assert "lacks toy/b.txt" in str(run_time.value)
-    assert not (tmp_path / "raw2/a.tsv").exists()
+        assert list((tmp_path / name).iterdir()) == []
 
 
 def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
@@ -549,15 +506,6 @@ def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
         sources.fetch_source(
             "polarity", mirror_params("polarity", config, mirror), tmp_path / "raw"
         )
-
-
-def test_refetch_replaces_previous_files(tmp_path, mirror_root, config):
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    (raw / "stale.json").write_text("[]")
-    sources.fetch_source("codwoe", mirror_params("codwoe", config, mirror_root), raw)
-    assert sorted(p.name for p in raw.iterdir()) == ["en.trial.complete.json", "manifest.json"]
-    assert source_files(raw) == [raw / "en.trial.complete.json"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -639,150 +587,103 @@ def fetch_glue_archive(http, tmp_path, archive: bytes, suffix: str = "zip", **li
     return sources.fetch_source("glue_sst2", p, tmp_path / "raw")
 
 
-def test_zip_bomb_is_refused_by_unpacked_size(http, tmp_path):
-    archive = zip_bytes(
-        {"SST-2/train.tsv": b"sentence\tlabel\n" + b"0" * (8 << 20)}, zipfile.ZIP_DEFLATED
-    )
-    assert len(archive) < 64 << 10  # 8 MiB that compress to a few kB
-    with pytest.raises(ArchiveError) as info:
-        fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=1 << 20)
-    assert str(info.value) == (
-        "archive SST-2.zip unpacks to more than 1048576 bytes (at member 'SST-2/train.tsv'), which "
-        "looks like a decompression bomb; check the source, or raise "
-        "downloads.max_extracted_bytes in the config if it is known to be right"
-    )
-    assert list((tmp_path / "raw").iterdir()) == []
-    manifest = fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=16 << 20)
-    assert manifest["files"][0]["path"] == "train.tsv"
-
-
-def test_archive_with_too_many_members_is_refused(http, tmp_path):
-    members = {f"SST-2/junk{i}.txt": b"" for i in range(50)} | {
-        "SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"
-    }
-    for suffix, archive in (("zip", zip_bytes(members)), ("tar.gz", tar_gz(members))):
-        with pytest.raises(
-            ArchiveError,
-            match=rf"archive SST-2.{suffix} holds more than 20 members, which looks like an "
-            r"archive bomb; check the source, or raise downloads.max_archive_members",
-        ):
-            fetch_glue_archive(http, tmp_path, archive, suffix, max_archive_members=20)
-        assert list((tmp_path / "raw").iterdir()) == []
+TRAIN = {"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}
+JUNK = {f"SST-2/junk{i}.txt": b"" for i in range(50)}
+TOO_MANY = r"holds more than 20 members, which looks like an archive bomb; .*max_archive_members"
 
 
 @pytest.mark.parametrize(
-    "suffix, name, link",
+    "suffix, members, links, limits, error, message",
     [
-        ("zip", "../../escaped.txt", None),
-        ("tar.gz", "/tmp/escaped-absolute.txt", None),
-        ("tar.gz", "SST-2/link", "/etc/passwd"),  # a link: tarfile's data filter refuses it
+        (
+            "zip",  # 8 MiB that compress to a few kB
+            {"SST-2/train.tsv": b"sentence\tlabel\n" + b"0" * (8 << 20)},
+            None,
+            {"max_extracted_bytes": 1 << 20},
+            ArchiveError,
+            r"archive SST-2.zip unpacks to more than 1048576 bytes \(at member 'SST-2/train.tsv'\),"
+            r" which looks like a decompression bomb; .*raise downloads.max_extracted_bytes",
+        ),
+        ("zip", TRAIN | JUNK, None, {"max_archive_members": 20}, ArchiveError, TOO_MANY),
+        ("tar.gz", TRAIN | JUNK, None, {"max_archive_members": 20}, ArchiveError, TOO_MANY),
+        (
+            "zip",
+            TRAIN | {"../../escaped.txt": b"escaped\n"},
+            None,
+            {},
+            ArchiveError,
+            r"member '../../escaped.txt' would unpack outside its folder",
+        ),
+        (
+            "tar.gz",
+            TRAIN | {"/tmp/escaped-absolute.txt": b"escaped\n"},
+            None,
+            {},
+            ArchiveError,
+            r"member '/tmp/escaped-absolute.txt' would unpack outside its folder",
+        ),
+        (  # a link: tarfile's data filter refuses it
+            "tar.gz",
+            TRAIN,
+            {"SST-2/link": "/etc/passwd"},
+            {},
+            ArchiveError,
+            r"member 'SST-2/link' is unsafe to unpack",
+        ),
+        (
+            "zip",
+            TRAIN | {"x/train.tsv": b"evil\n"},
+            None,
+            {},
+            ArchiveError,
+            r"two members named train.tsv \('SST-2/train.tsv' and 'x/train.tsv'\)",
+        ),
+        ("zip", {"SST-2/dev.tsv": b"x"}, None, {}, ValueError, "none of the expected files"),
     ],
-    ids=["dotdot", "absolute", "symlink"],
+    ids=["bomb", "zip-members", "tar-members", "dotdot", "absolute", "symlink", "twice", "none"],
 )
-def test_crafted_archive_members_are_refused_and_write_nothing(http, tmp_path, suffix, name, link):
-    members = {"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}
-    if link is None:
-        members[name] = b"escaped\n"
+def test_a_hostile_or_wrong_archive_is_refused_and_writes_nothing(
+    http, tmp_path, suffix, members, links, limits, error, message
+):
     if suffix == "zip":
-        archive = zip_bytes(members)
+        archive = zip_bytes(members, zipfile.ZIP_DEFLATED)
     else:
-        archive = tar_gz(members, symlinks={name: link} if link else None)
-    before = sorted(p for p in tmp_path.rglob("*"))
-    with pytest.raises(ArchiveError, match=rf"archive SST-2.{suffix}: member '{re.escape(name)}' "):
-        fetch_glue_archive(http, tmp_path, archive, suffix)
-    assert list((tmp_path / "raw").iterdir()) == []
-    assert sorted(p for p in tmp_path.rglob("*")) == before + [tmp_path / "raw"]
+        archive = tar_gz(members, symlinks=links)
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(error, match=message):
+        fetch_glue_archive(http, tmp_path, archive, suffix, **limits)
+    assert sorted(tmp_path.rglob("*")) == before + [tmp_path / "raw"]
     assert not Path("/tmp/escaped-absolute.txt").exists()
 
 
-def test_hub_source_without_mirror_files_is_named_by_its_download(tmp_path, monkeypatch):
-    monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
-    hub = {"path": "SetFit/sst5", "split": "train", "revision": "e51bdcd8"}
-    url = "https://huggingface.co/datasets/SetFit/sst5"
-    config = {"sources": {"hf_sst5_train": {"kind": "hub", "url": url, "hub": hub}}}
-    params = sources.source_params(config, "hf_sst5_train")
-    with pytest.raises(
-        FileNotFoundError,
-        match=r"'hf_sst5_train' is unavailable: .*no mirror files configured .*unset mirror",
-    ):
-        sources.fetch_source("hf_sst5_train", params, tmp_path / "raw")
-
-
-def test_git_blob_id_is_gits(mirror_root, tmp_path):
-    # `git ls-tree` of altsoph/modality_shifts at bc02c012 lists data/words.txt as this blob;
-    # the mirror's copy is the same file (its sha256 is the config pin).
-    assert pins.git_blob_id(mirror_root / "supersense/words.txt") == (
-        "d227c86caafdd78053292bde9376d9c4574630d2"
-    )
-    (tmp_path / "hello").write_bytes(b"hello\n")  # `echo hello | git hash-object --stdin`
-    assert pins.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
-
-
-def test_a_git_blob_pin_checks_the_download(http, tmp_path):
-    data = zip_bytes({"words_features.csv": b"word1,word2\n"})
-    http.routes["/data/words_features.zip"] = data
-    (tmp_path / "blob").write_bytes(data)
-    blob = pins.git_blob_id(tmp_path / "blob")
-    config = {
-        "sources": {
-            "supersense_features": {
-                "url": http.url("/data/words_features.zip"),
-                "kind": "supersense_features",
-                "git_blob": blob,
-            }
-        }
-    }
-    params = sources.source_params({**config, "mirror": None}, "supersense_features")
-    manifest = sources.fetch_source("supersense_features", params, tmp_path / "raw")
-    assert manifest["inputs"][0]["git_blob"] == blob
-    assert manifest["inputs"][0]["checked_against"] == ["git_blob"]
-    assert (tmp_path / "raw" / "words_features.zip").read_bytes() == data
-    # Sources without a git_blob keep their params (a new key would re-run their downloads).
-    del config["sources"]["supersense_features"]["git_blob"]
-    assert "git_blob" not in sources.source_params(config, "supersense_features")
-
-
-# ---------------------------------------------------------------------------------------------
-# A full disk
-
-
-@pytest.mark.parametrize("archived", [True, False])
-def test_a_full_disk_while_laying_out_a_source_names_the_file(
-    http, tmp_path, monkeypatch, archived
+@pytest.mark.parametrize(
+    "module, route, written",
+    [(download, "/train.tsv", "fetched/train.tsv"), (layouts, "/SST-2.zip", "staging/train.tsv")],
+    ids=["download", "archive-member"],
+)
+def test_a_full_disk_names_the_file_and_is_not_retried(
+    http, tmp_path, clock, monkeypatch, module, route, written
 ):
     real_open = open
 
-    def full_disk(path, mode="r", *args, **kwargs):  # writes in staging land on /dev/full
-        writes = "b" in mode and ("w" in mode or "a" in mode)
-        return real_open("/dev/full" if writes else path, mode, *args, **kwargs)
+    def full_disk(path, mode="r", *args, **kwargs):  # the module's writes land on /dev/full
+        return real_open("/dev/full" if "w" in mode else path, mode, *args, **kwargs)
 
-    real_copyfile = shutil.copyfile
-    monkeypatch.setattr(layouts, "open", full_disk, raising=False)
-    monkeypatch.setattr(shutil, "copyfile", lambda src, dst: real_copyfile(src, "/dev/full"))
-    body = b"sentence\tlabel\nok\t1\n"
-    http.routes["/SST-2.zip"] = zip_bytes({"SST-2/train.tsv": body})
-    http.routes["/train.tsv"] = body
-    url = http.url("/SST-2.zip" if archived else "/train.tsv")
+    monkeypatch.setattr(module, "open", full_disk, raising=False)
+    http.routes["/SST-2.zip"] = zip_bytes(TRAIN)
+    http.routes["/train.tsv"] = TRAIN["SST-2/train.tsv"]
+    raw = tmp_path / "raw"
     with pytest.raises(DiskFullError) as info:
-        sources.fetch_source("glue_sst2", params("glue_sst2", [url]), tmp_path / "raw")
+        sources.fetch_source("glue_sst2", params("glue_sst2", [http.url(route)]), raw, clock=clock)
     assert "no space left on the device of" in str(info.value)
-    assert "staging/train.tsv while writing it" in str(info.value)
-    assert list((tmp_path / "raw").iterdir()) == []
+    assert f"{written} while writing it" in str(info.value) and "network" not in str(info.value)
+    assert len(http.seen[route]) == 1 and clock.slept == []  # no retry, no wait
+    assert list(raw.iterdir()) == []
 
 
-# ---------------------------------------------------------------------------------------------
-# Duplicate archive members
-
-
-def test_an_archive_with_two_members_of_one_name_is_refused(http, tmp_path):
-    extra = "x/train.tsv"
-    http.routes["/SST-2.zip"] = zip_bytes(
-        {"SST-2/train.tsv": b"s\tlabel\na\t1\n", extra: b"evil\n"}
-    )
-    with pytest.raises(ArchiveError) as info:
-        fetch_source_of("glue_sst2", [http.url("/SST-2.zip")], tmp_path / "raw")
-    assert "two members named train.tsv" in str(info.value) and repr(extra) in str(info.value)
-    assert list((tmp_path / "raw").iterdir()) == []
+def test_git_blob_id_is_gits(tmp_path):
+    (tmp_path / "hello").write_bytes(b"hello\n")  # `echo hello | git hash-object --stdin`
+    assert pins.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
 
 
 # ---------------------------------------------------------------------------------------------

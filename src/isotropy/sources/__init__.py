@@ -1,10 +1,6 @@
-"""Raw sources: each fetched into ``resources/raw/<source>/``, every file checked against its pins.
-
-Each input (a mirror file, a hub split or a URL) is checked against every pin that applies, else
-against the sources lock (recorded on first use), laid out in a staging folder that is swapped in,
-and ``manifest.json`` is written last. A file nothing can check is refused
-(docs/online-sources.md).
-"""
+"""Raw sources: each fetched into ``resources/raw/<source>/``, every file checked against its pins
+or the sources lock, laid out in a staging folder that is swapped in, ``manifest.json`` written
+last (docs/online-sources.md)."""
 
 from __future__ import annotations
 
@@ -259,15 +255,12 @@ def _lay_out(
 ) -> list[dict[str, Any]]:
     """The records of the source's raw files, written into ``staging`` by its layout, every
     pinned archive member of a download matched."""
+    limits = {
+        "max_bytes": params["max_extracted_bytes"],
+        "max_members": params["max_archive_members"],
+    }
     items = [
-        replace(
-            item,
-            max_bytes=params["max_extracted_bytes"],
-            max_members=params["max_archive_members"],
-            source=name,
-            members=params.get("members") or {},
-        )
-        for item in items
+        replace(item, **limits, source=name, members=params.get("members") or {}) for item in items
     ]
     files = layouts.LAYOUTS[params["kind"]](items, origin, staging)
     for item, entry in zip(items, inputs):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import ssl
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, Self, cast
@@ -103,16 +102,6 @@ def url_file_name(url: str) -> str:
     return PurePosixPath(unquote(urlparse(url).path)).name or "download"
 
 
-class _StrictEOFContext(ssl.SSLContext):
-    """TLS whose sockets report a cut without ``close_notify`` as an error, not as the end of the
-    stream (``suppress_ragged_eofs``): a body delimited by the connection's close must then fail
-    (and be retried) rather than be kept short."""
-
-    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
-        kwargs["suppress_ragged_eofs"] = False
-        return super().wrap_socket(*args, **kwargs)
-
-
 def download_file(
     url: str,
     dest: str | os.PathLike,
@@ -122,12 +111,11 @@ def download_file(
     source: str | None = None,
     max_bytes: int = Downloads().max_extracted_bytes,
     max_seconds: float = Downloads().max_download_seconds,
-    retries: DeadlineRetry = RETRY,
     clock: Clock = time,
 ) -> str:
     """Stream ``url`` to ``dest`` atomically and return the file's sha256.
 
-    Retried as ``retries`` says, within ``max_seconds`` in all. The body is kept as sent (a body
+    Retried as :data:`RETRY` says, within ``max_seconds`` in all. The body is kept as sent (a body
     encoded anyway is other bytes, which a pin refuses); one beyond ``size`` or ``max_bytes`` is
     stopped as it arrives; a pin that does not match raises :class:`ChecksumError` naming its key
     and ``dest`` is not created. ``file://`` URLs are copied with the same checks.
@@ -138,7 +126,7 @@ def download_file(
     key = f"sources.{source}." if source else None
     with atomic_path(dest) as tmp:
         deadline = Deadline(url, max_seconds, clock)
-        digest = _stream(url, tmp, retries, deadline, min(max_bytes, size or max_bytes))
+        digest = _stream(url, tmp, deadline, min(max_bytes, size or max_bytes))
         received = tmp.stat().st_size
         if received > max_bytes:
             raise ArchiveError(
@@ -152,14 +140,12 @@ def download_file(
     return digest
 
 
-def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, limit: int) -> str:
+def _stream(url: str, path: Path, deadline: Deadline, limit: int) -> str:
     """The body of ``url`` written to ``path``, its sha256 returned: urllib3 retries a request
     that failed, this loop a body cut short, within the same retries."""
-    retry = retries.new()
+    retry = RETRY.new()
     retry.deadline = deadline
-    context = _StrictEOFContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.load_default_certs()
-    with urllib3.PoolManager(ssl_context=context) as pool:
+    with urllib3.PoolManager() as pool:
         while True:
             try:
                 response = pool.request(
@@ -186,7 +172,7 @@ def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, li
                     response.release_conn()
             except MaxRetryError as exc:
                 raise DownloadError(
-                    f"download of {url} failed after {retries.total} retries: {exc.reason}; "
+                    f"download of {url} failed after {RETRY.total} retries: {exc.reason}; "
                     f"check the URL and the network, {USE_MIRROR}"
                 ) from exc
             except LocationValueError as exc:  # a redirect to file:// or another non-URL

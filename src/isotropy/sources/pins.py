@@ -1,6 +1,5 @@
-"""Pins: what a file must be (a sha256, a git object id, a size, a mirror's MANIFEST.tsv row),
-with an error that names the key to change; and the sources lock, the pins of downloads no
-public record pins, recorded on first use and checked on every later download and by the audit."""
+"""Pins: what a file must be (a sha256, a git object id, a size, a MANIFEST.tsv row), and the
+sources lock, the pins of downloads no public record pins, recorded on first use."""
 
 from __future__ import annotations
 
@@ -34,7 +33,7 @@ LOCK_HEADER = """\
 
 
 class ChecksumError(ValueError):
-    """A file's sha256 (or another pin) differs from the pinned value."""
+    """A file differs from its pin."""
 
 
 class UnverifiedFileError(ChecksumError):
@@ -54,8 +53,7 @@ def check_pin(
     key: str | None = None,
     what: str = "sha256",
 ) -> None:
-    """A pin that does not match raises :class:`ChecksumError` naming its config ``key`` and how
-    to accept the new value."""
+    """A pin that does not match raises :class:`ChecksumError` naming its ``key``."""
     if expected is None or actual == (expected.lower() if isinstance(expected, str) else expected):
         return
     unit = " bytes" if what == "size" else ""
@@ -99,14 +97,13 @@ class MirrorPin(NamedTuple):
 
 
 def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
-    """path → (sha256, bytes) from the mirror's MANIFEST.tsv (None if it has none); a row cut
-    short is an error naming its line, never a file left unchecked."""
+    """path → its row of the mirror's MANIFEST.tsv (None if it has none); a bad row is an error."""
     manifest = mirror / "MANIFEST.tsv"
     if not manifest.is_file():
         return None
     pins: dict[str, MirrorPin] = {}
     with open(manifest, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")  # a header without a column fails each row
+        reader = csv.DictReader(handle, delimiter="\t")
         for row in reader:
             rel = (row.get("path") or "").strip()
             digest = (row.get("sha256") or "").strip().lower()
@@ -123,8 +120,7 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
 
 
 def lock_path(config: Mapping[str, Any] | None = None) -> Path:
-    """The sources lock: ``$ISOTROPY_SOURCES_LOCK``, else ``downloads.lock_file`` of ``config``,
-    else the default."""
+    """The sources lock: ``$ISOTROPY_SOURCES_LOCK``, else ``downloads.lock_file``."""
     if env_value := os.environ.get(LOCK_ENV, "").strip():
         return Path(env_value)
     configured = ((config or {}).get("downloads") or {}).get("lock_file")
@@ -132,8 +128,7 @@ def lock_path(config: Mapping[str, Any] | None = None) -> Path:
 
 
 def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
-    """source → URL → its record (``sha256``, ``bytes``, ``locked``, ``replaced``); {} if no lock.
-    A damaged lock is an error naming the file, never a check turned off."""
+    """source → URL → its record (``sha256``, ``bytes``, ``locked``, ``replaced``); {} if none."""
     path = Path(path)
     if not path.is_file():
         return {}
