@@ -230,29 +230,24 @@ def test_the_cornell_tarball_checked_by_its_members_ends_as_the_mirror_does(
         assert (tmp_path / "raw" / name).read_bytes() == (tmp_path / "mirror" / name).read_bytes()
 
 
-def test_a_tampered_member_is_refused_before_decoding(http, tmp_path, config, mirror_root):
+@pytest.mark.parametrize("plant", ["tampered", "missing"])
+def test_a_tarball_whose_members_are_not_the_pinned_ones_is_refused_before_decoding(
+    http, tmp_path, config, mirror_root, plant
+):
     members = cornell_members(mirror_root)
-    members["rt-polaritydata/rt-polarity.pos"] = members["rt-polaritydata/rt-polarity.pos"].replace(
-        b"a", b"e", 1
-    )
-    http.routes["/rt-polaritydata.tar.gz"] = tar_gz(members)
-    params = polarity_params(config, http.url("/rt-polaritydata.tar.gz"))
-    with pytest.raises(ChecksumError) as info:
-        sources.fetch_source("polarity", params, tmp_path / "raw")
-    message = str(info.value)
-    assert "sources.polarity.members.rt-polarity.pos" in message
-    assert config["sources"]["polarity"]["members"]["rt-polarity.pos"]["sha256"] in message
-    assert list((tmp_path / "raw").iterdir()) == []
-
-
-def test_a_tarball_without_a_pinned_member_is_refused(http, tmp_path, config):
-    pins = {name: {"sha256": sha(b"x\n"), "bytes": 2} for name in POLARITY}
-    pins["README"] = {"sha256": sha(b"y\n"), "bytes": 2}
-    members = {f"rt-polaritydata/{name}": b"x\n" for name in POLARITY}
     http.routes["/rt.tar.gz"] = tar_gz(members)
-    params = {**polarity_params(config, http.url("/rt.tar.gz")), "members": pins}
-    with pytest.raises(ArchiveError, match="holds no member README"):
+    params = polarity_params(config, http.url("/rt.tar.gz"))
+    pinned = params["members"]["rt-polarity.pos"]["sha256"]
+    if plant == "tampered":
+        pos = "rt-polaritydata/rt-polarity.pos"
+        http.routes["/rt.tar.gz"] = tar_gz({**members, pos: members[pos].replace(b"a", b"e", 1)})
+        error, message = ChecksumError, rf"'{pos}' .*: pinned {pinned} \(sources.polarity.members"
+    else:
+        params["members"] = {**params["members"], "README": {"sha256": sha(b"y\n"), "bytes": 2}}
+        error, message = ArchiveError, "holds no member README, which sources.polarity.members pins"
+    with pytest.raises(error, match=message):
         sources.fetch_source("polarity", params, tmp_path / "raw")
+    assert list((tmp_path / "raw").iterdir()) == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -113,13 +113,9 @@ def download_file(
     max_seconds: float = Downloads().max_download_seconds,
     clock: Clock = time,
 ) -> str:
-    """Stream ``url`` to ``dest`` atomically and return the file's sha256.
-
-    Retried as :data:`RETRY` says, within ``max_seconds`` in all. The body is kept as sent (a body
-    encoded anyway is other bytes, which a pin refuses); one beyond ``size`` or ``max_bytes`` is
-    stopped as it arrives; a pin that does not match raises :class:`ChecksumError` naming its key
-    and ``dest`` is not created. ``file://`` URLs are copied with the same checks.
-    """
+    """Stream ``url`` (or copy a ``file://`` one) to ``dest`` atomically, retried as :data:`RETRY`
+    says within ``max_seconds``, and return its sha256. The body is kept as sent, stopped once
+    past ``size`` or ``max_bytes``; a pin that does not match leaves no ``dest``."""
     parsed = urlparse(url)
     if parsed.scheme == "file":
         return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, source)
@@ -151,8 +147,7 @@ def _stream(url: str, path: Path, deadline: Deadline, limit: int) -> str:
                 response = pool.request(
                     "GET",
                     url,
-                    # the published file's own bytes, whose length and sha256 the pins are
-                    # (GitHub's raw server gzips text for those who accept it)
+                    # the published bytes, which the pins pin (GitHub's raw server gzips text)
                     headers={"Accept-Encoding": "identity"},
                     preload_content=False,
                     retries=retry,
@@ -192,11 +187,12 @@ def _receive(response: Any, path: Path, deadline: Deadline, limit: int) -> str:
     progress = (
         ProgressLog(length, f"{name}: bytes", clock=deadline.clock.monotonic) if length else None
     )
-    with open(path, "wb") as handle:
+    chunks = response.stream(1 << 20, decode_content=False)
+    with open(path, "wb") as handle:  # a full disk here is no network error: not retried
         while deadline.received <= limit:
-            try:
-                chunk = response.read1(1 << 20, decode_content=False)
-            except (HTTPError, OSError) as exc:
+            try:  # urllib3 reports a cut (a short or broken body) as a ProtocolError
+                chunk = next(chunks, b"")
+            except HTTPError as exc:  # a read timeout too is retried
                 cut = f"stream interrupted after {deadline.received} bytes: {exc}"
                 raise ProtocolError(cut) from exc
             if not chunk:

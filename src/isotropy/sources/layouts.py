@@ -19,6 +19,7 @@ from isotropy.io import atomic_path, decode_text
 from isotropy.sources.pins import check_pin
 
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
+CRAFTED = "the archive is damaged or crafted, so fetch it again from a trusted source"
 
 
 class ArchiveError(ValueError):
@@ -38,9 +39,8 @@ def mirror_path_problem(rel: str) -> str | None:
 
 @dataclass(frozen=True)
 class Fetched:
-    """One fetched input (the URL's file name or the mirror path), what unpacking it may take
-    (config ``downloads``), and its source's pinned archive members by base name (config
-    ``sources.<source>.members``), each checked as it is read (into ``checked``)."""
+    """One fetched input (the URL's file name or the mirror path), the ``downloads`` limits, and
+    its source's pinned ``members`` by base name, each checked as it is read (into ``checked``)."""
 
     name: str
     path: Path
@@ -51,17 +51,24 @@ class Fetched:
     checked: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def _entries(item: Fetched) -> Iterator[tuple[str, bool, Any, Callable[[], Any]]]:
-    """(name, regular file?, tar member, reader) of each member, the archive open."""
+def _entries(item: Fetched) -> Iterator[tuple[str, bool, Callable[[], Any]]]:
+    """(name, regular file?, reader) of each member, the archive open; a tar member must pass
+    tarfile's ``data`` filter (no link out, no device)."""
     if zipfile.is_zipfile(item.path):
         with zipfile.ZipFile(item.path) as archive:
             for info in archive.infolist():
-                yield info.filename, not info.is_dir(), None, functools.partial(archive.open, info)
+                yield info.filename, not info.is_dir(), functools.partial(archive.open, info)
     else:  # a tar archive: :func:`_pick` asked
         with tarfile.open(item.path) as archive:
             for member in archive:
-                extract = functools.partial(archive.extractfile, member)
-                yield member.name, member.isfile(), member, extract
+                try:
+                    tarfile.data_filter(member, str(item.path.parent))
+                except tarfile.FilterError as exc:
+                    raise ArchiveError(
+                        f"archive {item.name}: member {member.name!r} is unsafe to unpack ({exc}); "
+                        f"{CRAFTED}"
+                    ) from exc
+                yield member.name, member.isfile(), functools.partial(archive.extractfile, member)
 
 
 def is_debris(name: str) -> bool:
@@ -70,12 +77,11 @@ def is_debris(name: str) -> bool:
 
 def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> list[str]:
     """Copy the regular members of an archive that are ``wanted`` into ``staging`` by base name
-    (macOS debris skipped); return the names written. Each member must pass tarfile's ``data``
-    filter (zip: no absolute path or '..'); two wanted members of one name are refused."""
+    (macOS debris skipped); return the names written. Two wanted members of one name, one
+    outside its folder, or a pinned member missing, are refused."""
     written: dict[str, str] = {}
     left = item.max_bytes  # what the archive may still unpack to
-    crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
-    for count, (member, regular, tar_member, read) in enumerate(_entries(item), 1):
+    for count, (member, regular, read) in enumerate(_entries(item), 1):
         if count > item.max_members:
             raise ArchiveError(
                 f"archive {item.name} holds more than {item.max_members} members, which "
@@ -84,15 +90,8 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
             )
         if mirror_path_problem(member.rstrip("/")) is not None:
             raise ArchiveError(
-                f"archive {item.name}: member {member!r} would unpack outside its folder; {crafted}"
+                f"archive {item.name}: member {member!r} would unpack outside its folder; {CRAFTED}"
             )
-        try:
-            if tar_member is not None:
-                tarfile.data_filter(tar_member, str(item.path.parent))
-        except tarfile.FilterError as exc:
-            raise ArchiveError(
-                f"archive {item.name}: member {member!r} is unsafe to unpack ({exc}); {crafted}"
-            ) from exc
         if not regular or is_debris(member) or not wanted(member):
             continue
         target = Path(member).name
@@ -100,11 +99,16 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
             raise ArchiveError(
                 f"archive {item.name} holds two members named {target} "
                 f"({written[target]!r} and {member!r}); which one is the data cannot be told, "
-                f"so neither is used: {crafted}"
+                f"so neither is used: {CRAFTED}"
             )
         with read() as reader:
             left -= _write_member(item, member, reader, staging / target, left)
         written[target] = member
+    if missing := sorted(set(item.members) - set(item.checked)):
+        raise ArchiveError(
+            f"archive {item.name} of source {item.source!r} holds no member {', '.join(missing)}, "
+            f"which sources.{item.source}.members pins; the archive is not the published one"
+        )
     return list(written)
 
 
@@ -222,10 +226,8 @@ LAYOUTS: dict[str, Normaliser] = {
     # corpora/wordnet.zip (NLTK_DATA=resources/raw/<source> works), kept whole: its pins check it
     "wordnet": functools.partial(_pick, r"wordnet\.zip", folder="corpora"),
     "supersense_words": functools.partial(_pick, r"words\.txt"),
-    # Tikhonov et al.'s word pairs with supersense flags
     "supersense_features": functools.partial(_pick, r"words_features\.zip"),
-    # the English files of the release
-    "codwoe": functools.partial(_pick, r"en\.[^/]*\.(json|csv)"),
+    "codwoe": functools.partial(_pick, r"en\.[^/]*\.(json|csv)"),  # the release's English files
     # one word2vec file: an NLPL zip's model.bin (never its model.txt twin), or one as given
     "word_vectors": functools.partial(
         _pick, r"model\.bin|(?!model\.txt)[^/]+\.(bin|txt|vec)(\.gz)?"

@@ -24,11 +24,9 @@ log = logging.getLogger(__name__)
 LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
 RELOCK_ENV = "ISOTROPY_RELOCK"
 LOCK_HEADER = """\
-# The sources lock: the sha256 and size of every downloaded file that no public record pins,
-# written by the workflow on its first download (trusted on first use) and checked on every
-# later download and by the audit (isotropy.sources). Commit it with the project, like a
-# package lock. Never edit it by hand: a changed upstream file is accepted on purpose with
-# `make relock SOURCE=<name>`, which keeps the record it replaces under `replaced`.
+# The sources lock: the sha256 and size of each download no public record pins, trusted on first
+# use (docs/online-sources.md). Commit it; never edit it: `make relock SOURCE=<name>` accepts a
+# changed file and keeps the record it replaces under `replaced`.
 """
 
 
@@ -82,8 +80,7 @@ def copy_local(
 
 
 def git_blob_id(path: str | os.PathLike) -> str:
-    """The id git gives ``path``'s bytes as a blob: it pins a file of a git repository whose tree
-    (``git ls-tree``) is known but not its sha256."""
+    """The id git gives ``path``'s bytes as a blob (``git ls-tree`` lists it where no sha256 is)."""
     seeded = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, lambda: seeded).hexdigest()
@@ -111,9 +108,8 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
             if not rel or not re.fullmatch(r"[0-9a-f]{64}", digest) or not size.isdigit():
                 raise UnverifiedFileError(
                     f"{manifest} line {reader.line_num}: row {rel or '(no path)'!r} needs a path, "
-                    f"a byte count and a 64-hex-digit sha256 (bytes {size or 'missing'!r}, sha256 "
-                    f"{digest or 'missing'!r}); fix the row from the original file or remove it "
-                    "(nothing was read from the mirror)"
+                    f"a byte count and a 64-hex-digit sha256 (got {size!r}, {digest!r}); fix the "
+                    "row from the original file or remove it (nothing was read from the mirror)"
                 )
             pins[rel] = MirrorPin(digest, int(size))
     return pins
@@ -153,13 +149,11 @@ def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
 def check_locked(
     path: str | os.PathLike, data: Mapping[str, Any], source: str, url: str, sha256: str, size: int
 ) -> dict[str, Any] | None:
-    """Compare one download with its record in ``data`` (the lock at ``path``, as read): the
-    record when it matches or a relock of ``source`` is asked for (``$ISOTROPY_RELOCK``), None on
-    first use; else :class:`LockMismatchError`."""
+    """One download's record in ``data`` (the lock at ``path``): None on first use; a mismatch
+    unless ``$ISOTROPY_RELOCK`` names ``source`` raises :class:`LockMismatchError`."""
     old = data.get(source, {}).get(url)
-    if old is None or (old["sha256"] == sha256 and old["bytes"] == size):
-        return old
-    if source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split():
+    relock = source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split()
+    if old is None or (old["sha256"] == sha256 and old["bytes"] == size) or relock:
         return old
     raise LockMismatchError(
         f"sha256 mismatch for {url} (source {source!r}): the sources lock {path} recorded "
@@ -174,8 +168,7 @@ def record_downloads(
     path: str | os.PathLike, source: str, downloads: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
     """Check each download (``url``, ``sha256``, ``bytes``) of ``source`` against the lock and
-    record it there on first use or relock, one writer at a time: a record another job wrote
-    since is compared like any other. Returns the records, in order."""
+    record it on first use or relock, one writer at a time; return the records, in order."""
     path, now = Path(path), datetime.now(UTC).isoformat()
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(path.with_name(path.name + ".flock")):
