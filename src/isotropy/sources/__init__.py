@@ -107,8 +107,7 @@ def fetch_source(
     config: Mapping[str, Any] | None = None,
     clock: download.Clock = time,
 ) -> dict[str, Any]:
-    """Fetch source ``name`` (:func:`source_params`) into ``raw_dir``, laid out by its kind, and
-    return its manifest, written last; on failure ``raw_dir`` is as it was."""
+    """Fetch source ``name`` into ``raw_dir``; return its manifest. On failure nothing changes."""
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
     limits = {
         "max_bytes": params["max_extracted_bytes"],
@@ -187,9 +186,10 @@ def _from_mirror(
         digest = pins.copy_local(mirror / rel, local, None, label)
         if (row := by.get("MANIFEST.tsv")) is not None:
             where = f"{label} (its MANIFEST.tsv entry)"
-            pins.check_pin(local.stat().st_size, row.bytes, where, damaged, what="size")
-            pins.check_pin(digest, row.sha256, where, damaged)
-        pins.check_pin(digest, by.get("config"), label, key=f"sources.{name}.sha256")
+            pins.check_pin(local.stat().st_size, row["bytes"], where, damaged, what="size")
+            pins.check_pin(digest, row["sha256"], where, damaged)
+        if "config" in by:
+            pins.check_pin(digest, by["config"]["sha256"], label, key=f"sources.{name}.sha256")
         trust = " and ".join(MIRROR_TRUST[key] for key in by)
         items.append(layouts.Fetched(rel, local))
         inputs.append(
@@ -260,11 +260,10 @@ def _from_urls(
 
 
 def mirror_pins(params: Mapping[str, Any], mirror: Path) -> dict[str, dict[str, Any]]:
-    """What vouches for each mirror file of a source: its MANIFEST.tsv row, and the config sha256
-    of the URL of the same file name."""
+    """What vouches for each mirror file (its ``sha256``): its MANIFEST.tsv row, its URL's pin."""
     rows = pins.read_mirror_manifest(mirror) or {}
     config_pins = {
-        download.url_file_name(url): pin
+        download.url_file_name(url): {"sha256": pin}
         for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
         if pin is not None
     }

@@ -1,6 +1,5 @@
-"""One file over HTTP(S), retried by urllib3 as :data:`RETRY` says. What no library does is
-here: one deadline over all attempts on a replaceable clock, a body cut mid-stream asked for
-again within the same retries, the bytes kept as sent within a size limit, the pins checked."""
+"""One file over HTTP(S), retried by urllib3 as :data:`RETRY` says, plus what urllib3 does not do:
+one deadline over all attempts, a cut body retried, a size cap, the pins checked."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ class Deadline:
 
 
 class DeadlineRetry(Retry):
-    """urllib3's ``Retry``, waiting (``Retry-After``, else its backoff) on its download's
-    :class:`Deadline` rather than on the wall clock, and never past it."""
+    """urllib3's ``Retry``, waiting on its download's :class:`Deadline`, never past it."""
 
     deadline: Deadline | None = None  # set by each download on its own copy
 
@@ -137,8 +135,7 @@ def download_file(
 
 
 def _stream(url: str, path: Path, deadline: Deadline, limit: int) -> str:
-    """The body of ``url`` written to ``path``, its sha256 returned: urllib3 retries a request
-    that failed, this loop a body cut short, within the same retries."""
+    """The body of ``url`` written to ``path``, its sha256 returned; a cut body is retried too."""
     retry = RETRY.new()
     retry.deadline = deadline
     with urllib3.PoolManager() as pool:
@@ -179,8 +176,7 @@ def _stream(url: str, path: Path, deadline: Deadline, limit: int) -> str:
 
 
 def _receive(response: Any, path: Path, deadline: Deadline, limit: int) -> str:
-    """Write the body as sent and return its sha256, stopping once past ``limit`` bytes or the
-    deadline. A cut is a :class:`ProtocolError` (retried)."""
+    """Write the body as sent and return its sha256; stop past ``limit`` bytes or the deadline."""
     deadline.received, digest = 0, hashlib.sha256()
     length = int(response.headers.get("Content-Length") or 0)
     name = url_file_name(deadline.url)

@@ -39,8 +39,7 @@ def mirror_path_problem(rel: str) -> str | None:
 
 @dataclass(frozen=True)
 class Fetched:
-    """One fetched input (the URL's file name or the mirror path), the ``downloads`` limits, and
-    its source's pinned ``members`` by base name, each checked as it is read (into ``checked``)."""
+    """One fetched input (URL file name or mirror path), its limits and pinned ``members``."""
 
     name: str
     path: Path
@@ -52,8 +51,7 @@ class Fetched:
 
 
 def _entries(item: Fetched) -> Iterator[tuple[str, bool, Callable[[], Any]]]:
-    """(name, regular file?, reader) of each member, the archive open; a tar member must pass
-    tarfile's ``data`` filter (no link out, no device)."""
+    """(name, regular file?, reader) of each member, each tar member through tarfile's filter."""
     if zipfile.is_zipfile(item.path):
         with zipfile.ZipFile(item.path) as archive:
             for info in archive.infolist():
@@ -136,8 +134,7 @@ def _write_member(item: Fetched, member: str, reader: Any, target: Path, left: i
 
 
 def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
-    """How a source is laid out: its config ``kind``, else the layout of its name (``glue`` for
-    ``glue_<task>``)."""
+    """How a source is laid out: its config ``kind``, else the layout of its name."""
     if source_cfg and source_cfg.get("kind"):
         return str(source_cfg["kind"])
     if name.startswith("glue_"):
@@ -173,8 +170,8 @@ def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
 def _pick(
     pattern: str, items: list[Fetched], origin: str, staging: Path, folder: str = ""
 ) -> list[str]:
-    """The raw files whose base name ``pattern`` matches, written under ``folder``: a fetched
-    file, else an archive's members; none, or two of one name, is an error."""
+    """The fetched files or archive members whose base name ``pattern`` matches, written under
+    ``folder``; none, or two of one name, is an error."""
     wanted, into = re.compile(pattern).fullmatch, staging / folder
     into.mkdir(parents=True, exist_ok=True)
     found: list[str] = []

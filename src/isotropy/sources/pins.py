@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 from filelock import FileLock
@@ -86,19 +86,12 @@ def git_blob_id(path: str | os.PathLike) -> str:
         return hashlib.file_digest(handle, lambda: seeded).hexdigest()
 
 
-class MirrorPin(NamedTuple):
-    """One MANIFEST.tsv row: the sha256 and byte count a mirror file must have."""
-
-    sha256: str
-    bytes: int
-
-
-def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
-    """path → its row of the mirror's MANIFEST.tsv (None if it has none); a bad row is an error."""
+def read_mirror_manifest(mirror: Path) -> dict[str, dict[str, Any]] | None:
+    """path → its ``sha256`` and ``bytes`` in the mirror's MANIFEST.tsv (None if it has none)."""
     manifest = mirror / "MANIFEST.tsv"
     if not manifest.is_file():
         return None
-    pins: dict[str, MirrorPin] = {}
+    pins: dict[str, dict[str, Any]] = {}
     with open(manifest, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle, delimiter="\t")
         for row in reader:
@@ -111,7 +104,7 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
                     f"a byte count and a 64-hex-digit sha256 (got {size!r}, {digest!r}); fix the "
                     "row from the original file or remove it (nothing was read from the mirror)"
                 )
-            pins[rel] = MirrorPin(digest, int(size))
+            pins[rel] = {"sha256": digest, "bytes": int(size)}
     return pins
 
 
@@ -149,8 +142,7 @@ def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
 def check_locked(
     path: str | os.PathLike, data: Mapping[str, Any], source: str, url: str, sha256: str, size: int
 ) -> dict[str, Any] | None:
-    """One download's record in ``data`` (the lock at ``path``): None on first use; a mismatch
-    unless ``$ISOTROPY_RELOCK`` names ``source`` raises :class:`LockMismatchError`."""
+    """One download's record in ``data`` (None on first use); a mismatch raises, unless relocked."""
     old = data.get(source, {}).get(url)
     relock = source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split()
     if old is None or (old["sha256"] == sha256 and old["bytes"] == size) or relock:
@@ -167,8 +159,8 @@ def check_locked(
 def record_downloads(
     path: str | os.PathLike, source: str, downloads: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Check each download (``url``, ``sha256``, ``bytes``) of ``source`` against the lock and
-    record it on first use or relock, one writer at a time; return the records, in order."""
+    """Check each download of ``source`` against the lock and record it on first use or relock,
+    one writer at a time; return the records, in order."""
     path, now = Path(path), datetime.now(UTC).isoformat()
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(path.with_name(path.name + ".flock")):
