@@ -230,21 +230,31 @@ def test_the_cornell_tarball_checked_by_its_members_ends_as_the_mirror_does(
         assert (tmp_path / "raw" / name).read_bytes() == (tmp_path / "mirror" / name).read_bytes()
 
 
-@pytest.mark.parametrize("plant", ["tampered", "missing"])
-def test_a_tarball_whose_members_are_not_the_pinned_ones_is_refused_before_decoding(
-    http, tmp_path, config, mirror_root, plant
+@pytest.mark.parametrize(
+    "plant, error, message",
+    [
+        ("tampered", ChecksumError, r"'rt-polaritydata/rt-polarity.pos' .*: pinned [0-9a-f]{64} "),
+        (
+            "pinned-not-there",
+            ArchiveError,
+            "holds no member README, which sources.polarity.members",
+        ),
+        ("unpinned-not-there", ValueError, r"polarity source lacks rt-polarity.neg in \['rt.tar"),
+    ],
+)
+def test_a_tarball_without_its_pinned_or_needed_members_is_refused_before_decoding(
+    http, tmp_path, config, mirror_root, plant, error, message
 ):
     members = cornell_members(mirror_root)
-    http.routes["/rt.tar.gz"] = tar_gz(members)
+    pos, neg = (f"rt-polaritydata/{name}" for name in POLARITY)
     params = polarity_params(config, http.url("/rt.tar.gz"))
-    pinned = params["members"]["rt-polarity.pos"]["sha256"]
     if plant == "tampered":
-        pos = "rt-polaritydata/rt-polarity.pos"
-        http.routes["/rt.tar.gz"] = tar_gz({**members, pos: members[pos].replace(b"a", b"e", 1)})
-        error, message = ChecksumError, rf"'{pos}' .*: pinned {pinned} \(sources.polarity.members"
-    else:
+        members[pos] = members[pos].replace(b"a", b"e", 1)
+    elif plant == "pinned-not-there":
         params["members"] = {**params["members"], "README": {"sha256": sha(b"y\n"), "bytes": 2}}
-        error, message = ArchiveError, "holds no member README, which sources.polarity.members pins"
+    else:
+        del members[neg], params["members"]
+    http.routes["/rt.tar.gz"] = tar_gz(members)
     with pytest.raises(error, match=message):
         sources.fetch_source("polarity", params, tmp_path / "raw")
     assert list((tmp_path / "raw").iterdir()) == []

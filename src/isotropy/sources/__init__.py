@@ -171,10 +171,7 @@ def _from_mirror(
             f"unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"
         )
     vouchers = mirror_pins(params, mirror)
-    damaged = (
-        "the mirror copy is damaged or was edited (nothing was kept); restore it from the "
-        "original source"
-    )
+    damaged = "the copy is damaged or edited (nothing kept); restore it from the original source"
     items, inputs = [], []
     for rel in rels:
         local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", vouchers[rel]

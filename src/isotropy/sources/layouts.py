@@ -154,11 +154,9 @@ POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
 
 
 def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    _pick("|".join(map(re.escape, POLARITY_FILES)), items, origin, staging)
-    if missing := [name for name in POLARITY_FILES if not (staging / name).is_file()]:
-        raise ValueError(
-            f"polarity source lacks {', '.join(missing)} (got {[i.name for i in items]})"
-        )
+    found = _pick("|".join(map(re.escape, POLARITY_FILES)), items, origin, staging)
+    if missing := sorted(set(POLARITY_FILES) - set(found)):
+        raise ValueError(f"polarity source lacks {', '.join(missing)} in {[i.name for i in items]}")
     fetched = {Path(item.name).name: item.name for item in items}  # a mirror's plain files
     for name in POLARITY_FILES:
         label = fetched.get(name, f"{name} in {', '.join(item.name for item in items)}")
@@ -196,11 +194,8 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     if "msr_paraphrase_train.txt" in names:
         if "mrpc_dev_ids.tsv" not in names:
             raise ValueError("MRPC needs both msr_paraphrase_train.txt and mrpc_dev_ids.tsv")
-        build_mrpc_train(
-            names["msr_paraphrase_train.txt"].path,
-            names["mrpc_dev_ids.tsv"].path,
-            staging / "train.tsv",
-        )
+        pairs, dev_ids = names["msr_paraphrase_train.txt"], names["mrpc_dev_ids.tsv"]
+        build_mrpc_train(pairs.path, dev_ids.path, staging / "train.tsv")
         return ["train.tsv"]
     return _pick(r"train\.tsv", items, origin, staging)
 
