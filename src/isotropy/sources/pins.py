@@ -122,15 +122,12 @@ def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
     if not path.is_file():
         return {}
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    nested = isinstance(data, dict) and all(isinstance(urls, dict) for urls in data.values())
-    records = [r for urls in data.values() for r in urls.values()] if nested else [None]
-    if not all(
-        isinstance(r, dict)
-        and isinstance(r.get("sha256"), str)
-        and len(r["sha256"]) == 64
-        and isinstance(r.get("bytes"), int)
-        for r in records
-    ):
+    try:  # a mapping of mappings of records, each a 64-digit sha256 and a byte count
+        records = [r for urls in data.values() for r in urls.values()]
+        damaged = not all(len(r["sha256"]) == 64 and isinstance(r["bytes"], int) for r in records)
+    except (AttributeError, KeyError, TypeError):
+        damaged = True
+    if damaged:
         raise ChecksumError(
             f"sources lock {path} is damaged (it must map each source's URLs to a 64-hex-digit "
             "sha256 and a byte count); restore it from version control (it is committed with the "
@@ -173,14 +170,7 @@ def record_downloads(
                 continue
             entry: dict[str, Any] = {"sha256": digest, "bytes": size, "locked": now}
             if old is None:
-                log.warning(
-                    "%s: sha256 %s, %d bytes, no published pin: trusted on first use, recorded in "
-                    "the sources lock %s (commit it with the project)",
-                    url,
-                    digest,
-                    size,
-                    path,
-                )
+                log.warning("%s: sha256 %s trusted on first use, in %s", url, digest, path)
             else:
                 replaced = {k: old[k] for k in ("sha256", "bytes", "locked") if k in old}
                 entry["replaced"] = [{**replaced, "relocked": now}, *old.get("replaced", [])]
