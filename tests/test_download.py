@@ -342,17 +342,12 @@ def test_mrpc_rebuilt_like_glue_equals_mirror_train(http, tmp_path, mirror_root)
     assert len(rebuilt) - 1 == 3668
 
 
-def small_vectors():
+def test_nlpl_zip_gives_model_bin_and_a_text_gz_is_read_as_text(http, tmp_path):
     from gensim.models import KeyedVectors
 
     vectors = KeyedVectors(vector_size=4)
     words = ["the", "dog", "run", "quickly"]
     vectors.add_vectors(words, np.arange(16, dtype=np.float32).reshape(4, 4) / 7)
-    return vectors, words
-
-
-def test_nlpl_zip_gives_model_bin_and_loads(http, tmp_path):
-    vectors, words = small_vectors()
     vectors.save_word2vec_format(str(tmp_path / "model.bin"), binary=True)
     archive = zip_bytes(
         {"meta.json": b"{}", "model.bin": (tmp_path / "model.bin").read_bytes(), "README": b"x"}
@@ -369,10 +364,6 @@ def test_nlpl_zip_gives_model_bin_and_loads(http, tmp_path):
     loaded = word_vectors.load_word_vectors(path)
     assert loaded.index_to_key == words
     np.testing.assert_allclose(loaded["dog"], vectors["dog"])
-
-
-def test_word2vec_text_gz_detected_as_text(tmp_path):
-    vectors, words = small_vectors()
     vectors.save_word2vec_format(str(tmp_path / "v.txt"), binary=False)
     with gzip.open(tmp_path / "v.txt.gz", "wb") as handle:
         handle.write((tmp_path / "v.txt").read_bytes())
