@@ -285,10 +285,6 @@ def params(name: str, urls: list[str], kind: str | None = None, sha256=None) -> 
     }
 
 
-def fetch_source_of(name: str, urls: list[str], raw: Path) -> dict:
-    return sources.fetch_source(name, params(name, urls), raw)
-
-
 def mirror_params(name: str, config: dict, mirror: Path) -> dict:
     p = sources.source_params({**config, "mirror": None}, name)
     p["mirror"] = str(mirror)
@@ -315,7 +311,8 @@ def test_glue_zip_skips_macos_debris(http, tmp_path):
         {"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"}
     )
     http.routes["/SST-2.zip"] = archive
-    manifest = fetch_source_of("glue_sst2", [http.url("/SST-2.zip")], tmp_path / "raw")
+    glue = params("glue_sst2", [http.url("/SST-2.zip")])
+    manifest = sources.fetch_source("glue_sst2", glue, tmp_path / "raw")
     assert [f["path"] for f in manifest["files"]] == ["train.tsv"]
     assert (tmp_path / "raw" / "train.tsv").read_bytes() == train
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from test_download import POLARITY, cornell_members, mirror_params, sha, tar_gz
+from test_download import params as url_params
 
 from isotropy import sources
 from isotropy.audit.records import FAIL, OK, walk
@@ -38,14 +39,9 @@ def online(monkeypatch):
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
 
 
-def files_params(name: str, url: str) -> dict:
-    """A source without any published pin (like codwoe), its file used as it is."""
-    config = {"sources": {name: {"kind": "files", "url": url, "sha256": None}}}
-    return sources.source_params({**config, "mirror": None}, name)
-
-
 def fetch(name: str, url: str, raw: Path) -> dict:
-    return sources.fetch_source(name, files_params(name, url), raw)
+    """A source without any published pin (like codwoe), its file used as it is."""
+    return sources.fetch_source(name, url_params(name, [url], kind="files"), raw)
 
 
 # ---------------------------------------------------------------------------------------------
