@@ -7,10 +7,6 @@ import copy
 import gzip
 import hashlib
 import io
-import re
-import shutil
-import ssl
-import subprocess
 import tarfile
 import threading
 import zipfile
@@ -19,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from local_server import (
-    Server,
     chunked,
     close_delimited,
     cut_after,
@@ -33,10 +28,10 @@ from tiny_workflow import write_mirror_manifest
 from isotropy import sources
 from isotropy.embeddings import word_vectors
 from isotropy.io import DiskFullError
-from isotropy.readers.registry import source_files, word_vectors_file
+from isotropy.readers.registry import word_vectors_file
 from isotropy.readers.sts import read_sts
 from isotropy.sources import download, layouts, pins
-from isotropy.sources.download import RETRY, DownloadError, download_file
+from isotropy.sources.download import DownloadError, download_file
 from isotropy.sources.layouts import ArchiveError
 from isotropy.sources.pins import ChecksumError
 
@@ -77,24 +72,6 @@ def test_a_static_file_is_saved_with_its_sha256_and_its_progress_logged(
     assert fetch(http, "/c.txt", tmp_path / "c.txt") == sha(DATA)
 
 
-@pytest.mark.parametrize(
-    "redirects, message",
-    [
-        ({"/a": "/b", "/b": "/a"}, "too many redirects"),
-        ({"/a": "file:///etc/passwd"}, "redirected to an address that is not http(s)"),
-    ],
-)
-def test_a_redirect_loop_or_one_to_a_local_file_names_the_url(
-    http, tmp_path, clock, redirects, message
-):
-    for path, target in redirects.items():
-        http.routes[path] = lambda h, n, target=target: reply(h, 302, Location=target)
-    with pytest.raises(DownloadError) as info:
-        fetch(http, "/a", tmp_path / "a", clock=clock)
-    assert http.url("/a") in str(info.value) and message in str(info.value)
-    assert not (tmp_path / "a").exists()
-
-
 def test_a_body_is_kept_as_sent_never_inflated(http, tmp_path):
     # GitHub's raw server gzips text for a client that accepts gzip: asked for identity, it
     # sends the published file, whose sha256 the pin is.
@@ -113,25 +90,26 @@ def test_a_body_is_kept_as_sent_never_inflated(http, tmp_path):
     assert fetch(http, "/bomb.gz", tmp_path / "w", max_bytes=1 << 20) == sha(bomb)
 
 
-def test_503_with_retry_after_is_waited_out_then_fetched(http, tmp_path, clock):
-    # A busy server (GitHub's, Zenodo's) answers 503 or 429 with Retry-After.
-    http.routes["/f"] = lambda h, n: (
-        reply(h, 503, Retry_After="7") if n == 1 else static_file(h, DATA)
-    )
-    assert fetch(http, "/f", tmp_path / "f", sha(DATA), clock=clock) == sha(DATA)
-    assert clock.slept == [7.0] and len(http.seen["/f"]) == 2
+def redirect(target: str):
+    return lambda h, n: reply(h, 302, Location=target)
 
 
 @pytest.mark.parametrize(
     "route, message, slept, requests",
-    [  # a wait past the deadline; a persistent 5xx, backed off then given up; a 404, at once
+    [  # a busy server (GitHub's, Zenodo's) answers 503 or 429 with Retry-After, waited out
+        (
+            lambda h, n: reply(h, 503, Retry_After="7") if n == 1 else static_file(h, DATA),
+            None,
+            [7.0],
+            2,
+        ),
         (
             lambda h, n: reply(h, 429, Retry_After="3600"),
             r"passed its deadline of 3000 s .*waiting 3600 s",
             [],
             1,
         ),
-        (
+        (  # backed off, then given up
             lambda h, n: reply(h, 500),
             "failed after 5 retries: too many 500 error responses.*set ISOTROPY_MIRROR to a "
             "folder laid out like shared/mirror",
@@ -139,17 +117,22 @@ def test_503_with_retry_after_is_waited_out_then_fetched(http, tmp_path, clock):
             6,
         ),
         (lambda h, n: reply(h, 404), r"/f failed with HTTP 404.*fix 'sources'", [], 1),
+        (redirect("/f"), "/f failed after 5 retries: too many redirects", [], 6),
+        (redirect("file:///etc/passwd"), "/f was redirected to an address that is not http", [], 1),
     ],
-    ids=["retry-after-past-the-deadline", "persistent-5xx", "404"],
+    ids=["retry-after", "retry-after-past-the-deadline", "persistent-5xx", "404", "loop", "file"],
 )
-def test_a_download_that_cannot_succeed_gives_up_naming_why(
+def test_a_failed_request_is_retried_as_it_asks_or_given_up_naming_why(
     http, tmp_path, clock, route, message, slept, requests
 ):
     http.routes["/f"] = route
-    with pytest.raises(DownloadError, match=message):
-        fetch(http, "/f", tmp_path / "f", max_seconds=3000, clock=clock)
+    if message is None:
+        assert fetch(http, "/f", tmp_path / "f", sha(DATA), clock=clock) == sha(DATA)
+    else:
+        with pytest.raises(DownloadError, match=message):
+            fetch(http, "/f", tmp_path / "f", max_seconds=3000, clock=clock)
+        assert list(tmp_path.iterdir()) == []
     assert clock.slept == slept and len(http.seen["/f"]) == requests
-    assert list(tmp_path.iterdir()) == []
 
 
 def short_body(handler, data: bytes) -> None:
@@ -171,8 +154,9 @@ def unasked_206(handler, data: bytes) -> None:
         lambda h: short_body(h, DATA),
         lambda h: unasked_206(h, DATA),
         lambda h: chunked(h, DATA, complete=False),  # a chunked body cut before its last chunk
+        lambda h: close_delimited(h, DATA[:5000], clean=False),  # no length, a broken close
     ],
-    ids=["dropped", "shorter-than-its-length", "206-nobody-asked-for", "chunked-cut"],
+    ids=["dropped", "shorter-than-its-length", "206-nobody-asked-for", "chunked-cut", "unclean"],
 )
 def test_a_body_cut_short_is_fetched_again_whole(http, tmp_path, clock, first):
     # The server offers ranges, but a retry asks for the whole file (no resumption).
@@ -180,45 +164,6 @@ def test_a_body_cut_short_is_fetched_again_whole(http, tmp_path, clock, first):
     assert fetch(http, "/f", tmp_path / "f", clock=clock) == sha(DATA)
     assert (tmp_path / "f").read_bytes() == DATA
     assert [("Range" in headers) for headers in http.seen["/f"]] == [False, False]
-
-
-@pytest.fixture
-def tls_http(tmp_path, monkeypatch):
-    """The local server's class over TLS, with a certificate made here for 127.0.0.1."""
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command to make a certificate")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-        + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
-        + ["-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True,
-        capture_output=True,
-    )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the download trusts the test's certificate
-    server = Server(tls=context)
-    yield server
-    server.close()
-
-
-@pytest.mark.parametrize("server", ["http", "tls_http"])
-def test_a_close_delimited_body_is_kept_only_when_the_connection_closed_cleanly(
-    server, request, tmp_path, clock
-):
-    # Over TLS, a close without close_notify is a cut too (Python would hide it as an end).
-    http = request.getfixturevalue(server)
-    http.routes["/cut"] = lambda h, n: close_delimited(h, DATA[:5000], clean=False)
-    with pytest.raises(DownloadError, match="failed after 1 retries: stream interrupted"):
-        fetch(http, "/cut", tmp_path / "cut", retries=RETRY.new(total=1), clock=clock)
-    assert not (tmp_path / "cut").exists()
-    http.routes["/whole"] = lambda h, n: close_delimited(h, DATA[:5000], clean=True)
-    assert fetch(http, "/whole", tmp_path / "whole") == sha(DATA[:5000])
-    # A clean close cannot tell a short body from a whole one: only a pin can.
-    with pytest.raises(ChecksumError, match="sha256 mismatch"):
-        fetch(http, "/whole", tmp_path / "short", sha(DATA))
-    assert not (tmp_path / "short").exists()
 
 
 def test_a_trickling_server_is_abandoned_at_the_deadline(http, tmp_path, clock):
@@ -265,46 +210,29 @@ def test_a_body_beyond_its_limit_is_stopped_as_it_arrives(http, tmp_path, limit,
 
 
 @pytest.mark.parametrize(
-    "pin, message",
+    "scheme, pin, message",
     [
-        ({"size": 4}, r"size mismatch .*: pinned 4 bytes \(sources.x.bytes\), got 5 bytes"),
-        (
-            {"sha256": sha(b"1234")},  # a changed upstream file: both hashes and the remedy
-            rf"sha256 mismatch for .*f.txt: pinned {sha(b'1234')} \(sources.x.sha256\), got "
-            rf"{sha(b'12345')}; .*accept it deliberately: set sources.x.sha256 to {sha(b'12345')}",
-        ),
+        ("http", {"size": 4}, r"size mismatch .*: pinned 4 bytes \(sources.x.bytes\), got 5 bytes"),
+        *[
+            (
+                scheme,
+                {"sha256": sha(b"1234")},  # a changed upstream file: both hashes and the remedy
+                rf"sha256 mismatch for .*f.txt: pinned {sha(b'1234')} \(sources.x.sha256\), got "
+                rf"{sha(b'12345')}; .*accept it deliberately: set sources.x.sha256 to "
+                rf"{sha(b'12345')}",
+            )
+            for scheme in ("http", "file")
+        ],
     ],
 )
-def test_a_pin_that_does_not_match_leaves_no_file(http, tmp_path, pin, message):
+def test_a_pin_that_does_not_match_leaves_no_file(http, tmp_path, scheme, pin, message):
     http.routes["/f.txt"] = b"12345"
+    (tmp_path / "f.txt").write_bytes(b"12345")
+    url = http.url("/f.txt") if scheme == "http" else (tmp_path / "f.txt").as_uri()
     with pytest.raises(ChecksumError, match=message):
-        fetch(http, "/f.txt", tmp_path / "f", source="x", **pin)
-    assert list(tmp_path.iterdir()) == []  # neither the file nor a partial temp file
-    assert fetch(http, "/f.txt", tmp_path / "f", size=5) == sha(b"12345")
-
-
-def test_file_url_is_copied_with_checks(tmp_path):
-    src = tmp_path / "src.bin"
-    src.write_bytes(b"abc")
-    assert download_file(src.as_uri(), tmp_path / "out" / "dst.bin", sha(b"abc")) == sha(b"abc")
-    with pytest.raises(ChecksumError):
-        download_file(src.as_uri(), tmp_path / "out" / "bad.bin", sha(b"xyz"))
-    assert not (tmp_path / "out" / "bad.bin").exists()
-
-
-def test_a_full_disk_during_a_download_is_not_a_network_problem(http, tmp_path, clock, monkeypatch):
-    real_open = open
-
-    def full_open(path, mode="r", *args, **kwargs):  # the download's writes land on /dev/full
-        return real_open("/dev/full" if "w" in mode else path, mode, *args, **kwargs)
-
-    monkeypatch.setattr(download, "open", full_open, raising=False)
-    http.routes["/f.bin"] = DATA
-    with pytest.raises(DiskFullError) as info:
-        fetch(http, "/f.bin", tmp_path / "f.bin", clock=clock)
-    assert len(http.seen["/f.bin"]) == 1 and clock.slept == []  # no retry, no wait
-    assert "no space left on the device of" in str(info.value) and "f.bin" in str(info.value)
-    assert "network" not in str(info.value)
+        download_file(url, tmp_path / "out" / "f", source="x", **pin)
+    assert list((tmp_path / "out").iterdir()) == []  # neither the file nor a partial temp file
+    assert download_file(url, tmp_path / "out" / "f", size=5) == sha(b"12345")
 
 
 def test_unreachable_source_is_named_and_the_mirror_suggested(tmp_path, clock):
@@ -357,10 +285,6 @@ def params(name: str, urls: list[str], kind: str | None = None, sha256=None) -> 
     }
 
 
-def fetch_source_of(name: str, urls: list[str], raw: Path) -> dict:
-    return sources.fetch_source(name, params(name, urls), raw)
-
-
 def mirror_params(name: str, config: dict, mirror: Path) -> dict:
     p = sources.source_params({**config, "mirror": None}, name)
     p["mirror"] = str(mirror)
@@ -387,7 +311,8 @@ def test_glue_zip_skips_macos_debris(http, tmp_path):
         {"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"}
     )
     http.routes["/SST-2.zip"] = archive
-    manifest = fetch_source_of("glue_sst2", [http.url("/SST-2.zip")], tmp_path / "raw")
+    glue = params("glue_sst2", [http.url("/SST-2.zip")])
+    manifest = sources.fetch_source("glue_sst2", glue, tmp_path / "raw")
     assert [f["path"] for f in manifest["files"]] == ["train.tsv"]
     assert (tmp_path / "raw" / "train.tsv").read_bytes() == train
 
@@ -414,23 +339,12 @@ def test_mrpc_rebuilt_like_glue_equals_mirror_train(http, tmp_path, mirror_root)
     assert len(rebuilt) - 1 == 3668
 
 
-def test_archive_without_expected_member_is_an_error(http, tmp_path):
-    http.routes["/RTE.zip"] = zip_bytes({"RTE/dev.tsv": b"x"})
-    with pytest.raises(ValueError, match="none of the expected files"):
-        fetch_source_of("glue_rte", [http.url("/RTE.zip")], tmp_path / "raw")
-
-
-def small_vectors():
+def test_nlpl_zip_gives_model_bin_and_a_text_gz_is_read_as_text(http, tmp_path):
     from gensim.models import KeyedVectors
 
     vectors = KeyedVectors(vector_size=4)
     words = ["the", "dog", "run", "quickly"]
     vectors.add_vectors(words, np.arange(16, dtype=np.float32).reshape(4, 4) / 7)
-    return vectors, words
-
-
-def test_nlpl_zip_gives_model_bin_and_loads(http, tmp_path):
-    vectors, words = small_vectors()
     vectors.save_word2vec_format(str(tmp_path / "model.bin"), binary=True)
     archive = zip_bytes(
         {"meta.json": b"{}", "model.bin": (tmp_path / "model.bin").read_bytes(), "README": b"x"}
@@ -447,10 +361,6 @@ def test_nlpl_zip_gives_model_bin_and_loads(http, tmp_path):
     loaded = word_vectors.load_word_vectors(path)
     assert loaded.index_to_key == words
     np.testing.assert_allclose(loaded["dog"], vectors["dog"])
-
-
-def test_word2vec_text_gz_detected_as_text(tmp_path):
-    vectors, words = small_vectors()
     vectors.save_word2vec_format(str(tmp_path / "v.txt"), binary=False)
     with gzip.open(tmp_path / "v.txt.gz", "wb") as handle:
         handle.write((tmp_path / "v.txt").read_bytes())
@@ -503,38 +413,45 @@ def test_source_params_follow_config(config):
         and p["bytes"] == [1047044, 6222]
         and p["mirror"] is None
     )
+    assert "git_blob" not in p  # a key only where given: the others' params stay as they were
     with pytest.raises(ValueError, match="not in config"):
         sources.source_params(config, "nope")
 
 
-def test_a_plain_source_needs_no_layout_code(tmp_path):
-    """kind files: a data set's files are kept as they are, under their own names (a missing
-    file is named before any copy)."""
+def test_a_plain_source_replaces_the_old_files_and_a_missing_mirror_file_is_named(tmp_path):
+    """kind files: a source's files are kept as they are, under their own names, in place of what
+    was there; a mirror file missing (or none configured) is named before any copy."""
     mirror = tmp_path / "mirror"
     (mirror / "toy").mkdir(parents=True)
     (mirror / "toy/a.tsv").write_text("x\ty\n")
     (mirror / "toy/b.txt").write_text("words\n")
     write_mirror_manifest(mirror)
-    config = {
-        "mirror": str(mirror),
-        "sources": {
-            "toy": {
-                "kind": "files",
-                "url": ["https://example.org/a.tsv", "https://example.org/b.txt"],
-                "mirror": ["toy/a.tsv", "toy/b.txt"],
-            }
-        },
+    toy = {
+        "kind": "files",
+        "url": ["https://example.org/a.tsv", "https://example.org/b.txt"],
+        "mirror": ["toy/a.tsv", "toy/b.txt"],
     }
-    manifest = sources.fetch_source("toy", sources.source_params(config, "toy"), tmp_path / "raw")
+    hub = {
+        "kind": "hub",
+        "url": "https://huggingface.co/datasets/SetFit/sst5",
+        "hub": {"path": "SetFit/sst5", "split": "train", "revision": "e51bdcd8"},
+    }
+    config = {"mirror": str(mirror), "sources": {"toy": toy, "hub": hub}}
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "stale.json").write_text("[]")
+    manifest = sources.fetch_source("toy", sources.source_params(config, "toy"), raw)
     assert [f["path"] for f in manifest["files"]] == ["a.tsv", "b.txt"]
-    assert (tmp_path / "raw/a.tsv").read_text() == "x\ty\n"
+    assert sorted(p.name for p in raw.iterdir()) == ["a.tsv", "b.txt", "manifest.json"]
+    assert (raw / "a.tsv").read_text() == "x\ty\n"
     (mirror / "toy/b.txt").unlink()
-    with pytest.raises(FileNotFoundError) as run_time:
-        sources.fetch_source(
-            "toy", sources.source_params(config, "toy"), tmp_path / "raw2", config=config
+    for name, lacks in [("toy", "toy/b.txt"), ("hub", "(no mirror files configured for source")]:
+        with pytest.raises(FileNotFoundError) as run_time:
+            sources.fetch_source(name, sources.source_params(config, name), tmp_path / name)
+        assert f"source {name!r} is unavailable: the mirror {mirror} lacks {lacks}" in str(
+            run_time.value
         )
-    assert "lacks toy/b.txt" in str(run_time.value)
-    assert not (tmp_path / "raw2/a.tsv").exists()
+        assert list((tmp_path / name).iterdir()) == []
 
 
 def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
@@ -549,15 +466,6 @@ def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
         sources.fetch_source(
             "polarity", mirror_params("polarity", config, mirror), tmp_path / "raw"
         )
-
-
-def test_refetch_replaces_previous_files(tmp_path, mirror_root, config):
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    (raw / "stale.json").write_text("[]")
-    sources.fetch_source("codwoe", mirror_params("codwoe", config, mirror_root), raw)
-    assert sorted(p.name for p in raw.iterdir()) == ["en.trial.complete.json", "manifest.json"]
-    assert source_files(raw) == [raw / "en.trial.complete.json"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -639,150 +547,103 @@ def fetch_glue_archive(http, tmp_path, archive: bytes, suffix: str = "zip", **li
     return sources.fetch_source("glue_sst2", p, tmp_path / "raw")
 
 
-def test_zip_bomb_is_refused_by_unpacked_size(http, tmp_path):
-    archive = zip_bytes(
-        {"SST-2/train.tsv": b"sentence\tlabel\n" + b"0" * (8 << 20)}, zipfile.ZIP_DEFLATED
-    )
-    assert len(archive) < 64 << 10  # 8 MiB that compress to a few kB
-    with pytest.raises(ArchiveError) as info:
-        fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=1 << 20)
-    assert str(info.value) == (
-        "archive SST-2.zip unpacks to more than 1048576 bytes (at member 'SST-2/train.tsv'), which "
-        "looks like a decompression bomb; check the source, or raise "
-        "downloads.max_extracted_bytes in the config if it is known to be right"
-    )
-    assert list((tmp_path / "raw").iterdir()) == []
-    manifest = fetch_glue_archive(http, tmp_path, archive, max_extracted_bytes=16 << 20)
-    assert manifest["files"][0]["path"] == "train.tsv"
-
-
-def test_archive_with_too_many_members_is_refused(http, tmp_path):
-    members = {f"SST-2/junk{i}.txt": b"" for i in range(50)} | {
-        "SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"
-    }
-    for suffix, archive in (("zip", zip_bytes(members)), ("tar.gz", tar_gz(members))):
-        with pytest.raises(
-            ArchiveError,
-            match=rf"archive SST-2.{suffix} holds more than 20 members, which looks like an "
-            r"archive bomb; check the source, or raise downloads.max_archive_members",
-        ):
-            fetch_glue_archive(http, tmp_path, archive, suffix, max_archive_members=20)
-        assert list((tmp_path / "raw").iterdir()) == []
+TRAIN = {"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}
+JUNK = {f"SST-2/junk{i}.txt": b"" for i in range(50)}
+TOO_MANY = r"holds more than 20 members, which looks like an archive bomb; .*max_archive_members"
 
 
 @pytest.mark.parametrize(
-    "suffix, name, link",
+    "suffix, members, links, limits, error, message",
     [
-        ("zip", "../../escaped.txt", None),
-        ("tar.gz", "/tmp/escaped-absolute.txt", None),
-        ("tar.gz", "SST-2/link", "/etc/passwd"),  # a link: tarfile's data filter refuses it
+        (
+            "zip",  # 8 MiB that compress to a few kB
+            {"SST-2/train.tsv": b"sentence\tlabel\n" + b"0" * (8 << 20)},
+            None,
+            {"max_extracted_bytes": 1 << 20},
+            ArchiveError,
+            r"archive SST-2.zip unpacks to more than 1048576 bytes \(at member 'SST-2/train.tsv'\),"
+            r" which looks like a decompression bomb; .*raise downloads.max_extracted_bytes",
+        ),
+        ("zip", TRAIN | JUNK, None, {"max_archive_members": 20}, ArchiveError, TOO_MANY),
+        ("tar.gz", TRAIN | JUNK, None, {"max_archive_members": 20}, ArchiveError, TOO_MANY),
+        (
+            "zip",
+            TRAIN | {"../../escaped.txt": b"escaped\n"},
+            None,
+            {},
+            ArchiveError,
+            r"member '../../escaped.txt' would unpack outside its folder",
+        ),
+        (
+            "tar.gz",
+            TRAIN | {"/tmp/escaped-absolute.txt": b"escaped\n"},
+            None,
+            {},
+            ArchiveError,
+            r"member '/tmp/escaped-absolute.txt' would unpack outside its folder",
+        ),
+        (  # a link: tarfile's data filter refuses it
+            "tar.gz",
+            TRAIN,
+            {"SST-2/link": "/etc/passwd"},
+            {},
+            ArchiveError,
+            r"member 'SST-2/link' is unsafe to unpack",
+        ),
+        (
+            "zip",
+            TRAIN | {"x/train.tsv": b"evil\n"},
+            None,
+            {},
+            ArchiveError,
+            r"two members named train.tsv \('SST-2/train.tsv' and 'x/train.tsv'\)",
+        ),
+        ("zip", {"SST-2/dev.tsv": b"x"}, None, {}, ValueError, "none of the expected files"),
     ],
-    ids=["dotdot", "absolute", "symlink"],
+    ids=["bomb", "zip-members", "tar-members", "dotdot", "absolute", "symlink", "twice", "none"],
 )
-def test_crafted_archive_members_are_refused_and_write_nothing(http, tmp_path, suffix, name, link):
-    members = {"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}
-    if link is None:
-        members[name] = b"escaped\n"
+def test_a_hostile_or_wrong_archive_is_refused_and_writes_nothing(
+    http, tmp_path, suffix, members, links, limits, error, message
+):
     if suffix == "zip":
-        archive = zip_bytes(members)
+        archive = zip_bytes(members, zipfile.ZIP_DEFLATED)
     else:
-        archive = tar_gz(members, symlinks={name: link} if link else None)
-    before = sorted(p for p in tmp_path.rglob("*"))
-    with pytest.raises(ArchiveError, match=rf"archive SST-2.{suffix}: member '{re.escape(name)}' "):
-        fetch_glue_archive(http, tmp_path, archive, suffix)
-    assert list((tmp_path / "raw").iterdir()) == []
-    assert sorted(p for p in tmp_path.rglob("*")) == before + [tmp_path / "raw"]
+        archive = tar_gz(members, symlinks=links)
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(error, match=message):
+        fetch_glue_archive(http, tmp_path, archive, suffix, **limits)
+    assert sorted(tmp_path.rglob("*")) == before + [tmp_path / "raw"]
     assert not Path("/tmp/escaped-absolute.txt").exists()
 
 
-def test_hub_source_without_mirror_files_is_named_by_its_download(tmp_path, monkeypatch):
-    monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
-    hub = {"path": "SetFit/sst5", "split": "train", "revision": "e51bdcd8"}
-    url = "https://huggingface.co/datasets/SetFit/sst5"
-    config = {"sources": {"hf_sst5_train": {"kind": "hub", "url": url, "hub": hub}}}
-    params = sources.source_params(config, "hf_sst5_train")
-    with pytest.raises(
-        FileNotFoundError,
-        match=r"'hf_sst5_train' is unavailable: .*no mirror files configured .*unset mirror",
-    ):
-        sources.fetch_source("hf_sst5_train", params, tmp_path / "raw")
-
-
-def test_git_blob_id_is_gits(mirror_root, tmp_path):
-    # `git ls-tree` of altsoph/modality_shifts at bc02c012 lists data/words.txt as this blob;
-    # the mirror's copy is the same file (its sha256 is the config pin).
-    assert pins.git_blob_id(mirror_root / "supersense/words.txt") == (
-        "d227c86caafdd78053292bde9376d9c4574630d2"
-    )
-    (tmp_path / "hello").write_bytes(b"hello\n")  # `echo hello | git hash-object --stdin`
-    assert pins.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
-
-
-def test_a_git_blob_pin_checks_the_download(http, tmp_path):
-    data = zip_bytes({"words_features.csv": b"word1,word2\n"})
-    http.routes["/data/words_features.zip"] = data
-    (tmp_path / "blob").write_bytes(data)
-    blob = pins.git_blob_id(tmp_path / "blob")
-    config = {
-        "sources": {
-            "supersense_features": {
-                "url": http.url("/data/words_features.zip"),
-                "kind": "supersense_features",
-                "git_blob": blob,
-            }
-        }
-    }
-    params = sources.source_params({**config, "mirror": None}, "supersense_features")
-    manifest = sources.fetch_source("supersense_features", params, tmp_path / "raw")
-    assert manifest["inputs"][0]["git_blob"] == blob
-    assert manifest["inputs"][0]["checked_against"] == ["git_blob"]
-    assert (tmp_path / "raw" / "words_features.zip").read_bytes() == data
-    # Sources without a git_blob keep their params (a new key would re-run their downloads).
-    del config["sources"]["supersense_features"]["git_blob"]
-    assert "git_blob" not in sources.source_params(config, "supersense_features")
-
-
-# ---------------------------------------------------------------------------------------------
-# A full disk
-
-
-@pytest.mark.parametrize("archived", [True, False])
-def test_a_full_disk_while_laying_out_a_source_names_the_file(
-    http, tmp_path, monkeypatch, archived
+@pytest.mark.parametrize(
+    "module, route, written",
+    [(download, "/train.tsv", "fetched/train.tsv"), (layouts, "/SST-2.zip", "staging/train.tsv")],
+    ids=["download", "archive-member"],
+)
+def test_a_full_disk_names_the_file_and_is_not_retried(
+    http, tmp_path, clock, monkeypatch, module, route, written
 ):
     real_open = open
 
-    def full_disk(path, mode="r", *args, **kwargs):  # writes in staging land on /dev/full
-        writes = "b" in mode and ("w" in mode or "a" in mode)
-        return real_open("/dev/full" if writes else path, mode, *args, **kwargs)
+    def full_disk(path, mode="r", *args, **kwargs):  # the module's writes land on /dev/full
+        return real_open("/dev/full" if "w" in mode else path, mode, *args, **kwargs)
 
-    real_copyfile = shutil.copyfile
-    monkeypatch.setattr(layouts, "open", full_disk, raising=False)
-    monkeypatch.setattr(shutil, "copyfile", lambda src, dst: real_copyfile(src, "/dev/full"))
-    body = b"sentence\tlabel\nok\t1\n"
-    http.routes["/SST-2.zip"] = zip_bytes({"SST-2/train.tsv": body})
-    http.routes["/train.tsv"] = body
-    url = http.url("/SST-2.zip" if archived else "/train.tsv")
+    monkeypatch.setattr(module, "open", full_disk, raising=False)
+    http.routes["/SST-2.zip"] = zip_bytes(TRAIN)
+    http.routes["/train.tsv"] = TRAIN["SST-2/train.tsv"]
+    raw = tmp_path / "raw"
     with pytest.raises(DiskFullError) as info:
-        sources.fetch_source("glue_sst2", params("glue_sst2", [url]), tmp_path / "raw")
+        sources.fetch_source("glue_sst2", params("glue_sst2", [http.url(route)]), raw, clock=clock)
     assert "no space left on the device of" in str(info.value)
-    assert "staging/train.tsv while writing it" in str(info.value)
-    assert list((tmp_path / "raw").iterdir()) == []
+    assert f"{written} while writing it" in str(info.value) and "network" not in str(info.value)
+    assert len(http.seen[route]) == 1 and clock.slept == []  # no retry, no wait
+    assert list(raw.iterdir()) == []
 
 
-# ---------------------------------------------------------------------------------------------
-# Duplicate archive members
-
-
-def test_an_archive_with_two_members_of_one_name_is_refused(http, tmp_path):
-    extra = "x/train.tsv"
-    http.routes["/SST-2.zip"] = zip_bytes(
-        {"SST-2/train.tsv": b"s\tlabel\na\t1\n", extra: b"evil\n"}
-    )
-    with pytest.raises(ArchiveError) as info:
-        fetch_source_of("glue_sst2", [http.url("/SST-2.zip")], tmp_path / "raw")
-    assert "two members named train.tsv" in str(info.value) and repr(extra) in str(info.value)
-    assert list((tmp_path / "raw").iterdir()) == []
+def test_git_blob_id_is_gits(tmp_path):
+    (tmp_path / "hello").write_bytes(b"hello\n")  # `echo hello | git hash-object --stdin`
+    assert pins.git_blob_id(tmp_path / "hello") == "ce013625030ba8dba906f756967f9e9ca394464a"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -349,7 +349,7 @@ def check_pins(
         if "mirror_path" in entry:
             label = f"mirror file {entry['mirror_path']}"
             by_kind = mirrored[entry["mirror_path"]].items()
-            pins += [(by, "sha256", getattr(pin, "sha256", pin)) for by, pin in by_kind]
+            pins += [(by, "sha256", pin["sha256"]) for by, pin in by_kind]
         elif url_pins.get(url):
             pins.append(("config", "sha256", str(url_pins[url])))
         elif url in locked:

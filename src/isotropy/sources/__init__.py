@@ -1,10 +1,6 @@
-"""Raw sources: each fetched into ``resources/raw/<source>/``, every file checked against its pins.
-
-Each input (a mirror file, a hub split or a URL) is checked against every pin that applies, else
-against the sources lock (recorded on first use), laid out in a staging folder that is swapped in,
-and ``manifest.json`` is written last. A file nothing can check is refused
-(docs/online-sources.md).
-"""
+"""Raw sources: each fetched into ``resources/raw/<source>/``, every file checked against its pins
+or the sources lock, laid out in a staging folder that is swapped in, ``manifest.json`` written
+last (docs/online-sources.md)."""
 
 from __future__ import annotations
 
@@ -111,10 +107,14 @@ def fetch_source(
     config: Mapping[str, Any] | None = None,
     clock: download.Clock = time,
 ) -> dict[str, Any]:
-    """Fetch source ``name`` (:func:`source_params`) into ``raw_dir`` and return its manifest,
-    written last; on failure ``raw_dir`` is as it was. A download no published pin checks is
-    compared with the sources lock of ``config`` and recorded there on first use."""
+    """Fetch source ``name`` into ``raw_dir``; return its manifest. On failure nothing changes."""
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
+    limits = {
+        "max_bytes": params["max_extracted_bytes"],
+        "max_members": params["max_archive_members"],
+        "members": params.get("members") or {},
+        "source": name,
+    }
     origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{raw_dir.name}.fetch-", dir=raw_dir.parent))
@@ -128,7 +128,12 @@ def fetch_source(
             items, inputs = _from_hub(params, fetched)
         else:
             items, inputs = _from_urls(params, fetched, pins.lock_path(config), clock)
-        records = _lay_out(name, params, origin, items, inputs, staging)
+        items = [replace(item, **limits) for item in items]
+        files = layouts.LAYOUTS[params["kind"]](items, origin, staging)
+        for item, entry in zip(items, inputs):
+            if item.checked:
+                entry["members"] = dict(item.checked)
+                entry["checked_against"] += ["members"]
         if locked := [entry for entry in inputs if entry["trust"] == TRUST_LOCK]:
             lock = pins.lock_path(config)  # compared again under its file lock
             for entry, record in zip(locked, pins.record_downloads(lock, name, locked)):
@@ -137,11 +142,15 @@ def fetch_source(
         os.replace(staging, raw_dir)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    records = [
+        {"path": rel, "bytes": (raw_dir / rel).stat().st_size, "sha256": sha256_file(raw_dir / rel)}
+        for rel in files
+    ]
     manifest = {
         "source": name,
         "kind": params["kind"],
         "origin": origin,
-        "mirror": str(Path(params["mirror"])) if params.get("mirror") else None,
+        "mirror": params.get("mirror"),
         "inputs": inputs,
         "files": records,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -162,10 +171,7 @@ def _from_mirror(
             f"unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"
         )
     vouchers = mirror_pins(params, mirror)
-    damaged = (
-        "the mirror copy is damaged or was edited (nothing was kept); restore it from the "
-        "original source"
-    )
+    damaged = "the copy is damaged or edited (nothing kept); restore it from the original source"
     items, inputs = [], []
     for rel in rels:
         local, label, by = fetched / Path(rel).name, f"mirror file {mirror / rel}", vouchers[rel]
@@ -177,9 +183,10 @@ def _from_mirror(
         digest = pins.copy_local(mirror / rel, local, None, label)
         if (row := by.get("MANIFEST.tsv")) is not None:
             where = f"{label} (its MANIFEST.tsv entry)"
-            pins.check_pin(local.stat().st_size, row.bytes, where, damaged, what="size")
-            pins.check_pin(digest, row.sha256, where, damaged)
-        pins.check_pin(digest, by.get("config"), label, key=f"sources.{name}.sha256")
+            pins.check_pin(local.stat().st_size, row["bytes"], where, damaged, what="size")
+            pins.check_pin(digest, row["sha256"], where, damaged)
+        if "config" in by:
+            pins.check_pin(digest, by["config"]["sha256"], label, key=f"sources.{name}.sha256")
         trust = " and ".join(MIRROR_TRUST[key] for key in by)
         items.append(layouts.Fetched(rel, local))
         inputs.append(
@@ -249,58 +256,16 @@ def _from_urls(
     return items, inputs
 
 
-def _lay_out(
-    name: str,
-    params: Mapping[str, Any],
-    origin: str,
-    items: list[layouts.Fetched],
-    inputs: list[dict],
-    staging: Path,
-) -> list[dict[str, Any]]:
-    """The records of the source's raw files, written into ``staging`` by its layout, every
-    pinned archive member of a download matched."""
-    items = [
-        replace(
-            item,
-            max_bytes=params["max_extracted_bytes"],
-            max_members=params["max_archive_members"],
-            source=name,
-            members=params.get("members") or {},
-        )
-        for item in items
-    ]
-    files = layouts.LAYOUTS[params["kind"]](items, origin, staging)
-    for item, entry in zip(items, inputs):
-        if origin != "url" or not item.members:
-            continue
-        if missing := sorted(set(item.members) - set(item.checked)):
-            raise layouts.ArchiveError(
-                f"archive {item.name} of source {name!r} holds no member {', '.join(missing)}, "
-                f"which sources.{name}.members pins; the archive is not the published one"
-            )
-        entry["members"] = dict(item.checked)
-        entry["checked_against"] += ["members"]
-    return [
-        {"path": rel, "bytes": (staging / rel).stat().st_size, "sha256": sha256_file(staging / rel)}
-        for rel in files
-    ]
-
-
 def mirror_pins(params: Mapping[str, Any], mirror: Path) -> dict[str, dict[str, Any]]:
-    """What vouches for each mirror file of a source: its MANIFEST.tsv row, and the config sha256
-    of the URL of the same file name."""
+    """What vouches for each mirror file (its ``sha256``): its MANIFEST.tsv row, its URL's pin."""
     rows = pins.read_mirror_manifest(mirror) or {}
     config_pins = {
-        download.url_file_name(url): pin
+        download.url_file_name(url): {"sha256": pin}
         for url, pin in zip(params.get("urls") or [], params.get("sha256") or [])
         if pin is not None
     }
     vouchers = {}
     for rel in params.get("mirror_files") or []:
-        by: dict[str, Any] = {}
-        if rel in rows:
-            by["MANIFEST.tsv"] = rows[rel]
-        if (pin := config_pins.get(PurePosixPath(rel).name)) is not None:
-            by["config"] = pin
-        vouchers[rel] = by
+        by = {"MANIFEST.tsv": rows.get(rel), "config": config_pins.get(PurePosixPath(rel).name)}
+        vouchers[rel] = {key: pin for key, pin in by.items() if pin is not None}
     return vouchers

@@ -1,13 +1,11 @@
-"""One file over HTTP(S), retried by urllib3 as :data:`RETRY` says. What no library does is
-here: one deadline over all attempts on a replaceable clock, a body cut mid-stream asked for
-again within the same retries, the bytes kept as sent within a size limit, the pins checked."""
+"""One file over HTTP(S), retried by urllib3 as :data:`RETRY` says, plus what urllib3 does not do:
+one deadline over all attempts, a cut body retried, a size cap, the pins checked."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import os
-import ssl
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol, Self, cast
@@ -59,8 +57,7 @@ class Deadline:
 
 
 class DeadlineRetry(Retry):
-    """urllib3's ``Retry``, waiting (``Retry-After``, else its backoff) on its download's
-    :class:`Deadline` rather than on the wall clock, and never past it."""
+    """urllib3's ``Retry``, waiting on its download's :class:`Deadline`, never past it."""
 
     deadline: Deadline | None = None  # set by each download on its own copy
 
@@ -103,16 +100,6 @@ def url_file_name(url: str) -> str:
     return PurePosixPath(unquote(urlparse(url).path)).name or "download"
 
 
-class _StrictEOFContext(ssl.SSLContext):
-    """TLS whose sockets report a cut without ``close_notify`` as an error, not as the end of the
-    stream (``suppress_ragged_eofs``): a body delimited by the connection's close must then fail
-    (and be retried) rather than be kept short."""
-
-    def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
-        kwargs["suppress_ragged_eofs"] = False
-        return super().wrap_socket(*args, **kwargs)
-
-
 def download_file(
     url: str,
     dest: str | os.PathLike,
@@ -122,23 +109,18 @@ def download_file(
     source: str | None = None,
     max_bytes: int = Downloads().max_extracted_bytes,
     max_seconds: float = Downloads().max_download_seconds,
-    retries: DeadlineRetry = RETRY,
     clock: Clock = time,
 ) -> str:
-    """Stream ``url`` to ``dest`` atomically and return the file's sha256.
-
-    Retried as ``retries`` says, within ``max_seconds`` in all. The body is kept as sent (a body
-    encoded anyway is other bytes, which a pin refuses); one beyond ``size`` or ``max_bytes`` is
-    stopped as it arrives; a pin that does not match raises :class:`ChecksumError` naming its key
-    and ``dest`` is not created. ``file://`` URLs are copied with the same checks.
-    """
+    """Stream ``url`` (or copy a ``file://`` one) to ``dest`` atomically, retried as :data:`RETRY`
+    says within ``max_seconds``, and return its sha256. The body is kept as sent, stopped once
+    past ``size`` or ``max_bytes``; a pin that does not match leaves no ``dest``."""
     parsed = urlparse(url)
     if parsed.scheme == "file":
         return copy_local(Path(unquote(parsed.path)), Path(dest), sha256, url, source)
     key = f"sources.{source}." if source else None
     with atomic_path(dest) as tmp:
         deadline = Deadline(url, max_seconds, clock)
-        digest = _stream(url, tmp, retries, deadline, min(max_bytes, size or max_bytes))
+        digest = _stream(url, tmp, deadline, min(max_bytes, size or max_bytes))
         received = tmp.stat().st_size
         if received > max_bytes:
             raise ArchiveError(
@@ -152,21 +134,17 @@ def download_file(
     return digest
 
 
-def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, limit: int) -> str:
-    """The body of ``url`` written to ``path``, its sha256 returned: urllib3 retries a request
-    that failed, this loop a body cut short, within the same retries."""
-    retry = retries.new()
+def _stream(url: str, path: Path, deadline: Deadline, limit: int) -> str:
+    """The body of ``url`` written to ``path``, its sha256 returned; a cut body is retried too."""
+    retry = RETRY.new()
     retry.deadline = deadline
-    context = _StrictEOFContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.load_default_certs()
-    with urllib3.PoolManager(ssl_context=context) as pool:
+    with urllib3.PoolManager() as pool:
         while True:
             try:
                 response = pool.request(
                     "GET",
                     url,
-                    # the published file's own bytes, whose length and sha256 the pins are
-                    # (GitHub's raw server gzips text for those who accept it)
+                    # the published bytes, which the pins pin (GitHub's raw server gzips text)
                     headers={"Accept-Encoding": "identity"},
                     preload_content=False,
                     retries=retry,
@@ -186,7 +164,7 @@ def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, li
                     response.release_conn()
             except MaxRetryError as exc:
                 raise DownloadError(
-                    f"download of {url} failed after {retries.total} retries: {exc.reason}; "
+                    f"download of {url} failed after {RETRY.total} retries: {exc.reason}; "
                     f"check the URL and the network, {USE_MIRROR}"
                 ) from exc
             except LocationValueError as exc:  # a redirect to file:// or another non-URL
@@ -198,19 +176,19 @@ def _stream(url: str, path: Path, retries: DeadlineRetry, deadline: Deadline, li
 
 
 def _receive(response: Any, path: Path, deadline: Deadline, limit: int) -> str:
-    """Write the body as sent and return its sha256, stopping once past ``limit`` bytes or the
-    deadline. A cut is a :class:`ProtocolError` (retried)."""
+    """Write the body as sent and return its sha256; stop past ``limit`` bytes or the deadline."""
     deadline.received, digest = 0, hashlib.sha256()
     length = int(response.headers.get("Content-Length") or 0)
     name = url_file_name(deadline.url)
     progress = (
         ProgressLog(length, f"{name}: bytes", clock=deadline.clock.monotonic) if length else None
     )
-    with open(path, "wb") as handle:
+    chunks = response.stream(1 << 20, decode_content=False)
+    with open(path, "wb") as handle:  # a full disk here is no network error: not retried
         while deadline.received <= limit:
-            try:
-                chunk = response.read1(1 << 20, decode_content=False)
-            except (HTTPError, OSError) as exc:
+            try:  # urllib3 reports a cut (a short or broken body) as a ProtocolError
+                chunk = next(chunks, b"")
+            except HTTPError as exc:  # a read timeout too is retried
                 cut = f"stream interrupted after {deadline.received} bytes: {exc}"
                 raise ProtocolError(cut) from exc
             if not chunk:

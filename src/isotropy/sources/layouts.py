@@ -19,6 +19,7 @@ from isotropy.io import atomic_path, decode_text
 from isotropy.sources.pins import check_pin
 
 HUB_FILE = "data.parquet"  # a hub data set's split, as downloaded
+CRAFTED = "the archive is damaged or crafted, so fetch it again from a trusted source"
 
 
 class ArchiveError(ValueError):
@@ -38,9 +39,7 @@ def mirror_path_problem(rel: str) -> str | None:
 
 @dataclass(frozen=True)
 class Fetched:
-    """One fetched input (the URL's file name or the mirror path), what unpacking it may take
-    (config ``downloads``), and its source's pinned archive members by base name (config
-    ``sources.<source>.members``), each checked as it is read (into ``checked``)."""
+    """One fetched input (URL file name or mirror path), its limits and pinned ``members``."""
 
     name: str
     path: Path
@@ -51,17 +50,23 @@ class Fetched:
     checked: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def _entries(item: Fetched) -> Iterator[tuple[str, bool, Any, Callable[[], Any]]]:
-    """(name, regular file?, tar member, reader) of each member, the archive open."""
+def _entries(item: Fetched) -> Iterator[tuple[str, bool, Callable[[], Any]]]:
+    """(name, regular file?, reader) of each member, each tar member through tarfile's filter."""
     if zipfile.is_zipfile(item.path):
         with zipfile.ZipFile(item.path) as archive:
             for info in archive.infolist():
-                yield info.filename, not info.is_dir(), None, functools.partial(archive.open, info)
+                yield info.filename, not info.is_dir(), functools.partial(archive.open, info)
     else:  # a tar archive: :func:`_pick` asked
         with tarfile.open(item.path) as archive:
             for member in archive:
-                extract = functools.partial(archive.extractfile, member)
-                yield member.name, member.isfile(), member, extract
+                try:
+                    tarfile.data_filter(member, str(item.path.parent))
+                except tarfile.FilterError as exc:
+                    raise ArchiveError(
+                        f"archive {item.name}: member {member.name!r} is unsafe to unpack ({exc}); "
+                        f"{CRAFTED}"
+                    ) from exc
+                yield member.name, member.isfile(), functools.partial(archive.extractfile, member)
 
 
 def is_debris(name: str) -> bool:
@@ -70,12 +75,11 @@ def is_debris(name: str) -> bool:
 
 def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path) -> list[str]:
     """Copy the regular members of an archive that are ``wanted`` into ``staging`` by base name
-    (macOS debris skipped); return the names written. Each member must pass tarfile's ``data``
-    filter (zip: no absolute path or '..'); two wanted members of one name are refused."""
+    (macOS debris skipped); return the names written. Two wanted members of one name, one
+    outside its folder, or a pinned member missing, are refused."""
     written: dict[str, str] = {}
     left = item.max_bytes  # what the archive may still unpack to
-    crafted = "the archive is damaged or crafted, so fetch it again from a trusted source"
-    for count, (member, regular, tar_member, read) in enumerate(_entries(item), 1):
+    for count, (member, regular, read) in enumerate(_entries(item), 1):
         if count > item.max_members:
             raise ArchiveError(
                 f"archive {item.name} holds more than {item.max_members} members, which "
@@ -84,15 +88,8 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
             )
         if mirror_path_problem(member.rstrip("/")) is not None:
             raise ArchiveError(
-                f"archive {item.name}: member {member!r} would unpack outside its folder; {crafted}"
+                f"archive {item.name}: member {member!r} would unpack outside its folder; {CRAFTED}"
             )
-        try:
-            if tar_member is not None:
-                tarfile.data_filter(tar_member, str(item.path.parent))
-        except tarfile.FilterError as exc:
-            raise ArchiveError(
-                f"archive {item.name}: member {member!r} is unsafe to unpack ({exc}); {crafted}"
-            ) from exc
         if not regular or is_debris(member) or not wanted(member):
             continue
         target = Path(member).name
@@ -100,11 +97,16 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
             raise ArchiveError(
                 f"archive {item.name} holds two members named {target} "
                 f"({written[target]!r} and {member!r}); which one is the data cannot be told, "
-                f"so neither is used: {crafted}"
+                f"so neither is used: {CRAFTED}"
             )
         with read() as reader:
             left -= _write_member(item, member, reader, staging / target, left)
         written[target] = member
+    if missing := sorted(set(item.members) - set(item.checked)):
+        raise ArchiveError(
+            f"archive {item.name} of source {item.source!r} holds no member {', '.join(missing)}, "
+            f"which sources.{item.source}.members pins; the archive is not the published one"
+        )
     return list(written)
 
 
@@ -132,8 +134,7 @@ def _write_member(item: Fetched, member: str, reader: Any, target: Path, left: i
 
 
 def source_kind(name: str, source_cfg: Mapping[str, Any] | None = None) -> str:
-    """How a source is laid out: its config ``kind``, else the layout of its name (``glue`` for
-    ``glue_<task>``)."""
+    """How a source is laid out: its config ``kind``, else the layout of its name."""
     if source_cfg and source_cfg.get("kind"):
         return str(source_cfg["kind"])
     if name.startswith("glue_"):
@@ -153,11 +154,9 @@ POLARITY_ENCODING = {"url": "cp1252", "mirror": "utf-8"}
 
 
 def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    _pick("|".join(map(re.escape, POLARITY_FILES)), items, origin, staging)
-    if missing := [name for name in POLARITY_FILES if not (staging / name).is_file()]:
-        raise ValueError(
-            f"polarity source lacks {', '.join(missing)} (got {[i.name for i in items]})"
-        )
+    found = _pick("|".join(map(re.escape, POLARITY_FILES)), items, origin, staging)
+    if missing := sorted(set(POLARITY_FILES) - set(found)):
+        raise ValueError(f"polarity source lacks {', '.join(missing)} in {[i.name for i in items]}")
     fetched = {Path(item.name).name: item.name for item in items}  # a mirror's plain files
     for name in POLARITY_FILES:
         label = fetched.get(name, f"{name} in {', '.join(item.name for item in items)}")
@@ -169,8 +168,8 @@ def _polarity(items: list[Fetched], origin: str, staging: Path) -> list[str]:
 def _pick(
     pattern: str, items: list[Fetched], origin: str, staging: Path, folder: str = ""
 ) -> list[str]:
-    """The raw files whose base name ``pattern`` matches, written under ``folder``: a fetched
-    file, else an archive's members; none, or two of one name, is an error."""
+    """The fetched files or archive members whose base name ``pattern`` matches, written under
+    ``folder``; none, or two of one name, is an error."""
     wanted, into = re.compile(pattern).fullmatch, staging / folder
     into.mkdir(parents=True, exist_ok=True)
     found: list[str] = []
@@ -195,11 +194,8 @@ def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
     if "msr_paraphrase_train.txt" in names:
         if "mrpc_dev_ids.tsv" not in names:
             raise ValueError("MRPC needs both msr_paraphrase_train.txt and mrpc_dev_ids.tsv")
-        build_mrpc_train(
-            names["msr_paraphrase_train.txt"].path,
-            names["mrpc_dev_ids.tsv"].path,
-            staging / "train.tsv",
-        )
+        pairs, dev_ids = names["msr_paraphrase_train.txt"], names["mrpc_dev_ids.tsv"]
+        build_mrpc_train(pairs.path, dev_ids.path, staging / "train.tsv")
         return ["train.tsv"]
     return _pick(r"train\.tsv", items, origin, staging)
 
@@ -222,10 +218,8 @@ LAYOUTS: dict[str, Normaliser] = {
     # corpora/wordnet.zip (NLTK_DATA=resources/raw/<source> works), kept whole: its pins check it
     "wordnet": functools.partial(_pick, r"wordnet\.zip", folder="corpora"),
     "supersense_words": functools.partial(_pick, r"words\.txt"),
-    # Tikhonov et al.'s word pairs with supersense flags
     "supersense_features": functools.partial(_pick, r"words_features\.zip"),
-    # the English files of the release
-    "codwoe": functools.partial(_pick, r"en\.[^/]*\.(json|csv)"),
+    "codwoe": functools.partial(_pick, r"en\.[^/]*\.(json|csv)"),  # the release's English files
     # one word2vec file: an NLPL zip's model.bin (never its model.txt twin), or one as given
     "word_vectors": functools.partial(
         _pick, r"model\.bin|(?!model\.txt)[^/]+\.(bin|txt|vec)(\.gz)?"

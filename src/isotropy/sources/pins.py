@@ -1,6 +1,5 @@
-"""Pins: what a file must be (a sha256, a git object id, a size, a mirror's MANIFEST.tsv row),
-with an error that names the key to change; and the sources lock, the pins of downloads no
-public record pins, recorded on first use and checked on every later download and by the audit."""
+"""Pins: what a file must be (a sha256, a git object id, a size, a MANIFEST.tsv row), and the
+sources lock, the pins of downloads no public record pins, recorded on first use."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 from filelock import FileLock
@@ -25,16 +24,14 @@ log = logging.getLogger(__name__)
 LOCK_ENV = "ISOTROPY_SOURCES_LOCK"
 RELOCK_ENV = "ISOTROPY_RELOCK"
 LOCK_HEADER = """\
-# The sources lock: the sha256 and size of every downloaded file that no public record pins,
-# written by the workflow on its first download (trusted on first use) and checked on every
-# later download and by the audit (isotropy.sources). Commit it with the project, like a
-# package lock. Never edit it by hand: a changed upstream file is accepted on purpose with
-# `make relock SOURCE=<name>`, which keeps the record it replaces under `replaced`.
+# The sources lock: the sha256 and size of each download no public record pins, trusted on first
+# use (docs/online-sources.md). Commit it; never edit it: `make relock SOURCE=<name>` accepts a
+# changed file and keeps the record it replaces under `replaced`.
 """
 
 
 class ChecksumError(ValueError):
-    """A file's sha256 (or another pin) differs from the pinned value."""
+    """A file differs from its pin."""
 
 
 class UnverifiedFileError(ChecksumError):
@@ -54,8 +51,7 @@ def check_pin(
     key: str | None = None,
     what: str = "sha256",
 ) -> None:
-    """A pin that does not match raises :class:`ChecksumError` naming its config ``key`` and how
-    to accept the new value."""
+    """A pin that does not match raises :class:`ChecksumError` naming its ``key``."""
     if expected is None or actual == (expected.lower() if isinstance(expected, str) else expected):
         return
     unit = " bytes" if what == "size" else ""
@@ -84,29 +80,20 @@ def copy_local(
 
 
 def git_blob_id(path: str | os.PathLike) -> str:
-    """The id git gives ``path``'s bytes as a blob: it pins a file of a git repository whose tree
-    (``git ls-tree``) is known but not its sha256."""
+    """The id git gives ``path``'s bytes as a blob (``git ls-tree`` lists it where no sha256 is)."""
     seeded = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, lambda: seeded).hexdigest()
 
 
-class MirrorPin(NamedTuple):
-    """One MANIFEST.tsv row: the sha256 and byte count a mirror file must have."""
-
-    sha256: str
-    bytes: int
-
-
-def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
-    """path → (sha256, bytes) from the mirror's MANIFEST.tsv (None if it has none); a row cut
-    short is an error naming its line, never a file left unchecked."""
+def read_mirror_manifest(mirror: Path) -> dict[str, dict[str, Any]] | None:
+    """path → its ``sha256`` and ``bytes`` in the mirror's MANIFEST.tsv (None if it has none)."""
     manifest = mirror / "MANIFEST.tsv"
     if not manifest.is_file():
         return None
-    pins: dict[str, MirrorPin] = {}
+    pins: dict[str, dict[str, Any]] = {}
     with open(manifest, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")  # a header without a column fails each row
+        reader = csv.DictReader(handle, delimiter="\t")
         for row in reader:
             rel = (row.get("path") or "").strip()
             digest = (row.get("sha256") or "").strip().lower()
@@ -114,17 +101,15 @@ def read_mirror_manifest(mirror: Path) -> dict[str, MirrorPin] | None:
             if not rel or not re.fullmatch(r"[0-9a-f]{64}", digest) or not size.isdigit():
                 raise UnverifiedFileError(
                     f"{manifest} line {reader.line_num}: row {rel or '(no path)'!r} needs a path, "
-                    f"a byte count and a 64-hex-digit sha256 (bytes {size or 'missing'!r}, sha256 "
-                    f"{digest or 'missing'!r}); fix the row from the original file or remove it "
-                    "(nothing was read from the mirror)"
+                    f"a byte count and a 64-hex-digit sha256 (got {size!r}, {digest!r}); fix the "
+                    "row from the original file or remove it (nothing was read from the mirror)"
                 )
-            pins[rel] = MirrorPin(digest, int(size))
+            pins[rel] = {"sha256": digest, "bytes": int(size)}
     return pins
 
 
 def lock_path(config: Mapping[str, Any] | None = None) -> Path:
-    """The sources lock: ``$ISOTROPY_SOURCES_LOCK``, else ``downloads.lock_file`` of ``config``,
-    else the default."""
+    """The sources lock: ``$ISOTROPY_SOURCES_LOCK``, else ``downloads.lock_file``."""
     if env_value := os.environ.get(LOCK_ENV, "").strip():
         return Path(env_value)
     configured = ((config or {}).get("downloads") or {}).get("lock_file")
@@ -132,21 +117,17 @@ def lock_path(config: Mapping[str, Any] | None = None) -> Path:
 
 
 def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
-    """source → URL → its record (``sha256``, ``bytes``, ``locked``, ``replaced``); {} if no lock.
-    A damaged lock is an error naming the file, never a check turned off."""
+    """source → URL → its record (``sha256``, ``bytes``, ``locked``, ``replaced``); {} if none."""
     path = Path(path)
     if not path.is_file():
         return {}
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    nested = isinstance(data, dict) and all(isinstance(urls, dict) for urls in data.values())
-    records = [r for urls in data.values() for r in urls.values()] if nested else [None]
-    if not all(
-        isinstance(r, dict)
-        and isinstance(r.get("sha256"), str)
-        and len(r["sha256"]) == 64
-        and isinstance(r.get("bytes"), int)
-        for r in records
-    ):
+    try:  # a mapping of mappings of records, each a 64-digit sha256 and a byte count
+        records = [r for urls in data.values() for r in urls.values()]
+        damaged = not all(len(r["sha256"]) == 64 and isinstance(r["bytes"], int) for r in records)
+    except (AttributeError, KeyError, TypeError):
+        damaged = True
+    if damaged:
         raise ChecksumError(
             f"sources lock {path} is damaged (it must map each source's URLs to a 64-hex-digit "
             "sha256 and a byte count); restore it from version control (it is committed with the "
@@ -158,13 +139,10 @@ def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
 def check_locked(
     path: str | os.PathLike, data: Mapping[str, Any], source: str, url: str, sha256: str, size: int
 ) -> dict[str, Any] | None:
-    """Compare one download with its record in ``data`` (the lock at ``path``, as read): the
-    record when it matches or a relock of ``source`` is asked for (``$ISOTROPY_RELOCK``), None on
-    first use; else :class:`LockMismatchError`."""
+    """One download's record in ``data`` (None on first use); a mismatch raises, unless relocked."""
     old = data.get(source, {}).get(url)
-    if old is None or (old["sha256"] == sha256 and old["bytes"] == size):
-        return old
-    if source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split():
+    relock = source in os.environ.get(RELOCK_ENV, "").replace(",", " ").split()
+    if old is None or (old["sha256"] == sha256 and old["bytes"] == size) or relock:
         return old
     raise LockMismatchError(
         f"sha256 mismatch for {url} (source {source!r}): the sources lock {path} recorded "
@@ -178,9 +156,8 @@ def check_locked(
 def record_downloads(
     path: str | os.PathLike, source: str, downloads: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Check each download (``url``, ``sha256``, ``bytes``) of ``source`` against the lock and
-    record it there on first use or relock, one writer at a time: a record another job wrote
-    since is compared like any other. Returns the records, in order."""
+    """Check each download of ``source`` against the lock and record it on first use or relock,
+    one writer at a time; return the records, in order."""
     path, now = Path(path), datetime.now(UTC).isoformat()
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(path.with_name(path.name + ".flock")):
@@ -193,14 +170,7 @@ def record_downloads(
                 continue
             entry: dict[str, Any] = {"sha256": digest, "bytes": size, "locked": now}
             if old is None:
-                log.warning(
-                    "%s: sha256 %s, %d bytes, no published pin: trusted on first use, recorded in "
-                    "the sources lock %s (commit it with the project)",
-                    url,
-                    digest,
-                    size,
-                    path,
-                )
+                log.warning("%s: sha256 %s trusted on first use, in %s", url, digest, path)
             else:
                 replaced = {k: old[k] for k in ("sha256", "bytes", "locked") if k in old}
                 entry["replaced"] = [{**replaced, "relocked": now}, *old.get("replaced", [])]
