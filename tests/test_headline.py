@@ -140,7 +140,7 @@ def _golden_results(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def copied(tmp_path, monkeypatch):
-    """A docs tree with the golden run copied in by :func:`optimisation.write_data`."""
+    """A docs tree with the golden run copied in by :func:`optimisation.copy`."""
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     config = load_config_files([ROOT / "config.yaml"])
     config["main"].update(seeds=[0, 1], metric_stride=10, updates=120)
@@ -149,7 +149,7 @@ def copied(tmp_path, monkeypatch):
     root = tmp_path / "repo"
     (root / "docs" / "data").mkdir(parents=True)
     facts = dict(started="2026-01-01T00:00", ended="2026-01-01T00:10", wall="10 min")
-    optimisation.write_data("main", _golden_results(tmp_path), effective, facts, root)
+    optimisation.copy("main", root, [_golden_results(tmp_path)], facts, effective)
     return root
 
 
@@ -185,7 +185,7 @@ def test_results_without_traces_are_refused(tmp_path):
     for name in ("table1.csv", "correlations.csv"):
         (tmp_path / "main" / name).write_text("x\n")
     with pytest.raises(FileNotFoundError, match="no traces"):
-        optimisation.write_data("main", tmp_path / "main", tmp_path / "none.yaml", {}, tmp_path)
+        optimisation.copy("main", tmp_path, [tmp_path / "main"], {}, tmp_path / "none.yaml")
 
 
 def test_the_repeat_on_another_device_matches_its_record_and_shows_a_planted_difference():

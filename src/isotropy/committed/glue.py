@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -134,16 +135,11 @@ def page(root: Path = Path(".")) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    (results,) = sources
-    optimisation.write_data("glue", results, config, facts, root, claims=True)
-
-
 COMMITTED = CommittedRun(
     name="glue",
     records=(optimisation.checksums("glue", claims=True),),
     pages=(Page(DOC, page),),
-    copy=copy,
+    copy=functools.partial(optimisation.copy, "glue", claims=True),
     sources="results/glue (a finished glue_study)",
     effective_config="logs/effective-config/glue_study.yaml",
 )
