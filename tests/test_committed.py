@@ -132,6 +132,10 @@ def test_the_glue_copy_is_checked_fresh_and_judged(copied, capsys):
     assert record["packages"]["torch"] == "2.13.0+cpu" and record["run"]["wall"] == "2 min"
     assert record["config"]["glue"]["tasks"] == ["rte", "wnli"]
     assert set(record["config"]["encoders"]) == {"miniLM"}
+    traces = (GOLDEN / "glue").glob("*/*/seed*/trace.csv")
+    assert set(record["sources_sha256"]) == {
+        f"results/glue/{t.relative_to(GOLDEN / 'glue').with_suffix('.parquet')}" for t in traces
+    }
     page = (copied / glue.DOC).read_text(encoding="utf-8")
     for heading in ("Table 3's counterpart", "Figure 4's counterpart", "Table 2's counterpart"):
         assert f"## {heading}" in page

@@ -22,7 +22,7 @@ ROOT = C.ROOT
 
 def _row(**cells) -> pd.Series:
     base = dict(id="mickus:planted", paper="Mickus 2024", item="§3.2", statement="x")
-    base |= dict(status="reproduced", produced_by="", why="", kind="empirical")
+    base |= dict(status="reproduced", produced_by="", why="planted", kind="empirical")
     return pd.Series({**base, **cells})
 
 
@@ -70,25 +70,19 @@ PLANTED = [
     (
         dict(
             status="not reproduced",
-            why="planted",
             checks="docs/main-study.md[setup (ours)=miniLM/polarity; paper row~Pearson r]",
         ),
         "reads ['for']",
     ),
     # an extension answer that reads supported, called not judged
     (
-        dict(
-            status="not judged",
-            why="planted",
-            checks="docs/extensions.md[claim=deep_output_anisotropic]",
-        ),
+        dict(status="not judged", checks="docs/extensions.md[claim=deep_output_anisotropic]"),
         "reads ['for']",
     ),
     # online or GPU only with a number the tiny run judged, and no plan
     (
         dict(
             status="online or GPU only",
-            why="planted",
             checks="tests/golden/results/claims.csv[claim=pearson_negative; setup=miniLM/polarity]",
         ),
         "needs a check reading one of ['plan']",
@@ -97,7 +91,6 @@ PLANTED = [
     (
         dict(
             status="stand-in",
-            why="planted",
             checks="tests/golden/results/geometry/cosine_by_layer.csv[model=miniLM; layer=0]",
         ),
         "needs a check reading one of ['stated stand-in', 'test']",

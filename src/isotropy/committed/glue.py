@@ -12,9 +12,8 @@ import pandas as pd
 from isotropy.committed import optimisation
 from isotropy.committed.main import verdict_words
 from isotropy.committed.optimisation import seed_ends, signed
-from isotropy.committed.record import COMMAND, CommittedRun, Page
+from isotropy.committed.record import COMMAND, CommittedRun, Page, verdict_cells
 from isotropy.io import checked_record, markdown_table
-from isotropy.verdicts.claims import verdict_cell
 from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")
@@ -85,13 +84,9 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 def _claims(claims: pd.DataFrame) -> pd.DataFrame:
     """One row per setup, one column per claim: its verdict."""
-    cells = claims.assign(
-        cell=[
-            verdict_cell(v, n, c)
-            for v, n, c in zip(claims["verdict"], claims["note"], claims["claim"])
-        ]
+    table = claims.assign(cell=verdict_cells(claims)).pivot(
+        index="setup", columns="claim", values="cell"
     )
-    table = cells.pivot(index="setup", columns="claim", values="cell")
     return table[list(dict.fromkeys(claims["claim"]))].reset_index()
 
 

@@ -77,11 +77,10 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def committed_tables(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """(the grid's per-seed rows, the sweep's runs), checked against the record."""
-    root = Path(root)
-    checked_record(root, RUN)
-    return pd.read_csv(root / SEEDS), _json_lines(root / CAUSE)
+def committed_tables(root: str | os.PathLike = ".") -> tuple[dict, pd.DataFrame, list[dict]]:
+    """(the record, the grid's per-seed rows, the sweep's runs), checked against the record."""
+    record = checked_record(root, RUN)
+    return record, pd.read_csv(Path(root) / SEEDS), _json_lines(Path(root) / CAUSE)
 
 
 def _pct(value: float) -> str:
@@ -120,8 +119,7 @@ def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
 
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the grid per seed, the sweep's agreement and accuracies."""
-    record = checked_record(root, RUN)
-    seeds, cause = committed_tables(root)
+    record, seeds, cause = committed_tables(root)
     section = record["config"]["rajaee_cls"]
     method, training = section["cluster_method"], section["training"]
     run = record["run"]
@@ -161,8 +159,7 @@ CLAIMS_BEGIN, CLAIMS_END = page_markers("Rajaee CLS claims")
 def committed_claims_block(root: str | os.PathLike = ".") -> str:
     """The slides' CLS claims judged on the committed grid (the zero-mean claim reads per-layer
     norms, which it does not hold)."""
-    record = checked_record(root, RUN)
-    seeds, _ = committed_tables(root)
+    record, seeds, _ = committed_tables(root)
     offline = record["config"]["rajaee_cls"]["cluster_method"]["fit"] == "offline"
     table = rajaee_cls_study.check_claims(
         seeds, pd.DataFrame(columns=LAYER_COLUMNS), offline=offline
@@ -202,8 +199,19 @@ def cause_block(root: Path) -> str:
     by_variant: dict[str, dict[int, dict[str, Any]]] = {}
     for run in runs:
         by_variant.setdefault(variant_name(run), {})[run["seed"]] = run
+    call = record["calls"][0]
+    missing = ", ".join(record["runs_not_ended"])
+    ended = (
+        f"not run (the call's deadline came first): {missing}"
+        if missing
+        else "every run planned ended before the call's deadline"
+    )
     out = [
-        _sweep_source(runs, record),
+        f"The sweep trained with each variant at {len(record['seeds'])} seeds "
+        f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
+        f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
+        f"{len(runs)} runs, {ended}; "
+        f"{call['stand_in']}.",
         "",
         "Validation accuracy % trained with each variant (k clusters, d directions removed, "
         "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
@@ -245,22 +253,6 @@ def cause_block(root: Path) -> str:
         + (f" (seeds {', '.join(map(str, holds))})." if holds else "."),
     ]
     return "\n".join(out) + "\n"
-
-
-def _sweep_source(runs: list[dict[str, Any]], record: dict[str, Any]) -> str:
-    call = record["calls"][0]
-    missing = ", ".join(record["runs_not_ended"])
-    ended = (
-        f"not run (the call's deadline came first): {missing}"
-        if missing
-        else "every run planned ended before the call's deadline"
-    )
-    return (
-        f"The sweep trained with each variant at {len(record['seeds'])} seeds "
-        f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
-        f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
-        f"{len(runs)} runs, {ended}; {call['stand_in']}."
-    )
 
 
 def _applied_after(plain: list[dict[str, Any]]) -> list[str]:
