@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.committed.record import CommittedRun, Page, page_markers
+from isotropy.io import markdown_table
 from isotropy.verdicts.tolerances import near_guaranteed
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -319,9 +320,7 @@ def block(root: Path = ROOT) -> str:
     ours = data["id"].str.startswith("ours:")
     counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
     counts = counts.reindex(index=[*papers(data), "ours"], columns=STATUSES, fill_value=0)
-    lines = ["| paper | " + " | ".join(STATUSES) + " | items |", "|---" * (len(STATUSES) + 2) + "|"]
-    for paper, numbers in counts.iterrows():
-        lines.append(f"| {paper} | " + " | ".join(map(str, numbers)) + f" | {numbers.sum()} |")
+    lines = [markdown_table(counts.assign(items=counts.sum(axis=1)).reset_index()).rstrip()]
     for title, part in [(p, data[(data["paper"] == p) & ~ours]) for p in papers(data)] + [
         ("The project's own additions (not items of the papers)", data[ours])
     ]:

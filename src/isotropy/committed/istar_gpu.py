@@ -33,14 +33,13 @@ SUBSET, WHOLE = "istar_gpu", "istar_gpu_whole"  # the two grids' file prefixes
 OVERLAY = {SUBSET: "config/istar_gpu.yaml", WHOLE: "config/istar_gpu_whole.yaml"}
 
 
-def grid_files(prefix: str) -> tuple[Path, Path, Path, Path, Path]:
+def grid_files(prefix: str) -> tuple[Path, ...]:
     """A grid's runs, metrics, per-step costs, CUDA tests' log and record."""
     names = ("runs.csv", "metrics.jsonl", "costs.csv", "cuda_tests.log", "record.json")
-    runs, metrics, costs, tests, record = (DATA / f"{prefix}_{name}" for name in names)
-    return runs, metrics, costs, tests, record
+    return tuple(DATA / f"{prefix}_{name}" for name in names)
 
 
-RUNS, _, COSTS, TESTS, RECORD = grid_files(SUBSET)
+RUNS, _, COSTS, _, RECORD = grid_files(SUBSET)
 # The main study's device run (docs/data/main_h100_run.json): 1,000 updates a run.
 MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]

@@ -21,6 +21,7 @@ from isotropy.committed.record import (
     made_by,
     one_value,
     page_markers,
+    verdict_cells,
 )
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.provenance import read_record
@@ -33,7 +34,6 @@ from isotropy.rajaee_cls.results import (
     variant_name,
 )
 from isotropy.studies import rajaee_cls as rajaee_cls_study
-from isotropy.verdicts.claims import verdict_cell
 from isotropy.verdicts.tolerances import NOT_RUN
 
 SEEDS = DATA / "rajaee_cls_seeds.csv"
@@ -164,23 +164,15 @@ def committed_claims_block(root: str | os.PathLike = ".") -> str:
     table = rajaee_cls_study.check_claims(
         seeds, pd.DataFrame(columns=LAYER_COLUMNS), offline=offline
     )
-    lines = [
+    not_held = "it reads per-layer CLS norms, not committed"
+    table = table.assign(note=table["note"].where(table["verdict"] != NOT_RUN, not_held))
+    shown = table.assign(verdict=verdict_cells(table))
+    return (
         "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
         "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
-        "learning guard first):",
-        "",
-        "| claim | setup | verdict | evidence | note |",
-        "|---|---|---|---|---|",
-    ]
-    for row in table.itertuples(index=False):
-        cell, note = verdict_cell(row.verdict, row.note), row.note
-        if row.verdict == NOT_RUN:
-            cell, note = (
-                verdict_cell(row.verdict, ""),
-                "it reads per-layer CLS norms, not committed",
-            )
-        lines.append(f"| {row.claim} | {row.setup} | {cell} | {row.evidence} | {note} |")
-    return "\n".join(lines) + "\n"
+        "learning guard first):\n\n"
+        + markdown_table(shown[["claim", "setup", "verdict", "evidence", "note"]])
+    )
 
 
 CAUSE_BEGIN, CAUSE_END = page_markers("Rajaee CLS cause")
