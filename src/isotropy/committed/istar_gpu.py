@@ -20,7 +20,7 @@ from isotropy.committed.record import (
     verdict_cells,
 )
 from isotropy.io import checked_record, commit_files, markdown_table
-from isotropy.studies import BY_NAME
+from isotropy.studies import BY_NAME, measured_claims
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
 from isotropy.verdicts.measurements.istar import (
     correlation_claim,
@@ -133,8 +133,7 @@ def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
     model = {"model": "sentence-transformers/all-MiniLM-L6-v2", "path": None}
     config = {"models": {"miniLM": model}, "istar": record["calls"][0]["istar"]}
     rows = istar_measurements(runs, config, source=str(source))
-    study = BY_NAME["istar"]
-    claims = {"istar": (study.claims_not_run, study.claims)}
+    claims = {"istar": measured_claims()["istar"]}
     return rows, check_claims(pd.DataFrame(rows), {"istar"}, claims)
 
 
