@@ -87,16 +87,12 @@ class Precision:
 
 def result_tables(workdir: Path) -> dict[str, pd.DataFrame]:
     """Golden name (path under ``results/``, .csv) → table, for every CSV and trace of a run."""
-    tables: dict[str, pd.DataFrame] = {}
-    results = workdir / "results"
-    for path in sorted(results.rglob("*.csv")):
-        name = path.relative_to(workdir).as_posix()
-        if not name.startswith(IGNORED):
-            tables[name] = pd.read_csv(path)
-    for path in sorted(results.rglob("trace.parquet")):
+    found = [*(workdir / "results").rglob("*.csv"), *(workdir / "results").rglob("trace.parquet")]
+    tables = {}
+    for path in sorted(found):
         name = path.relative_to(workdir).with_suffix(".csv").as_posix()
         if not name.startswith(IGNORED):
-            tables[name] = pd.read_parquet(path)
+            tables[name] = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
     return tables
 
 
@@ -128,29 +124,18 @@ def float_differences(want: pd.Series, got: pd.Series, slack: float) -> str | No
         expected, actual = want.to_numpy(dtype=float), got.to_numpy(dtype=float)
     except ValueError as error:
         return str(error)
-    # NaN and ±inf must match exactly; the slack applies to finite values only.
-    special = ~np.isfinite(expected) | ~np.isfinite(actual)
-    unequal = special & ~((expected == actual) | (np.isnan(expected) & np.isnan(actual)))
-    if unequal.any():
-        i = int(np.argmax(unequal))
-        first = f"first row {i}: {actual[i]!r}, golden {expected[i]!r}"
-        return f"{int(unequal.sum())} rows not finite on one side or unequal; {first}"
-    both = ~special
-    if not both.any():
-        return None
-    scale = float(np.max(np.abs(expected[both])))
-    expected, actual = np.where(both, expected, 0.0), np.where(both, actual, 0.0)
-    error = np.abs(actual - expected)
-    allowed = slack * (np.abs(expected) + scale)
-    outside = error > allowed
-    if not outside.any():
+    # |actual - expected| <= slack x (|expected| + the column's largest finite |value|); NaN
+    # and ±inf must match exactly
+    scale = float(np.max(np.abs(expected[np.isfinite(expected)]), initial=0.0))
+    close = np.isclose(actual, expected, rtol=slack, atol=slack * scale, equal_nan=True)
+    if close.all():
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
-        i = int(np.argmax(np.where(outside, error / allowed, 0.0)))
+        error = np.abs(actual - expected) / (slack * (np.abs(expected) + scale))
+    i = int(np.argmax(np.where(close, 0.0, np.nan_to_num(error, nan=np.inf))))
     return (
-        f"{int(outside.sum())} of {len(expected)} rows beyond {slack:.1e} x (|value| + "
-        f"{scale:.4g}); "
-        f"worst row {i}: {actual[i]!r}, golden {expected[i]!r}"
+        f"{int((~close).sum())} of {len(expected)} rows beyond {slack:.1e} x (|value| + "
+        f"{scale:.4g}); worst row {i}: {actual[i]!r}, golden {expected[i]!r}"
     )
 
 
@@ -179,19 +164,14 @@ def differences(
             if problem:
                 problems.append(f"{name}, column {column!r} ({kind}): {problem}")
             continue
-        rows = [i for i in range(len(want)) if not _same(want.iloc[i], got.iloc[i])]
-        if rows:
+        rows = np.flatnonzero(~((want == got) | (want.isna() & got.isna())))
+        if len(rows):
             i = rows[0]
             problems.append(
                 f"{name}, column {column!r}, row {i}: {got.iloc[i]!r}, golden {want.iloc[i]!r} "
                 f"({len(rows)} rows differ)"
             )
     return problems
-
-
-def _same(want, got) -> bool:
-    """Exact equality of two cells (NaN equals NaN)."""
-    return bool(want == got) or (pd.isna(want) and pd.isna(got))
 
 
 def recomputed_columns(

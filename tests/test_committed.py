@@ -132,6 +132,10 @@ def test_the_glue_copy_is_checked_fresh_and_judged(copied, capsys):
     assert record["packages"]["torch"] == "2.13.0+cpu" and record["run"]["wall"] == "2 min"
     assert record["config"]["glue"]["tasks"] == ["rte", "wnli"]
     assert set(record["config"]["encoders"]) == {"miniLM"}
+    traces = (GOLDEN / "glue").glob("*/*/seed*/trace.csv")
+    assert set(record["sources_sha256"]) == {
+        f"results/glue/{t.relative_to(GOLDEN / 'glue').with_suffix('.parquet')}" for t in traces
+    }
     page = (copied / glue.DOC).read_text(encoding="utf-8")
     for heading in ("Table 3's counterpart", "Figure 4's counterpart", "Table 2's counterpart"):
         assert f"## {heading}" in page
@@ -143,6 +147,14 @@ def test_the_glue_copy_is_checked_fresh_and_judged(copied, capsys):
     assert "| miniLM/rte | +0.281; +0.281 | **not consistent** | +0.500; +0.500 |" in page
     assert "| miniLM/wnli | items | 635 | 80 | **differs** |" in page
     assert "- 5: all-distilroberta-v1 has no offline copy" in page
+    # every trace value round-trips (the main study's copy is the same code)
+    traces = optimisation.committed_tables("glue", copied)["glue_traces"]
+    for trace in (GOLDEN / "glue").glob("*/*/seed*/trace.csv"):
+        original = pd.read_csv(trace)
+        key = (trace.parts[-4], trace.parts[-3], original["seed"].iloc[0])
+        ours = traces[traces[["encoder", "dataset", "seed"]].apply(tuple, axis=1) == key]
+        ours = ours[original.columns].reset_index(drop=True)
+        pd.testing.assert_frame_equal(ours, original, check_exact=True)
 
 
 def test_the_committed_claims_are_what_the_verdict_code_judges_and_an_edit_fails(copied, capsys):

@@ -165,12 +165,6 @@ def test_the_correlation_checker_recomputes_the_package_table_and_catches_a_chan
     problems = golden_recompute.correlations(tmp_path, name, moved, columns, config)
     assert len(problems) == 1 and "column 'pearson_r_seed_low'" in problems[0]
     moved = table.copy()
-    moved.loc[0, "spearman_rho_seed_high"] -= 1e-9
-    problems = golden_recompute.correlations(tmp_path, name, moved, columns, config)
-    assert (
-        len(problems) == 1 and "miniLM/polarity all, column 'spearman_rho_seed_high'" in problems[0]
-    )
-    moved = table.copy()
     moved.loc[1, "spearman_rho"] -= 1e-9  # a per-seed row
     assert (
         "polarity seed0, column 'spearman_rho'"

@@ -1,25 +1,21 @@
 """The main study's committed protocol run (``docs/data/main_*``): these tests fail when it is
-not at the paper's protocol or its verdicts move (its pages' staleness: tests/test_committed.py);
-the copying itself is tested on the golden tiny run's traces."""
+not at the paper's protocol or its verdicts move (its pages' staleness and the copying, on the
+golden tiny run's GLUE study: tests/test_committed.py)."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from isotropy.committed import main as headline
 from isotropy.committed import optimisation
 from isotropy.io import checked_record, sha256_file
 from isotropy.verdicts.tolerances import VERDICTS
-from isotropy.workflow.config import load_config_files
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "tests" / "golden" / "results" / "main"
 SETUPS = {"miniLM/polarity", "miniLM/snli", "word2vec/pos", "word2vec/supersense"}
 COMMITTED = (ROOT / headline.RUN).is_file()
 needs_run = pytest.mark.skipif(not COMMITTED, reason="no committed protocol run yet")
@@ -121,63 +117,7 @@ def test_the_monotone_words_count_what_goes_against_the_trend():
     assert "IsoScore goes against its trend at 1 of 5 updates" in words
 
 
-# --- the copying, on the golden tiny run (2 seeds, metrics every 10th update) ---------------
-
-
-def _golden_results(tmp_path: Path) -> Path:
-    """The golden tiny run's main study laid out as a run's results/main (parquet traces)."""
-    results = tmp_path / "results" / "main"
-    for trace in GOLDEN.glob("*/*/seed*/trace.csv"):
-        target = results / trace.relative_to(GOLDEN).with_suffix(".parquet")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        pd.read_csv(trace).to_parquet(target)
-        record = {"code": {"git_commit": "0" * 40, "dirty": False}, "outputs": {}}
-        target.with_name("trace.parquet.provenance.json").write_text(json.dumps(record))
-    for name in ("table1.csv", "correlations.csv"):
-        shutil.copyfile(GOLDEN / name, results / name)
-    return results
-
-
-@pytest.fixture
-def copied(tmp_path, monkeypatch):
-    """A docs tree with the golden run copied in by :func:`optimisation.write_data`."""
-    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
-    config = load_config_files([ROOT / "config.yaml"])
-    config["main"].update(seeds=[0, 1], metric_stride=10, updates=120)
-    effective = tmp_path / "effective.yaml"
-    effective.write_text(yaml.safe_dump(config), encoding="utf-8")
-    root = tmp_path / "repo"
-    (root / "docs" / "data").mkdir(parents=True)
-    facts = dict(started="2026-01-01T00:00", ended="2026-01-01T00:10", wall="10 min")
-    optimisation.write_data("main", _golden_results(tmp_path), effective, facts, root)
-    return root
-
-
-def test_the_copy_round_trips_every_trace_value(copied):
-    traces = optimisation.committed_tables("main", copied)["main_traces"]
-    for trace in GOLDEN.glob("*/*/seed*/trace.csv"):
-        encoder, dataset = trace.parts[-4], trace.parts[-3]
-        ours = traces[(traces["encoder"] == encoder) & (traces["dataset"] == dataset)]
-        original = pd.read_csv(trace)
-        ours = ours[ours["seed"] == original["seed"].iloc[0]].reset_index(drop=True)
-        pd.testing.assert_frame_equal(ours[original.columns], original, check_exact=True)
-
-
-def test_the_record_names_the_code_and_stand_ins(copied):
-    record = checked_record(copied, headline.RUN)
-    assert record["code_commit"] == "0" * 40
-    assert record["config"]["main"]["metric_stride"] == 10
-    assert set(record["sources_sha256"]) == {
-        f"results/main/{trace.relative_to(GOLDEN).with_suffix('.parquet')}"
-        for trace in GOLDEN.glob("*/*/seed*/trace.csv")
-    }
-
-
-def test_the_page_judges_every_setup(copied):
-    block = headline.doc_block(copied)
-    for setup in SETUPS:
-        assert f"\n| {setup} | Pearson r | Mickus et al. 2024, §3.2" in block
-    assert "every 10th update" in block
+# --- the copying (on the golden tiny run: tests/test_committed.py, as GLUE's) ---------------
 
 
 def test_results_without_traces_are_refused(tmp_path):
@@ -185,7 +125,7 @@ def test_results_without_traces_are_refused(tmp_path):
     for name in ("table1.csv", "correlations.csv"):
         (tmp_path / "main" / name).write_text("x\n")
     with pytest.raises(FileNotFoundError, match="no traces"):
-        optimisation.write_data("main", tmp_path / "main", tmp_path / "none.yaml", {}, tmp_path)
+        optimisation.copy("main", tmp_path, [tmp_path / "main"], {}, tmp_path / "none.yaml")
 
 
 def test_the_repeat_on_another_device_matches_its_record_and_shows_a_planted_difference():

@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.committed.record import CommittedRun, Page, page_markers
+from isotropy.io import markdown_table
 from isotropy.verdicts.tolerances import near_guaranteed
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -76,8 +77,7 @@ NEEDS: dict[str, dict[str, set[str]]] = {
 
 
 def rows(root: Path = ROOT) -> pd.DataFrame:
-    data = pd.read_csv(root / DATA, dtype=str, keep_default_na=False).fillna("")
-    return data.assign(kind=data["kind"] if "kind" in data else "")
+    return pd.read_csv(root / DATA, dtype=str, keep_default_na=False)
 
 
 def papers(data: pd.DataFrame) -> list[str]:
@@ -145,43 +145,34 @@ def _states_a_stand_in(selected: pd.DataFrame) -> bool:
     return bool(named or cells.any().any())
 
 
-def _covers_marks(node: ast.FunctionDef) -> list[ast.Call]:
-    return [
-        mark
-        for mark in node.decorator_list
-        if isinstance(mark, ast.Call) and ast.unparse(mark.func) == "pytest.mark.covers"
-    ]
-
-
 @functools.cache
-def _tests(root: Path, file: str) -> dict[str, ast.FunctionDef]:
+def _tests(root: Path, file: str) -> dict[str, tuple[ast.FunctionDef, set[str], set[str]]]:
+    """Each test of ``file``: its node, the row ids and the ``on=`` its covers marks name."""
     tree = ast.parse((root / file).read_text(encoding="utf-8"))
-    return {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    found = {}
+    for node in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        marks = [m for m in node.decorator_list if isinstance(m, ast.Call)]
+        marks = [m for m in marks if ast.unparse(m.func) == "pytest.mark.covers"]
+        ids = {str(a.value) for m in marks for a in m.args if isinstance(a, ast.Constant)}
+        on = {
+            str(k.value.value)
+            for m in marks
+            for k in m.keywords
+            if k.arg == "on" and isinstance(k.value, ast.Constant)
+        }
+        found[node.name] = (node, ids, on)
+    return found
 
 
 def covers(root: Path, file: str) -> dict[str, set[str]]:
     """The row ids each test of ``file`` names in ``@pytest.mark.covers(…)``."""
-    return {
-        name: {
-            str(arg.value)
-            for mark in _covers_marks(node)
-            for arg in mark.args
-            if isinstance(arg, ast.Constant)
-        }
-        for name, node in _tests(root, file).items()
-    }
+    return {name: ids for name, (_, ids, _) in _tests(root, file).items()}
 
 
 def runs_on(root: Path, file: str, name: str) -> tuple[bool, list[str]]:
     """Whether a test says it ran on the paper's data (``on=`` of its covers mark), and what is
     wrong with that claim."""
-    node = _tests(root, file)[name]
-    on = {
-        str(keyword.value.value)
-        for mark in _covers_marks(node)
-        for keyword in mark.keywords
-        if keyword.arg == "on" and isinstance(keyword.value, ast.Constant)
-    }
+    node, _, on = _tests(root, file)[name]
     source = "\n".join(ast.unparse(statement) for statement in node.body)  # not the mark
     problems = []
     for data in on:
@@ -329,9 +320,7 @@ def block(root: Path = ROOT) -> str:
     ours = data["id"].str.startswith("ours:")
     counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
     counts = counts.reindex(index=[*papers(data), "ours"], columns=STATUSES, fill_value=0)
-    lines = ["| paper | " + " | ".join(STATUSES) + " | items |", "|---" * (len(STATUSES) + 2) + "|"]
-    for paper, numbers in counts.iterrows():
-        lines.append(f"| {paper} | " + " | ".join(map(str, numbers)) + f" | {numbers.sum()} |")
+    lines = [markdown_table(counts.assign(items=counts.sum(axis=1)).reset_index()).rstrip()]
     for title, part in [(p, data[(data["paper"] == p) & ~ours]) for p in papers(data)] + [
         ("The project's own additions (not items of the papers)", data[ours])
     ]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,8 @@ import pandas as pd
 from isotropy.committed import optimisation
 from isotropy.committed.main import verdict_words
 from isotropy.committed.optimisation import seed_ends, signed
-from isotropy.committed.record import COMMAND, CommittedRun, Page
+from isotropy.committed.record import COMMAND, CommittedRun, Page, verdict_cells
 from isotropy.io import checked_record, markdown_table
-from isotropy.verdicts.claims import verdict_cell
 from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")
@@ -84,13 +84,9 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 def _claims(claims: pd.DataFrame) -> pd.DataFrame:
     """One row per setup, one column per claim: its verdict."""
-    cells = claims.assign(
-        cell=[
-            verdict_cell(v, n, c)
-            for v, n, c in zip(claims["verdict"], claims["note"], claims["claim"])
-        ]
+    table = claims.assign(cell=verdict_cells(claims)).pivot(
+        index="setup", columns="claim", values="cell"
     )
-    table = cells.pivot(index="setup", columns="claim", values="cell")
     return table[list(dict.fromkeys(claims["claim"]))].reset_index()
 
 
@@ -134,16 +130,11 @@ def page(root: Path = Path(".")) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    (results,) = sources
-    optimisation.write_data("glue", results, config, facts, root, claims=True)
-
-
 COMMITTED = CommittedRun(
     name="glue",
     records=(optimisation.checksums("glue", claims=True),),
     pages=(Page(DOC, page),),
-    copy=copy,
+    copy=functools.partial(optimisation.copy, "glue", claims=True),
     sources="results/glue (a finished glue_study)",
     effective_config="logs/effective-config/glue_study.yaml",
 )

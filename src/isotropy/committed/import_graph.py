@@ -63,23 +63,18 @@ def dotted(path: Path, package: Path = PACKAGE) -> str:
 
 def file_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     """module -> the package's modules it imports anywhere in it (``from a import b`` names
-    ``a.b`` when that is a module; ``from . import x`` resolved)."""
+    ``a.b`` when that is a module; relative imports are refused by ruff's TID252)."""
     files = {dotted(p, package): p for p in sorted(package.rglob("*.py"))}
     graph = {}
     for module, path in files.items():
-        base = module if path.name == "__init__.py" else module.rpartition(".")[0]
         found = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom):
-                source = node.module or ""
-                if node.level:
-                    up = base.split(".")[: len(base.split(".")) - node.level + 1]
-                    source = ".".join(up + ([source] if source else []))
                 for alias in node.names:
-                    sub = f"{source}.{alias.name}"
-                    found.add(sub if sub in files else source)
+                    sub = f"{node.module}.{alias.name}"
+                    found.add(sub if sub in files else str(node.module))
         graph[module] = {t for t in found if t in files and t != module}
     return graph
 

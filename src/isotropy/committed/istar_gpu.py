@@ -10,10 +10,18 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed.record import COMMAND, DATA, Checksums, CommittedRun, Page, device_calls
+from isotropy.committed.record import (
+    COMMAND,
+    DATA,
+    Checksums,
+    CommittedRun,
+    Page,
+    device_calls,
+    verdict_cells,
+)
 from isotropy.io import checked_record, commit_files, markdown_table
-from isotropy.studies import BY_NAME
-from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims, verdict_cell
+from isotropy.studies import BY_NAME, measured_claims
+from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
 from isotropy.verdicts.measurements.istar import (
     correlation_claim,
     istar_measurements,
@@ -25,14 +33,13 @@ SUBSET, WHOLE = "istar_gpu", "istar_gpu_whole"  # the two grids' file prefixes
 OVERLAY = {SUBSET: "config/istar_gpu.yaml", WHOLE: "config/istar_gpu_whole.yaml"}
 
 
-def grid_files(prefix: str) -> tuple[Path, Path, Path, Path, Path]:
+def grid_files(prefix: str) -> tuple[Path, ...]:
     """A grid's runs, metrics, per-step costs, CUDA tests' log and record."""
     names = ("runs.csv", "metrics.jsonl", "costs.csv", "cuda_tests.log", "record.json")
-    runs, metrics, costs, tests, record = (DATA / f"{prefix}_{name}" for name in names)
-    return runs, metrics, costs, tests, record
+    return tuple(DATA / f"{prefix}_{name}" for name in names)
 
 
-RUNS, _, COSTS, TESTS, RECORD = grid_files(SUBSET)
+RUNS, _, COSTS, _, RECORD = grid_files(SUBSET)
 # The main study's device run (docs/data/main_h100_run.json): 1,000 updates a run.
 MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]
@@ -126,23 +133,19 @@ def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
     model = {"model": "sentence-transformers/all-MiniLM-L6-v2", "path": None}
     config = {"models": {"miniLM": model}, "istar": record["calls"][0]["istar"]}
     rows = istar_measurements(runs, config, source=str(source))
-    study = BY_NAME["istar"]
-    claims = {"istar": (study.claims_not_run, study.claims)}
+    claims = {"istar": measured_claims()["istar"]}
     return rows, check_claims(pd.DataFrame(rows), {"istar"}, claims)
 
 
 def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[str]:
     rows, table = judged(runs, record, source)
-    lines = ["| setup | claim | measured | verdict |", "|---|---|---|---|"]
-    for row in table[table["study"] == "istar"].itertuples(index=False):
-        cell = verdict_cell(row.verdict, row.note)
-        lines.append(f"| {row.setup} | {row.claim} | {row.measured:.4g} | {cell} |")
+    shown = table.assign(measured=table["measured"].map("{:.4g}".format))
+    shown = shown.assign(verdict=verdict_cells(table))[["setup", "claim", "measured", "verdict"]]
     details = seed_details(rows, BY_NAME["istar"].claims)
     # every family is the poster's ("Rudman & Eickhoff 2024 · I-STAR · IsoScore*"): its quantity
     details["family"] = details["family"].str.split(" · ").str[-1]
     return [
-        *lines,
-        "",
+        markdown_table(shown),
         "Each seed's difference (λ minus no regulariser, same seed), the raw and the Holm-adjusted "
         "one-sided p, and the smallest difference these seeds detect (power 0.8, at the "
         "family's strictest Holm level α/m, with the seeds' own spread; each family is the "
@@ -154,22 +157,20 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[st
 
 def _correlation(runs: pd.DataFrame, stand_in: str) -> list[str]:
     table = correlation_claim(runs, stand_in)
-    lines = [
+    shown = table.assign(
+        measured=table["measured"].map("{:.3g}".format),
+        verdict=verdict_cells(table),
+        note=table["note"].astype(str).str.split(f"; {STAND_IN_NOTE}").str[0],
+    )
+    columns = ["setup", "claim", "measured", "verdict", "evidence", "note"]
+    return [
         'The poster\'s "isotropy correlates negatively with task performance", judged on these '
         "runs as a claim about every run (docs/verdicts.md, Claims): within each seed, Pearson r "
         "of IsoScore* and accuracy over its runs without a regulariser and with I-STAR at each λ "
         "(measured and each seed: Fisher z of r).",
         "",
-        "| setup | claim | measured | verdict | each seed | note |",
-        "|---|---|---|---|---|---|",
+        markdown_table(shown[columns].rename(columns={"evidence": "each seed"})),
     ]
-    for row in table.itertuples(index=False):
-        cell = verdict_cell(row.verdict, row.note)
-        note = str(row.note).split(f"; {STAND_IN_NOTE}")[0]
-        lines.append(
-            f"| {row.setup} | {row.claim} | {row.measured:.3g} | {cell} | {row.evidence} | {note} |"
-        )
-    return lines
 
 
 def _walls(record: dict[str, Any]) -> pd.Series:

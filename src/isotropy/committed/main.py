@@ -4,6 +4,7 @@ repeated on another device (``benchmarks/main_on_device.py``)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -118,18 +119,6 @@ def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
     return table[table["claim"].isin(TRENDS)].reset_index(drop=True)
 
 
-def trends_table(claims: pd.DataFrame) -> pd.DataFrame:
-    """The trend claims as the page shows them."""
-    return pd.DataFrame(
-        {
-            "claim": "`" + claims["claim"] + "`",
-            "setup": claims["setup"],
-            "measured (seeds' mean)": [signed(v) for v in claims["measured"]],
-            "verdict": "**" + claims["verdict"] + "**",
-        }
-    )
-
-
 def ends_by_setup(traces: pd.DataFrame) -> pd.DataFrame:
     """:func:`seed_ends` one row per setup: a value once where every seed has it, else each's."""
 
@@ -146,8 +135,16 @@ def ends_by_setup(traces: pd.DataFrame) -> pd.DataFrame:
 
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
-    record, traces = checked_record(root, RUN), _traces(root)
+    record, traces, trends = checked_record(root, RUN), _traces(root), trend_claims(root)
     run = record["run"]
+    shown_trends = pd.DataFrame(
+        {
+            "claim": "`" + trends["claim"] + "`",
+            "setup": trends["setup"],
+            "measured (seeds' mean)": [signed(v) for v in trends["measured"]],
+            "verdict": "**" + trends["verdict"] + "**",
+        }
+    )
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
@@ -159,7 +156,7 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         "study's other claims; the change is last step − step 0, `seeds_agree` the larger "
         "std / |mean change|, below 0.05 to hold):",
         "",
-        markdown_table(trends_table(trend_claims(root))),
+        markdown_table(shown_trends),
         "Each seed's ends (one value where every seed's prints the same, else each in seed order):",
         "",
         markdown_table(ends_by_setup(traces)),
@@ -243,11 +240,6 @@ def readme_block(root: str | os.PathLike = ".") -> str:
     )
 
 
-def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    (results,) = sources
-    optimisation.write_data("main", results, config, facts, root)
-
-
 def committed_verdicts(root: str | os.PathLike = ".") -> str:
     """:data:`VERDICTS`: each §3.2 row's values and verdict, and in ``run`` what made them."""
     record, table = checked_record(root, RUN), verdicts(root)
@@ -270,7 +262,7 @@ COMMITTED = CommittedRun(
         Page(README, readme_block, (README_BEGIN, README_END)),
         Page(VERDICTS, committed_verdicts),
     ),
-    copy=copy,
+    copy=functools.partial(optimisation.copy, "main"),
     sources="results/main (a finished `make run`)",
     effective_config="logs/effective-config/main_study.yaml",
 )

@@ -4,7 +4,6 @@ verdict code in force, so that a page says what that code says of the run."""
 
 from __future__ import annotations
 
-import functools
 import gzip
 import io
 import json
@@ -17,10 +16,15 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from isotropy import paths
+from isotropy import paths, studies
 from isotropy.committed.record import DATA, Checksums, made_by, one_value
 from isotropy.io import checked_record, commit_files
+from isotropy.standins import StandIns, workflow_stand_ins
 from isotropy.traces import read_trace
+from isotropy.verdicts.claims import check_claims
+from isotropy.verdicts.comparison import compare, read_published
+from isotropy.verdicts.measurements.optimisation import table_names
+from isotropy.verdicts.measurements.run import measure
 
 KEYS = ("encoder", "dataset", "seed")
 # What the verdicts read of each study's configuration (its protocol, models and stand-ins).
@@ -89,20 +93,20 @@ def _settings(study: str, config: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def write_data(
+def copy(
     study: str,
-    results: str | os.PathLike,
-    effective_config: str | os.PathLike,
+    root: Path,
+    sources: list[Path],
     run: Mapping[str, Any],
-    root: str | os.PathLike = ".",
+    effective_config: Path,
+    into: Checksums | None = None,
     claims: bool = False,
 ) -> dict[str, Any]:
-    """Copy a finished run's ``results/<study>`` beside the docs with its record; ``run``: facts
+    """Copy a finished run's ``results/<study>`` (the one source) beside the docs with its
+    record (:attr:`~isotropy.committed.record.CommittedRun.copy`); ``run``: facts
     no file holds (start, end, printed estimate, machine, ``what`` where an overlay narrowed it);
     ``claims``: with the study's claims judged on the copied tables."""
-    from isotropy.standins import workflow_stand_ins
-
-    results = Path(results)
+    (results,) = sources
     counts = results / f"{paths.COUNT_TABLES[study]}.csv"
     correlations = results / f"{paths.CORRELATION_TABLES[study]}.csv"
     for needed in (counts, correlations):
@@ -138,68 +142,42 @@ def write_data(
         "stand_ins": workflow_stand_ins(config),
     }
     if claims:
-        tables = _tables(study, pd.read_csv(counts), pd.read_csv(correlations), traces)
-        judged = judged_claims(study, tables, facts["config"], facts["stand_ins"])
+        tables = [pd.read_csv(counts), pd.read_csv(correlations), traces]
+        judged = judged_claims(study, dict(zip(table_names(study), tables)), facts)
         files[claims_file(study)] = judged.to_csv(index=False).encode("utf-8")
     return commit_files(root, run_file(study), files, facts)
 
 
-def _tables(study: str, counts, correlations, traces) -> dict[str, pd.DataFrame]:
-    """The tables under the input names the verdicts read (``main_table1`` …)."""
-    names = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study], "traces")
-    return {f"{study}_{name}": table for name, table in zip(names, (counts, correlations, traces))}
-
-
 def committed_tables(study: str, root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
     """The committed run's tables, by the names the verdicts read."""
-    root = Path(root)
-    return _tables(
-        study,
-        pd.read_csv(root / table_file(study, "counts")),
-        pd.read_csv(root / table_file(study, "correlations")),
-        pd.read_csv(root / traces_file(study)),  # gzip, by its name
+    files = [table_file(study, "counts"), table_file(study, "correlations"), traces_file(study)]
+    return {name: pd.read_csv(Path(root) / f) for name, f in zip(table_names(study), files)}
+
+
+def _measured(tables, record: Mapping[str, Any]) -> pd.DataFrame:
+    """The measurements of ``tables``, with the configuration and stand-ins of ``record``."""
+    return measure(
+        tables, record["config"], StandIns(**record["stand_ins"]), studies.table_measures()
     )
 
 
-def _measured(study: str, tables, config: Mapping[str, Any], stand_ins) -> pd.DataFrame:
-    from isotropy.standins import StandIns
-    from isotropy.verdicts.measurements.optimisation import optimisation_measurements, table_names
-    from isotropy.verdicts.measurements.run import measure
-
-    measures: dict[str | tuple[str, ...], Any] = {
-        table_names(study): functools.partial(optimisation_measurements, study)
-    }
-    return measure(tables, config, StandIns(**stand_ins), measures)
-
-
-def judged_claims(
-    study: str, tables: Mapping[str, pd.DataFrame], config: Mapping[str, Any], stand_ins
-) -> pd.DataFrame:
+def judged_claims(study: str, tables, record: Mapping[str, Any]) -> pd.DataFrame:
     """The study's claims (its record's) judged on ``tables`` by the verdict code in force."""
-    from isotropy.studies import BY_NAME
-    from isotropy.verdicts.claims import check_claims
-
-    spec = BY_NAME[study]
-    measured = _measured(study, tables, config, stand_ins)
-    return check_claims(measured, {study}, {study: (spec.claims_not_run, spec.claims)})
+    claims = {study: studies.measured_claims()[study]}
+    return check_claims(_measured(tables, record), {study}, claims)
 
 
 def verdicts(study: str, root: str | os.PathLike = ".") -> pd.DataFrame:
     """The study's rows of config/published_values.csv judged on the committed run."""
-    from isotropy.verdicts.comparison import compare, read_published
-
     record = checked_record(root, run_file(study))
-    tables = committed_tables(study, root)
-    measured = _measured(study, tables, record["config"], record["stand_ins"])
-    table = compare(read_published(), measured, {study})
+    table = compare(read_published(), _measured(committed_tables(study, root), record), {study})
     return table[table["study"] == study].reset_index(drop=True)
 
 
 def committed_claims(study: str, root: str | os.PathLike = ".") -> pd.DataFrame:
     """The study's claims judged now, on the committed run (:func:`judged_claims`)."""
     record = checked_record(root, run_file(study))
-    tables = committed_tables(study, root)
-    return judged_claims(study, tables, record["config"], record["stand_ins"])
+    return judged_claims(study, committed_tables(study, root), record)
 
 
 def signed(value: Any, digits: int = 4) -> str:

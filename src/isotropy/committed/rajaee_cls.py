@@ -21,6 +21,7 @@ from isotropy.committed.record import (
     made_by,
     one_value,
     page_markers,
+    verdict_cells,
 )
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.provenance import read_record
@@ -33,7 +34,6 @@ from isotropy.rajaee_cls.results import (
     variant_name,
 )
 from isotropy.studies import rajaee_cls as rajaee_cls_study
-from isotropy.verdicts.claims import verdict_cell
 from isotropy.verdicts.tolerances import NOT_RUN
 
 SEEDS = DATA / "rajaee_cls_seeds.csv"
@@ -77,11 +77,10 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def committed_tables(root: str | os.PathLike = ".") -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """(the grid's per-seed rows, the sweep's runs), checked against the record."""
-    root = Path(root)
-    checked_record(root, RUN)
-    return pd.read_csv(root / SEEDS), _json_lines(root / CAUSE)
+def committed_tables(root: str | os.PathLike = ".") -> tuple[dict, pd.DataFrame, list[dict]]:
+    """(the record, the grid's per-seed rows, the sweep's runs), checked against the record."""
+    record = checked_record(root, RUN)
+    return record, pd.read_csv(Path(root) / SEEDS), _json_lines(Path(root) / CAUSE)
 
 
 def _pct(value: float) -> str:
@@ -120,8 +119,7 @@ def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
 
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the grid per seed, the sweep's agreement and accuracies."""
-    record = checked_record(root, RUN)
-    seeds, cause = committed_tables(root)
+    record, seeds, cause = committed_tables(root)
     section = record["config"]["rajaee_cls"]
     method, training = section["cluster_method"], section["training"]
     run = record["run"]
@@ -161,29 +159,20 @@ CLAIMS_BEGIN, CLAIMS_END = page_markers("Rajaee CLS claims")
 def committed_claims_block(root: str | os.PathLike = ".") -> str:
     """The slides' CLS claims judged on the committed grid (the zero-mean claim reads per-layer
     norms, which it does not hold)."""
-    record = checked_record(root, RUN)
-    seeds, _ = committed_tables(root)
+    record, seeds, _ = committed_tables(root)
     offline = record["config"]["rajaee_cls"]["cluster_method"]["fit"] == "offline"
     table = rajaee_cls_study.check_claims(
         seeds, pd.DataFrame(columns=LAYER_COLUMNS), offline=offline
     )
-    lines = [
+    not_held = "it reads per-layer CLS norms, not committed"
+    table = table.assign(note=table["note"].where(table["verdict"] != NOT_RUN, not_held))
+    shown = table.assign(verdict=verdict_cells(table))
+    return (
         "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
         "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
-        "learning guard first):",
-        "",
-        "| claim | setup | verdict | evidence | note |",
-        "|---|---|---|---|---|",
-    ]
-    for row in table.itertuples(index=False):
-        cell, note = verdict_cell(row.verdict, row.note), row.note
-        if row.verdict == NOT_RUN:
-            cell, note = (
-                verdict_cell(row.verdict, ""),
-                "it reads per-layer CLS norms, not committed",
-            )
-        lines.append(f"| {row.claim} | {row.setup} | {cell} | {row.evidence} | {note} |")
-    return "\n".join(lines) + "\n"
+        "learning guard first):\n\n"
+        + markdown_table(shown[["claim", "setup", "verdict", "evidence", "note"]])
+    )
 
 
 CAUSE_BEGIN, CAUSE_END = page_markers("Rajaee CLS cause")

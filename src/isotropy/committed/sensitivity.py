@@ -24,24 +24,17 @@ DOC_SOURCE = DATA / "sensitivity_source.json"
 DOC_BEGIN, DOC_END = page_markers("results table")
 
 
-def doc_block(
-    seeds: pd.DataFrame, settings_line: str, level: float, not_run: list[str] | None = None
-) -> str:
+def doc_block(root: Path) -> str:
     """The cell table, its settings line and the configured cells not run (a partial grid)."""
-    table = cell_table(seeds, level)
+    source = checked_record(root, DOC_SOURCE)
+    table = cell_table(read_seeds(root / DOC_SEEDS), source["interval_level"])
     note = (
-        f"\nSettings: {settings_line}. r: tanh(mean Fisher z) over the seeds with its "
+        f"\nSettings: {source['settings_line']}. r: tanh(mean Fisher z) over the seeds with its "
         f"{table['interval'].iloc[0]}.\n"
     )
-    if not_run:
-        note += f"\n{NOT_RUN_NOTE}{', '.join(not_run)}.\n"
+    if source.get("not_run"):
+        note += f"\n{NOT_RUN_NOTE}{', '.join(source['not_run'])}.\n"
     return markdown_table(table, compact=True) + note
-
-
-def committed_doc_block(root: str | Path = ".") -> str:
-    source = checked_record(root, DOC_SOURCE)
-    level, not_run = source["interval_level"], source.get("not_run") or []
-    return doc_block(read_seeds(Path(root) / DOC_SEEDS), source["settings_line"], level, not_run)
 
 
 def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
@@ -70,7 +63,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 COMMITTED = CommittedRun(
     name="sensitivity",
     records=(Checksums(DOC_SOURCE, (DOC_SEEDS,)),),
-    pages=(Page(DOC, committed_doc_block, (DOC_BEGIN, DOC_END)),),
+    pages=(Page(DOC, doc_block, (DOC_BEGIN, DOC_END)),),
     copy=copy,
     sources="results/sensitivity (a finished sensitivity_study)",
 )
