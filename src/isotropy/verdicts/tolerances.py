@@ -35,7 +35,6 @@ RULE_KINDS = {
     "printed": (False, "single"),
     "none": (False, "fixed"),
     "relative": (True, "single"),
-    "factor": (True, "single"),
     "iw_factor": (True, "single"),
     "lid": (True, "single"),
     "below": (True, "every_run"),
@@ -368,9 +367,6 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
     if kind == "relative":
         close = defined and abs(ours - paper) <= argument * abs(paper)
         return (AGREES if close else DIFFERS), f"±{argument:.0%}"
-    if kind == "factor":
-        close = defined and ours > 0 and 1 / argument <= ours / paper <= argument
-        return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
     raise ValueError(f"rule {spec!r} is judged with its row's declaration: judge_equivalence")
 
 
