@@ -219,13 +219,12 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         return
     m = found.iloc[0]
     value, flag = (math.nan if m["missing"] else float(m["value"])), simpson_flag(m)
-    stand_in = m["stand_in"] and states_a_number(*parse_tolerance(claim.bound), claim.neutral)
+    stand_in = "; ".join(s for s in (f"not judged: {m['stand_in']}", m["note"], flag) if s)
+    judged_on_number = states_a_number(*parse_tolerance(claim.bound), claim.neutral)
     unjudged = {
         NOT_RUN: m["missing"],
         NOT_LEARNED: m.get("not_learned"),
-        STAND_IN: stand_in and "; ".join(
-            s for s in (f"not judged: {m['stand_in']}", m["note"], flag) if s
-        ),
+        STAND_IN: stand_in if m["stand_in"] and judged_on_number else "",
     }
     for verdict, note in unjudged.items():
         if note:
