@@ -52,6 +52,9 @@ def test_section_3_2_polarity_and_snli_agree_with_the_paper():
         assert row["verdict"] == "agrees", row["tolerance"]
         assert abs(float(row["our_value"]) - paper) < 0.005
         assert table.loc[("spearman_rho", setup), "verdict"] == "consistent"
+        # the p-values beside the verdict are the Holm-adjusted ones its text used
+        said = f"p(agrees) {row['p_agree']:.2g}, p(differs) {row['p_differ']:.2g}"
+        assert said in row["tolerance"], (said, row["tolerance"])
 
 
 @needs_run
@@ -92,18 +95,6 @@ def test_the_readme_names_every_setup_with_its_verdict_and_rule():
     assert "**agrees** within −0.037 to +0.032 in r (D = paper − ours)" in line
     assert "**consistent** (near-guaranteed by monotone traces" in line
     assert "IsoScore goes against its trend at 2 of 1000 updates" in line
-
-
-@needs_run
-def test_the_p_values_beside_a_verdict_are_the_ones_it_used():
-    """paper_comparison.csv's p_agree/p_differ are the Holm-adjusted p-values of the verdict's
-    text (they were the unadjusted ones: SNLI 4.7e-6 in the CSV, 9.4e-6 in the verdict)."""
-    table = headline.verdicts(ROOT)
-    rows = table[table["quantity"] == "pearson_r"].dropna(subset=["p_agree"])
-    assert len(rows) == 2
-    for _, row in rows.iterrows():
-        said = f"p(agrees) {row['p_agree']:.2g}, p(differs) {row['p_differ']:.2g}"
-        assert said in row["tolerance"], (said, row["tolerance"])
 
 
 def test_the_monotone_words_count_what_goes_against_the_trend():
@@ -153,7 +144,7 @@ def copied(tmp_path, monkeypatch):
     return root
 
 
-def test_the_copy_round_trips_every_trace_value(copied):
+def test_the_copy_round_trips_every_trace_value_and_names_its_code(copied):
     traces = optimisation.committed_tables("main", copied)["main_traces"]
     for trace in GOLDEN.glob("*/*/seed*/trace.csv"):
         encoder, dataset = trace.parts[-4], trace.parts[-3]
@@ -161,9 +152,6 @@ def test_the_copy_round_trips_every_trace_value(copied):
         original = pd.read_csv(trace)
         ours = ours[ours["seed"] == original["seed"].iloc[0]].reset_index(drop=True)
         pd.testing.assert_frame_equal(ours[original.columns], original, check_exact=True)
-
-
-def test_the_record_names_the_code_and_stand_ins(copied):
     record = checked_record(copied, headline.RUN)
     assert record["code_commit"] == "0" * 40
     assert record["config"]["main"]["metric_stride"] == 10
@@ -171,10 +159,7 @@ def test_the_record_names_the_code_and_stand_ins(copied):
         f"results/main/{trace.relative_to(GOLDEN).with_suffix('.parquet')}"
         for trace in GOLDEN.glob("*/*/seed*/trace.csv")
     }
-
-
-def test_the_page_judges_every_setup(copied):
-    block = headline.doc_block(copied)
+    block = headline.doc_block(copied)  # the page judges every setup
     for setup in SETUPS:
         assert f"\n| {setup} | Pearson r | Mickus et al. 2024, §3.2" in block
     assert "every 10th update" in block
