@@ -222,7 +222,7 @@ def test_the_comparison_names_a_stand_in_once_per_row():
     for column in ("our_n", "paper_n", "k", "paper_k"):
         table[column] = NAN
     table["per_type_cap"], table["estimand"], table["m"] = "", "single", "1"
-    table["margin"], table["declared"] = "", "row"
+    table["margin"] = ""
     lines = [line for line in comparison_markdown(table).splitlines() if "word2vec/pos" in line]
     assert len(lines) == 2 and all(line.count(GLOVE) == 1 for line in lines), lines
     page = overview_html(table.iloc[:0], as_shown(table), studies=[], seeds={}, stand_ins={})

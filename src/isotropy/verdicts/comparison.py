@@ -80,7 +80,6 @@ COLUMNS = [
     "m",
     "margin",
     "margin_reason",
-    "declared",
     "p_agree",
     "p_differ",
     # D = paper − ours: its 95% interval and the region the verdict accepts (margin_band)
@@ -182,7 +181,7 @@ def judge_row(
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
     """Every published row beside each matching measurement (``studies``: those of this run)."""
-    if "declared" not in published:
+    if "paper_value" not in published:
         published = declarations.fill_declarations(published)
     rows: list[dict[str, Any]] = []
     tests: list[tuple] = []  # the equivalence tests and the seed tests: settled by family
@@ -335,8 +334,6 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
             k = " / ".join(s for s in (_number(r["k"]), _number(r["paper_k"])) if s)
             n += f" (k {k}, cap {r['per_type_cap']})"
         statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
-        if str(r["declared"]).startswith("default"):
-            statistic += f"; {r['declared']}"
         row = [
             r["source"],
             r["setup"],
