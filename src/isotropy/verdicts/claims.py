@@ -226,9 +226,9 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         NOT_LEARNED: m.get("not_learned"),
         STAND_IN: stand_in if m["stand_in"] and judged_on_number else "",
     }
-    for verdict, note in unjudged.items():
+    for not_judged, note in unjudged.items():
         if note:
-            rows.append(_row(claim, setup, value, threshold, verdict, m["evidence"], note))
+            rows.append(_row(claim, setup, value, threshold, not_judged, m["evidence"], note))
             return
     verdict, rule, p = _judge_claim(claim, m)
     undefined = "" if math.isfinite(m["value"]) else "measurement undefined"
