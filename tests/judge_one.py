@@ -1,5 +1,5 @@
 """One row judged alone, by its own α with no page to adjust over: the tests' shorthand for a
-published row with the default declaration of its rule (``isotropy.verdicts.tolerances``)."""
+published row declaring one run and the margin of its unit below."""
 
 from __future__ import annotations
 
@@ -7,6 +7,14 @@ import math
 from collections.abc import Sequence
 
 from isotropy.verdicts import tolerances as T
+
+# δ by unit: as config/published_values.csv declares it (I(W): its odds within a factor 2)
+MARGINS = {
+    "correlation": "z:0.1",
+    "correlation ×100": "z:0.03",
+    "dimensions": "relative:0.1",
+    "ratio (1 = isotropic)": "logit:0.6931",
+}
 
 
 def judge_one(
@@ -35,7 +43,7 @@ def judge_one(
     )
     measured.update(seed_free=seed_free, n=our_n, k=our_k)
     half = precision / 2 if math.isfinite(precision) else 0.0
-    declared = T.Declared(margin=T.default_margin(spec, unit)[0], half=half)
+    declared = T.Declared(margin=MARGINS[unit], half=half)
     judged = T.judge_equivalence(
         kind, measured, paper, declared, unit=unit, paper_n=paper_n, paper_k=argument
     )

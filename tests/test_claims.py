@@ -22,7 +22,6 @@ from isotropy.verdicts.claims import (
     NOT_RUN,
     NOT_SUPPORTED,
     ONE_SEED,
-    STAND_IN,
     SUPPORTED,
     UNTESTED_FAILS,
     UNTESTED_HOLDS,
@@ -264,38 +263,6 @@ def test_check_results_marks_absent_studies_not_run(tmp_path):
             correlations={"main": str(correlations)},
             run_keys={"main": keys[:2]},
         )
-
-
-@pytest.mark.slow
-def test_claims_of_the_tiny_run(tiny_run):
-    """results/claims.csv of the tiny run: every configured setup judged (the measurements
-    against scipy: test_paper_pattern_is_supported_with_independent_values)."""
-    import tiny_workflow
-
-    workdir, command, mirror = tiny_run
-    if not (workdir / "results/claims.csv").is_file():  # the shared fixture may not have made it
-        result = tiny_workflow.run_with_mirror([*command, "check_claims"], mirror, timeout=900)
-        assert result.returncode == 0, result.stderr[-4000:]
-    claims = pd.read_csv(workdir / "results/claims.csv")
-    assert list(claims.columns) == COLUMNS
-    main = claims[claims["study"] == "main"]
-    assert set(main["setup"]) == {
-        "miniLM/polarity",
-        "miniLM/snli",
-        "word2vec/pos",
-        "word2vec/supersense",
-    }
-    assert len(main) == 4 * 5 and set(main["verdict"]) <= {
-        SUPPORTED,
-        NOT_SUPPORTED,
-        INCONCLUSIVE,  # two seeds: a direction test over seeds may not reach α after Holm
-        STAND_IN,  # a bound at the paper's number on GloVe
-    }
-    glue = claims[claims["study"] == "glue"]
-    assert set(glue["setup"]) == {"miniLM/rte", "miniLM/wnli"}
-    assert set(glue.loc[glue["claim"] == "seeds_agree", "verdict"]) == {NOT_RUN}  # one GLUE seed
-    assert (workdir / "results/claims.md").read_text().startswith("# Claims check")
-    assert (workdir / "results/claims.csv.provenance.json").is_file()
 
 
 def test_workflow_inputs_follow_the_configured_studies(config):

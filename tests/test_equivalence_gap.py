@@ -189,14 +189,3 @@ def test_a_row_read_two_ways_keeps_only_the_verdict_both_readings_give():
     assert both.test.p_agree == pytest.approx(max(one.test.p_agree, pool.test.p_agree))
     assert both.test.p_differ == pytest.approx(max(one.test.p_differ, pool.test.p_differ))
     assert both.test.low <= min(one.test.low, pool.test.low) + 1e-12
-
-
-def test_the_margin_as_a_range_of_d_is_fixed_on_z_and_asymmetric_in_r():
-    """The comparison's band_low/band_high (drawn by the forest plot): ±δ on z around the
-    printed r, as a range of D = paper − ours in r; it never reaches past −1."""
-    prediction = eq.Prediction(float(np.arctanh(-0.947)), 0.01, 4, "t")
-    test = eq.equivalence(prediction, -0.947, "z:0.1", Z)
-    assert test.band_low == pytest.approx(-0.947 - np.tanh(np.arctanh(-0.947) + 0.1))
-    assert test.band_high == pytest.approx(-0.947 - np.tanh(np.arctanh(-0.947) - 0.1))
-    assert -0.947 - test.band_high > -1 and test.band_low < 0 < test.band_high
-    assert test.band_high < -test.band_low  # towards −1 the same z is less r

@@ -201,27 +201,25 @@ def test_both_pages_state_their_error_control():
     assert "any false *supported*" in claims and "Mickus et al. 2024 · main (" in claims
 
 
-def test_published_rows_without_declarations_get_documented_defaults(tmp_path):
+def test_published_rows_without_declarations_are_refused(tmp_path):
+    """No default stands in for a declaration: a row without one is refused, naming the row."""
     published = read_published()
     header = ",".join(c for c in published.columns if c in PUBLISHED_COLUMNS)
-    old = tmp_path / "old.csv"
-    old.write_text(
-        header + "\nX,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,,\n",
-        encoding="utf-8",
-    )
-    row = read_published(old).iloc[0]
-    assert (row["estimand"], row["m"], row["margin"]) == ("single", "1", "z:0.1")
-    assert row["declared"] == "default estimand, m, margin"
-    assert row["margin_reason"].startswith("default for a correlation")  # a default has a reason
-    assert "±0.1 on Fisher z" in row["why"]  # written from the rule, not typed
     bad = tmp_path / "bad.csv"
     start = "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,,,pooled,"
     declarations = ",estimand,m,margin,margin_reason,protocol\n"
-    refused = {"five,z:0.1": r"row 2 .*m 'five' is not a whole", "5,0.05": "margin '0.05' is not"}
+    refused = {
+        "five,z:0.1,r": r"row 2 .*m 'five' is not a whole",
+        "5,0.05,r": "margin '0.05' is not",
+        "5,,": r"row 2 .*margin '' has no margin_reason",
+    }
     for declared, refusal in refused.items():
-        bad.write_text(f"{header}{declarations}{start}{declared},r,\n", encoding="utf-8")
+        bad.write_text(f"{header}{declarations}{start}{declared},\n", encoding="utf-8")
         with pytest.raises(ValueError, match=refusal):
             read_published(bad)
+    bad.write_text(f"{header}\n{start.removesuffix(',pooled,')}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"row 2 .*estimand '' is not one of"):
+        read_published(bad)
 
 
 def test_what_the_interval_over_seeds_does_not_cover():

@@ -39,14 +39,6 @@ GLOVE = "GloVe 50-d for NLPL word2vec model 222 (300-d)"
 LABELS = "WordNet POS labels for CoDWoE"
 
 
-def _row(source, setup, value, ours, verdict, interval=(NAN, NAN), band=(NAN, NAN), **rest):
-    columns = ("source", "setup", "paper_value", "our_value", "verdict")
-    row = dict(zip(columns, (source, setup, value, ours, verdict)))
-    row.update(paper="Mickus et al. 2024", study="main", stand_in="", tolerance="rule as applied")
-    row.update(zip(("d_low", "d_high", "band_low", "band_high"), (*interval, *band)))
-    return {**row, "p_agree": NAN, **rest}
-
-
 # Rows of every kind: an interval ending exactly on the band's edges (±1), a margin clipped at
 # r = −1, an exact count that agrees and one far off, a seed-free row and a row of disagreeing
 # seeds (no interval), a bound (nothing to draw), a stand-in, a protocol and a one-seed row.
@@ -131,12 +123,10 @@ def test_forest_rows_are_the_judged_rows_with_a_paper_value_and_a_band():
 
 def test_exact_counts_are_drawn_below_the_correlations():
     """A reader looks for the correlations first; rows of other rules keep the table's order."""
-    count = _row("Table 1, row snli, items", "miniLM/snli", 9842, 9842, T.AGREES, band=(0, 0))
-    r = _row("§3.2, r, snli", "miniLM/snli", -0.878, -0.873, T.AGREES, (-0.01, 0), (-0.05, 0.05))
-    table = pd.DataFrame([{**count, "tolerance": "exact"}, r])
-    assert forest_rows(table)["source"].tolist() == ["§3.2, r, snli", count["source"]]
-    in_order = forest_rows(pd.DataFrame([count, r]))["source"].tolist()
-    assert in_order == [count["source"], r["source"]]
+    count_first = small_table().iloc[[3, 1]]  # an exact count, then a correlation
+    assert list(forest_rows(count_first).index) == [3, 1]
+    count_first.loc[3, "tolerance"] = "exact"
+    assert list(forest_rows(count_first).index) == [1, 3]
 
 
 def test_a_table_without_the_band_columns_is_refused_by_name():
@@ -232,7 +222,7 @@ def test_the_comparison_names_a_stand_in_once_per_row():
     for column in ("our_n", "paper_n", "k", "paper_k"):
         table[column] = NAN
     table["per_type_cap"], table["estimand"], table["m"] = "", "single", "1"
-    table["margin"], table["declared"] = "", "row"
+    table["margin"] = ""
     lines = [line for line in comparison_markdown(table).splitlines() if "word2vec/pos" in line]
     assert len(lines) == 2 and all(line.count(GLOVE) == 1 for line in lines), lines
     page = overview_html(table.iloc[:0], as_shown(table), studies=[], seeds={}, stand_ins={})
@@ -316,7 +306,8 @@ def test_the_band_is_the_declared_margin_on_the_judging_scale(tmp_path):
     assert table.loc["d", ["band_low", "band_high", "d_low"]].isna().all()  # a bound: no band
 
 
-# Run in the page once it has rendered: the forest image's decoded size (0x0: not decoded).
+# Run in the page once it has rendered: the forest image's decoded size (0x0: not decoded);
+# tests/test_report.py opens the tiny run's report in a headless browser with it.
 IMAGE_PROBE = """<script>
 setTimeout(function () {
   var image = document.querySelector('.overview-forest img');
@@ -331,23 +322,3 @@ def forest_image_size(dom: str) -> tuple[int, int]:
     found = re.search(r'data-forest-image="(\d+)x(\d+)"', dom)
     assert found, "the probe did not run or found no forest image"
     return int(found.group(1)), int(found.group(2))
-
-
-def test_a_browser_shows_the_forest_plot_first_on_the_page(tmp_path):
-    """Headless Chromium decodes the embedded figure at its full size, above the run's summary
-    (skipped without a browser, failed under CI=true: tests/headless_browser.py)."""
-    import headless_browser
-    from PIL import Image
-
-    table = small_table()
-    png = tmp_path / "forest.png"
-    forest = _forest(table, png, forest_caption(table, {"main": [0]}, {}))
-    body = overview_html(table.iloc[:0], table, studies=[], seeds={}, stand_ins={}, forest=forest)
-    page = tmp_path / "page.html"
-    page.write_text(f"<html><body>{body}{IMAGE_PROBE}</body></html>", encoding="utf-8")
-    shown = headless_browser.run(page, tmp_path / "profile", "--dump-dom")
-    assert shown.returncode == 0, shown.stderr[-2000:]
-    assert forest_image_size(shown.stdout) == Image.open(png).size
-    dom = shown.stdout
-    forest = dom.index('class="overview-forest"')
-    assert dom.index("<h2>Summary") < forest < dom.index("<h2>This run")

@@ -229,15 +229,6 @@ def _page(committed: pd.DataFrame | None = None) -> str:
     )
 
 
-def test_a_previews_overview_says_so_and_names_its_target_and_configuration():
-    page = _page()
-    assert "Claims check (PREVIEW)" in page and "Paper comparison (PREVIEW)" in page
-    assert "metrics after every 10th update" in page
-    assert "Target: preview_study (make preview)" in page and "Stand-ins: none." in page
-    assert "Configuration: logs/effective-config/preview_study.yaml." in page
-    assert '<span class="file">results/preview/claims.csv</span>' in page
-
-
 def test_the_page_opens_on_what_replicated_beside_the_committed_run():
     """The first lines say what replicated (the row that did not, named), then the committed
     protocol run's §3.2 verdicts beside this run's, each labelled; the forest after."""
@@ -258,13 +249,18 @@ def test_the_page_opens_on_what_replicated_beside_the_committed_run():
     assert "overview-committed" not in _page(pd.DataFrame())
 
 
-def test_the_tables_read_by_eye():
-    """Rejected: 10662.000 beside 1.066e+04; Markdown's code marks shown as typed; "9 1 seed: not
-    judged", a count run into a verdict that starts with a digit; the whole rule, a paragraph,
-    wrapped to 20 lines a row in a narrow column."""
+def test_a_previews_tables_say_so_and_read_by_eye():
+    """A preview's page names its target and configuration. Rejected: 10662.000 beside
+    1.066e+04; Markdown's code marks shown as typed; "9 1 seed: not judged", a count run into a
+    verdict that starts with a digit; the whole rule, a paragraph, wrapped to 20 lines a row in
+    a narrow column."""
     claims, _, _ = _verdict_rows()
     assert "`" in claims["statement"].iloc[1]  # planted
     page = _page()
+    assert "Claims check (PREVIEW)" in page and "Paper comparison (PREVIEW)" in page
+    assert "metrics after every 10th update" in page
+    assert "Target: preview_study (make preview)" in page and "Stand-ins: none." in page
+    assert "Configuration: logs/effective-config/preview_study.yaml." in page
     comparison = page[page.index("Paper comparison") :]
     assert comparison.count("<td>10662</td>") == 2 and "1.066e+04" not in page
     assert "10662.0" not in page and "<td>-0.8075</td>" in comparison

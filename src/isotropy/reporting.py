@@ -133,15 +133,17 @@ def summary_html(
         + ".</p>",
     ]
     if len(committed):
-        mine = comparison.set_index(["setup", "quantity"])
+        mine = comparison.drop_duplicates(["setup", "quantity"]).set_index(["setup", "quantity"])
         side = pd.DataFrame(
             {
                 "setup": committed["setup"],
                 "statistic": committed["quantity"].map(STATISTICS),
                 "paper": committed["paper_value"].map(_cell),
                 f"this run{mark}": [
-                    _verdict_cell(mine, (s, q))
-                    for s, q in zip(committed["setup"], committed["quantity"])
+                    f"{_cell(mine.at[key, 'our_value'])}: {mine.at[key, 'verdict']}"
+                    if key in mine.index
+                    else "not run"
+                    for key in zip(committed["setup"], committed["quantity"])
                 ],
                 "the committed protocol run": [
                     f"{_cell(v)}: {verdict}"
@@ -161,14 +163,6 @@ def summary_html(
             side.to_html(index=False, classes="overview-committed", border=0, escape=True),
         ]
     return "\n".join(parts)
-
-
-def _verdict_cell(mine: pd.DataFrame, key: tuple[str, str]) -> str:
-    if key not in mine.index:
-        return "not run"
-    row = mine.loc[key]
-    row = row.iloc[0] if isinstance(row, pd.DataFrame) else row
-    return f"{_cell(row['our_value'])}: {row['verdict']}"
 
 
 def forest_html(

@@ -218,19 +218,18 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, note=note))
         return
     m = found.iloc[0]
-    if m["missing"]:
-        rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, m["evidence"], m["missing"]))
-        return
-    value = float(m["value"])
-    if m.get("not_learned"):
-        note = m["not_learned"]
-        rows.append(_row(claim, setup, value, threshold, NOT_LEARNED, m["evidence"], note))
-        return
-    flag = simpson_flag(m)
-    if m["stand_in"] and states_a_number(*parse_tolerance(claim.bound), claim.neutral):
-        note = "; ".join(s for s in (f"not judged: {m['stand_in']}", m["note"], flag) if s)
-        rows.append(_row(claim, setup, value, threshold, STAND_IN, m["evidence"], note))
-        return
+    value, flag = (math.nan if m["missing"] else float(m["value"])), simpson_flag(m)
+    stand_in = "; ".join(s for s in (f"not judged: {m['stand_in']}", m["note"], flag) if s)
+    judged_on_number = states_a_number(*parse_tolerance(claim.bound), claim.neutral)
+    unjudged = {
+        NOT_RUN: m["missing"],
+        NOT_LEARNED: m.get("not_learned"),
+        STAND_IN: stand_in if m["stand_in"] and judged_on_number else "",
+    }
+    for not_judged, note in unjudged.items():
+        if note:
+            rows.append(_row(claim, setup, value, threshold, not_judged, m["evidence"], note))
+            return
     verdict, rule, p = _judge_claim(claim, m)
     undefined = "" if math.isfinite(m["value"]) else "measurement undefined"
     parts = [flag, rule, m["note"] or undefined]
@@ -259,16 +258,12 @@ def settle_family(rows: list[dict], tests: list[tuple]) -> None:
 
 def judge_any_setup(verdicts: list[str]) -> str:
     """The verdict of an existence claim ("in at least one setup") from its setups' verdicts."""
-    judged = [v for v in verdicts if v != NOT_RUN]
+    judged = {v for v in verdicts if v != NOT_RUN}
     if not judged:
         return NOT_RUN
     if SUPPORTED in judged:
         return SUPPORTED
-    if all(v == NOT_SUPPORTED for v in judged):
-        return NOT_SUPPORTED
-    if all(v == ONE_SEED for v in judged):
-        return ONE_SEED
-    return INCONSISTENT_SEEDS
+    return judged.pop() if judged in ({NOT_SUPPORTED}, {ONE_SEED}) else INCONSISTENT_SEEDS
 
 
 def seed_claim_rows(
@@ -312,26 +307,22 @@ def collapse_any_setup(rows: list[dict], claims: Sequence[SeedClaim]) -> list[di
     verdicts in the note; measured: the setup mean furthest the claimed way)."""
     existence = {c.name: c for c in claims if c.scope == "any setup"}
     kept: list[dict] = []
-    grouped: dict[str, list[dict]] = {}
     for row in rows:
-        if row["claim"] in existence and row["setup"] != "all":
-            setups = grouped.setdefault(row["claim"], [])
-            if not setups:
-                kept.append(row)  # placeholder, replaced below at the claim's first setup
-            setups.append(row)
-        else:
+        if row["claim"] not in existence or row["setup"] == "all":
             kept.append(row)
-    for name, setups in grouped.items():
-        pick = max if existence[name].direction == "above" else min
-        one = dict(setups[0])
-        one.update(
-            setup="any setup",
-            measured=pick(float(r["measured"]) for r in setups),
-            verdict=judge_any_setup([r["verdict"] for r in setups]),
-            evidence="; ".join(f"{r['setup']}: {r['evidence']}" for r in setups),
-            note="; ".join(f"{r['setup']}: {r['verdict']} ({r['note']})" for r in setups),
-        )
-        kept[kept.index(setups[0])] = one
+            continue
+        setups = [r for r in rows if r["claim"] == row["claim"] and r["setup"] != "all"]
+        if row is setups[0]:  # the claim's one row, where its first setup stood
+            pick = max if existence[row["claim"]].direction == "above" else min
+            one = dict(
+                row,
+                setup="any setup",
+                measured=pick(float(r["measured"]) for r in setups),
+                verdict=judge_any_setup([r["verdict"] for r in setups]),
+                evidence="; ".join(f"{r['setup']}: {r['evidence']}" for r in setups),
+                note="; ".join(f"{r['setup']}: {r['verdict']} ({r['note']})" for r in setups),
+            )
+            kept.append(one)
     return kept
 
 
@@ -350,14 +341,10 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
     run) read *not decided*; a row with some undecided says how many its test left out."""
     if "undecided" not in values:
         return table
-    table = table.copy()
     counts = values.groupby(["claim", "setup"])["undecided"].agg(["sum", "size"])
-    for index, row in table.iterrows():
-        if (row["claim"], row["setup"]) not in counts.index:
-            continue
-        undecided, seeds = counts.loc[(row["claim"], row["setup"])]
-        if undecided == 0:
-            continue
+    table = table.join(counts, on=["claim", "setup"])
+    for index, row in table[table["sum"] > 0].iterrows():
+        undecided, seeds = row["sum"], row["size"]
         said = (
             f"{int(undecided)} of {int(seeds)} seeds: the criterion and the silhouette both best"
             " at the same end of the run (its first or last recorded update), so the run cannot"
@@ -367,7 +354,7 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
             table.loc[index, ["verdict", "measured", "note"]] = [NOT_DECIDED, math.nan, said]
         else:
             table.loc[index, "note"] = f"{row['note']}; {said} (left out of the test)"
-    return table
+    return table.drop(columns=["sum", "size"])
 
 
 ERROR_CONTROL = (

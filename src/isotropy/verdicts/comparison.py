@@ -80,7 +80,6 @@ COLUMNS = [
     "m",
     "margin",
     "margin_reason",
-    "declared",
     "p_agree",
     "p_differ",
     # D = paper − ours: its 95% interval and the region the verdict accepts (margin_band)
@@ -135,8 +134,6 @@ def margin_band(paper: pd.Series) -> tuple[float, float]:
         return 0.0, 0.0
     if kind == "relative":
         return -argument * abs(value), argument * abs(value)
-    if kind == "factor" and value > 0:
-        return value - value * argument, value - value / argument
     return math.nan, math.nan
 
 
@@ -184,10 +181,10 @@ def judge_row(
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
     """Every published row beside each matching measurement (``studies``: those of this run)."""
-    if "declared" not in published:
+    if "paper_value" not in published:
         published = declarations.fill_declarations(published)
     rows: list[dict[str, Any]] = []
-    tests: list[tuple] = []  # the equivalence tests, then the seed tests: settled by family
+    tests: list[tuple] = []  # the equivalence tests and the seed tests: settled by family
     seed_tests: list[tuple] = []
     for _, paper in published.iterrows():
         candidates = measured[
@@ -200,6 +197,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             )
             continue
         family = family_name(paper["paper"], paper["study"])
+        seed_rule = str(paper["tolerance"]).startswith("seeds_")
         for _, ours in hits.iterrows():
             details = {c: ours[c] for c in ("setup", "k", "per_type_cap", "seeds", "stand_in")}
             details.update(our_n=ours["n"], convention=ours["convention"] or paper["convention"])
@@ -207,10 +205,13 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 rows.append(_row(paper, verdict=NOT_RUN, note=ours["missing"], **details))
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
-            if verdict is None or str(paper["tolerance"]).startswith("seeds_"):
-                (tests if test is not None else seed_tests).append(
-                    (len(rows), family, test if test is not None else paper["tolerance"], ours)
-                )
+            if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
+                verdict = settle(test)
+                tolerance += "; seed-free: an exact comparison, in no Holm family"
+            elif test is not None:
+                tests.append((len(rows), family, test))
+            elif seed_rule and verdict not in (NOT_COMPARABLE, NOT_LEARNED):
+                seed_tests.append((len(rows), paper["tolerance"], ours))
             if test is not None:
                 details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
             elif verdict != STAND_IN:
@@ -218,35 +219,24 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             note = "; ".join(s for s in (simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
-    settled = [t for t in seed_tests if rows[t[0]]["verdict"] not in (NOT_COMPARABLE, NOT_LEARNED)]
-    _settle_page(rows, tests, settled)
+    _settle_page(rows, tests)
+    _settle_seed_tests(rows, seed_tests)
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
 
 
-def _exact(test: Equivalence, ours: pd.Series) -> bool:
-    """A seed-free value, compared exactly: in no family."""
-    return bool(ours["seed_free"]) or test.low == test.high
-
-
-def _settle_page(rows: list[dict], tests: list, seed_tests: list) -> None:
+def _settle_page(rows: list[dict], tests: list) -> None:
     """Settle the page's tested rows, Holm within each family (docs/verdicts.md, "Families")."""
-    exact = [t for t in tests if _exact(t[2], t[3])]
-    for index, _, test, _ in exact:
-        rows[index]["verdict"] = settle(test)
-        rows[index]["tolerance"] += "; seed-free: an exact comparison, in no Holm family"
-    tests = [t for t in tests if not _exact(t[2], t[3])]
-    adjusted = holm_by_family([(family, t.p_agree, t.p_differ) for _, family, t, _ in tests])
-    for (index, family, test, _), (p_agree, p_differ, size) in zip(tests, adjusted):
+    adjusted = holm_by_family([(family, t.p_agree, t.p_differ) for _, family, t in tests])
+    for (index, family, test), (p_agree, p_differ, size) in zip(tests, adjusted):
         rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
         rows[index].update(p_agree=p_agree, p_differ=p_differ)  # the p-values the verdict used
         rows[index]["tolerance"] += (
             f"; Holm over the {size} rows of {family}: p(agrees) {p_agree:.2g}, "
             f"p(differs) {p_differ:.2g}"
         )
-    _settle_seed_tests(rows, seed_tests)
 
 
 def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
@@ -258,10 +248,10 @@ def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
     adjusted = holm_by_family(
         [
             (family, *claimed_first(parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"]))
-            for family, (_, _, spec, ours) in zip(families, seed_tests)
+            for family, (_, spec, ours) in zip(families, seed_tests)
         ]
     )
-    for (index, _, spec, ours), family, (p_claim, p_other, size) in zip(
+    for (index, spec, ours), family, (p_claim, p_other, size) in zip(
         seed_tests, families, adjusted
     ):
         less, greater = claimed_first(parse_tolerance(spec)[0], p_claim, p_other)
@@ -344,8 +334,6 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
             k = " / ".join(s for s in (_number(r["k"]), _number(r["paper_k"])) if s)
             n += f" (k {k}, cap {r['per_type_cap']})"
         statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
-        if str(r["declared"]).startswith("default"):
-            statistic += f"; {r['declared']}"
         row = [
             r["source"],
             r["setup"],

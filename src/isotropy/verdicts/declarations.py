@@ -20,9 +20,7 @@ from isotropy.verdicts.tolerances import (
     ESTIMANDS,
     LID_N_TOLERANCE,
     READINGS,
-    RULE_KINDS,
     Declared,
-    default_margin,
     parse_tolerance,
     scale_of,
 )
@@ -84,24 +82,6 @@ def _check_declared(row: pd.Series, kind: str) -> None:
         scale_of(row["unit"], kind).region(paper, row["margin"])
 
 
-def _fill_row(table: pd.DataFrame, index: object, kind: str) -> list[str]:
-    """Fill the defaults of one row in place; the names of the columns defaulted."""
-    row, defaulted = table.loc[index], []
-    if not row["estimand"]:
-        table.at[index, "estimand"] = RULE_KINDS[kind][1]
-        defaulted.append("estimand")
-    if not row["m"]:
-        table.at[index, "m"] = "1"
-        defaulted.append("m")
-    if not row["margin"]:
-        margin, reason = default_margin(row["tolerance"], row["unit"])
-        if margin:
-            table.at[index, "margin"], defaulted = margin, [*defaulted, "margin"]
-            if not row["margin_reason"]:
-                table.at[index, "margin_reason"] = reason
-    return defaulted
-
-
 def printed_number(text: str) -> float:
     """The number a printed value means: '4,094,976' → 4094976, '−0.808' → -0.808,
     '1.19 M' → 1190000, '3.36e-5' → 3.36e-05; '' → NaN (a statement without a number)."""
@@ -122,9 +102,8 @@ def fill_declarations(
     where: str = "config/published_values.csv",
     studies: Collection[str] | None = None,
 ) -> pd.DataFrame:
-    """The published table checked row by row, the defaults filled in, with the printed numbers
-    as numbers, ``declared`` ('row' or what was defaulted) and each equivalence row's ``why``
-    written from its rule; an error names the row."""
+    """The published table checked row by row, with the printed numbers as numbers and each
+    equivalence row's ``why`` written from its rule; an error names the row."""
     table = table.copy()
     for column in DECLARED_COLUMNS:
         if column not in table:
@@ -132,7 +111,6 @@ def fill_declarations(
         table[column] = table[column].fillna("").astype(str).str.strip()
     for _, number in NUMBERS:
         table[number] = table[number] if number in table else math.nan
-    declared_by = []
     for index in table.index:
         row = table.loc[index]
         at = f"{where}, row {index + 2} ({row['paper']}, {row['source']})"
@@ -145,14 +123,11 @@ def fill_declarations(
             for printed, number in NUMBERS:
                 if printed in table:
                     table.at[index, number] = printed_number(row[printed])
-            defaulted = _fill_row(table, index, kind)
             _check_declared(table.loc[index], kind)
         except ValueError as error:
             raise ValueError(f"{at}: {error}") from None
         if kind in EQUIVALENCE_RULES:
             table.at[index, "why"] = rule_text(table.loc[index])
-        declared_by.append("default " + ", ".join(defaulted) if defaulted else "row")
-    table["declared"] = declared_by
     return table
 
 

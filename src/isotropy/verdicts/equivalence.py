@@ -259,8 +259,6 @@ def holm(p_values: Sequence[float]) -> list[float]:
     finite = np.flatnonzero(np.isfinite(p))
     adjusted = np.full(p.shape, np.nan)
     order = finite[np.argsort(p[finite], kind="stable")]
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(order) - rank) * p[index]))
-        adjusted[index] = running
+    stepped = (len(order) - np.arange(len(order))) * p[order]
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(stepped))
     return adjusted.tolist()

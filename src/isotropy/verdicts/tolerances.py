@@ -28,39 +28,25 @@ JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTEN
 VERDICTS = (*JUDGED, NOT_COMPARABLE, ONE_SEED, STAND_IN, NOT_LEARNED, STATED, NOT_RUN)
 ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
-# Every rule kind: whether it takes a number (``kind:x``), and the estimand of a row that
-# declares none (one run has the most noise: the fewest rows read *differs*).
-RULE_KINDS = {
-    "exact": (False, "fixed"),
-    "printed": (False, "single"),
-    "none": (False, "fixed"),
-    "relative": (True, "single"),
-    "factor": (True, "single"),
-    "iw_factor": (True, "single"),
-    "lid": (True, "single"),
-    "below": (True, "every_run"),
-    "above": (True, "every_run"),
-    "at_least": (True, "every_run"),
-    "seeds_below": (True, "mean"),
-    "seeds_above": (True, "mean"),
-}
 _BOUNDS = {"below": "<", "above": ">", "at_least": ">="}
+# Every rule kind: those without a number, those with one (``kind:x``)
+PLAIN_RULES = ("exact", "printed", "none")
+NUMBER_RULES = ("relative", "iw_factor", "lid", *_BOUNDS, "seeds_below", "seeds_above")
 
 
 def parse_tolerance(spec: str) -> tuple[str, float]:
     """``'below:-0.998'`` → ``('below', -0.998)``; ``'exact'`` → ``('exact', nan)``."""
     kind, _, argument = str(spec).partition(":")
-    number, _ = RULE_KINDS.get(kind, (None, ""))
-    if number is False and not argument:
+    if kind in PLAIN_RULES and not argument:
         return kind, math.nan
-    if number and argument:
+    if kind in NUMBER_RULES and argument:
         try:
             return kind, float(argument)
         except ValueError:
             pass
-    with_number = "/".join(kind for kind, (number, _) in RULE_KINDS.items() if number)
     raise ValueError(
-        f"tolerance {spec!r} is not one of exact, printed, none, or {with_number}:<number>"
+        f"tolerance {spec!r} is not one of {', '.join(PLAIN_RULES)}, or "
+        f"{'/'.join(NUMBER_RULES)}:<number>"
     )
 
 
@@ -93,40 +79,7 @@ def over_every_seed(along: int, seeds: int, p_claim: float, p_other: float) -> b
     return None
 
 
-# The margin of a row that declares none, by its unit, with its reason (docs/verdicts.md).
-DEFAULT_MARGINS = {
-    "correlation": (
-        "z:0.1",
-        "default for a correlation: 0.1 on Fisher z, under half the smallest gap (0.246) between "
-        "the setups Mickus et al. print (−0.808 and −0.878)",
-    ),
-    "correlation ×100": (
-        "z:0.03",
-        "default for a correlation ×100: 0.03 on Fisher z of r/100, about 2 points at r 0.6",
-    ),
-    "dimensions": (
-        "relative:0.1",
-        "default for a dimension estimate with no seed noise in the paper: 10% of its value",
-    ),
-    "ratio (1 = isotropic)": (
-        "logit:0.693",
-        "default for I(W): its odds within a factor 2 (logit ± ln 2)",
-    ),
-}
 EQUIVALENCE_RULES = ("printed", "lid", "iw_factor")
-
-
-def default_margin(spec: str, unit: str) -> tuple[str, str]:
-    """(margin, its reason) of a row that declares none (('', '') where its rule needs none)."""
-    kind, argument = parse_tolerance(spec)
-    if kind not in EQUIVALENCE_RULES:
-        return "", ""
-    if kind == "iw_factor":
-        return (
-            f"logit:{math.log(argument):.4g}",
-            f"default for iw_factor:{argument:g}: the odds of I(W) within a factor {argument:g}",
-        )
-    return DEFAULT_MARGINS.get(str(unit), DEFAULT_MARGINS["dimensions"])
 
 
 ESTIMANDS = ("single", "mean", "pooled", "every_run", "fixed")
@@ -368,9 +321,6 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
     if kind == "relative":
         close = defined and abs(ours - paper) <= argument * abs(paper)
         return (AGREES if close else DIFFERS), f"±{argument:.0%}"
-    if kind == "factor":
-        close = defined and ours > 0 and 1 / argument <= ours / paper <= argument
-        return (AGREES if close else DIFFERS), f"within a factor {argument:g}"
     raise ValueError(f"rule {spec!r} is judged with its row's declaration: judge_equivalence")
 
 

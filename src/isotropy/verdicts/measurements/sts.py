@@ -57,20 +57,16 @@ def _sts_method_rows(
         n=int(first["n_pairs"]) if "n_pairs" in runs else None,
         evidence=paths.GEOMETRY_STS,
     )
+    sign_free = ""
+    if "isotropy_sign_free" in runs:
+        sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
+    iw = "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's isotropy())"
     for column, quantity in QUANTITY_OF_STS.items():
-        if column not in runs:
-            continue
-        sign_free = ""
-        if column == "isotropy" and "isotropy_sign_free" in runs:
-            sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
-        convention = f"cosine of sentence vectors vs gold; {pipeline}"
-        if column == "isotropy":
-            convention = (
-                "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's "
-                f"isotropy()); {pipeline}"
-            )
-        note = "; ".join(s for s in (setting, sign_free) if s)
-        rows.append(at(quantity, **over_seeds(runs, column), convention=convention, note=note))
+        if column in runs:
+            iso = column == "isotropy"
+            convention = f"{iw if iso else 'cosine of sentence vectors vs gold'}; {pipeline}"
+            note = "; ".join(s for s in (setting, sign_free if iso else "") if s)
+            rows.append(at(quantity, **over_seeds(runs, column), convention=convention, note=note))
     return rows
 
 
