@@ -152,13 +152,20 @@ STAMP = (
 
 @pytest.mark.parametrize("seeds", [(0,), (0, 1)])
 @pytest.mark.covers("mickus:fig2")
-def test_figure2_names_both_curves_on_every_panel(seeds):
-    """Both curves named, the band only where it is drawn; with its preview stamp, the figure
-    still reads at a paper's width."""
-    figure = metric_curves(_traces(SETUPS, seeds), panel="dataset")
+def test_figure2_names_both_curves_and_states_each_panels_change(seeds):
+    """Both curves named, the band only where it is drawn; each panel's title states the change
+    its curves show (its axes scale to its own data); with its preview stamp, the figure still
+    reads at a paper's width."""
+    traces = _traces(SETUPS, seeds)
+    narrow = traces["dataset"] == SETUPS[1][1]
+    traces.loc[narrow, "isoscore"] = 0.365 - 0.026 * traces.loc[narrow, "step"] / 19
+    figure = metric_curves(traces, panel="dataset")
     texts = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
     assert texts[:2] == ["IsoScore (left axis)", "Silhouette (right axis)"]
     assert ("± 1 std over seeds" in texts) == (len(seeds) >= 2)  # a band only with 2+ seeds
+    title = [ax.get_title() for ax in figure.axes if ax.get_title()][1]
+    assert "IsoScore 0.365 → 0.339 (Δ -0.026)" in title, title
+    assert "Silhouette " in title and "(Δ +0.6" in title, title
     stamp(figure, STAMP)
     assert figure_problems(figure, page_width=PAPER_TEXT_WIDTH) == []
     plt.close(figure)
@@ -182,17 +189,6 @@ def test_checker_reads_the_saved_layout_where_a_legend_hides_the_stamp():
     plt.close(figure)
     assert any("PREVIEW" in p and "figure legend" in p for p in problems), problems
     assert any(p.startswith("small text: 8, ") for p in problems), problems  # ticks at 3.5 pt
-
-
-def test_figure2_panels_state_the_change_they_show():
-    traces = _traces(SETUPS[:2], (0, 1))
-    narrow = traces["dataset"] == SETUPS[1][1]
-    traces.loc[narrow, "isoscore"] = 0.365 - 0.026 * traces.loc[narrow, "step"] / 19
-    figure = metric_curves(traces, panel="dataset")
-    title = [ax.get_title() for ax in figure.axes if ax.get_title()][1]
-    assert "IsoScore 0.365 → 0.339 (Δ -0.026)" in title, title
-    assert "Silhouette " in title and "(Δ +0.6" in title, title
-    assert _close(figure) == []
 
 
 @pytest.mark.covers("mickus:fig4")

@@ -57,6 +57,7 @@ ISTAR_SPLITS = ("train", "validation")
 # class id is its place in the task's label domain, which is the hub's numbering for these tasks.
 _GLUE_TSV_TASKS = ("cola", "sst2", "mrpc", "rte", "qnli")
 _GLUE_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}
+TASK_COLUMNS = ["text", "text_pair", "label"]
 
 
 def task_source(task: str, split: str) -> str:
@@ -71,11 +72,8 @@ def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
         table = read_glue(task, path.parent, path.name)
         table["label"] = table["label"].map(GLUE_FORMATS[task].labels.index).astype(int)
         return table
-    if task == "stsb":
-        pairs = read_sts_tsv(raw_file(path.parent, path.name))
-        return pd.DataFrame(
-            {"text": pairs["sentence1"], "text_pair": pairs["sentence2"], "label": pairs["score"]}
-        )
+    if task == "stsb":  # (sentence1, sentence2, score)
+        return read_sts_tsv(raw_file(path.parent, path.name)).set_axis(TASK_COLUMNS, axis=1)
     raise ValueError(f"I-STAR task {task!r} has no GLUE tsv reader; it comes from the hub only")
 
 
@@ -91,11 +89,9 @@ def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
                 "answer_starts": [[int(s) for s in a["answer_start"]] for a in table["answers"]],
             }
         )
-    out = pd.DataFrame({"text": table[spec.hub_columns[0]].astype(str)})
-    if len(spec.hub_columns) > 1:
-        out["text_pair"] = table[spec.hub_columns[1]].astype(str)
-    out["label"] = table["label"].astype(float if spec.kind == "regression" else int)
-    return out
+    texts = table[list(spec.hub_columns)].astype(str)
+    out = texts.set_axis(TASK_COLUMNS[: len(spec.hub_columns)], axis=1)
+    return out.assign(label=table["label"].astype(float if spec.kind == "regression" else int))
 
 
 def read_task_split(task: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
