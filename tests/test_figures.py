@@ -228,16 +228,11 @@ def test_figure3_titles_give_the_interval_over_seeds_and_say_what_it_is():
     assert panel_title("polarity, miniLM") == "polarity, miniLM"
 
 
-def test_figure3_one_seed_says_no_interval():
-    figure, panels, _ = _figure3(seeds=(0,))
+def test_figure3_one_seed_says_no_interval_and_a_sign_against_the_paper_is_marked():
+    figure, panels, _ = _figure3(seeds=(0,), flip="supersense")  # r > 0; the paper's −0.978
     titles = [ax.get_title() for ax in panels.values()]
     assert all("(1 seed: no interval)" in t and "[" not in t for t in titles), titles
     assert not any("per seed" in t for t in titles)  # one seed: its value is the pooled r
-    assert _close(figure) == []
-
-
-def test_figure3_marks_a_sign_against_the_paper():
-    figure, panels, _ = _figure3(flip="supersense")  # r > 0; the paper's −0.978
     assert "sign differs from the paper (r = -0.978)" in panels["supersense"].get_title()
     assert panels["supersense"].spines["left"].get_edgecolor()[:3] == to_rgb("firebrick")
     assert "sign differs" not in panels["polarity"].get_title()
@@ -294,6 +289,7 @@ def _lid_table():
     return pd.concat(both, ignore_index=True).assign(k=10)
 
 
+@pytest.mark.covers("cai:token-kinds")
 def test_geometry_figures():
     """Every geometry figure reads; the cosine figure's third panel draws the condition numbers
     per layer (log scale); the token views colour the same points by kind and by the decade band
@@ -322,15 +318,11 @@ def test_geometry_figures():
     kinds = [t.get_text() for t in by_kind.get_legend().get_texts()]
     assert kinds == ["word (24)", "sub-word piece (12)", "symbol (12)", "special (12)"]
     assert [_close(figure) for figure in figures] == [[]] * len(figures)
-    bands = [geometry_plots.frequency_band(c) for c in (1, 2, 9, 10, 99, 100, 12_345)]
-    assert bands == ["1", "2-9", "2-9", "10-99", "10-99", "100-999", "10,000 or more"]
-
-
-@pytest.mark.covers("cai:token-kinds")
-def test_token_kinds_of_the_pca_view():
     tokens = ("film", "##s", "...", "'", "[SEP]", "<s>", "3d")
     kinds = [geometry_plots.token_kind(t) for t in tokens]
     assert kinds == ["word", "sub-word piece", "symbol", "symbol", "special", "special", "word"]
+    bands = [geometry_plots.frequency_band(c) for c in (1, 2, 9, 10, 99, 100, 12_345)]
+    assert bands == ["1", "2-9", "2-9", "10-99", "10-99", "100-999", "10,000 or more"]
 
 
 # --- every figure of the tiny run -----------------------------------------------------------
