@@ -68,7 +68,7 @@ def find_word_columns(columns: list[str], sample: pd.DataFrame, label: str) -> d
         ]
         if len(named) == 1:
             chosen[word] = named[0]
-    if len(chosen) < len(WORDS) or len(set(chosen.values())) < len(WORDS):
+    if len(set(chosen.values())) < len(WORDS):  # a word unnamed, or both in one column
         if len(candidates) != len(WORDS):
             raise ValueError(
                 f"{label}: cannot tell which columns hold the words of each pair: the text columns "
