@@ -1,13 +1,8 @@
 """The figure checks: every saved figure reads at a glance. tests/conftest.py registers
 :func:`check_figure` in :data:`isotropy.plots.checks.FIGURE_CHECKS`, so a problem fails the test
 that saves the figure; tests/test_figures.py shows each check failing on a figure built to fail.
-
-:func:`figure_problems` finds *overlaps* (text boxes, tick labels of one axis, a legend inside a
-panel over its data), *unlabelled curves* (a panel with several curves, one in no legend; a
-single curve needs both axis labels or a legend entry) and, with ``page_width``, *small text*
-(below :data:`MIN_POINTS` once the figure is scaled to that width). It measures the layout of
-the saved file (PNG, ``bbox_inches="tight"``, laid out again when cropped), where a draw-time
-check missed a legend drawn over a stamp.
+The checks measure the layout of the saved file (PNG, ``bbox_inches="tight"``, laid out again when
+cropped), where a draw-time check missed a legend drawn over a stamp.
 """
 
 from __future__ import annotations

@@ -152,13 +152,20 @@ STAMP = (
 
 @pytest.mark.parametrize("seeds", [(0,), (0, 1)])
 @pytest.mark.covers("mickus:fig2")
-def test_figure2_names_both_curves_on_every_panel(seeds):
-    """Both curves named, the band only where it is drawn; with its preview stamp, the figure
-    still reads at a paper's width."""
-    figure = metric_curves(_traces(SETUPS, seeds), panel="dataset")
+def test_figure2_names_both_curves_and_states_each_panels_change(seeds):
+    """Both curves named, the band only where it is drawn; each panel's title states the change
+    its curves show (its axes scale to its own data); with its preview stamp, the figure still
+    reads at a paper's width."""
+    traces = _traces(SETUPS, seeds)
+    narrow = traces["dataset"] == SETUPS[1][1]
+    traces.loc[narrow, "isoscore"] = 0.365 - 0.026 * traces.loc[narrow, "step"] / 19
+    figure = metric_curves(traces, panel="dataset")
     texts = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
     assert texts[:2] == ["IsoScore (left axis)", "Silhouette (right axis)"]
     assert ("± 1 std over seeds" in texts) == (len(seeds) >= 2)  # a band only with 2+ seeds
+    title = [ax.get_title() for ax in figure.axes if ax.get_title()][1]
+    assert "IsoScore 0.365 → 0.339 (Δ -0.026)" in title, title
+    assert "Silhouette " in title and "(Δ +0.6" in title, title
     stamp(figure, STAMP)
     assert figure_problems(figure, page_width=PAPER_TEXT_WIDTH) == []
     plt.close(figure)
@@ -182,17 +189,6 @@ def test_checker_reads_the_saved_layout_where_a_legend_hides_the_stamp():
     plt.close(figure)
     assert any("PREVIEW" in p and "figure legend" in p for p in problems), problems
     assert any(p.startswith("small text: 8, ") for p in problems), problems  # ticks at 3.5 pt
-
-
-def test_figure2_panels_state_the_change_they_show():
-    traces = _traces(SETUPS[:2], (0, 1))
-    narrow = traces["dataset"] == SETUPS[1][1]
-    traces.loc[narrow, "isoscore"] = 0.365 - 0.026 * traces.loc[narrow, "step"] / 19
-    figure = metric_curves(traces, panel="dataset")
-    title = [ax.get_title() for ax in figure.axes if ax.get_title()][1]
-    assert "IsoScore 0.365 → 0.339 (Δ -0.026)" in title, title
-    assert "Silhouette " in title and "(Δ +0.6" in title, title
-    assert _close(figure) == []
 
 
 @pytest.mark.covers("mickus:fig4")
@@ -232,16 +228,11 @@ def test_figure3_titles_give_the_interval_over_seeds_and_say_what_it_is():
     assert panel_title("polarity, miniLM") == "polarity, miniLM"
 
 
-def test_figure3_one_seed_says_no_interval():
-    figure, panels, _ = _figure3(seeds=(0,))
+def test_figure3_one_seed_says_no_interval_and_a_sign_against_the_paper_is_marked():
+    figure, panels, _ = _figure3(seeds=(0,), flip="supersense")  # r > 0; the paper's −0.978
     titles = [ax.get_title() for ax in panels.values()]
     assert all("(1 seed: no interval)" in t and "[" not in t for t in titles), titles
     assert not any("per seed" in t for t in titles)  # one seed: its value is the pooled r
-    assert _close(figure) == []
-
-
-def test_figure3_marks_a_sign_against_the_paper():
-    figure, panels, _ = _figure3(flip="supersense")  # r > 0; the paper's −0.978
     assert "sign differs from the paper (r = -0.978)" in panels["supersense"].get_title()
     assert panels["supersense"].spines["left"].get_edgecolor()[:3] == to_rgb("firebrick")
     assert "sign differs" not in panels["polarity"].get_title()
@@ -298,6 +289,7 @@ def _lid_table():
     return pd.concat(both, ignore_index=True).assign(k=10)
 
 
+@pytest.mark.covers("cai:token-kinds")
 def test_geometry_figures():
     """Every geometry figure reads; the cosine figure's third panel draws the condition numbers
     per layer (log scale); the token views colour the same points by kind and by the decade band
@@ -326,15 +318,11 @@ def test_geometry_figures():
     kinds = [t.get_text() for t in by_kind.get_legend().get_texts()]
     assert kinds == ["word (24)", "sub-word piece (12)", "symbol (12)", "special (12)"]
     assert [_close(figure) for figure in figures] == [[]] * len(figures)
-    bands = [geometry_plots.frequency_band(c) for c in (1, 2, 9, 10, 99, 100, 12_345)]
-    assert bands == ["1", "2-9", "2-9", "10-99", "10-99", "100-999", "10,000 or more"]
-
-
-@pytest.mark.covers("cai:token-kinds")
-def test_token_kinds_of_the_pca_view():
     tokens = ("film", "##s", "...", "'", "[SEP]", "<s>", "3d")
     kinds = [geometry_plots.token_kind(t) for t in tokens]
     assert kinds == ["word", "sub-word piece", "symbol", "symbol", "special", "special", "word"]
+    bands = [geometry_plots.frequency_band(c) for c in (1, 2, 9, 10, 99, 100, 12_345)]
+    assert bands == ["1", "2-9", "2-9", "10-99", "10-99", "100-999", "10,000 or more"]
 
 
 # --- every figure of the tiny run -----------------------------------------------------------

@@ -102,23 +102,16 @@ def test_squad_from_its_hub_layout(hub, config, tmp_path, split):
         assert all(context[s : s + len(a)] == a for a, s in zip(answers, starts))
 
 
-def test_wikitext_corpus_from_its_hub_layout(hub, config, tmp_path):
-    raw = fetch("hf_wikitext2", config, tmp_path)
+def test_wikitext_from_its_hub_layout_as_sentences_and_as_running_text(hub, config, tmp_path):
+    """The test split as sentences; the training split whole, as Cai et al.'s protocol
+    (config/cai_protocol.yaml) reads it."""
+    corpus = config["geometry"]["clusters"]["corpus"]
+    sentences = read_corpus(corpus, fetch("hf_wikitext2", config, tmp_path))
     assert hub[0][1] == ("wikitext-2-raw-v1",)
-    sentences = read_corpus(config["geometry"]["clusters"]["corpus"], raw)
     assert sentences and all("Robert Boulter" not in s or "actor" in s for s in sentences)
     assert any(s.startswith("Robert Boulter is an English film actor") for s in sentences)
-
-
-def test_wikitext_training_split_as_running_text(hub, config, tmp_path):
-    """Cai et al.'s protocol (config/cai_protocol.yaml) reads WikiText-2's training split whole."""
-    raw = fetch("hf_wikitext2_train", config, tmp_path)
-    corpus = {
-        **config["geometry"]["clusters"]["corpus"],
-        "source": "hf_wikitext2_train",
-        "windows": 512,
-    }
-    text = read_corpus_text(corpus, raw)
+    train = {**corpus, "source": "hf_wikitext2_train", "windows": 512}
+    text = read_corpus_text(train, fetch("hf_wikitext2_train", config, tmp_path))
     assert "= A Training Article =" in text and "read as running text" in text
     assert "Robert Boulter" not in text  # the test split is not read
 

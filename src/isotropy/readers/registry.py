@@ -23,10 +23,9 @@ from isotropy.paths import MANIFEST_NAME
 
 
 def read_utf8_lines(path: Path) -> list[str]:
-    """The lines of ``path`` decoded as UTF-8, a leading byte-order mark dropped (GLUE's MRPC
-    dev.tsv has one)."""
-    # Lines end at "\n" only: str.splitlines() would also break inside a field at U+2028, U+0085
-    # and form feeds, which real corpora contain.
+    """The lines of ``path`` as UTF-8, a byte-order mark dropped (GLUE's MRPC dev.tsv has one)."""
+    # Lines end at "\n" only: str.splitlines() would also break at U+2028, U+0085 and form feeds,
+    # which real corpora hold inside a field.
     lines = decode_text(path.read_bytes(), "utf-8-sig", str(path)).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -98,17 +97,13 @@ def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) 
     if len(table) == 0:
         raise ValueError(f"data set {dataset!r} has no rows: its raw files yield none; {remedy}")
     for column in ("text", "text_pair"):
-        if column in table.columns:
-            bad = table[column].map(lambda v: isinstance(v, str) and "\0" in v)
-            if bad.any():
-                item = int(bad.to_numpy().argmax())
-                raise ValueError(
-                    f"data set {dataset!r}: item {item} holds a NUL byte in {column!r}; {remedy}"
-                )
-    if "label" in table.columns:
-        classes = sorted(set(table["label"]))
-    else:
-        classes = sorted({label for labels in table["labels"] for label in labels})
+        if column in table.columns and (bad := table[column].str.contains("\0", na=False)).any():
+            item = int(bad.to_numpy().argmax())
+            raise ValueError(
+                f"data set {dataset!r}: item {item} holds a NUL byte in {column!r}; {remedy}"
+            )
+    labels = table["label"] if "label" in table.columns else table["labels"].explode().dropna()
+    classes = sorted(set(labels))
     if len(classes) < 2:
         raise ValueError(
             f"data set {dataset!r} has {len(classes)} class ({', '.join(map(repr, classes))}) in "

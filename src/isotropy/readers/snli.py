@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from operator import itemgetter
 
 import pandas as pd
 
@@ -13,6 +14,7 @@ from isotropy.readers.registry import DatasetSpec, raw_file, read_utf8_lines
 log = logging.getLogger(__name__)
 
 SNLI_LABELS = ("entailment", "neutral", "contradiction")
+FIELDS = itemgetter("gold_label", "sentence1", "sentence2")
 
 
 def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
@@ -24,12 +26,7 @@ def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-            label, premise, hypothesis = (
-                record["gold_label"],
-                record["sentence1"],
-                record["sentence2"],
-            )
+            label, premise, hypothesis = FIELDS(json.loads(line))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
         except (KeyError, TypeError) as exc:

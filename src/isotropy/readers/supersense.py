@@ -68,7 +68,7 @@ def find_word_columns(columns: list[str], sample: pd.DataFrame, label: str) -> d
         ]
         if len(named) == 1:
             chosen[word] = named[0]
-    if len(chosen) < len(WORDS) or len(set(chosen.values())) < len(WORDS):
+    if len(set(chosen.values())) < len(WORDS):  # a word unnamed, or both in one column
         if len(candidates) != len(WORDS):
             raise ValueError(
                 f"{label}: cannot tell which columns hold the words of each pair: the text columns "
@@ -101,13 +101,11 @@ def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike
     dropped = []
     for line in read_utf8_lines(path):
         word = line.strip()
-        if not word or word in labels:
-            continue
-        synsets = wordnet.synsets(word, pos="n")
-        if not synsets:
-            dropped.append(word)
-            continue
-        labels[word] = {synset.lexname() for synset in synsets}
+        if word and word not in labels:
+            if synsets := wordnet.synsets(word, pos="n"):
+                labels[word] = {synset.lexname() for synset in synsets}
+            else:
+                dropped.append(word)
     log.info(
         "supersense: %d words labelled, %d dropped without a noun synset (e.g. %s)",
         len(labels),

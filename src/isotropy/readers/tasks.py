@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.readers.glue import GLUE_FORMATS, read_glue
-from isotropy.readers.registry import raw_file
-from isotropy.readers.sts import read_sts_tsv
+from isotropy.readers.sts import read_sts
 from isotropy.sources import HUB_FILE
 
 
@@ -57,6 +56,7 @@ ISTAR_SPLITS = ("train", "validation")
 # class id is its place in the task's label domain, which is the hub's numbering for these tasks.
 _GLUE_TSV_TASKS = ("cola", "sst2", "mrpc", "rte", "qnli")
 _GLUE_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}
+TASK_COLUMNS = ["text", "text_pair", "label"]
 
 
 def task_source(task: str, split: str) -> str:
@@ -67,16 +67,11 @@ def task_source(task: str, split: str) -> str:
 
 def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
     """A GLUE task split from its original tsv file, in the table the hub reader gives."""
-    if task in _GLUE_TSV_TASKS:
-        table = read_glue(task, path.parent, path.name)
-        table["label"] = table["label"].map(GLUE_FORMATS[task].labels.index).astype(int)
-        return table
-    if task == "stsb":
-        pairs = read_sts_tsv(raw_file(path.parent, path.name))
-        return pd.DataFrame(
-            {"text": pairs["sentence1"], "text_pair": pairs["sentence2"], "label": pairs["score"]}
-        )
-    raise ValueError(f"I-STAR task {task!r} has no GLUE tsv reader; it comes from the hub only")
+    if task not in _GLUE_TSV_TASKS:
+        raise ValueError(f"I-STAR task {task!r} has no GLUE tsv reader; it comes from the hub only")
+    table = read_glue(task, path.parent, path.name)
+    table["label"] = table["label"].map(GLUE_FORMATS[task].labels.index).astype(int)
+    return table
 
 
 def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
@@ -91,11 +86,9 @@ def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
                 "answer_starts": [[int(s) for s in a["answer_start"]] for a in table["answers"]],
             }
         )
-    out = pd.DataFrame({"text": table[spec.hub_columns[0]].astype(str)})
-    if len(spec.hub_columns) > 1:
-        out["text_pair"] = table[spec.hub_columns[1]].astype(str)
-    out["label"] = table["label"].astype(float if spec.kind == "regression" else int)
-    return out
+    texts = table[list(spec.hub_columns)].astype(str)
+    out = texts.set_axis(TASK_COLUMNS[: len(spec.hub_columns)], axis=1)
+    return out.assign(label=table["label"].astype(int))
 
 
 def read_task_split(task: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
@@ -103,6 +96,8 @@ def read_task_split(task: str, split: str, raw_dir: str | os.PathLike) -> pd.Dat
     ``label`` (int class id, float for STS-B); SQuAD: ``id``, ``question``, ``context``,
     ``answers``, ``answer_starts``."""
     raw_dir = Path(raw_dir)
+    if task == "stsb":  # pairs and gold scores, as the geometry study reads them
+        return read_sts(task, split, raw_dir).set_axis(TASK_COLUMNS, axis=1)
     if (raw_dir / HUB_FILE).is_file():
         return _hub_task_table(task_spec(task), pd.read_parquet(raw_dir / HUB_FILE))
     return _glue_task_table(task, raw_dir / _GLUE_SPLIT_FILES[split])
