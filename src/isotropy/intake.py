@@ -1,10 +1,8 @@
 """The intake: a results folder made elsewhere is audited (and reported) only through a copy.
 
-:func:`intake` copies every result file, its provenance record and what the records name (walked
-back to the download manifests and their raw files) into a fresh workspace, opening each path
-component by component with ``O_NOFOLLOW | O_NONBLOCK`` and taking only a regular file with one
-link within the caps below; everything after reads the copy. What it refuses, one line each
-(path, cause), is tabled in docs/reliability.md.
+:func:`intake` copies every result file and what its records name into a fresh workspace, opening
+each path component by component with ``O_NOFOLLOW | O_NONBLOCK`` and taking only a regular file
+with one link within the caps below (what it refuses: docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -37,7 +35,6 @@ MAX_JSON_DEPTH = 64  # records nest a few levels; Python's parser gives up near 
 MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
 # Folders of the workflow that may themselves be links (to a scratch disk); nothing below them.
 LINKABLE = frozenset({"results", "logs", "benchmarks"})
-PROC = Path("/proc")
 RECORD_SUFFIX = ".provenance.json"
 RESULTS = "results"
 
@@ -66,11 +63,6 @@ def name_problem(name: str) -> str | None:
     if len(name) > 1024 or max(len(os.fsencode(part)) for part in path.parts) > 255:
         return f"names a path of {len(name):,} characters, longer than files have: never read"
     return None
-
-
-def under_proc(path: str | os.PathLike) -> bool:
-    real = Path(os.path.realpath(path))
-    return real == PROC or PROC in real.parents
 
 
 def open_inside(root_fd: int, name: str) -> int:
@@ -148,8 +140,6 @@ class Intake:
         free = shutil.disk_usage(self.workspace).free - DISK_MARGIN
         self.budget, self.by_disk = max(0, min(MAX_TOTAL_BYTES, free)), free < MAX_TOTAL_BYTES
         self.queue: deque[str] = deque()
-        if under_proc(self.folder):
-            raise FolderError(f"{self.folder} lies under /proc: not a results folder")
         self.root = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
 
     def refuse(self, name: str, cause: str) -> None:

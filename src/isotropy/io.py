@@ -66,26 +66,18 @@ class DiskFullError(OSError):
         except OSError:
             free = 0
         if needed:
-            amount = f"{_size(size)} needed"
+            amount = f"{size:,} bytes needed"
         else:
-            amount = f"{_size(size)} written before it stopped" if size else "nothing written yet"
+            amount = f"{size:,} bytes written before it stopped" if size else "nothing written yet"
         super().__init__(
             getattr(cause, "errno", None) or errno.ENOSPC,
-            f"no space left on the device of {path} while writing it ({amount}, {_size(free)} free "
-            "there); nothing was kept: free some space (or point the working directory elsewhere) "
-            "and run again",
+            f"no space left on the device of {path} while writing it ({amount}, {free:,} bytes "
+            "free there); nothing was kept: free some space (or point the working directory "
+            "elsewhere) and run again",
         )
 
     def __str__(self) -> str:
         return self.strerror or ""
-
-
-def _size(count: float) -> str:
-    for unit in ("bytes", "kB", "MB", "GB"):
-        if count < 1000 or unit == "GB":
-            return f"{count:,} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
-        count /= 1000
-    return f"{count} TB"
 
 
 def reserve(staging: str | os.PathLike, size: int, target: str | os.PathLike | None = None) -> None:

@@ -1,21 +1,9 @@
 """Audit every result against its provenance: is it intact, current, and made by today's code?
 
-The audit copies what it reads into a workspace (:mod:`isotropy.intake`), then starts at every
-file under ``results/`` and walks each provenance record (:mod:`isotropy.provenance`) back
-through its inputs to the raw downloads (``resources/raw/<source>/manifest.json``). For every
-file on the way it checks:
-
-* **checksum** – the file still has the sha256 its record, and its twins' records, give;
-* **input** – every input still exists with the sha256 it had when the file was made;
-* **stale** – no input is newer than the file; an input re-made with the very content the file
-  was made from is only a warning;
-* **code** – the step's script and every project module it ran are unchanged;
-* **raw** – every raw file still matches its download manifest, and what it was fetched from
-  today's pins.
-
-Under ``results/`` a file without a record is a mismatch. :mod:`~isotropy.audit.records` walks
-the records; here are :func:`audit`, the findings as a table and TSV, and :func:`main`
-(``isotropy-audit``), which exits 1 on any mismatch.
+The audit reads the intake's copy (:mod:`isotropy.intake`) and walks each provenance record back
+through its inputs to the raw downloads (:mod:`~isotropy.audit.records`), checking checksums,
+inputs, staleness, code, and raw files against today's pins. Here are :func:`audit`, the findings
+as a table and TSV, and ``isotropy-audit`` (:func:`main`), which exits 1 on any mismatch.
 """
 
 from __future__ import annotations
@@ -124,7 +112,23 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 0 otherwise."""
-    args = _parser().parse_args(argv)
+    parser = argparse.ArgumentParser(prog="isotropy-audit", description=__doc__.split("\n")[0])
+    parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
+    parser.add_argument(
+        "--configfile",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="config file(s) the results were made with (as snakemake takes them): only their "
+        "mirror is read",
+    )
+    parser.add_argument(
+        "--gate",
+        metavar="NAME",
+        help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
+    )
+    args = parser.parse_args(argv)
     root = Path(args.directory)
     try:
         mirror = load_config_files(args.configfile).get("mirror") if args.configfile else None
@@ -148,30 +152,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         for files, _, _check, reason in bad:
             print(f"MISMATCH {files}: {reason}", file=sys.stderr)
     return 1 if bad else 0
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="isotropy-audit",
-        description="Audit every result against its provenance: is it intact, current, and made "
-        "by today's code?",
-    )
-    parser.add_argument(
-        "--directory", "-d", default=".", help="the Snakemake working directory (default: .)"
-    )
-    parser.add_argument(
-        "--configfile",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="FILE",
-        help="config file(s) the results were made with, as given to snakemake (--configfile "
-        "a.yaml b.yaml): only their mirror is read",
-    )
-    parser.add_argument(
-        "--gate",
-        default=None,
-        metavar="NAME",
-        help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
-    )
-    return parser

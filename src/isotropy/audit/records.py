@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 
 from isotropy import sources
-from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, parse_json, under_proc
+from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, parse_json
 from isotropy.intake import listing as listing_of
 from isotropy.io import sha256_file
 from isotropy.provenance import module_source, record_path
@@ -172,7 +172,7 @@ def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list
     if script and recorded:
         current = workflow_root / script  # an absolute name (older records) stays as it is
         try:
-            if under_proc(current):
+            if Path("/proc") in Path(os.path.realpath(current)).parents:
                 named = f"its record names a script under /proc, {escaped(script)}"
                 problems.append(f"{named}: never read")
             elif not current.is_file():
