@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from isotropy.audit import audit, failures, format_table, main, write_tsv
-from isotropy.audit.records import FAIL, OK, WARN, Finding
+from isotropy.audit import FAIL, OK, WARN, Finding, audit, failures, format_table, main, write_tsv
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 

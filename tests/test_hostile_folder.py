@@ -177,7 +177,7 @@ def test_an_audit_table_killed_while_written_leaves_the_last_whole_one(tmp_path)
     code = f"""
 import os, signal
 from isotropy.audit import write_tsv
-from isotropy.audit.records import Finding
+from isotropy.audit import Finding
 
 class Dying(Finding):
     def __getattribute__(self, name):

@@ -22,8 +22,7 @@ from test_make_report_safety import _make, _workdir
 
 from isotropy import audit as audit_cli
 from isotropy import intake, trust
-from isotropy.audit import NOT_COPIED, audit, format_table
-from isotropy.audit.records import FAIL, Finding
+from isotropy.audit import FAIL, NOT_COPIED, Finding, audit, format_table
 from isotropy.io import sha256_file, write_json
 
 DIGEST = "0" * 64
