@@ -252,8 +252,7 @@ def audit_file(
     if is_manifest(path):
         found = check_manifest(root, path, mirror) + found
         if record is not None:  # a manifest with a record of its own is checked against it too
-            checked = check_record(root, path, record, workflow_root=workflow_root)
-            found += [f for f in checked if f.status != OK]
+            found += check_record(root, path, record, workflow_root=workflow_root)
         return found, []
     if found:  # the damaged record's mismatch alone
         return found, []

@@ -30,7 +30,8 @@ MAX_READ_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_READ_BYTES", 2 * 2**30)
 DISK_MARGIN = int(os.environ.get("ISOTROPY_INTAKE_DISK_MARGIN", 2**30))
 # Folders below the folder: the workflow's go 6 deep; Python's walks recurse (about 1,000).
 MAX_DEPTH = int(os.environ.get("ISOTROPY_INTAKE_MAX_DEPTH", 64))
-MAX_RECORD_VALUES = int(os.environ.get("ISOTROPY_INTAKE_MAX_RECORD_VALUES", 200_000))
+# Values in a record or config file: YAML aliases of aliases make a few lines stand for billions.
+MAX_VALUES = int(os.environ.get("ISOTROPY_INTAKE_MAX_VALUES", 200_000))
 MAX_JSON_DEPTH = 64  # records nest a few levels; Python's parser gives up near 1,000
 MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
 # Folders of the workflow that may themselves be links (to a scratch disk); nothing below them.
@@ -114,9 +115,9 @@ def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
         raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels") from None
     except (UnicodeDecodeError, ValueError) as error:
         raise FolderError(f"it is not JSON ({str(error)[:80]})") from None
-    count, depth = size_and_depth(value, MAX_RECORD_VALUES)
-    if count > MAX_RECORD_VALUES:
-        raise FolderError(f"it holds more than {MAX_RECORD_VALUES:,} values")
+    count, depth = size_and_depth(value)
+    if count > MAX_VALUES:
+        raise FolderError(f"it holds more than {MAX_VALUES:,} values")
     if depth > MAX_JSON_DEPTH:
         raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
     return value
@@ -358,8 +359,8 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
     except OSError as error:
         return f"cannot be read ({error.strerror})"
     if len(data) > MAX_CONFIG_BYTES:
-        limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
-        return f"is larger than {limit}: not a configuration this workflow writes"
+        megabytes = MAX_CONFIG_BYTES // 2**20
+        return f"is larger than {megabytes} MiB: not a configuration this workflow writes"
     try:
         return plain_config_problem(load_yaml(data))
     except (yaml.YAMLError, UnicodeDecodeError) as error:
@@ -380,9 +381,6 @@ def load_yaml(data: bytes) -> Any:
 
 # Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
 YTE_KEY = "__use_yte__"
-# A YAML alias repeats a value without copying it: nested ones make a few lines stand for
-# billions of values, which whatever merges or walks the file would expand.
-MAX_CONFIG_VALUES = 200_000
 
 
 def plain_config_problem(loaded: Any) -> str | None:
@@ -392,19 +390,19 @@ def plain_config_problem(loaded: Any) -> str | None:
             f"sets {YTE_KEY}: Snakemake would run the Python it holds (YTE templating); give "
             "plain YAML"
         )
-    if size_and_depth(loaded, MAX_CONFIG_VALUES)[0] > MAX_CONFIG_VALUES:
+    if size_and_depth(loaded)[0] > MAX_VALUES:
         return (
-            f"stands for more than {MAX_CONFIG_VALUES:,} values (YAML aliases repeating aliases: "
+            f"stands for more than {MAX_VALUES:,} values (YAML aliases repeating aliases: "
             "an alias bomb); write the settings out without nested aliases"
         )
     return None
 
 
-def size_and_depth(value: Any, limit: int) -> tuple[int, int]:
-    """How many keys and values ``value`` holds and how deep it nests, without recursion;
-    stops past ``limit`` values."""
+def size_and_depth(value: Any) -> tuple[int, int]:
+    """How many keys and values ``value`` holds (up to :data:`MAX_VALUES` and one) and how deep
+    it nests, without recursion."""
     count, deepest, stack = 0, 0, [(value, 1)]
-    while stack and count <= limit:
+    while stack and count <= MAX_VALUES:
         item, depth = stack.pop()
         count += 1
         if isinstance(item, dict):
@@ -420,12 +418,8 @@ def size_and_depth(value: Any, limit: int) -> tuple[int, int]:
 
 def is_manifest(name: str) -> bool:
     """Whether ``name`` is a raw source's (or an assembled model's) download manifest."""
-    parts = PurePosixPath(name).parts
-    return (
-        len(parts) == 4
-        and "/".join(parts[:2]) in (RAW_ROOT, MODELS_ROOT)
-        and (parts[3] == MANIFEST_NAME)
-    )
+    folder, _, file = name.rpartition("/")
+    return file == MANIFEST_NAME and str(PurePosixPath(folder).parent) in (RAW_ROOT, MODELS_ROOT)
 
 
 def intake(folder: str | os.PathLike, workspace: str | os.PathLike) -> dict[str, str]:
