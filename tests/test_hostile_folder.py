@@ -23,7 +23,6 @@ from test_trust import SCRIPT, _b64
 from tiny_workflow import run_make, snakemake
 
 from isotropy import intake, trust
-from isotropy.audit import main as audit_main
 from isotropy.io import sha256_file, write_json
 from isotropy.optimize import OptimisationSettings
 from isotropy.provenance import build_record, record_path
@@ -287,13 +286,6 @@ def test_a_forged_record_never_reaches_the_report(workflow_root, tmp_path, case)
     assert ran.returncode != 0 and not (workdir / "report.html").exists(), ran.stderr[-2000:]
     assert not (workdir / "MARKER").exists() and "TypeError" not in ran.stderr
     assert f"{OUT_RECORD}: the record of 'out.txt': its {field} is not" in ran.stderr
-
-
-def test_the_audit_never_uses_the_folders_snakefile(tmp_path, monkeypatch):
-    (tmp_path / "Snakefile").write_text("open('MARKER', 'w').close()\n")
-    monkeypatch.chdir(tmp_path)
-    assert audit_main(["-d", str(tmp_path)]) == 0
-    assert not (tmp_path / "MARKER").exists()
 
 
 @pytest.mark.slow
