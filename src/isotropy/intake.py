@@ -264,10 +264,8 @@ class Intake:
         self.listed = set(listed)
         self.enqueue(listed)
         try:
-            while self.queue:
-                name = self.queue.popleft()
-                if name not in self.taken and name not in self.refused:
-                    self.follow(name)
+            while self.queue:  # a name taken or refused before: follow copies nothing again
+                self.follow(self.queue.popleft())
         finally:
             os.close(self.root)
         return self.refused
@@ -359,8 +357,8 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
     except OSError as error:
         return f"cannot be read ({error.strerror})"
     if len(data) > MAX_CONFIG_BYTES:
-        megabytes = MAX_CONFIG_BYTES // 2**20
-        return f"is larger than {megabytes} MiB: not a configuration this workflow writes"
+        limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
+        return f"is larger than {limit}: not a configuration this workflow writes"
     try:
         return plain_config_problem(load_yaml(data))
     except (yaml.YAMLError, UnicodeDecodeError) as error:
