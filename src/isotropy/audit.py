@@ -432,15 +432,11 @@ def grouped(findings: Iterable[Finding]) -> list[tuple[str, str, str, str]]:
     groups: dict[tuple[str, str, str], list[str]] = {}
     for f in findings:
         groups.setdefault((f.status, f.check, f.reason), []).append(escaped(f.file, 200))
-    return [
-        (
-            files[0] if len(files) == 1 else f"{listing(files)} ({len(files):,} files)",
-            status,
-            check,
-            escaped(reason),
-        )
-        for (status, check, reason), files in groups.items()
-    ]
+    rows = []
+    for (status, check, reason), files in groups.items():
+        shown = files[0] if len(files) == 1 else f"{listing(files)} ({len(files):,} files)"
+        rows.append((shown, status, check, escaped(reason)))
+    return rows
 
 
 def format_table(findings: Sequence[Finding]) -> str:
