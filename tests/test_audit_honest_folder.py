@@ -16,7 +16,7 @@ import pytest
 from test_make_report_safety import _workdir
 from tiny_workflow import run_make
 
-from isotropy.audit.records import FAIL, OK, walk
+from isotropy.audit import FAIL, OK, walk
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 
@@ -98,9 +98,8 @@ def test_a_record_names_its_script_relative_to_the_workflow_and_is_audited_in_an
 
 
 def test_a_leaf_replaced_with_its_record_and_mtime_is_named_by_its_twins_record(tmp_path):
-    """n03a: a 238 KB figure replaced together with its record and modification time escaped
-    (no job reads a leaf, so Snakemake holds no checksum of it); the docs said only leaves over
-    1 MB did."""
+    """No job reads a leaf, so Snakemake holds no checksum of it; edited with its record left
+    alone, it is named once (its own record's mismatch)."""
     script = _checkout(tmp_path / "checkout", "print('plot')\n")
     folder = tmp_path / "work"
     figure = {"results/figure.pdf": "pdf", "results/figure.png": "x" * 238_000}
@@ -120,17 +119,11 @@ def test_a_leaf_replaced_with_its_record_and_mtime_is_named_by_its_twins_record(
     reason = next(f.reason for f in findings if f.status == FAIL)
     assert "the record of results/figure.pdf, made by the same job" in reason
     assert ("results/figure.png", OK) not in [(f.file, f.status) for f in findings]
-
-
-def test_a_result_edited_without_its_record_is_named_once(tmp_path):
-    """Its own record and its twin's both disagree with it: one mismatch, its own record's."""
-    script = _checkout(tmp_path / "checkout", "print('plot')\n")
-    folder = tmp_path / "work"
-    _recorded_step(folder, {"results/a.csv": "a\n", "results/b.csv": "b\n"}, script)
-    (folder / "results/a.csv").write_text("edited\n")
+    _recorded_step(folder, figure, script)
+    png.write_text("edited\n")
     findings = walk(folder, workflow_root=tmp_path / "checkout")
     bad = [(f.file, f.check, f.reason[:26]) for f in findings if f.status == FAIL]
-    assert bad == [("results/a.csv", "checksum", "modified after it was made")]
+    assert bad == [("results/figure.png", "checksum", "modified after it was made")]
 
 
 # --- the honest folder, end to end ------------------------------------------------------------

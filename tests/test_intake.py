@@ -22,8 +22,7 @@ from test_make_report_safety import _make, _workdir
 
 from isotropy import audit as audit_cli
 from isotropy import intake, trust
-from isotropy.audit import NOT_COPIED, audit, format_table
-from isotropy.audit.records import FAIL, Finding
+from isotropy.audit import FAIL, NOT_COPIED, Finding, audit, format_table
 from isotropy.io import sha256_file, write_json
 
 DIGEST = "0" * 64
@@ -158,22 +157,6 @@ def test_make_report_on_a_forgery_stops_in_one_line_and_re_makes_nothing(tmp_pat
 # --- wrong: pins from the folder --------------------------------------------------------------
 
 
-def test_the_lock_is_the_projects_never_one_a_config_names(tmp_path, monkeypatch):
-    """A lock the folder's configuration names pins a poisoned download: the project's is read."""
-    from isotropy.audit.records import check_pins
-    from isotropy.sources.pins import LOCK_ENV
-
-    monkeypatch.delenv(LOCK_ENV, raising=False)
-    lock = tmp_path / "work" / "fake.lock"
-    lock.parent.mkdir()
-    url = "https://www.cs.cornell.edu/people/pabo/movie-review-data/rt-polaritydata.tar.gz"
-    poisoned = "cd" * 32
-    lock.write_text(json.dumps({"polarity": {url: {"sha256": poisoned, "bytes": 1}}}))
-    manifest = {"source": "polarity", "inputs": [{"url": url, "sha256": poisoned}]}
-    findings, _ = check_pins("resources/raw/polarity/manifest.json", manifest)
-    assert findings and "fake.lock" not in " ".join(f.reason for f in findings)
-
-
 WORDS = "supersense_words"  # config/sources.yaml pins its sha256
 
 
@@ -205,9 +188,6 @@ def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path, capsys
         assert audit_cli.main(args) == 1
         named = capsys.readouterr().out
         assert f"config pins {project['sha256'][:12]}" in named
-
-
-# --- wrong: names printed raw -----------------------------------------------------------------
 
 
 # --- hang, tracebacks: names in a record that are not paths inside the folder -------------------

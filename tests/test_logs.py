@@ -35,9 +35,7 @@ def test_uncaught_error_is_one_line_on_stderr_and_a_traceback_in_the_log(tmp_pat
     )
     text = log.read_text()
     assert text.count("Traceback (most recent call last)") == 1 and "in load" in text
-
-
-def test_without_a_log_file_the_traceback_stays_on_stderr(tmp_path):
+    # without a log file, the traceback stays on stderr
     result = subprocess.run(
         [sys.executable, "-c", STEP], capture_output=True, text=True, timeout=60
     )

@@ -16,7 +16,7 @@ from test_download import POLARITY, cornell_members, mirror_params, sha, tar_gz
 from test_download import params as url_params
 
 from isotropy import sources
-from isotropy.audit.records import FAIL, OK, walk
+from isotropy.audit import FAIL, OK, walk
 from isotropy.readers.registry import input_trust, read_source_manifest
 from isotropy.sources.download import url_file_name
 from isotropy.sources.layouts import ArchiveError
@@ -310,16 +310,16 @@ def test_the_audit_checks_a_download_against_its_git_object_id_or_commit(
     monkeypatch, settings, fetched, field, name
 ):
     """The recorded git object id or hub commit against today's pin: another one is a mismatch."""
-    from isotropy.audit import records
+    from isotropy import audit
 
-    monkeypatch.setattr(records, "project_sources", lambda: {"s": settings})
+    monkeypatch.setattr(audit, "project_sources", lambda: {"s": settings})
     where = settings.get("url") or "org/set"
     entry = {fetched: where, "sha256": "ab" * 32, field: PIN}
     manifest = {"source": "s", "inputs": [entry]}
-    assert records.check_pins("resources/raw/s/manifest.json", manifest) == (
+    assert audit.check_pins("resources/raw/s/manifest.json", manifest) == (
         [],
         f"published pin: {name}",
     )
     manifest["inputs"] = [{**entry, field: "2" * 40}]
-    (finding,), _ = records.check_pins("resources/raw/s/manifest.json", manifest)
+    (finding,), _ = audit.check_pins("resources/raw/s/manifest.json", manifest)
     assert finding.status == FAIL and f"but config pins {PIN[:12]}" in finding.reason

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -111,22 +109,6 @@ def test_a_hostile_record_or_damaged_record_is_refused_naming_its_file(tmp_path,
     file, reason = problems[0]
     assert file == f".snakemake/metadata/{OUT}" and expected in reason and "\n" not in reason
     assert not parsed or "the record of 'out.txt': " in reason
-
-
-def test_the_command_line_names_each_refused_record(tmp_path):
-    _folder(tmp_path, {**PLAIN, "rule": f"make{SCRIPT}"})
-    _folder(tmp_path, {**PLAIN, "conda_env": _shell_tag(tmp_path / "MARKER")}, name="eA==")
-    result = subprocess.run(
-        [sys.executable, "-m", "isotropy.trust", "-d", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 1 and not (tmp_path / "MARKER").exists()
-    assert f"refused: 2 file(s) in {tmp_path.resolve()} are not" in result.stderr
-    assert f".snakemake/metadata/{OUT}: the record of 'out.txt': its rule" in result.stderr
-    assert ".snakemake/metadata/eA==: the record of 'x': its conda_env" in result.stderr
-    assert "Traceback" not in result.stderr
 
 
 # --- make report / make audit: the check runs before Snakemake; no `python -m` imports the folder

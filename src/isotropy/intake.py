@@ -1,10 +1,8 @@
 """The intake: a results folder made elsewhere is audited (and reported) only through a copy.
 
-:func:`intake` copies every result file, its provenance record and what the records name (walked
-back to the download manifests and their raw files) into a fresh workspace, opening each path
-component by component with ``O_NOFOLLOW | O_NONBLOCK`` and taking only a regular file with one
-link within the caps below; everything after reads the copy. What it refuses, one line each
-(path, cause), is tabled in docs/reliability.md.
+:func:`intake` copies every result file and what its records name into a fresh workspace, opening
+each path component by component with ``O_NOFOLLOW | O_NONBLOCK`` and taking only a regular file
+with one link within the caps below (what it refuses: docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -32,12 +30,12 @@ MAX_READ_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_READ_BYTES", 2 * 2**30)
 DISK_MARGIN = int(os.environ.get("ISOTROPY_INTAKE_DISK_MARGIN", 2**30))
 # Folders below the folder: the workflow's go 6 deep; Python's walks recurse (about 1,000).
 MAX_DEPTH = int(os.environ.get("ISOTROPY_INTAKE_MAX_DEPTH", 64))
-MAX_RECORD_VALUES = int(os.environ.get("ISOTROPY_INTAKE_MAX_RECORD_VALUES", 200_000))
+# Values in a record or config file: YAML aliases of aliases make a few lines stand for billions.
+MAX_VALUES = int(os.environ.get("ISOTROPY_INTAKE_MAX_VALUES", 200_000))
 MAX_JSON_DEPTH = 64  # records nest a few levels; Python's parser gives up near 1,000
 MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
 # Folders of the workflow that may themselves be links (to a scratch disk); nothing below them.
 LINKABLE = frozenset({"results", "logs", "benchmarks"})
-PROC = Path("/proc")
 RECORD_SUFFIX = ".provenance.json"
 RESULTS = "results"
 
@@ -66,11 +64,6 @@ def name_problem(name: str) -> str | None:
     if len(name) > 1024 or max(len(os.fsencode(part)) for part in path.parts) > 255:
         return f"names a path of {len(name):,} characters, longer than files have: never read"
     return None
-
-
-def under_proc(path: str | os.PathLike) -> bool:
-    real = Path(os.path.realpath(path))
-    return real == PROC or PROC in real.parents
 
 
 def open_inside(root_fd: int, name: str) -> int:
@@ -122,9 +115,9 @@ def parse_json(data: str | bytes, *, constants: bool = True) -> Any:
         raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels") from None
     except (UnicodeDecodeError, ValueError) as error:
         raise FolderError(f"it is not JSON ({str(error)[:80]})") from None
-    count, depth = size_and_depth(value, MAX_RECORD_VALUES)
-    if count > MAX_RECORD_VALUES:
-        raise FolderError(f"it holds more than {MAX_RECORD_VALUES:,} values")
+    count, depth = size_and_depth(value)
+    if count > MAX_VALUES:
+        raise FolderError(f"it holds more than {MAX_VALUES:,} values")
     if depth > MAX_JSON_DEPTH:
         raise FolderError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
     return value
@@ -148,8 +141,6 @@ class Intake:
         free = shutil.disk_usage(self.workspace).free - DISK_MARGIN
         self.budget, self.by_disk = max(0, min(MAX_TOTAL_BYTES, free)), free < MAX_TOTAL_BYTES
         self.queue: deque[str] = deque()
-        if under_proc(self.folder):
-            raise FolderError(f"{self.folder} lies under /proc: not a results folder")
         self.root = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
 
     def refuse(self, name: str, cause: str) -> None:
@@ -273,10 +264,8 @@ class Intake:
         self.listed = set(listed)
         self.enqueue(listed)
         try:
-            while self.queue:
-                name = self.queue.popleft()
-                if name not in self.taken and name not in self.refused:
-                    self.follow(name)
+            while self.queue:  # a name taken or refused before: follow copies nothing again
+                self.follow(self.queue.popleft())
         finally:
             os.close(self.root)
         return self.refused
@@ -390,9 +379,6 @@ def load_yaml(data: bytes) -> Any:
 
 # Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
 YTE_KEY = "__use_yte__"
-# A YAML alias repeats a value without copying it: nested ones make a few lines stand for
-# billions of values, which whatever merges or walks the file would expand.
-MAX_CONFIG_VALUES = 200_000
 
 
 def plain_config_problem(loaded: Any) -> str | None:
@@ -402,19 +388,19 @@ def plain_config_problem(loaded: Any) -> str | None:
             f"sets {YTE_KEY}: Snakemake would run the Python it holds (YTE templating); give "
             "plain YAML"
         )
-    if size_and_depth(loaded, MAX_CONFIG_VALUES)[0] > MAX_CONFIG_VALUES:
+    if size_and_depth(loaded)[0] > MAX_VALUES:
         return (
-            f"stands for more than {MAX_CONFIG_VALUES:,} values (YAML aliases repeating aliases: "
+            f"stands for more than {MAX_VALUES:,} values (YAML aliases repeating aliases: "
             "an alias bomb); write the settings out without nested aliases"
         )
     return None
 
 
-def size_and_depth(value: Any, limit: int) -> tuple[int, int]:
-    """How many keys and values ``value`` holds and how deep it nests, without recursion;
-    stops past ``limit`` values."""
+def size_and_depth(value: Any) -> tuple[int, int]:
+    """How many keys and values ``value`` holds (up to :data:`MAX_VALUES` and one) and how deep
+    it nests, without recursion."""
     count, deepest, stack = 0, 0, [(value, 1)]
-    while stack and count <= limit:
+    while stack and count <= MAX_VALUES:
         item, depth = stack.pop()
         count += 1
         if isinstance(item, dict):
@@ -430,12 +416,8 @@ def size_and_depth(value: Any, limit: int) -> tuple[int, int]:
 
 def is_manifest(name: str) -> bool:
     """Whether ``name`` is a raw source's (or an assembled model's) download manifest."""
-    parts = PurePosixPath(name).parts
-    return (
-        len(parts) == 4
-        and "/".join(parts[:2]) in (RAW_ROOT, MODELS_ROOT)
-        and (parts[3] == MANIFEST_NAME)
-    )
+    folder, _, file = name.rpartition("/")
+    return file == MANIFEST_NAME and str(PurePosixPath(folder).parent) in (RAW_ROOT, MODELS_ROOT)
 
 
 def intake(folder: str | os.PathLike, workspace: str | os.PathLike) -> dict[str, str]:

@@ -39,9 +39,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         yield tmp_path
         os.replace(tmp_path, path)
     except OSError as error:
-        written = tmp_path.stat().st_size if tmp_path.exists() else 0
+        size = tmp_path.stat().st_size if tmp_path.exists() else 0
         tmp_path.unlink(missing_ok=True)
         if error.errno in (errno.ENOSPC, errno.EDQUOT) and not isinstance(error, DiskFullError):
+            written = f"{size:,} bytes written before it stopped" if size else "nothing written yet"
             raise DiskFullError(path, written, error) from error
         raise
     except BaseException:
@@ -50,42 +51,22 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 class DiskFullError(OSError):
-    """A write that ran out of disk space (or quota), naming the file, size and space left."""
+    """A write that ran out of disk space (or quota), naming the file, ``amount`` and space left."""
 
-    def __init__(
-        self,
-        path: str | os.PathLike,
-        size: int,
-        cause: OSError | None = None,
-        *,
-        needed: bool = False,
-    ) -> None:
-        path = Path(path)
+    def __init__(self, path: str | os.PathLike, amount: str, cause: OSError) -> None:
         try:
-            free = shutil.disk_usage(path.parent).free
+            free = shutil.disk_usage(Path(path).parent).free
         except OSError:
             free = 0
-        if needed:
-            amount = f"{_size(size)} needed"
-        else:
-            amount = f"{_size(size)} written before it stopped" if size else "nothing written yet"
         super().__init__(
-            getattr(cause, "errno", None) or errno.ENOSPC,
-            f"no space left on the device of {path} while writing it ({amount}, {_size(free)} free "
-            "there); nothing was kept: free some space (or point the working directory elsewhere) "
-            "and run again",
+            cause.errno or errno.ENOSPC,
+            f"no space left on the device of {path} while writing it ({amount}, {free:,} bytes "
+            "free there); nothing was kept: free some space (or point the working directory "
+            "elsewhere) and run again",
         )
 
     def __str__(self) -> str:
         return self.strerror or ""
-
-
-def _size(count: float) -> str:
-    for unit in ("bytes", "kB", "MB", "GB"):
-        if count < 1000 or unit == "GB":
-            return f"{count:,} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
-        count /= 1000
-    return f"{count} TB"
 
 
 def reserve(staging: str | os.PathLike, size: int, target: str | os.PathLike | None = None) -> None:
@@ -96,7 +77,7 @@ def reserve(staging: str | os.PathLike, size: int, target: str | os.PathLike | N
         os.posix_fallocate(fd, 0, size)
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise DiskFullError(target or staging, size, error, needed=True) from error
+            raise DiskFullError(target or staging, f"{size:,} bytes needed", error) from error
         if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
             raise
     finally:

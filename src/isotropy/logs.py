@@ -22,10 +22,9 @@ def configure_from_snakemake(snakemake: Any) -> None:
     if log_file:
         Path(log_file).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file, mode="w"))
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, handlers=handlers, force=True)
-    if log_file:
         # The traceback in the log only: Snakemake shows a failed job's log too.
         terminal.setFormatter(TracebackInLog(LOG_FORMAT, log_file))
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, handlers=handlers, force=True)
     logging.captureWarnings(True)
     warnings.simplefilter("default")
 

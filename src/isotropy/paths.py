@@ -99,8 +99,6 @@ def static_geometry_file(
     return f"results/geometry/static/{source}/seed{seed}/{artefact}"
 
 
-# Direct-optimisation studies (main, preview, glue): tables and figures
-
 # Each study's count table and correlation table (Mickus et al.'s Tables 1-3).
 COUNT_TABLES = {"main": "table1", "glue": "table2"}
 CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
@@ -109,9 +107,6 @@ CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
 def study_file(name: str, study: str = "{study}") -> str:
     """One table (``table1.csv``) or figure (``figure2.pdf``) of a direct-optimisation study."""
     return f"results/{study}/{name}"
-
-
-# Sensitivity study
 
 
 def sensitivity_file(name: str) -> str:
@@ -163,8 +158,6 @@ def sensitivity_cell_file(
     return f"results/sensitivity/cells/{setup}/{vectors}/{label_set}/lr{lr_factor}.csv"
 
 
-# I-STAR study
-
 ISTAR_RUNS = "results/istar/runs.csv"
 
 
@@ -173,23 +166,15 @@ def istar_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
     return f"results/istar/{figure}.{ext}"
 
 
-# The main paper's section 2 on real points (Eq. (3) ascent; isotropy.metrics.objectives)
-
-
 def section2_file(name: str) -> str:
     """A file of the section 2 figure: figure.{pdf,png}, trace.csv, classes.csv."""
     return f"results/section2/{name}"
-
-
-# The I-STAR poster's estimator figures (point clouds of known isotropy; no fine-tuning)
 
 
 def istar_estimator_file(name: str) -> str:
     """A file of the estimator figures (figure4, figures2_3, shapes: figures and tables)."""
     return f"results/istar_estimator/{name}"
 
-
-# Geometry study
 
 GEOMETRY_COSINE = "results/geometry/cosine_by_layer.csv"
 GEOMETRY_LID = "results/geometry/lid.csv"
@@ -218,9 +203,6 @@ def token_views_figure(
     return f"results/geometry/figures/{model}/{corpus}/seed{seed}/token_views.{ext}"
 
 
-# The extension study (the main paper's open questions; isotropy.extensions, docs/extensions.md)
-
-
 def extensions_run_file(
     artefact: str, dataset: str = "{dataset}", head: str = "{head}", seed: str | int = "{seed}"
 ) -> str:
@@ -239,8 +221,6 @@ def extensions_file(name: str) -> str:
     """A table, figure or claims file of the extension study."""
     return f"results/extensions/{name}"
 
-
-# Verdicts, report and audit
 
 CLAIMS = "results/claims.csv"
 CLAIMS_MARKDOWN = "results/claims.md"
@@ -270,9 +250,6 @@ COMMITTED_VERDICTS = "resources/committed_verdicts.csv"
 EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written when a run starts
 
 
-# Logs and benchmarks: under logs/ and benchmarks/, mirroring the output's path
-
-
 def logs(path: str) -> str:
     """A rule's log file: ``path`` (its output's path, with the log's name) under ``logs/``."""
     return f"logs/{path}"
@@ -281,9 +258,6 @@ def logs(path: str) -> str:
 def benchmarks(path: str) -> str:
     """A rule's benchmark file: ``path`` (its output's path, ``.tsv``) under ``benchmarks/``."""
     return f"benchmarks/{path}"
-
-
-# The cluster-based method on CLS inside fine-tuning (config rajaee_cls, rules/istar.smk).
 
 
 def rajaee_cls_run_file(

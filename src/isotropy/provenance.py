@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -90,29 +91,20 @@ def module_source(name: str) -> Path | None:
     return next((c for c in (base.with_suffix(".py"), base / "__init__.py") if c.is_file()), None)
 
 
-def cpu_model() -> str:
-    """The CPU's model name (from /proc/cpuinfo on Linux, else what platform reports)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def hardware() -> dict[str, Any]:
-    """CPU model and count, and the GPU model when torch is already loaded (else none used)."""
-    info: dict[str, Any] = {"cpu": cpu_model(), "cpu_count": os.cpu_count(), "gpu": None}
+    """CPU model and count, and the GPU models when torch is already loaded (else none used)."""
+    try:
+        found = re.search(r"^model name\s*:\s*(.*)$", Path("/proc/cpuinfo").read_text(), re.M)
+    except OSError:  # no /proc: what platform reports
+        found = None
+    cpu = found.group(1).strip() if found else platform.processor() or platform.machine()
+    info: dict[str, Any] = {"cpu": cpu, "cpu_count": os.cpu_count(), "gpu": None}
     torch = sys.modules.get("torch")
-    if torch is not None:
-        try:
-            if torch.cuda.is_available():
-                info["gpu"] = [
-                    torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())
-                ]
-        except Exception:  # a broken CUDA setup must not lose the record
-            info["gpu"] = None
+    try:
+        if torch is not None and torch.cuda.is_available():
+            info["gpu"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except Exception:  # a broken CUDA setup must not lose the record
+        pass
     return info
 
 

@@ -32,14 +32,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from isotropy.intake import (
-    FolderError,
-    config_file_problem,
-    escaped,
-    file_problem,
-    parse_json,
-    tree,
-)
+from isotropy import intake
 
 METADATA = Path(".snakemake") / "metadata"
 MAX_RECORD_BYTES = 16 * 2**20
@@ -114,10 +107,10 @@ def snakemake_record_problem(root: Path, rel: Path, size: int) -> str | None:
         return None
     try:
         if size > MAX_RECORD_BYTES:
-            raise FolderError(f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB")
-        record = parse_json((root / rel).read_bytes(), constants=False)
+            raise intake.FolderError(f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB")
+        record = intake.parse_json((root / rel).read_bytes(), constants=False)
         problem = record_problem(record, SUBJECTS[subject])
-    except FolderError as error:
+    except intake.FolderError as error:
         problem = str(error)
     except OSError as error:
         problem = f"it cannot be read ({error.strerror})"
@@ -149,7 +142,7 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
     tops = [root] + [root / t for t in WRITTEN if (root / t).is_symlink() and (root / t).is_dir()]
     for top in tops:  # links listed, never followed; a folder too deep named, never entered
         depth = len(top.relative_to(root).parts)
-        for path, info, problem in tree(top, lambda path: _skipped(root, path), depth):
+        for path, info, problem in intake.tree(top, lambda path: _skipped(root, path), depth):
             rel = path.relative_to(root)
             top_name = (rel.parts or ("",))[0]
             written = top_name == SNAKEMAKE_DIR or (top_name in WRITTEN and len(rel.parts) > 1)
@@ -161,7 +154,7 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
             mode = info.st_mode
             if stat.S_ISDIR(mode) or (not written and (stat.S_ISREG(mode) or stat.S_ISLNK(mode))):
                 continue  # outside where the workflow writes, a link or hard link is no harm
-            problem = file_problem(info, path)
+            problem = intake.file_problem(info, path)
             if problem is None:
                 problem = snakemake_record_problem(root, rel, info.st_size)
             if problem is not None:
@@ -184,9 +177,9 @@ def workflow_problems(
     workflow_root: str | os.PathLike, configfiles: list[str] | None = None
 ) -> list[tuple[str, str]]:
     """Each config file Snakemake is given, the folder's config.yaml included, that is not
-    plain YAML (:func:`config_file_problem`)."""
+    plain YAML (:func:`~isotropy.intake.config_file_problem`)."""
     configs = dict.fromkeys([*(configfiles or []), str(Path(workflow_root) / "config.yaml")])
-    return [(f, p) for f in configs if (p := config_file_problem(f)) is not None]
+    return [(f, p) for f in configs if (p := intake.config_file_problem(f)) is not None]
 
 
 # Snakemake's pickled inventory of the folder, unpickled with --trust-io-cache.
@@ -202,7 +195,7 @@ def drop_io_cache(workdir: str | os.PathLike = ".") -> None:
 
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
     """One message for the refused records: each file and why, and what to do."""
-    lines = [f"{escaped(file)}: {escaped(reason)}" for file, reason in problems[:SHOWN]]
+    lines = [f"{intake.escaped(name)}: {intake.escaped(why)}" for name, why in problems[:SHOWN]]
     if len(problems) > SHOWN:
         lines.append(f"… and {len(problems) - SHOWN} more")
     return (
@@ -216,10 +209,10 @@ def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -
 
 
 def refuse_hostile_folder(workdir: str | os.PathLike = ".") -> None:
-    """Raise :class:`FolderError` naming everything Snakemake should not read or write through."""
+    """Raise a FolderError naming everything Snakemake should not read or write through."""
     problems = folder_problems(workdir)
     if problems:
-        raise FolderError(refusal(problems, workdir))
+        raise intake.FolderError(refusal(problems, workdir))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = folder_problems(args.directory)
         problems += workflow_problems(args.directory, args.configfile)
     except OSError as error:  # a folder that cannot be read: one line
-        print(f"refused: {escaped(str(error))}", file=sys.stderr)
+        print(f"refused: {intake.escaped(str(error))}", file=sys.stderr)
         return 1
     if problems:
         print(f"refused: {refusal(problems, args.directory)}", file=sys.stderr)

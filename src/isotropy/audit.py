@@ -1,32 +1,42 @@
-"""Walking the provenance records of the intake's copy (the checks: :mod:`isotropy.audit`). A
-record's shape is checked before it is used, and pins are re-read now, never the record's."""
+"""Audit every result against its provenance: is it intact, current, and made by today's code?
+
+The audit reads the intake's copy (:mod:`isotropy.intake`) and walks each provenance record back
+through its inputs to the raw downloads, checking checksums, inputs, staleness, code, and raw files
+against today's pins; a record's shape is checked before it is used, and pins are re-read now,
+never the record's. ``isotropy-audit`` (:func:`main`) prints the table and exits 1 on any mismatch.
+"""
 
 from __future__ import annotations
 
+import argparse
+import csv
+import dataclasses
 import functools
 import hashlib
 import os
+import sys
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
 from isotropy import sources
-from isotropy.intake import RESULTS, escaped, is_manifest, name_problem, parse_json, under_proc
+from isotropy.intake import RESULTS, escaped, intake, is_manifest, name_problem, parse_json
 from isotropy.intake import listing as listing_of
-from isotropy.io import sha256_file
+from isotropy.io import atomic_path, sha256_file
+from isotropy.paths import REMADE_BY_REPORT
 from isotropy.provenance import module_source, record_path
 from isotropy.sources.pins import lock_path, read_lock
 from isotropy.trust import record_problem, validator
-from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
+from isotropy.workflow.config import SOURCES_CONFIG, ConfigError, load_config_files
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Finding:
     """One line of the audit: a file, its status (ok / warn / FAIL), which check, and why."""
 
@@ -68,7 +78,7 @@ def read_checked_json(
 
 
 MTIME_TOLERANCE_S = 1e-3
-WORKFLOW_ROOT = Path(__file__).resolve().parents[3]
+WORKFLOW_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _digest_findings(path: str, check: str, what: str, recorded: str, actual: str) -> list[Finding]:
@@ -82,39 +92,28 @@ def _digest_findings(path: str, check: str, what: str, recorded: str, actual: st
 def check_record(
     root: Path, path: str, record: Mapping[str, Any], *, workflow_root: Path
 ) -> list[Finding]:
-    """The checks that need only the provenance record: checksums, inputs, staleness, code."""
-    target = resolve_path(root, path)
-    findings = []
-    recorded = record.get("outputs", {}).get(path) or record.get("outputs", {}).get(str(target))
-    if recorded is None:
-        reason = "its provenance record does not list this file as an output"
-        findings.append(Finding(path, FAIL, "record", reason))
-    else:
-        made = "modified after it was made"
-        findings += _digest_findings(path, "checksum", made, recorded["sha256"], _sha256(target))
-    findings += _twin_findings(root, path, record)
-    findings += _input_findings(root, path, record.get("inputs", {}))
-    findings += _check_code(path, record.get("code") or {}, workflow_root)
-    return findings
-
-
-def _twin_findings(root: Path, path: str, record: Mapping[str, Any]) -> list[Finding]:
-    """The job's other outputs against the sha256 the record of ``path`` gives them: a result
-    replaced together with its own record is still named by its twins' records."""
-    findings = []
+    """The checks that need only the provenance record: checksums (the job's other outputs' too:
+    a result replaced with its own record is still named by its twins'), inputs, staleness, code."""
+    findings, listed = [], False
     for name, entry in sorted((record.get("outputs") or {}).items()):
-        twin = resolve_path(root, name)
-        rel = str(twin.relative_to(root))
-        if rel == path or not twin.is_file():  # a missing twin is the walk's finding
-            continue
-        actual = _sha256(twin)
-        if actual != entry["sha256"]:
+        output = resolve_path(root, name)
+        rel, recorded = str(output.relative_to(root)), entry["sha256"]
+        if rel == path:
+            listed = True
+            made = "modified after it was made"
+            findings += _digest_findings(path, "checksum", made, recorded, _sha256(output))
+        elif output.is_file() and (actual := _sha256(output)) != recorded:  # missing: the walk's
             reason = (
                 f"differs from the sha256 that the record of {path}, made by the same job, gives "
-                f"it ({short_digest(entry['sha256'])}…, now {short_digest(actual)}…): replaced "
-                "after it was made, its own record rewritten or not"
+                f"it ({short_digest(recorded)}…, now {short_digest(actual)}…): replaced after it "
+                "was made, its own record rewritten or not"
             )
             findings.append(Finding(rel, FAIL, "checksum", reason))
+    if not listed:
+        reason = "its provenance record does not list this file as an output"
+        findings.append(Finding(path, FAIL, "record", reason))
+    findings += _input_findings(root, path, record.get("inputs", {}))
+    findings += _check_code(path, record.get("code") or {}, workflow_root)
     return findings
 
 
@@ -172,7 +171,7 @@ def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list
     if script and recorded:
         current = workflow_root / script  # an absolute name (older records) stays as it is
         try:
-            if under_proc(current):
+            if Path("/proc") in Path(os.path.realpath(current)).parents:
                 named = f"its record names a script under /proc, {escaped(script)}"
                 problems.append(f"{named}: never read")
             elif not current.is_file():
@@ -253,8 +252,7 @@ def audit_file(
     if is_manifest(path):
         found = check_manifest(root, path, mirror) + found
         if record is not None:  # a manifest with a record of its own is checked against it too
-            checked = check_record(root, path, record, workflow_root=workflow_root)
-            found += [f for f in checked if f.status != OK]
+            found += check_record(root, path, record, workflow_root=workflow_root)
         return found, []
     if found:  # the damaged record's mismatch alone
         return found, []
@@ -308,7 +306,7 @@ def check_manifest(root: Path, path: str, mirror: Path | None = None) -> list[Fi
 @functools.cache
 def project_sources() -> dict[str, Any]:
     """config/sources.yaml's sources: the project's pins, whatever configuration is audited."""
-    return read_config_file(SOURCES_CONFIG).get("sources") or {}
+    return load_config_files([SOURCES_CONFIG]).get("sources") or {}
 
 
 TRUST = {**sources.MIRROR_TRUST, "lock": sources.TRUST_LOCK}
@@ -388,3 +386,133 @@ def _pin_findings(
             reason = f"{fetched}, but {by} pins {short_digest(pin.lower())}…; {remedy}"
             findings.append(Finding(path, FAIL, "raw", reason))
     return findings
+
+
+NOT_COPIED = ": not copied, not audited"
+
+
+def audit(
+    root: str | os.PathLike = ".",
+    *,
+    mirror: str | None = None,
+    remade: Iterable[str] = (),
+) -> list[Finding]:
+    """Every finding for the results under ``root``, read from its intake's copy (a finding per
+    refused file); mirror files against the user's ``mirror`` unless it lies inside the folder;
+    inputs that are ``remade`` are not required."""
+    root = Path(root).resolve()
+    with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
+        workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
+        workspace.mkdir()
+        try:
+            refused = [
+                Finding(name, FAIL, "intake", cause + NOT_COPIED)  # escaped where printed
+                for name, cause in intake(root, workspace).items()
+            ]
+        except OSError as error:
+            refused = [Finding(escaped(str(root)), FAIL, "intake", f"cannot be read: {error}")]
+        folder = sources.resolve_mirror(mirror)  # once: nothing below reads $ISOTROPY_MIRROR again
+        if folder is not None and folder.is_relative_to(root):
+            reason = (
+                "the configured mirror lies inside the audited folder: its pins are not believed"
+            )
+            refused.append(Finding("(workflow)", FAIL, "raw", reason))
+            folder = None
+        found = walk(workspace, mirror=folder, remade=remade)
+        return [*refused, *found]
+
+
+def failures(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.status == FAIL]
+
+
+def grouped(findings: Iterable[Finding]) -> list[tuple[str, str, str, str]]:
+    """(files, status, check, reason) per cause, escaped onto one line, naming the first files
+    and how many there are."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in findings:
+        groups.setdefault((f.status, f.check, f.reason), []).append(escaped(f.file, 200))
+    rows = []
+    for (status, check, reason), files in groups.items():
+        shown = files[0] if len(files) == 1 else f"{listing(files)} ({len(files):,} files)"
+        rows.append((shown, status, check, escaped(reason)))
+    return rows
+
+
+def format_table(findings: Sequence[Finding]) -> str:
+    """The findings as an aligned text table, mismatches first, one line per cause, then a tally."""
+    order = {FAIL: 0, WARN: 1, OK: 2}
+    rows = sorted(findings, key=lambda f: (order.get(f.status, 3), f.file, f.check))
+    cells = [("FILE", "STATUS", "CHECK", "REASON"), *grouped(rows)]
+    widths = [min(max(len(c[i]) for c in cells), 80) for i in range(3)]
+    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(3)) + "  " + c[3] for c in cells]
+    files = {f.file for f in findings if not f.file.startswith("(")}
+    bad = {f.file for f in findings if f.status == FAIL}
+    warned = {f.file for f in findings if f.status == WARN} & files - bad
+    lines.append(
+        f"{len(files)} files audited: {len(files - bad - warned)} ok, {len(warned)} with warnings, "
+        f"{len(bad)} with mismatches"
+    )
+    return "\n".join(lines)
+
+
+def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
+    """The findings as a TSV table by the csv module (a tab or line break in a name quoted),
+    written atomically."""
+    with (
+        atomic_path(path) as tmp,  # a name's bytes that are not UTF-8: escaped
+        open(tmp, "w", newline="", encoding="utf-8", errors="backslashreplace") as handle,
+    ):
+        writer = csv.DictWriter(
+            handle, fieldnames=["file", "status", "check", "reason"], delimiter="\t"
+        )
+        writer.writeheader()
+        writer.writerows(dataclasses.asdict(f) for f in findings)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 0 otherwise."""
+    parser = argparse.ArgumentParser(prog="isotropy-audit", description=__doc__.split("\n")[0])
+    parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
+    parser.add_argument(
+        "--configfile",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="FILE",
+        help="config file(s) the results were made with (as snakemake takes them): only their "
+        "mirror is read",
+    )
+    parser.add_argument(
+        "--gate",
+        metavar="NAME",
+        help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
+    )
+    args = parser.parse_args(argv)
+    root = Path(args.directory)
+    try:
+        mirror = load_config_files(args.configfile).get("mirror") if args.configfile else None
+        findings = audit(root, mirror=mirror, remade=REMADE_BY_REPORT if args.gate else ())
+        if not args.gate:
+            print(format_table(findings))
+    except (ConfigError, OSError) as error:  # a full disk as well: one line
+        print(f"isotropy-audit: {escaped(str(error))}", file=sys.stderr)
+        return 2
+    bad = grouped(failures(findings))
+    if args.gate and bad:
+        files, _, check, reason = bad[0]
+        print(
+            f"{args.gate}: refused: the audit of {escaped(str(root.resolve()))} finds "
+            f"mismatches of {len(bad)} cause(s) (first: {files}: {check}: {reason}); nothing is "
+            "re-made from results this folder's records do not vouch for: run make audit to see "
+            "them all",
+            file=sys.stderr,
+        )
+    elif not args.gate:
+        for files, _, _check, reason in bad:
+            print(f"MISMATCH {files}: {reason}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
