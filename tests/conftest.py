@@ -66,7 +66,8 @@ def mirror_root() -> Path:
 def tiny_run(tmp_path_factory):
     """The tiny configuration run through Snakemake once per session.
 
-    Returns (workdir, command, mirror); ``command`` is the Snakemake command line without targets.
+    Returns (workdir, args, mirror); ``args``: the arguments of :func:`tiny_workflow.snakemake`
+    without targets.
     """
     import tiny_workflow
 
@@ -81,8 +82,7 @@ def tiny_run(tmp_path_factory):
         mirror = tiny_workflow.make_tiny_mirror(mirror_source, base / "mirror")
         config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
     workdir = base / "work"
-    command = [
-        *tiny_workflow.SNAKEMAKE,
+    args = [
         "--snakefile",
         str(REPO_ROOT / "Snakefile"),
         "--directory",
@@ -97,15 +97,15 @@ def tiny_run(tmp_path_factory):
     # in parallel; the golden files were written without it (tests/golden/written_with.yaml).
     threads = os.environ.get("ISOTROPY_TINY_RUN_THREADS")
     if threads:
-        command += ["--max-threads", threads]
+        args += ["--max-threads", threads]
         env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
     # 50 min by default (about 10 min idle, 19 at load 7; two CI runs on one machine double it);
     # ISOTROPY_TINY_RUN_TIMEOUT (seconds) changes it.
     timeout = int(os.environ.get("ISOTROPY_TINY_RUN_TIMEOUT", "3000"))
-    result = tiny_workflow.run_captured(command + ["all"], env=env, timeout=timeout)
+    result = tiny_workflow.snakemake(*args, "all", env=env, timeout=timeout)
     if result.returncode != 0:
         pytest.fail(f"snakemake failed:\n{result.stderr[-6000:]}")
-    return workdir, command, mirror
+    return workdir, args, mirror
 
 
 @pytest.fixture(scope="session")

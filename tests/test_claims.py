@@ -274,7 +274,7 @@ def test_claims_of_the_tiny_run(tiny_run):
 
     workdir, command, mirror = tiny_run
     if not (workdir / "results/claims.csv").is_file():  # the shared fixture may not have made it
-        result = tiny_workflow.run_with_mirror([*command, "check_claims"], mirror, timeout=900)
+        result = tiny_workflow.snakemake(*command, "check_claims", mirror=mirror, timeout=900)
         assert result.returncode == 0, result.stderr[-4000:]
     claims = pd.read_csv(workdir / "results/claims.csv")
     assert list(claims.columns) == COLUMNS

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 import tiny_workflow
-from test_comparison import offline_config
+from tiny_workflow import offline_config
 
 from isotropy import standins, studies
 from isotropy.summaries import parameter_table
@@ -109,35 +109,28 @@ def test_sickr_is_planned_once_the_mirror_holds_it(tmp_path, monkeypatch):
     assert list(dict.fromkeys(path.split("/")[3] for path in files)) == ["stsb", "sickr"]
 
 
-def test_offline_geometry_study_plans_no_sickr_job(tmp_path):
+@pytest.mark.parametrize(
+    ("targets", "planned", "notes"),
+    [
+        (["geometry_study"], "rule geometry_sentence_embeddings", 1),
+        # only a run that plans the geometry study's STS table names SICK-R
+        pytest.param(
+            ["main_study", "preview_study"], "rule optimize_embeddings", 0, marks=pytest.mark.slow
+        ),
+    ],
+)
+def test_a_dry_run_plans_no_job_the_mirror_cannot_feed(tmp_path, targets, planned, notes):
     mirror = tiny_workflow.require_mirror()
     if (mirror / "sick/SICK.txt").is_file():
         pytest.skip("needs the offline mirror without SICK-R")
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", [config], mirror, "--dry-run", "geometry_study"
-    )
+    result = tiny_workflow.run_snakemake(tmp_path / "work", [config], mirror, "--dry-run", *targets)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
-    assert "rule geometry_sentence_embeddings" in output and "sts=stsb" in output
-    assert "sts=sickr" not in output and "/sickr/" not in output
-    assert output.count("STS data set 'sickr' is not in the data mirror") == 1
-
-
-@pytest.mark.slow
-def test_a_main_or_preview_run_says_nothing_of_the_geometry_data_sets(tmp_path):
-    """Only a run that plans the geometry study's STS table names SICK-R."""
-    mirror = tiny_workflow.require_mirror()
-    if (mirror / "sick/SICK.txt").is_file():
-        pytest.skip("needs the offline mirror without SICK-R")
-    config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    result = tiny_workflow.run_snakemake(
-        tmp_path / "work", [config], mirror, "--dry-run", "main_study", "preview_study"
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-3000:]
-    assert "rule optimize_embeddings" in output
-    assert "sickr" not in output.lower()
+    assert planned in output
+    # the one note (where the run plans STS sets), and no job nor file of SICK-R
+    assert output.count("STS data set 'sickr' is not in the data mirror") == notes
+    assert output.lower().count("sickr") == notes
 
 
 def test_pca_view_layer_per_model():

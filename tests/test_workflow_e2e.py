@@ -113,7 +113,7 @@ def test_traces_and_provenance(tiny_run):
 
 def test_rerun_has_nothing_to_do(tiny_run):
     workdir, command, mirror = tiny_run
-    result = tiny_workflow.run_with_mirror(command + ["--dry-run"], mirror)
+    result = tiny_workflow.snakemake(*command, "--dry-run", mirror=mirror)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Nothing to be done" in result.stdout + result.stderr
 
@@ -127,8 +127,8 @@ def test_figures_are_redrawn_without_training(tiny_run, tmp_path):
     plot_rules = ["plot_metric_curves", "plot_silhouette_vs_isoscore"]
     studies = ["--config", "studies=[main,glue]"]
     only_plots = ["--allowed-rules", *plot_rules, "--forcerun", *plot_rules]
-    figures = [*command, "figures", "--dry-run", *configfiles, *studies, *only_plots]
-    result = tiny_workflow.run_with_mirror(figures, mirror)
+    figures = ["figures", "--dry-run", *configfiles, *studies, *only_plots]
+    result = tiny_workflow.snakemake(*command, *figures, mirror=mirror)
     assert result.returncode == 0, result.stderr[-3000:]
     stats = result.stdout.split("Job stats:")[1].splitlines()[3:]  # after the header and its rule
     scheduled = {line.split()[0] for line in stats[: stats.index("")]}
