@@ -18,7 +18,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from tiny_workflow import run_captured
+from tiny_workflow import rule_bodies, run_captured
 
 ROOT = Path(__file__).resolve().parents[1]
 ENVS = ROOT / "envs"
@@ -105,35 +105,18 @@ def with_dependencies(names: set[str]) -> set[str]:
 
 
 def parse_rules() -> dict[str, dict]:
-    """Every rule of rules/*.smk: {name: {file, conda, script}} from its directives.
-
-    Snakefile syntax is indentation-based; a directive's value sits on its own line
-    (snakefmt style), which is all this reader needs.
-    """
-    rules: dict[str, dict] = {}
-    for smk in sorted((ROOT / "rules").glob("*.smk")):
-        current = None
-        lines = smk.read_text().splitlines()
-        for i, line in enumerate(lines):
-            head = re.match(r"^(?:rule|checkpoint)\s+(\w+)\s*:", line)
-            if head:
-                current = rules.setdefault(
-                    head[1], {"file": smk.name, "conda": None, "script": None, "action": False}
-                )
-                continue
-            if current is None or not line.startswith("    ") or line.startswith("     "):
-                if line and not line[0].isspace():
-                    current = None
-                continue
-            directive = re.match(
-                r"^    (conda|script|shell|run|notebook|wrapper)\s*:\s*(.*)$", line
-            )
-            if not directive:
-                continue
-            current["action"] = True
-            value = directive[2].strip() or (lines[i + 1].strip() if i + 1 < len(lines) else "")
-            if directive[1] in ("conda", "script"):
-                current[directive[1]] = value.strip("\"'").rstrip(",").strip("\"'")
+    """Every rule of rules/*.smk: {name: {file, conda, script, action}} from its directives, each
+    value on the directive's line or the next (snakefmt style)."""
+    directive = re.compile(r"^    (conda|script|shell|run|notebook|wrapper):\s*(\S.*)$", re.M)
+    rules = {}
+    for name, (file, body) in rule_bodies().items():
+        found = {key: value.strip("\"',") for key, value in directive.findall(body)}
+        rules[name] = {
+            "file": file,
+            "conda": found.get("conda"),
+            "script": found.get("script"),
+            "action": bool(found),
+        }
     return rules
 
 

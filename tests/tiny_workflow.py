@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -113,6 +114,16 @@ def write_tiny_config(dest: Path, mirror: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(yaml.safe_dump(config, sort_keys=False))
     return dest
+
+
+def rule_bodies() -> dict[str, tuple[str, str]]:
+    """Every rule of rules/*.smk: {name: (its file's name, its indented body)}."""
+    rule = re.compile(r"^(?:rule|checkpoint) (\w+):\n((?:[ \t]+.*\n|\n)+)", re.M)
+    return {
+        name: (smk.name, body)
+        for smk in sorted((ROOT / "rules").glob("*.smk"))
+        for name, body in rule.findall(smk.read_text(encoding="utf-8"))
+    }
 
 
 def snakemake_environment(mirror: Path) -> dict[str, str]:
