@@ -10,7 +10,7 @@ import pytest
 import tiny_workflow
 from tiny_workflow import offline_config
 
-from isotropy import standins, studies
+from isotropy import standins
 from isotropy.summaries import parameter_table
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
@@ -131,14 +131,6 @@ def test_a_dry_run_plans_no_job_the_mirror_cannot_feed(tmp_path, targets, planne
     # the one note (where the run plans STS sets), and no job nor file of SICK-R
     assert output.count("STS data set 'sickr' is not in the data mirror") == notes
     assert output.lower().count("sickr") == notes
-
-
-def test_pca_view_layer_per_model():
-    config = {"geometry": {"clusters": {"pca_layer": -1, "pca_layers": {"gpt2": 2}}}}
-    assert studies.geometry.pca_layer(config, "gpt2") == 2
-    assert studies.geometry.pca_layer(config, "miniLM") == -1
-    del config["geometry"]["clusters"]["pca_layers"]
-    assert studies.geometry.pca_layer(config, "gpt2") == -1
 
 
 def test_section2_metrics_parameter_only_when_a_study_records_them():
