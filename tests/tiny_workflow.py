@@ -4,6 +4,7 @@ configurations and folders several test files start from."""
 
 from __future__ import annotations
 
+import ast
 import gzip
 import os
 import re
@@ -114,6 +115,55 @@ def write_tiny_config(dest: Path, mirror: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(yaml.safe_dump(config, sort_keys=False))
     return dest
+
+
+def unconditional(tree: ast.AST):
+    """Nodes of ``tree`` outside if/try blocks: code that runs whenever ``tree`` runs.
+    An import guarded by a condition (`if device is not None: from ... import ...`, or
+    try/except ImportError) is treated as optional."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if node is not tree and isinstance(node, (ast.If, ast.Try, ast.IfExp)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def imported_modules(tree: ast.AST, module_level_only: bool) -> set[str]:
+    """Absolute module names imported in ``tree`` (module level only, or everywhere outside
+    conditional blocks)."""
+    found: set[str] = set()
+    nodes = unconditional(tree) if not module_level_only else _module_level(tree)
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _module_level(tree: ast.Module):
+    """Statements that run on import: the module body, including if/try/with blocks."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if _type_checking_only(node):
+            continue  # `if TYPE_CHECKING:` never runs: imports there serve annotations only
+        yield node
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                todo.extend(getattr(node, field, []) or [])
+        if isinstance(node, ast.ExceptHandler):
+            todo.extend(node.body)
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    test = getattr(node, "test", None) if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def rule_bodies() -> dict[str, tuple[str, str]]:
