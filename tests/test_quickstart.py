@@ -47,24 +47,10 @@ MAKE_VARIABLES = (
 
 
 def _clone(dest: Path) -> Path:
-    """A clone of this checkout, with its uncommitted edits and new files laid over (what `git add
-    -A` would commit), so the test runs the code it sits beside; `.venv` links to the running
-    virtual environment, older than its install stamp, so `make` installs nothing."""
-    git = ["git", "-C", str(ROOT)]
-    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(dest)], check=True, timeout=300)
-    changed = subprocess.run(
-        [*git, "ls-files", "--modified", "--others", "--exclude-standard", "--deleted", "-z"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    for name in filter(None, changed.split("\0")):
-        source, target = ROOT / name, dest / name
-        if source.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-        elif target.is_file():
-            target.unlink()
+    """This checkout as it is (:func:`tiny_workflow.working_copy`), so the test runs the code it
+    sits beside; `.venv` links to the running virtual environment, older than its install stamp,
+    so `make` installs nothing."""
+    tiny_workflow.working_copy(dest)
     venv = Path(sys.prefix)
     stamp = venv / ".installed"
     if not stamp.is_file():

@@ -166,6 +166,20 @@ def _type_checking_only(node: ast.AST) -> bool:
     )
 
 
+def working_copy(dest: Path) -> Path:
+    """This checkout's files as they are now (tracked and new ones, not the ignored), committed
+    in a fresh repository at ``dest``: ``git status`` there shows what a test then changes."""
+    listed = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    for name in filter(None, run_captured(listed, cwd=ROOT, check=True).stdout.split("\0")):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "copy"]):
+        run_captured([*git, *args], cwd=dest, check=True)
+    return dest
+
+
 def rule_bodies() -> dict[str, tuple[str, str]]:
     """Every rule of rules/*.smk: {name: (its file's name, its indented body)}."""
     rule = re.compile(r"^(?:rule|checkpoint) (\w+):\n((?:[ \t]+.*\n|\n)+)", re.M)
