@@ -64,15 +64,12 @@ def mirror_root() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory):
-    """The tiny configuration run through Snakemake once per session.
-
-    Returns (workdir, command, mirror); ``command`` is the Snakemake command line without targets.
-    """
+    """The tiny configuration run through Snakemake once per session, rule ``all``; its
+    environment variables: docs/testing.md. Returns (workdir, args, mirror); ``args``: the
+    arguments of :func:`tiny_workflow.snakemake` without targets."""
     import tiny_workflow
 
     mirror_source = tiny_workflow.require_mirror()
-    # ISOTROPY_TINY_RUN_DIR: a kept folder, made once and reused while complete (docs/testing.md);
-    # Snakemake re-makes only what is missing there, never what the code changed since.
     kept = os.environ.get("ISOTROPY_TINY_RUN_DIR")
     base = Path(kept) if kept else tmp_path_factory.mktemp("tiny")
     if (base / "config.yaml").is_file():
@@ -81,8 +78,7 @@ def tiny_run(tmp_path_factory):
         mirror = tiny_workflow.make_tiny_mirror(mirror_source, base / "mirror")
         config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
     workdir = base / "work"
-    command = [
-        *tiny_workflow.SNAKEMAKE,
+    args = [
         "--snakefile",
         str(REPO_ROOT / "Snakefile"),
         "--directory",
@@ -90,22 +86,19 @@ def tiny_run(tmp_path_factory):
         "--configfile",
         str(config),
         "--cores",
-        os.environ.get("ISOTROPY_TINY_RUN_CORES", "2"),  # 1: one job at a time
-    ]  # no target: tests add theirs; the fixture builds the default one, rule all
+        os.environ.get("ISOTROPY_TINY_RUN_CORES", "2"),
+    ]
     env = tiny_workflow.snakemake_environment(mirror)
-    # ISOTROPY_TINY_RUN_THREADS=1 (.ci/run): every job single-threaded (torch, BLAS), jobs still
-    # in parallel; the golden files were written without it (tests/golden/written_with.yaml).
     threads = os.environ.get("ISOTROPY_TINY_RUN_THREADS")
     if threads:
-        command += ["--max-threads", threads]
+        args += ["--max-threads", threads]
         env.update(OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
-    # 50 min by default (about 10 min idle, 19 at load 7; two CI runs on one machine double it);
-    # ISOTROPY_TINY_RUN_TIMEOUT (seconds) changes it.
+    # 50 min: about 10 idle, 19 at load 7, and two CI runs on one machine double it
     timeout = int(os.environ.get("ISOTROPY_TINY_RUN_TIMEOUT", "3000"))
-    result = tiny_workflow.run_captured(command + ["all"], env=env, timeout=timeout)
+    result = tiny_workflow.snakemake(*args, "all", env=env, timeout=timeout)
     if result.returncode != 0:
         pytest.fail(f"snakemake failed:\n{result.stderr[-6000:]}")
-    return workdir, command, mirror
+    return workdir, args, mirror
 
 
 @pytest.fixture(scope="session")

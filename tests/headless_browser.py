@@ -25,17 +25,11 @@ FLAGS = (
 
 
 def require() -> str:
-    """The browser's path; skip the test where there is none, fail it under CI."""
-    import pytest
-
+    """The browser's path (:func:`tiny_workflow.skip_or_fail` without one)."""
     browser = next((path for path in map(shutil.which, NAMES) if path), None)
     if browser is None:
-        reason = (
-            f"no headless browser ({', '.join(NAMES)}): apt-get install chromium (.ci/run does)"
-        )
-        if tiny_workflow.IN_CI:
-            pytest.fail(f"this test must run in CI but cannot: {reason}")
-        pytest.skip(reason)
+        names = ", ".join(NAMES)
+        tiny_workflow.skip_or_fail(f"no headless browser ({names}): apt-get install chromium")
     return browser
 
 

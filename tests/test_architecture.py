@@ -444,9 +444,6 @@ def test_the_package_checks_find_a_planted_cycle(tmp_path):
     files = file_graph(_planted_package(tmp_path))
     assert cycles(files) == []  # no two files loop
     assert cycles(package_graph(files)) == [["a", "b"]]
-    assert upward({"isotropy.readers.x": {"isotropy.workflow.targets"}}) == [
-        "isotropy.readers.x (1) -> isotropy.workflow.targets (5)"
-    ]
 
 
 def test_no_study_imports_another_study():

@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_make_report_safety import _workdir
-from tiny_workflow import run_make
+from tiny_workflow import make_workdir, run_make
 
 from isotropy.audit import FAIL, OK, walk
 from isotropy.io import write_json
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _audit_call(tmp_path: Path, last_run: str, *make_args: str) -> subprocess.CompletedProcess:
     """`make audit` in a folder whose stand-in snakemake notes its arguments."""
-    workdir = _workdir(tmp_path, last_run)
+    workdir = make_workdir(tmp_path, last_run)
     snakemake = workdir / ".venv" / "bin" / "snakemake"
     snakemake.write_text('#!/bin/sh\necho "snakemake $*" >> calls.txt\n')
     (workdir / "logs" / "effective-config").mkdir()

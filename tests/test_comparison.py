@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
+from tiny_workflow import offline_config
 
 from isotropy import studies
 from isotropy.standins import StandIns, describe_stand_ins
@@ -18,16 +18,10 @@ from isotropy.verdicts.comparison import read_published
 from isotropy.verdicts.declarations import printed_number
 from isotropy.verdicts.measurements import measurement
 from isotropy.verdicts.measurements.run import measure
-from isotropy.workflow.config import deep_merge, with_sources
 from isotropy.workflow.inputs import config_subset
 
 ROOT = Path(__file__).resolve().parents[1]
 MICKUS, CAI, RAJAEI = "Mickus et al. 2024", "Cai et al. 2021", "Rajaei & Sheikhi 2020"
-
-
-def offline_config() -> dict:
-    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
-    return deep_merge(config, yaml.safe_load((ROOT / "config" / "offline.yaml").read_text()))
 
 
 def compare_results(

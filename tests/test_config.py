@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tiny_workflow import overlay_refusal
 
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -19,15 +20,6 @@ def refusal(config: dict) -> str:
     with pytest.raises(workflow_config.ConfigError) as info:
         workflow_config.check_loaded_config(config)
     return str(info.value)
-
-
-def overlay_refusal(tmp_path: Path, overlay: str) -> list[str]:
-    """The problems, one a line, of the ConfigError refusing config.yaml with ``overlay``."""
-    path = tmp_path / "overlay.yaml"
-    path.write_text(overlay)
-    with pytest.raises(workflow_config.ConfigError) as info:
-        workflow_config.load_config([ROOT / "config.yaml", path])
-    return str(info.value).splitlines()
 
 
 def test_shipped_configs_are_valid():

@@ -3,26 +3,16 @@ schema and docs/configuration.md are generated (their staleness: tests/test_comm
 
 from __future__ import annotations
 
-import typing
 from pathlib import Path
-from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from isotropy.configuration import Config, Section
 from isotropy.configuration.base import sections
 from isotropy.configuration.reference import _rows, reference
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def choices(model: type[BaseModel], key: str) -> list[Any]:
-    """The values field ``key`` of ``model`` allows (its Literal, inside a list or not)."""
-    annotation = model.model_fields[key].annotation
-    while typing.get_origin(annotation) is not typing.Literal:
-        annotation = typing.get_args(annotation)[0]  # Annotated, list, Optional: the first
-    return list(typing.get_args(annotation))
 
 
 def undocumented_keys(config: dict, model: type[Section] = Config) -> list[str]:

@@ -12,7 +12,7 @@ import sklearn.metrics
 import torch
 from sklearn import datasets
 from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
-from test_config_reference import choices
+from tiny_workflow import choices
 
 from isotropy import metrics
 from isotropy.configuration.optimisation import Optimisation

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_config_reference import choices
+from tiny_workflow import choices
 
 from isotropy import readers
 from isotropy.configuration import Config

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from tiny_workflow import run_captured
+from tiny_workflow import imported_modules, rule_bodies, run_captured, unconditional
 
 ROOT = Path(__file__).resolve().parents[1]
 ENVS = ROOT / "envs"
@@ -105,35 +105,18 @@ def with_dependencies(names: set[str]) -> set[str]:
 
 
 def parse_rules() -> dict[str, dict]:
-    """Every rule of rules/*.smk: {name: {file, conda, script}} from its directives.
-
-    Snakefile syntax is indentation-based; a directive's value sits on its own line
-    (snakefmt style), which is all this reader needs.
-    """
-    rules: dict[str, dict] = {}
-    for smk in sorted((ROOT / "rules").glob("*.smk")):
-        current = None
-        lines = smk.read_text().splitlines()
-        for i, line in enumerate(lines):
-            head = re.match(r"^(?:rule|checkpoint)\s+(\w+)\s*:", line)
-            if head:
-                current = rules.setdefault(
-                    head[1], {"file": smk.name, "conda": None, "script": None, "action": False}
-                )
-                continue
-            if current is None or not line.startswith("    ") or line.startswith("     "):
-                if line and not line[0].isspace():
-                    current = None
-                continue
-            directive = re.match(
-                r"^    (conda|script|shell|run|notebook|wrapper)\s*:\s*(.*)$", line
-            )
-            if not directive:
-                continue
-            current["action"] = True
-            value = directive[2].strip() or (lines[i + 1].strip() if i + 1 < len(lines) else "")
-            if directive[1] in ("conda", "script"):
-                current[directive[1]] = value.strip("\"'").rstrip(",").strip("\"'")
+    """Every rule of rules/*.smk: {name: {file, conda, script, action}} from its directives, each
+    value on the directive's line or the next (snakefmt style)."""
+    directive = re.compile(r"^    (conda|script|shell|run|notebook|wrapper):\s*(\S.*)$", re.M)
+    rules = {}
+    for name, (file, body) in rule_bodies().items():
+        found = {key: value.strip("\"',") for key, value in directive.findall(body)}
+        rules[name] = {
+            "file": file,
+            "conda": found.get("conda"),
+            "script": found.get("script"),
+            "action": bool(found),
+        }
     return rules
 
 
@@ -205,55 +188,6 @@ def test_every_rule_names_an_existing_family_environment(rule):
 # --- what the scripts import ---------------------------------------------------------------
 
 
-def _unconditional(tree: ast.AST):
-    """Nodes of ``tree`` outside if/try blocks: code that runs whenever ``tree`` runs.
-    An import guarded by a condition (`if device is not None: from ... import ...`, or
-    try/except ImportError) is treated as optional."""
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        yield node
-        if node is not tree and isinstance(node, (ast.If, ast.Try, ast.IfExp)):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-
-
-def _imports(tree: ast.AST, module_level_only: bool) -> set[str]:
-    """Absolute module names imported in ``tree`` (module level only, or everywhere outside
-    conditional blocks)."""
-    found: set[str] = set()
-    nodes = _unconditional(tree) if not module_level_only else _module_level(tree)
-    for node in nodes:
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found |= {f"{node.module}.{alias.name}" for alias in node.names}
-    return found
-
-
-def _module_level(tree: ast.Module):
-    """Statements that run on import: the module body, including if/try/with blocks."""
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop()
-        if _type_checking_only(node):
-            continue  # `if TYPE_CHECKING:` never runs: imports there serve annotations only
-        yield node
-        if isinstance(node, (ast.If, ast.Try, ast.With)):
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                todo.extend(getattr(node, field, []) or [])
-        if isinstance(node, ast.ExceptHandler):
-            todo.extend(node.body)
-
-
-def _type_checking_only(node: ast.AST) -> bool:
-    test = getattr(node, "test", None) if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _isotropy_module_file(name: str) -> Path | None:
     parts = name.split(".")
     base = ROOT / "src" / Path(*parts)
@@ -269,10 +203,10 @@ class _Module:
     def __init__(self, name: str, path: Path):
         self.name = name
         tree = ast.parse(path.read_text())
-        self.on_import = _imports(tree, module_level_only=True)
+        self.on_import = imported_modules(tree, module_level_only=True)
         # Local names bound to isotropy modules or to their members, from any import.
         self.aliases: dict[str, tuple[str, str | None]] = {}
-        for node in _unconditional(tree):
+        for node in unconditional(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.startswith("isotropy."):
@@ -310,7 +244,7 @@ class _Module:
         return found
 
 
-def third_party_imports(script: Path) -> set[str]:
+def third_partyimported_modules(script: Path) -> set[str]:
     """Top-level third-party modules a script needs to run: everything the script imports,
     what the isotropy modules it loads import on import, and the imports inside the isotropy
     functions and classes it reaches (following calls from function to function)."""
@@ -324,7 +258,7 @@ def third_party_imports(script: Path) -> set[str]:
 
     script_tree = ast.parse(script.read_text())
     script_module = _Module("__script__", script)
-    raw = _imports(script_tree, module_level_only=False)
+    raw = imported_modules(script_tree, module_level_only=False)
     todo = list(script_module.uses(script_tree)) + [
         (n, None) for n in raw if n.startswith("isotropy")
     ]
@@ -346,7 +280,7 @@ def third_party_imports(script: Path) -> set[str]:
             todo.extend(mod.uses(mod.top_level_code))
         elif member in mod.defs:
             todo.append((name, None))
-            raw |= _imports(mod.defs[member], module_level_only=False)
+            raw |= imported_modules(mod.defs[member], module_level_only=False)
             todo.extend(mod.uses(mod.defs[member]))
         elif member in mod.aliases:  # re-exported name
             todo.append(mod.aliases[member])
@@ -364,14 +298,14 @@ SCRIPT_RULES = sorted(
 
 
 @pytest.mark.parametrize("rule", SCRIPT_RULES)
-def test_environment_provides_what_the_rule_script_imports(rule):
+def test_environment_provides_what_the_rule_scriptimported_modules(rule):
     script = (ROOT / "rules" / RULES[rule]["script"]).resolve()
     assert script.is_file(), f"rule {rule}: script {script} not found"
     family = Path(RULES[rule]["conda"]).stem
     available = with_dependencies(env_distributions(family))
     module_to_dists = md.packages_distributions()
     missing = []
-    for module in sorted(third_party_imports(script)):
+    for module in sorted(third_partyimported_modules(script)):
         dists = {canonicalize_name(d) for d in module_to_dists.get(module, [])}
         assert dists, (
             f"rule {rule}: {script.name} imports {module}, which no installed distribution provides"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_config import overlay_refusal
+from tiny_workflow import overlay_refusal
 
 HOSTILE_VALUES = [
     "x\n\n.. raw:: html\n\n   <img src=x onerror=alert(1)>",

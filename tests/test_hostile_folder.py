@@ -15,12 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_config import overlay_refusal
 from test_intake import _plant, _result
-from test_make_report_safety import _workdir
 from test_trace_validation import _refused, _run
 from test_trust import SCRIPT, _b64
-from tiny_workflow import run_make, snakemake
+from tiny_workflow import make_workdir, overlay_refusal, run_make, snakemake
 
 from isotropy import intake, trust
 from isotropy.io import sha256_file, write_json
@@ -153,7 +151,7 @@ def _make_report_until(workdir: Path, written: str) -> subprocess.Popen:
 
 
 def test_a_second_make_report_while_the_first_runs_is_refused(tmp_path):
-    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     _slow_snakemake(workdir, 30)
     first = _make_report_until(workdir, "report.partial.html")
     try:
@@ -239,7 +237,7 @@ def _snakemake(
 def workflow_root(tmp_path_factory) -> Path:
     """A finished run of the toy workflow in a git work tree, with make's virtual environment
     (its snakemake the real one); tests copy it (`_copy`) before they change anything."""
-    workdir = _workdir(tmp_path_factory.mktemp("root"), "TARGET=all\n")
+    workdir = make_workdir(tmp_path_factory.mktemp("root"), "TARGET=all\n")
     snakemake = workdir / ".venv" / "bin" / "snakemake"
     snakemake.unlink()
     snakemake.symlink_to(ROOT / ".venv" / "bin" / "snakemake")
@@ -333,7 +331,7 @@ def test_a_planted_module_in_snakemakes_scripts_folder_is_never_imported(workflo
 @pytest.mark.parametrize("target", ["preview", "run", "resume"])
 def test_make_never_writes_last_run_through_a_link(tmp_path, target):
     (tmp_path / "w").mkdir()
-    workdir = _workdir(tmp_path / "w", "")
+    workdir = make_workdir(tmp_path / "w", "")
     victim = tmp_path / "victim.txt"
     victim.write_text("the user's own file\n")
     (workdir / "logs" / "last_run.txt").unlink()
@@ -377,7 +375,7 @@ BLOCKING = [
 
 @pytest.mark.parametrize("path", BLOCKING)
 def test_make_report_refuses_a_pipe_by_name_without_blocking(tmp_path, path):
-    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     if path == "logs/last_run.txt":
         (workdir / path).unlink()
     _plant("pipe", workdir / path, workdir)
@@ -435,7 +433,7 @@ REPORT_INPUTS = ("claims.csv", "paper_comparison.csv")
 
 def test_a_killed_make_report_is_finished_by_the_next(tmp_path):
     """After SIGTERM Snakemake removes the half-made comparison; the next report re-makes it."""
-    workdir = _workdir(tmp_path, "TARGET=main_study\n")
+    workdir = make_workdir(tmp_path, "TARGET=main_study\n")
     _honest_report_inputs(workdir)
     stand_in = workdir / ".venv" / "bin" / "snakemake"
     quick = stand_in.read_text()

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from test_make_report_safety import _make, _workdir
+from tiny_workflow import make_workdir, run_make
 
 from isotropy import audit as audit_cli
 from isotropy import intake, trust
@@ -59,7 +59,7 @@ def test_report_html_is_renamed_into_place_never_written_into(tmp_path, planted)
     """A folder there is refused; a link there, or at report.partial.html, is replaced, what it
     points to left alone."""
     (tmp_path / "work").mkdir()
-    workdir = _workdir(tmp_path / "work", "TARGET=preview_study\n")
+    workdir = make_workdir(tmp_path / "work", "TARGET=preview_study\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     kept = elsewhere / "report.partial.html"
@@ -74,7 +74,7 @@ def test_report_html_is_renamed_into_place_never_written_into(tmp_path, planted)
         (workdir / "report.partial.html").symlink_to(kept)
     else:
         (workdir / "report.html").write_text("old")
-    result = _make(workdir)
+    result = run_make(workdir, "report")
     assert kept.read_text() == "the user's own file\n"
     if planted == "folder":
         assert result.returncode != 0 and "cannot overwrite directory" in result.stderr
@@ -143,10 +143,10 @@ def _forged(folder: Path) -> None:
 
 
 def test_make_report_on_a_forgery_stops_in_one_line_and_re_makes_nothing(tmp_path):
-    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     _forged(workdir)
     for _ in range(2):  # any number of reports: the forgery stays a finding
-        result = _make(workdir)
+        result = run_make(workdir, "report")
         assert result.returncode != 0
         assert not (workdir / "calls.txt").exists()  # Snakemake never ran
         refusal = [line for line in result.stderr.splitlines() if "refused" in line]

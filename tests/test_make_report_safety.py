@@ -3,41 +3,11 @@ while a run is in progress in the folder."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from tiny_workflow import run_make
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _workdir(tmp_path: Path, last_run: str) -> Path:
-    """A folder with LAST_RUN and a stand-in virtual environment whose snakemake only notes its
-    call (and writes the report file it is given)."""
-    (tmp_path / "pyproject.toml").write_text("")
-    bin_dir = tmp_path / ".venv" / "bin"
-    bin_dir.mkdir(parents=True)
-    (bin_dir / "activate").write_text("")
-    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    (bin_dir / "python").chmod(0o755)
-    snakemake = bin_dir / "snakemake"
-    snakemake.write_text(
-        '#!/bin/sh\necho "snakemake $*" >> calls.txt\n'
-        'while [ $# -gt 0 ]; do [ "$1" = --report ] && echo "<html></html>" > "$2"; shift; done\n'
-    )
-    snakemake.chmod(0o755)
-    (tmp_path / ".venv" / ".installed").write_text("")
-    os.utime(tmp_path / "pyproject.toml", (0, 0))  # older than .installed: no install step
-    (tmp_path / "logs").mkdir()
-    (tmp_path / "logs" / "last_run.txt").write_text(last_run)
-    return tmp_path
-
-
-def _make(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_make(workdir, "report", *args, timeout=60)
+from tiny_workflow import make_workdir, run_make
 
 
 @pytest.mark.parametrize(
@@ -50,8 +20,8 @@ def _make(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     ],
 )
 def test_shell_in_last_run_is_never_run(tmp_path, last_run):
-    workdir = _workdir(tmp_path, last_run)
-    result = _make(workdir)
+    workdir = make_workdir(tmp_path, last_run)
+    result = run_make(workdir, "report")
     assert not (workdir / "INJECTED").exists(), result.stdout + result.stderr
     calls = (workdir / "calls.txt").read_text() if (workdir / "calls.txt").exists() else ""
     assert "INJECTED" not in calls
@@ -63,8 +33,8 @@ def test_shell_in_last_run_is_never_run(tmp_path, last_run):
 
 
 def test_a_target_outside_the_list_is_refused_naming_its_origin(tmp_path):
-    workdir = _workdir(tmp_path, "TARGET=rm_everything\n")
-    result = _make(workdir)
+    workdir = make_workdir(tmp_path, "TARGET=rm_everything\n")
+    result = run_make(workdir, "report")
     assert result.returncode != 0 and not (workdir / "calls.txt").exists()
     assert "target 'rm_everything' (from logs/last_run.txt) is not one of" in result.stderr
     audit = run_make(workdir, "audit")
@@ -72,14 +42,14 @@ def test_a_target_outside_the_list_is_refused_naming_its_origin(tmp_path):
     assert "make audit: target 'rm_everything' (from logs/last_run.txt) is not one of" in (
         audit.stderr
     )
-    result = _make(workdir, "REPORT_TARGET=main_study; touch INJECTED")
+    result = run_make(workdir, "report", "REPORT_TARGET=main_study; touch INJECTED")
     assert result.returncode != 0 and not (workdir / "INJECTED").exists()
     assert "(from REPORT_TARGET)" in result.stderr
 
 
 @pytest.mark.parametrize("target", ["report", "audit"])
 def test_a_report_or_audit_while_a_run_is_in_progress_is_refused(tmp_path, target):
-    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "snakemake").write_text("import time\ntime.sleep(60)\n")
     run = subprocess.Popen([sys.executable, str(workdir / "snakemake")], cwd=workdir)
     try:
@@ -110,8 +80,8 @@ MAIN = ("results/report/overview.html", "check_claims compare_with_papers report
 def test_the_report_forces_only_the_rules_of_its_target(tmp_path, target, overview, rules):
     """A forced rule's jobs are planned whether the target needs them or not (end to end:
     tests/test_quickstart.py). The sensitivity study makes no claims: no overview."""
-    workdir = _workdir(tmp_path, f"TARGET={target}\n")
-    result = _make(workdir)
+    workdir = make_workdir(tmp_path, f"TARGET={target}\n")
+    result = run_make(workdir, "report")
     assert result.returncode == 0, result.stderr
     plan, first, *rest = (workdir / "calls.txt").read_text().splitlines()
     # First a dry run that may make nothing upstream: are the target's results there?

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tiny_workflow import imported_modules
 
 from isotropy.committed.import_graph import dotted, file_graph
 
@@ -36,20 +37,6 @@ def _sources() -> dict[str, Path]:
 
 
 _graph = functools.cache(file_graph)  # module -> the package modules it imports anywhere
-
-
-@functools.cache
-def _top_level_imports(module: str) -> frozenset[str]:
-    """What ``module`` imports at module level: package modules and third-party names."""
-    found = set()
-    for node in ast.parse(_sources()[module].read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                sub = f"{node.module}.{alias.name}"
-                found.add(sub if sub in _sources() else node.module)
-    return frozenset(found)
 
 
 def _within(module: str, name: str) -> bool:
@@ -79,7 +66,8 @@ def loads_torch(module: str, seen: set[str] | None = None) -> bool:
         return False
     seen.add(module)
     parents = [".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)]
-    direct = _top_level_imports(module)
+    tree = ast.parse(_source(module))
+    direct = imported_modules(tree, module_level_only=True)
     if any(t.split(".")[0] in ("torch", "transformers", "sentence_transformers") for t in direct):
         return True
     following = [t for t in direct if t in _sources()] + [p for p in parents if p in _sources()]

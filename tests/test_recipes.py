@@ -10,15 +10,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from tiny_workflow import run_captured, snakemake
+from tiny_workflow import run_captured, snakemake, working_copy
 from toy_dataset import TOY_DATASET_MODULE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,22 +64,10 @@ def test_a_model_added_in_an_overlay_is_planned_and_estimated(tmp_path):
     assert "no measured cost for embed_sentences toy/polarity" in estimate.stdout, estimate.stdout
 
 
-def _git(repo: Path, *args: str) -> str:
-    command = ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args]
-    return subprocess.run(command, cwd=repo, check=True, capture_output=True, text=True).stdout
-
-
-def _committed_copy(repo: Path) -> Path:
-    """The files git tracks in this checkout, copied to ``repo`` and committed there, so that
-    ``git status`` in the copy shows what a recipe then touches."""
-    for name in _git(ROOT, "ls-files").splitlines():
-        if (ROOT / name).is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, repo / name)
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "copy")
-    return repo
+def _touched(repo: Path) -> list[str]:
+    """The files a recipe added or changed in ``repo`` (:func:`tiny_workflow.working_copy`)."""
+    status = run_captured(["git", "status", "--porcelain", "-uall"], cwd=repo, check=True)
+    return sorted(line[3:] for line in status.stdout.splitlines())
 
 
 @pytest.mark.slow
@@ -90,7 +76,7 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     module, its source in config/sources.yaml and its main setup and option in config.yaml are
     all it touches; the configuration passes the schema and every check, the dry run plans the data
     set's download, preparation, lookup and runs, and the two jobs that make its table run."""
-    repo = _committed_copy(tmp_path / "repo")
+    repo = working_copy(tmp_path / "repo")
     words = tmp_path / "words.tsv"
     words.write_text("dog\tnoun\nrun\tverb\ncat\tnoun\n", encoding="utf-8")
     # The recipe: one module ...
@@ -107,8 +93,7 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     config["main"]["setups"]["toy"] = {"encoder": "word2vec", "bias": True}
     config["dataset_options"] = {"toy": {"mark": "!"}}
     (repo / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
-    assert touched == ["config.yaml", "config/sources.yaml", "src/isotropy/readers/toy.py"]
+    assert _touched(repo) == ["config.yaml", "config/sources.yaml", "src/isotropy/readers/toy.py"]
 
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
     env.update(PYTHONPATH=str(repo / "src"), HF_HUB_OFFLINE="1")
@@ -274,8 +259,7 @@ def _add_toy_study(repo: Path) -> None:
     # the schema, docs/configuration.md and the pages generated from the code follow it
     env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{repo / 'tests'}"}
     command = [sys.executable, "-m", "isotropy.committed", "write"]
-    written = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
-    assert written.returncode == 0, written.stdout[-3000:] + written.stderr[-3000:]
+    run_captured(command, cwd=repo, env=env, check=True)
 
 
 @pytest.mark.slow
@@ -286,9 +270,9 @@ def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
     them, are all it touches (the copy's architecture and coverage tests pass); rule all and the
     dry run plan its table, its target runs, its claim is judged and its published value
     compared, and the estimate reads its record."""
-    repo = _committed_copy(tmp_path / "repo")
+    repo = working_copy(tmp_path / "repo")
     _add_toy_study(repo)
-    touched = sorted(line[3:] for line in _git(repo, "status", "--porcelain", "-uall").splitlines())
+    touched = _touched(repo)
     assert touched == [
         "config.yaml",
         "config/published_values.csv",

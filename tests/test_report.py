@@ -60,11 +60,8 @@ def report(tiny_run, tmp_path_factory):
     workdir, command, mirror = tiny_run
     path = tmp_path_factory.mktemp("report") / "report.html"
     stylesheet = str(tiny_workflow.ROOT / "report/style.css")
-    result = tiny_workflow.run_with_mirror(
-        command + ["--report", str(path), "--report-stylesheet", stylesheet, "all"],
-        mirror,
-        timeout=900,
-    )
+    report = ["--report", str(path), "--report-stylesheet", stylesheet, "all"]
+    result = tiny_workflow.snakemake(*command, *report, mirror=mirror, timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
     return workdir, path.read_text(encoding="utf-8")
 

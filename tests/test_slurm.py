@@ -26,14 +26,13 @@ import pandas as pd
 import pytest
 import tiny_workflow  # tests/tiny_workflow.py (pytest puts tests/ on sys.path)
 import yaml
+from tiny_workflow import SNAKEMAKE, rule_bodies
 
 ROOT = Path(__file__).resolve().parents[1]
 SLURM_SCRIPTS = ROOT / "tests" / "slurm"
 PROFILE = ROOT / "profiles" / "slurm"
 # What users type from the repository root: Snakemake finds ./slurm, a link to profiles/slurm.
 PROFILE_NAME = "slurm"
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 # What this private cluster needs on top of the profile (see the module docstring).
 TEST_CLUSTER_ARGS = [
     "--slurm-status-command",
@@ -53,12 +52,6 @@ TARGET = "resources/embeddings/miniLM/polarity/vectors.npy"
 GPU_RULES = {"embed_sentences"}
 CPU_RULES = {"download_source", "prepare_dataset"}
 GPU_PARTITION_RULES = ("embed_sentences", "optimize_embeddings")
-
-
-def _skip_or_fail(reason: str):
-    if IN_CI:
-        pytest.fail(f"the SLURM test must run in CI but cannot: {reason}")
-    pytest.skip(reason)
 
 
 def _why_no_cluster() -> str | None:
@@ -135,7 +128,7 @@ def _machine_lock(path: Path, wait: float):
 def slurm_cluster():
     reason = _why_no_cluster()
     if reason:
-        _skip_or_fail(reason)
+        tiny_workflow.skip_or_fail(reason)
     with _machine_lock(CLUSTER_LOCK, CLUSTER_LOCK_WAIT):
         yield from _cluster()
 
@@ -159,7 +152,7 @@ def _cluster():
         output = f"{start.stdout[-2000:]}\n{start.stderr[-4000:]}"
         message = f"start_cluster.sh exited {start.returncode}:\n{output}"
         if start.returncode in (3, 4):  # packages not installable / a real cluster's config present
-            _skip_or_fail(message)
+            tiny_workflow.skip_or_fail(message)
         pytest.fail(message)
     try:
         yield Cluster(scratch)
@@ -449,29 +442,14 @@ def test_slurm_profile_dry_run_requests_a_gpu_for_gpu_rules_only(tmp_path):
     resource ask for one."""
     mirror = tiny_workflow.require_mirror()
     config = tiny_workflow.write_tiny_config(tmp_path / "config.yaml", mirror)
-    result = subprocess.run(
-        [
-            *SNAKEMAKE,
-            "--profile",
-            PROFILE_NAME,
-            "-n",
-            "--directory",
-            str(tmp_path / "work"),
-            "--configfile",
-            str(config),
-        ],
-        cwd=ROOT,
-        env=tiny_workflow.snakemake_environment(mirror),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    workdir, profile = tmp_path / "work", ("--profile", PROFILE_NAME)
+    result = tiny_workflow.run_snakemake(workdir, [config], mirror, *profile, "-n", cwd=ROOT)
     assert result.returncode == 0, result.stderr[-4000:]
     output = result.stdout + result.stderr
     jobs = re.findall(r"^(?:local)?rule (\w+):\n((?:    .*\n)+)", output, re.MULTILINE)
     assert jobs, output[-2000:]
     asking = {rule for rule, block in jobs if re.search(r"resources: .*\bgpu=", block)}
-    declaring = _rules_declaring_gpu()
+    declaring = rules_declaring_gpu()
     planned = {rule for rule, _ in jobs}
     assert asking == declaring & planned, (
         f"GPU requests {sorted(asking)}; rules declaring gpu {sorted(declaring & planned)}"
@@ -479,15 +457,9 @@ def test_slurm_profile_dry_run_requests_a_gpu_for_gpu_rules_only(tmp_path):
     assert asking, "the tiny configuration should include at least one GPU rule"
 
 
-def _rules_declaring_gpu() -> set[str]:
-    declaring = set()
-    for smk in (ROOT / "rules").glob("*.smk"):
-        for rule, body in re.findall(
-            r"^rule (\w+):\n((?:[ \t]+.*\n|\n)+)", smk.read_text(), re.MULTILINE
-        ):
-            if re.search(r"^\s+gpu\s*=", body, re.MULTILINE):
-                declaring.add(rule)
-    return declaring
+def rules_declaring_gpu() -> set[str]:
+    gpu = re.compile(r"^\s+gpu\s*=", re.M)
+    return {rule for rule, (_, body) in rule_bodies().items() if gpu.search(body)}
 
 
 def test_commented_gpu_overrides_parse_and_name_every_gpu_rule():
@@ -501,7 +473,7 @@ def test_commented_gpu_overrides_parse_and_name_every_gpu_rule():
             break
         block.append(line[2:] if line.startswith("# ") else line[1:])
     overrides = yaml.safe_load("\n".join(block))["set-resources"]
-    assert set(overrides) == _rules_declaring_gpu()
+    assert set(overrides) == rules_declaring_gpu()
     for rule, resources in overrides.items():
         assert resources.get("slurm_partition"), rule
         assert set(resources) <= {"slurm_partition", "gpu_model", "constraint"}, rule

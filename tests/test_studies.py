@@ -7,8 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_config_reference import choices
-from tiny_workflow import run_snakemake
+from tiny_workflow import choices, run_snakemake
 
 from isotropy import studies
 from isotropy.configuration import Config

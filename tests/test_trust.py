@@ -9,8 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_make_report_safety import _workdir
-from tiny_workflow import run_make
+from tiny_workflow import make_workdir, run_make
 
 from isotropy import trust
 
@@ -117,7 +116,7 @@ def test_a_hostile_record_or_damaged_record_is_refused_naming_its_file(tmp_path,
 def _linked_folder(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A folder whose audit log, report overview and a benchmarks folder are links outside it."""
     (tmp_path / "work").mkdir()
-    workdir = _workdir(tmp_path / "work", "TARGET=preview_study\n")
+    workdir = make_workdir(tmp_path / "work", "TARGET=preview_study\n")
     victim, secret = tmp_path / "victim.txt", tmp_path / "secret.txt"
     victim.write_text("the user's own file\n")
     secret.write_text("a private key\n")
@@ -147,7 +146,7 @@ def test_make_refuses_links_and_a_forged_record_before_snakemake(tmp_path, targe
 def test_make_imports_nothing_from_the_folder(tmp_path, target):
     """Make's own `python -m` steps all run (up to Snakemake: tests/test_hostile_folder.py) and
     none imports ./isotropy/ from the folder."""
-    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "isotropy").mkdir()
     (workdir / "isotropy" / "__init__.py").write_text("open('MARKER', 'w').close()\n")
     result = run_make(workdir, target)
@@ -162,7 +161,7 @@ YTE = '__use_yte__: true\nx: ?__import__("os").system("touch MARKER")\n'
 
 def test_make_report_refuses_the_folders_effective_config_if_it_is_a_yte_template(tmp_path):
     """Snakemake loads every config file with YTE: `__use_yte__: true` would run its Python."""
-    workdir = _workdir(tmp_path, "TARGET=preview_study\n")
+    workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "logs" / "effective-config").mkdir()
     (workdir / "logs" / "effective-config" / "preview_study.yaml").write_text(YTE)
     result = run_make(workdir, "report")

