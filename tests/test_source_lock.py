@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_download import POLARITY, cornell_members, mirror_params, sha, tar_gz
+from test_download import POLARITY, cornell_members, mirror_params, served_params, sha, tar_gz
+from test_download import online  # noqa: F401 (autouse: every source fetched from its URL)
 from test_download import params as url_params
 
 from isotropy import sources
@@ -31,12 +32,6 @@ from isotropy.sources.pins import (
 
 ROOT = Path(__file__).resolve().parents[1]
 V1, V2 = b"word,pos\nrun,verb\n", b"word,pos\nrun,noun\n"
-
-
-@pytest.fixture(autouse=True)
-def online(monkeypatch):
-    """Every source here is fetched from its URL, never from a mirror."""
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
 
 
 def fetch(name: str, url: str, raw: Path) -> dict:
@@ -156,12 +151,6 @@ def test_the_audit_flags_a_download_fetched_before_a_relock(http, tmp_path, monk
 # Member pins: polarity's two files, from the public record
 
 
-def polarity_params(config: dict, url: str) -> dict:
-    source = copy.deepcopy(config["sources"]["polarity"])
-    source["url"] = url
-    return sources.source_params({"sources": {"polarity": source}, "mirror": None}, "polarity")
-
-
 def test_the_cornell_tarball_checked_by_its_members_ends_as_the_mirror_does(
     http, tmp_path, config, mirror_root
 ):
@@ -172,7 +161,7 @@ def test_the_cornell_tarball_checked_by_its_members_ends_as_the_mirror_does(
     assert b"\xe9" in pos_bytes and b"\x97" in pos_bytes  # é (Latin-1) and — (cp1252 only)
     tarball = tar_gz(members)
     http.routes["/rt-polaritydata.tar.gz"] = tarball
-    params = polarity_params(config, http.url("/rt-polaritydata.tar.gz"))
+    params = served_params(config, "polarity", http.url("/rt-polaritydata.tar.gz"))
     manifest = sources.fetch_source("polarity", params, tmp_path / "raw")
     entry = manifest["inputs"][0]
     assert entry["checked_against"] == ["lock", "members"]
@@ -208,7 +197,7 @@ def test_a_tarball_without_its_pinned_or_needed_members_is_refused_before_decodi
 ):
     members = cornell_members(mirror_root)
     pos, neg = (f"rt-polaritydata/{name}" for name in POLARITY)
-    params = polarity_params(config, http.url("/rt.tar.gz"))
+    params = served_params(config, "polarity", http.url("/rt.tar.gz"))
     if plant == "tampered":
         members[pos] = members[pos].replace(b"a", b"e", 1)
     elif plant == "pinned-not-there":
