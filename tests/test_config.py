@@ -45,7 +45,10 @@ def test_sources_live_in_their_own_file_that_overlays_still_change(tmp_path):
     assert snli == {**shipped["snli"], "bytes": 1}
 
 
-def test_main_study_runs_and_settings(config):
+def test_the_studies_runs_and_settings(config):
+    """The main study's; GLUE's; the preview's: the main study's with one seed and a coarser
+    stride."""
+    validate(config)  # fills the preview section's defaults
     runs = targets.study_runs(config, "main")
     assert len(runs) == 4 * 5
     assert {r["dataset"] for r in runs} == {"polarity", "snli", "pos", "supersense"}
@@ -57,6 +60,18 @@ def test_main_study_runs_and_settings(config):
         len(glue) == 3 * 8
         and targets.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
     )
+    preview = targets.study_runs(config, "preview")
+    assert {r["dataset"] for r in preview} == set(config["main"]["setups"]) and {
+        r["seed"] for r in preview
+    } == {0}
+    settings = targets.optimisation_settings(config, "preview", "polarity", 0)
+    main = targets.optimisation_settings(config, "main", "polarity", 0)
+    assert (
+        settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
+    )
+    assert {k: v for k, v in settings.items() if k != "metric_stride"} == {
+        k: v for k, v in main.items() if k != "metric_stride"
+    }
 
 
 @pytest.mark.parametrize(
@@ -115,22 +130,6 @@ def test_schema_errors_are_one_short_paragraph(config, change, named):
     assert "\n" not in message and len(message) < 500 and "valid list" not in message, message
     for text in named:
         assert text in message, message
-
-
-def test_preview_is_the_main_study_with_one_seed_and_a_coarse_stride(config):
-    validate(config)  # fills the preview section's defaults
-    runs = targets.study_runs(config, "preview")
-    assert {r["dataset"] for r in runs} == set(config["main"]["setups"]) and {
-        r["seed"] for r in runs
-    } == {0}
-    settings = targets.optimisation_settings(config, "preview", "polarity", 0)
-    main = targets.optimisation_settings(config, "main", "polarity", 0)
-    assert (
-        settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
-    )
-    assert {k: v for k, v in settings.items() if k != "metric_stride"} == {
-        k: v for k, v in main.items() if k != "metric_stride"
-    }
 
 
 def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_download import mirror_params
 from toy_dataset import TOY_DATASET_MODULE
 
 from isotropy import readers
@@ -42,9 +43,7 @@ def raw_dirs(mirror_root, shipped_config, tmp_path_factory) -> dict[str, Path]:
     """Every source the mirror has, fetched once into resources/raw/<source>/ of a temp folder."""
     root = tmp_path_factory.mktemp("raw")
     for name in MIRROR_SOURCES:
-        params = download.source_params({**shipped_config, "mirror": None}, name)
-        params["mirror"] = str(mirror_root)
-        download.fetch_source(name, params, root / name)
+        download.fetch_source(name, mirror_params(name, shipped_config, mirror_root), root / name)
     return {name: root / name for name in MIRROR_SOURCES}
 
 

@@ -10,6 +10,7 @@ import io
 import tarfile
 import threading
 import zipfile
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -311,14 +312,18 @@ def cornell_members(mirror_root: Path) -> dict[str, bytes]:
     }
 
 
+def fetch_glue_archive(http, tmp_path, archive: bytes, suffix: str = "zip", **limits) -> dict:
+    http.routes[f"/SST-2.{suffix}"] = archive
+    p = {**params("glue_sst2", [http.url(f"/SST-2.{suffix}")]), **limits}
+    return sources.fetch_source("glue_sst2", p, tmp_path / "raw")
+
+
 def test_glue_zip_skips_macos_debris(http, tmp_path):
     train = b"sentence\tlabel\nok film \t1\n"
     archive = zip_bytes(
         {"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"}
     )
-    http.routes["/SST-2.zip"] = archive
-    glue = params("glue_sst2", [http.url("/SST-2.zip")])
-    manifest = sources.fetch_source("glue_sst2", glue, tmp_path / "raw")
+    manifest = fetch_glue_archive(http, tmp_path, archive)
     assert [f["path"] for f in manifest["files"]] == ["train.tsv"]
     assert (tmp_path / "raw" / "train.tsv").read_bytes() == train
 
@@ -409,7 +414,9 @@ def test_resolve_mirror_env_overrides_config(tmp_path, monkeypatch):
         sources.resolve_mirror(None)
 
 
-def test_source_params_follow_config(config):
+def test_source_params_follow_config_however_snakemake_read_it(config):
+    """Snakemake reads the audit's JSON configuration as OrderedDicts: a source's params must
+    have the same repr (what Snakemake compares), or every such download looks re-configured."""
     p = sources.source_params(config, "glue_mrpc")
     assert (
         p["kind"] == "glue"
@@ -421,6 +428,12 @@ def test_source_params_follow_config(config):
     assert "git_blob" not in p  # a key only where given: the others' params stay as they were
     with pytest.raises(ValueError, match="not in config"):
         sources.source_params(config, "nope")
+    members = OrderedDict(bytes=3, sha256="0" * 64)
+    as_json = {"url": "https://example.org/a.tar.gz", "sha256": None, "members": {"a": members}}
+    as_yaml = {**as_json, "members": {"a": dict(members)}}
+    read = [{"sources": {"polarity": entry}} for entry in (as_json, as_yaml)]
+    params = [sources.source_params(settings, "polarity") for settings in read]
+    assert repr(params[0]) == repr(params[1]) and "OrderedDict" not in repr(params[0])
 
 
 def test_a_plain_source_replaces_the_old_files_and_a_missing_mirror_file_is_named(tmp_path):
@@ -544,12 +557,6 @@ def test_a_mirror_file_its_manifest_does_not_vouch_for_is_refused_not_blaming_th
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert "config" not in str(info.value)
     assert list((tmp_path / "raw").iterdir()) == []
-
-
-def fetch_glue_archive(http, tmp_path, archive: bytes, suffix: str = "zip", **limits) -> dict:
-    http.routes[f"/SST-2.{suffix}"] = archive
-    p = {**params("glue_sst2", [http.url(f"/SST-2.{suffix}")]), **limits}
-    return sources.fetch_source("glue_sst2", p, tmp_path / "raw")
 
 
 TRAIN = {"SST-2/train.tsv": b"sentence\tlabel\nok\t1\n"}

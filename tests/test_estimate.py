@@ -300,22 +300,15 @@ def test_a_prepared_table_is_counted_instead_of_the_mirror_count(tmp_path):
     assert paper_cost.unique_text_count("snli", tmp_path / "fresh") == 12_982
 
 
-@pytest.mark.parametrize(
-    "text, said",
-    [
-        ("- a\n- b\n", "config file {bad} holds a list, not a mapping"),
-        ("main: {updates: 10}\npreview: {metric_stride: 10}\n", "preview.metric_stride: 10 is not"),
-    ],
-)
-def test_a_bad_config_file_is_one_line_naming_it(tmp_path, capsys, text, said):
+def test_a_bad_config_file_is_one_line_naming_it(tmp_path, capsys):
     """The loader's refusals (tests/test_config.py) reach `make run` as one line."""
     bad = tmp_path / "mine.yaml"
-    bad.write_text(text)
+    bad.write_text("- a\n- b\n")
     args = ["--configfile", str(ROOT / "config.yaml"), str(bad), "--target", "preview_study"]
     assert estimate.main(args) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("Configuration error: "), err
-    assert said.format(bad=bad) in err
+    assert f"config file {bad} holds a list, not a mapping" in err
 
 
 def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path, monkeypatch):

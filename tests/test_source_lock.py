@@ -4,7 +4,6 @@ source of config.yaml downloaded without a published pin or the lock."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import multiprocessing
 import os
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from test_download import POLARITY, cornell_members, mirror_params, served_params, sha, tar_gz
-from test_download import online  # noqa: F401 (autouse: every source fetched from its URL)
+from test_download import online as online  # autouse: every source fetched from its URL
 from test_download import params as url_params
 
 from isotropy import sources
@@ -220,18 +219,17 @@ def _url_sources(config: dict) -> list[str]:
 
 def _served(config: dict, name: str, http) -> tuple[dict, list[str]]:
     """Source ``name`` of config.yaml with every URL served here, each answering bytes that are
-    not the published file; (its config, the URLs no published sha256 or git object id pins)."""
-    source = copy.deepcopy(config["sources"][name])
-    urls = source["url"] if isinstance(source["url"], list) else [source["url"]]
+    not the published file; (its params, the URLs no published sha256 or git object id pins)."""
+    source = config["sources"][name]
     served = []
-    for url in urls:
+    for url in sources._as_list(source["url"]):
         path = f"/{name}/{url_file_name(url)}"
         http.routes[path] = b"not the published file\n"
         served.append(http.url(path))
-    source["url"] = served if isinstance(source["url"], list) else served[0]
-    pins = sources.url_pins(source)
-    blobs = sources.url_pins(source, "git_blob")
-    return source, [url for url in served if not pins[url] and not blobs[url]]
+    here = {**source, "url": served if isinstance(source["url"], list) else served[0]}
+    sha256, blobs = sources.url_pins(here), sources.url_pins(here, "git_blob")
+    unpinned = [url for url in served if not sha256[url] and not blobs[url]]
+    return served_params(config, name, here["url"]), unpinned
 
 
 def test_every_source_is_checked_by_a_published_pin_or_the_lock(
@@ -242,17 +240,15 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
     here as a first download would have). Sources added later are covered as they are listed."""
     seen = {"published": [], "lock": []}
     for name in _url_sources(config):
-        source, unpinned = _served(config, name, http)
+        params, unpinned = _served(config, name, http)
         lock = tmp_path / name / "sources.lock"
         record_downloads(
             lock, name, [{"url": url, "sha256": sha(b"first use"), "bytes": 9} for url in unpinned]
         )
-        params = sources.source_params({"sources": {name: source}, "mirror": None}, name)
         monkeypatch.setenv(LOCK_ENV, str(lock))
         with pytest.raises(ChecksumError) as info:
             sources.fetch_source(name, params, tmp_path / name / "raw")
-        first = source["url"] if isinstance(source["url"], str) else source["url"][0]
-        if first in unpinned:  # the first URL fails first
+        if params["urls"][0] in unpinned:  # the first URL fails first
             assert isinstance(info.value, LockMismatchError), name
             assert f"make relock SOURCE={name}" in str(info.value)
             seen["lock"].append(name)
@@ -264,25 +260,6 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
     assert {"codwoe", "word2vec", "polarity"} <= set(seen["lock"])
     published = {"snli", "wordnet", "supersense_words", "supersense_features", "hf_sickr_test"}
     assert published <= set(seen["published"])
-
-
-def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
-    """Snakemake reads the audit's JSON configuration as OrderedDicts: a source's params must
-    have the same repr (what Snakemake compares), or every such download looks re-configured."""
-    from collections import OrderedDict
-
-    from isotropy.sources import source_params
-
-    entry = {
-        "url": "https://example.org/a.tar.gz",
-        "sha256": None,
-        "members": {"a.txt": OrderedDict(bytes=3, sha256="0" * 64)},
-    }
-    plain = {**entry, "members": {"a.txt": dict(entry["members"]["a.txt"])}}
-    as_json = source_params({"sources": {"polarity": entry}}, "polarity")
-    as_yaml = source_params({"sources": {"polarity": plain}}, "polarity")
-    assert repr(as_json) == repr(as_yaml)
-    assert "OrderedDict" not in repr(as_json)
 
 
 PIN = "1" * 40
