@@ -519,13 +519,6 @@ def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):
     assert manifest["inputs"][0]["checked_against"] == ["MANIFEST.tsv"]
 
 
-def unpinned_words(config: dict) -> dict:
-    """``config`` with supersense_words unpinned: a mirror file only MANIFEST.tsv could check."""
-    sources = {**config["sources"]}
-    sources["supersense_words"] = {**sources["supersense_words"], "sha256": None}
-    return {**config, "sources": sources}
-
-
 UNVOUCHED = r"no row in .*MANIFEST.tsv\) and nothing was kept; add its path, bytes and sha256"
 ROW = r"MANIFEST.tsv line 3: row 'supersense/words.txt'.*64-hex-digit sha256"
 RESTORE = ".*restore it from the original source"
@@ -552,7 +545,8 @@ def test_a_mirror_file_its_manifest_does_not_vouch_for_is_refused_not_blaming_th
     if row is not None:
         listed = f"supersense/words.txt{row}\n" if row else ""
         (mirror / "MANIFEST.tsv").write_text(f"path\tbytes\tsha256\n\n{listed}")
-    p = mirror_params("supersense_words", unpinned_words(config), mirror)
+    p = mirror_params("supersense_words", config, mirror)
+    p["sha256"] = [None]  # unpinned: a mirror file only MANIFEST.tsv could check
     with pytest.raises(error, match=message) as info:
         sources.fetch_source("supersense_words", p, tmp_path / "raw")
     assert "config" not in str(info.value)

@@ -50,14 +50,10 @@ def test_make_run_lays_config_over_the_defaults_and_the_offline_overlay():
     # One --configfile with all three files, in order: a second --configfile would replace
     # the first.
     assert words.count("--configfile") == 1
-    start = words.index("--configfile") + 1
-    assert words[start : start + 3] == ["config.yaml", "config/offline.yaml", "my.yaml"]
+    files = ["config.yaml", "config/offline.yaml", "my.yaml"]
+    assert words[words.index("--configfile") + 1 :][:3] == files
     estimate_call = next(c for c in commands if "isotropy.estimate" in c)
-    assert estimate_call[estimate_call.index("--configfile") + 1 :][:3] == [
-        "config.yaml",
-        "config/offline.yaml",
-        "my.yaml",
-    ]
+    assert estimate_call[estimate_call.index("--configfile") + 1 :][:3] == files
     assert commands.index(estimate_call) < commands.index(snakemake[0]), (
         "the estimate comes before the run"
     )
