@@ -197,8 +197,6 @@ def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
     assert [rule for rule, _ in planned(six)] == ["optimize", "tabulate", "all"]
     (tmp_path / "table.csv").unlink()
     assert [rule for rule, _ in planned(twelve)] == ["tabulate", "all"]
-    lines, _ = estimate.describe({}, [("tabulate", {}), ("all", {})], "cpu", "all")
-    assert lines[0].startswith("all: 2 jobs to run (Snakemake's dry run)")
 
 
 def test_a_run_started_records_its_configuration_for_word_targets(tmp_path, capsys, monkeypatch):
