@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import socket
-import ssl
 import struct
 import threading
 import time
@@ -24,16 +23,12 @@ Route = bytes | Callable[[BaseHTTPRequestHandler, int], None]
 
 
 class Server(ThreadingHTTPServer):
-    """An HTTP/1.1 server on a free port of 127.0.0.1 answering from ``routes``, over TLS with
-    ``tls``."""
+    """An HTTP/1.1 server on a free port of 127.0.0.1 answering from ``routes``."""
 
     daemon_threads = True
 
-    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        if tls is not None:
-            self.socket = tls.wrap_socket(self.socket, server_side=True)
-        self.scheme = "https" if tls else "http"
         self.routes: dict[str, Route] = {}
         self.seen: dict[str, list[dict[str, str]]] = {}
         self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.02})
@@ -41,7 +36,7 @@ class Server(ThreadingHTTPServer):
         self.thread.start()
 
     def url(self, path: str) -> str:
-        return f"{self.scheme}://127.0.0.1:{self.server_address[1]}{path}"
+        return f"http://127.0.0.1:{self.server_address[1]}{path}"
 
     def reset(self) -> None:
         self.routes.clear()
@@ -118,20 +113,12 @@ def cut_after(handler, data: bytes, sent: int) -> None:
     reset_connection(handler)
 
 
-def close_delimited(handler, data: bytes, clean: bool) -> None:
-    """A body with neither length nor chunks, which ends where the connection does: closed
-    cleanly (FIN; over TLS with close_notify) or dropped (RST; over TLS without close_notify)."""
+def close_delimited(handler, data: bytes) -> None:
+    """A body with neither length nor chunks, which ends where the connection does: dropped (RST)
+    with no clean close."""
     reply_head(handler, 200, Connection="close")
     handler.wfile.write(data)
-    handler.close_connection = True
-    if isinstance(handler.connection, ssl.SSLSocket):
-        handler.wfile.flush()
-        if clean:
-            handler.connection.unwrap()
-        else:
-            handler.connection.shutdown(socket.SHUT_RDWR)
-    elif not clean:
-        reset_connection(handler)
+    reset_connection(handler)
 
 
 def chunked(handler, data: bytes, complete: bool) -> None:

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from tiny_workflow import overlay_refusal
 
+from isotropy import sources
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -44,7 +45,10 @@ def test_sources_live_in_their_own_file_that_overlays_still_change(tmp_path):
     assert snli == {**shipped["snli"], "bytes": 1}
 
 
-def test_main_study_runs_and_settings(config):
+def test_the_studies_runs_and_settings(config):
+    """The main study's; GLUE's; the preview's: the main study's with one seed and a coarser
+    stride."""
+    validate(config)  # fills the preview section's defaults
     runs = targets.study_runs(config, "main")
     assert len(runs) == 4 * 5
     assert {r["dataset"] for r in runs} == {"polarity", "snli", "pos", "supersense"}
@@ -56,6 +60,18 @@ def test_main_study_runs_and_settings(config):
         len(glue) == 3 * 8
         and targets.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
     )
+    preview = targets.study_runs(config, "preview")
+    assert {r["dataset"] for r in preview} == set(config["main"]["setups"]) and {
+        r["seed"] for r in preview
+    } == {0}
+    settings = targets.optimisation_settings(config, "preview", "polarity", 0)
+    main = targets.optimisation_settings(config, "main", "polarity", 0)
+    assert (
+        settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
+    )
+    assert {k: v for k, v in settings.items() if k != "metric_stride"} == {
+        k: v for k, v in main.items() if k != "metric_stride"
+    }
 
 
 @pytest.mark.parametrize(
@@ -86,6 +102,14 @@ def test_main_study_runs_and_settings(config):
             lambda c: c["sources"]["hf_sst5_train"]["hub"].pop("revision"),
             ["'sources.hf_sst5_train.hub.revision' is required"],
         ),
+        (
+            lambda c: c["sources"]["polarity"].update(url="ftp://example.org/rt.tar.gz"),
+            ["'sources.polarity.url'", "match pattern '^(https?|file)://'"],
+        ),
+        (
+            lambda c: c.update({"m\u0430in": {}}),  # a Cyrillic а
+            ["config key 'mаin' ('а' U+0430 CYRILLIC SMALL LETTER A at position 2)"],
+        ),
         # a section's own check names its field's key
         (
             lambda c: c["geometry"]["clusters"].update(k_range=[9, 2]),
@@ -98,29 +122,14 @@ def test_main_study_runs_and_settings(config):
     ],
 )
 def test_schema_errors_are_one_short_paragraph(config, change, named):
-    """One sentence naming the key, the value and what is allowed."""
+    """One sentence naming the key, the value and what is allowed (of a union, the closest
+    alternative only)."""
     change(config)
     message = refusal(config)
     # The allowed keys are listed, so the limit grows with the sections, far below a schema.
-    assert "\n" not in message and len(message) < 500, message
+    assert "\n" not in message and len(message) < 500 and "valid list" not in message, message
     for text in named:
         assert text in message, message
-
-
-def test_preview_is_the_main_study_with_one_seed_and_a_coarse_stride(config):
-    validate(config)  # fills the preview section's defaults
-    runs = targets.study_runs(config, "preview")
-    assert {r["dataset"] for r in runs} == set(config["main"]["setups"]) and {
-        r["seed"] for r in runs
-    } == {0}
-    settings = targets.optimisation_settings(config, "preview", "polarity", 0)
-    main = targets.optimisation_settings(config, "main", "polarity", 0)
-    assert (
-        settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
-    )
-    assert {k: v for k, v in settings.items() if k != "metric_stride"} == {
-        k: v for k, v in main.items() if k != "metric_stride"
-    }
 
 
 def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
@@ -234,7 +243,10 @@ def test_strides_are_named_in_plain_english(stride, said):
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
 
-def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
+def test_every_online_input_is_pinned_or_said_to_be_unpinned(config):
+    """Hub data sets and models to a commit; URLs over https, never on a moving branch. The two
+    unpinned URL sources the paper needs say so beside them: they rest on the sources lock
+    (tests/test_source_lock.py refuses a wrong body for every source)."""
     workflow_config.check_loaded_config(config)
     hub_sources = [s["hub"] for s in config["sources"].values() if s.get("hub")]
     models = [*config["models"].values(), *config["split_models"].values()]
@@ -242,6 +254,17 @@ def test_every_hub_data_set_and_model_is_pinned_to_a_commit(config):
     assert len(config["models"]) == 10
     # SICK-R is a pinned URL, not a hub split; WikiText-2, SemEval STS 2012-16 and WiC are
     assert len(hub_sources) == 27 and all(HEX40.match(str(e.get("revision"))) for e in pinned)
+    for name, source in config["sources"].items():
+        urls = [] if source.get("hub") else sources._as_list(source["url"])
+        for url in urls:
+            assert url.startswith("https://"), name
+            assert "/gh-pages/" not in url and "/master/" not in url, name
+    text = workflow_config.SOURCES_CONFIG.read_text()
+    for name in ("codwoe", "word2vec"):
+        assert not config["sources"][name].get("sha256"), name
+        block = " ".join(text[text.index(f"\n  {name}:") :][:600].replace("#", " ").split())
+        assert "UNPINNED: no public code found pins this file" in block, name
+        assert "it rests on the sources lock" in block, name
 
 
 @pytest.mark.parametrize(
@@ -274,7 +297,6 @@ def test_url_pins_agree_with_the_mirror_manifest(config):
     """A URL source whose file the mirror holds unchanged carries that file's sha256 as its pin."""
     from tiny_workflow import require_mirror
 
-    from isotropy import sources
     from isotropy.sources.pins import read_mirror_manifest
 
     manifest = read_mirror_manifest(require_mirror())
@@ -349,12 +371,6 @@ def test_one_models_entry_serves_encoders_geometry_and_istar():
         workflow_config.model_spec(config, "nope")
 
 
-def test_look_alike_key_is_shown_with_its_code_points(config):
-    config["m\u0430in"] = config.pop("main")  # Cyrillic а
-    message = refusal(config)
-    assert "config key 'mаin' ('а' U+0430 CYRILLIC SMALL LETTER A at position 2)" in message
-
-
 @pytest.mark.parametrize(
     "content, named",
     [
@@ -364,23 +380,18 @@ def test_look_alike_key_is_shown_with_its_code_points(config):
         (b"# only a comment\n", "is empty"),
         (b"- main\n- glue\n", "holds a list, not a mapping of settings"),
         (b"main: [unclosed\n", "is not valid YAML at line 2"),
+        (None, "cannot be read"),  # no such file
     ],
 )
 def test_bad_config_files_are_named_by_path(tmp_path, content, named):
     bad = tmp_path / "bad.yaml"
-    bad.write_bytes(content)
+    if content is not None:
+        bad.write_bytes(content)
     with pytest.raises(workflow_config.ConfigError) as info:
         workflow_config.load_config_files([str(ROOT / "config.yaml"), str(bad)])
     assert str(info.value).startswith(f"config file {bad} "), info.value
     assert named in str(info.value)
     assert "\n" not in str(info.value)
-
-
-def test_missing_config_file_is_named(tmp_path):
-    with pytest.raises(
-        workflow_config.ConfigError, match=r"config file .*nowhere.yaml cannot be read"
-    ):
-        workflow_config.load_config_files([str(tmp_path / "nowhere.yaml")])
 
 
 def test_empty_mapping_in_an_overlay_is_refused(tmp_path):

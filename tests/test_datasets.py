@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_download import mirror_params
 from toy_dataset import TOY_DATASET_MODULE
 
 from isotropy import readers
@@ -42,9 +43,7 @@ def raw_dirs(mirror_root, shipped_config, tmp_path_factory) -> dict[str, Path]:
     """Every source the mirror has, fetched once into resources/raw/<source>/ of a temp folder."""
     root = tmp_path_factory.mktemp("raw")
     for name in MIRROR_SOURCES:
-        params = download.source_params({**shipped_config, "mirror": None}, name)
-        params["mirror"] = str(mirror_root)
-        download.fetch_source(name, params, root / name)
+        download.fetch_source(name, mirror_params(name, shipped_config, mirror_root), root / name)
     return {name: root / name for name in MIRROR_SOURCES}
 
 
@@ -98,9 +97,8 @@ def test_glue_counts(raw_dirs, config, task, count, pair):
     table = prepare(task, raw_dirs, config)
     assert len(table) == count
     assert list(table.columns) == (["text", "text_pair", "label"] if pair else ["text", "label"])
-    assert table["label"].map(type).eq(str).all()
     expected_labels = {"rte": {"entailment", "not_entailment"}}.get(task, {"0", "1"})
-    assert set(table["label"]) == expected_labels
+    assert set(table["label"]) == expected_labels  # strings: "1", never 1
     assert (table["text"] != "").all()
 
 
@@ -188,16 +186,14 @@ def test_pos_codwoe_trial_file(raw_dirs, config):
     assert dict(zip(table["text"], table["labels"]))["beautiful"] == ["adjective"]
 
 
-def test_pos_standin_small_vocabulary(wordnet):
+def test_pos_standin_small_vocabulary_and_from_mirror_vectors(wordnet, raw_dirs, config):
     vocabulary = ["the", ",", "dog", "said", "xyzzyq", "quickly", "dog", "happy", "run"]
     table = pos_standin(vocabulary, wordnet, size=4)
     # "the", "," and "xyzzyq" are no WordNet headwords; "said" is a satellite adjective only.
     assert table["text"].tolist() == ["dog", "said", "quickly", "happy"]
     assert table["labels"].tolist() == [["noun", "verb"], ["adjective"], ["adverb"], ["adjective"]]
     assert len(pos_standin(vocabulary, wordnet, size=100)) == 5  # more than exist: all, once each
-
-
-def test_pos_standin_from_mirror_vectors(raw_dirs, config):
+    # from the mirror's vectors
     config = {**config, "pos_source": "wordnet", "pos_standin_size": 300}
     assert readers.inputs.required_sources("pos", config) == ["word2vec", "wordnet"]
     assert readers.inputs.dataset_options(config, "pos") == {

@@ -4,7 +4,6 @@ source of config.yaml downloaded without a published pin or the lock."""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import multiprocessing
 import os
@@ -12,7 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_download import POLARITY, cornell_members, mirror_params, sha, tar_gz
+from test_download import POLARITY, cornell_members, mirror_params, served_params, sha, tar_gz
+from test_download import online as online  # autouse: every source fetched from its URL
 from test_download import params as url_params
 
 from isotropy import sources
@@ -31,12 +31,6 @@ from isotropy.sources.pins import (
 
 ROOT = Path(__file__).resolve().parents[1]
 V1, V2 = b"word,pos\nrun,verb\n", b"word,pos\nrun,noun\n"
-
-
-@pytest.fixture(autouse=True)
-def online(monkeypatch):
-    """Every source here is fetched from its URL, never from a mirror."""
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
 
 
 def fetch(name: str, url: str, raw: Path) -> dict:
@@ -156,12 +150,6 @@ def test_the_audit_flags_a_download_fetched_before_a_relock(http, tmp_path, monk
 # Member pins: polarity's two files, from the public record
 
 
-def polarity_params(config: dict, url: str) -> dict:
-    source = copy.deepcopy(config["sources"]["polarity"])
-    source["url"] = url
-    return sources.source_params({"sources": {"polarity": source}, "mirror": None}, "polarity")
-
-
 def test_the_cornell_tarball_checked_by_its_members_ends_as_the_mirror_does(
     http, tmp_path, config, mirror_root
 ):
@@ -172,7 +160,7 @@ def test_the_cornell_tarball_checked_by_its_members_ends_as_the_mirror_does(
     assert b"\xe9" in pos_bytes and b"\x97" in pos_bytes  # é (Latin-1) and — (cp1252 only)
     tarball = tar_gz(members)
     http.routes["/rt-polaritydata.tar.gz"] = tarball
-    params = polarity_params(config, http.url("/rt-polaritydata.tar.gz"))
+    params = served_params(config, "polarity", http.url("/rt-polaritydata.tar.gz"))
     manifest = sources.fetch_source("polarity", params, tmp_path / "raw")
     entry = manifest["inputs"][0]
     assert entry["checked_against"] == ["lock", "members"]
@@ -208,7 +196,7 @@ def test_a_tarball_without_its_pinned_or_needed_members_is_refused_before_decodi
 ):
     members = cornell_members(mirror_root)
     pos, neg = (f"rt-polaritydata/{name}" for name in POLARITY)
-    params = polarity_params(config, http.url("/rt.tar.gz"))
+    params = served_params(config, "polarity", http.url("/rt.tar.gz"))
     if plant == "tampered":
         members[pos] = members[pos].replace(b"a", b"e", 1)
     elif plant == "pinned-not-there":
@@ -231,18 +219,17 @@ def _url_sources(config: dict) -> list[str]:
 
 def _served(config: dict, name: str, http) -> tuple[dict, list[str]]:
     """Source ``name`` of config.yaml with every URL served here, each answering bytes that are
-    not the published file; (its config, the URLs no published sha256 or git object id pins)."""
-    source = copy.deepcopy(config["sources"][name])
-    urls = source["url"] if isinstance(source["url"], list) else [source["url"]]
+    not the published file; (its params, the URLs no published sha256 or git object id pins)."""
+    source = config["sources"][name]
     served = []
-    for url in urls:
+    for url in sources._as_list(source["url"]):
         path = f"/{name}/{url_file_name(url)}"
         http.routes[path] = b"not the published file\n"
         served.append(http.url(path))
-    source["url"] = served if isinstance(source["url"], list) else served[0]
-    pins = sources.url_pins(source)
-    blobs = sources.url_pins(source, "git_blob")
-    return source, [url for url in served if not pins[url] and not blobs[url]]
+    here = {**source, "url": served if isinstance(source["url"], list) else served[0]}
+    sha256, blobs = sources.url_pins(here), sources.url_pins(here, "git_blob")
+    unpinned = [url for url in served if not sha256[url] and not blobs[url]]
+    return served_params(config, name, here["url"]), unpinned
 
 
 def test_every_source_is_checked_by_a_published_pin_or_the_lock(
@@ -253,17 +240,15 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
     here as a first download would have). Sources added later are covered as they are listed."""
     seen = {"published": [], "lock": []}
     for name in _url_sources(config):
-        source, unpinned = _served(config, name, http)
+        params, unpinned = _served(config, name, http)
         lock = tmp_path / name / "sources.lock"
         record_downloads(
             lock, name, [{"url": url, "sha256": sha(b"first use"), "bytes": 9} for url in unpinned]
         )
-        params = sources.source_params({"sources": {name: source}, "mirror": None}, name)
         monkeypatch.setenv(LOCK_ENV, str(lock))
         with pytest.raises(ChecksumError) as info:
             sources.fetch_source(name, params, tmp_path / name / "raw")
-        first = source["url"] if isinstance(source["url"], str) else source["url"][0]
-        if first in unpinned:  # the first URL fails first
+        if params["urls"][0] in unpinned:  # the first URL fails first
             assert isinstance(info.value, LockMismatchError), name
             assert f"make relock SOURCE={name}" in str(info.value)
             seen["lock"].append(name)
@@ -275,25 +260,6 @@ def test_every_source_is_checked_by_a_published_pin_or_the_lock(
     assert {"codwoe", "word2vec", "polarity"} <= set(seen["lock"])
     published = {"snli", "wordnet", "supersense_words", "supersense_features", "hf_sickr_test"}
     assert published <= set(seen["published"])
-
-
-def test_source_params_do_not_change_when_snakemake_reads_the_config_as_json():
-    """Snakemake reads the audit's JSON configuration as OrderedDicts: a source's params must
-    have the same repr (what Snakemake compares), or every such download looks re-configured."""
-    from collections import OrderedDict
-
-    from isotropy.sources import source_params
-
-    entry = {
-        "url": "https://example.org/a.tar.gz",
-        "sha256": None,
-        "members": {"a.txt": OrderedDict(bytes=3, sha256="0" * 64)},
-    }
-    plain = {**entry, "members": {"a.txt": dict(entry["members"]["a.txt"])}}
-    as_json = source_params({"sources": {"polarity": entry}}, "polarity")
-    as_yaml = source_params({"sources": {"polarity": plain}}, "polarity")
-    assert repr(as_json) == repr(as_yaml)
-    assert "OrderedDict" not in repr(as_json)
 
 
 PIN = "1" * 40
