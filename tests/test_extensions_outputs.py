@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from figure_checks import check_figure
+from test_extensions import heldout_epochs
 from tiny_workflow import load_script, script_snakemake
 
 from isotropy.extensions import design, results
@@ -35,18 +36,7 @@ def synthetic_traces() -> pd.DataFrame:
 
 
 def synthetic_epochs() -> pd.DataFrame:
-    rows = []
-    for seed in SEEDS:
-        for epoch in range(3):
-            row = {"setup": "polarity", "seed": seed, "epoch": epoch}
-            for part in ("heldout", "train"):
-                row |= {f"{part}_isoscore": 0.5 - 0.1 * epoch + 0.01 * seed}
-                row |= {
-                    f"{part}_silhouette": 0.05 + 0.1 * epoch,
-                    f"{part}_accuracy": 0.6 + 0.1 * epoch,
-                }
-            rows.append(row | {"heldout_majority": 0.5, "heldout_items": 100})
-    return pd.DataFrame(rows)
+    return heldout_epochs((0.5, -0.1), (0.05, 0.1)).assign(setup="polarity")
 
 
 def question_files(tmp_path, ext: str) -> list[str]:
