@@ -10,7 +10,6 @@ import tiny_workflow
 import yaml
 
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
-from isotropy.verdicts.claims import CLAIM_VERDICTS
 
 ROOT = tiny_workflow.ROOT
 TINY_EXTENSIONS = ROOT / "config" / "extensions_tiny.yaml"
@@ -53,12 +52,9 @@ def test_the_tiny_version_runs_end_to_end(tmp_path):
         " and quantity == 'isoscore_change'"
     )
     assert row["value"].item() == pytest.approx(change, abs=1e-12)
-    criteria = pd.read_csv(out / "criteria.csv")
-    assert {"seed0", "seed1", "estimate", "low", "high", "interval"} <= set(criteria.columns)
-    assert {"dunn", "calinski_harabasz", "davies_bouldin"} <= set(criteria["item"])
+    # each table's columns and items, each claim's verdict: test_extensions*.py
     claims = pd.read_csv(out / "claims.csv")
     assert {c.name for c in EXTENSION_CLAIMS} == set(claims["claim"])
-    assert set(claims["verdict"]) <= set(CLAIM_VERDICTS)
     for question in ("criteria", "deep", "triplet", "heldout"):
         assert (out / f"{question}.png").stat().st_size > 10_000
         assert "Settings:" in (out / f"{question}.md").read_text()
