@@ -2,51 +2,38 @@
 question's file is found by its name, never by its place among the rule's outputs, and every
 figure goes through the figure checks (isotropy.plots.checks.save_figure)."""
 
-import numpy as np
 import pandas as pd
 import pytest
 from figure_checks import check_figure
+from test_extensions import curve_traces, heldout_epochs
 from tiny_workflow import load_script, script_snakemake
 
 from isotropy.extensions import design, results
 from isotropy.plots import checks
 from isotropy.plots import extensions as figures
 
-SETUPS, HEADS, SEEDS = ("polarity", "snli"), ("linear", "deep1", "triplet"), (0, 1)
+SETUPS, SEEDS = ("polarity", "snli"), (0, 1)
+# each head's curves (start, slope per recorded step) beside the table's IsoScore and silhouette
+HEAD_CURVES = {
+    "linear": dict(dunn=(0.2, 0.2), calinski_harabasz=(5, 4), davies_bouldin=(3, -0.4)),
+    "deep1": dict(isoscore_h1=(0.5, -0.04), silhouette_h1=(0.2, 0.1)),
+    "triplet": {},
+}
 
 
 def synthetic_traces() -> pd.DataFrame:
     """Traces of every (setup, head, seed): IsoScore falls, the cluster metrics rise (DB falls)."""
-    rows = []
-    for setup in SETUPS:
-        for head in HEADS:
-            for seed in SEEDS:
-                for step in range(0, 60, 10):
-                    t = step / 50 + 0.01 * seed
-                    row = {"setup": setup, "head": head, "seed": seed, "step": step}
-                    row |= {"isoscore": 0.6 - 0.3 * t, "silhouette": 0.1 + 0.4 * t}
-                    if head == "linear":
-                        row |= {"dunn": 0.2 + t, "calinski_harabasz": 5 + 20 * t}
-                        row |= {"davies_bouldin": 3 - 2 * t}
-                    if head == "deep1":
-                        row |= {"isoscore_h1": 0.5 - 0.2 * t, "silhouette_h1": 0.2 + 0.5 * t}
-                    rows.append(row)
-    return pd.DataFrame(rows)
+    table = dict(isoscore=(0.6, -0.06), silhouette=(0.1, 0.08))
+    traces = [
+        curve_traces(SEEDS, setup=setup, **table, **curves).assign(head=head)
+        for setup in SETUPS
+        for head, curves in HEAD_CURVES.items()
+    ]
+    return pd.concat(traces, ignore_index=True)
 
 
 def synthetic_epochs() -> pd.DataFrame:
-    rows = []
-    for seed in SEEDS:
-        for epoch in range(3):
-            row = {"setup": "polarity", "seed": seed, "epoch": epoch}
-            for part in ("heldout", "train"):
-                row |= {f"{part}_isoscore": 0.5 - 0.1 * epoch + 0.01 * seed}
-                row |= {
-                    f"{part}_silhouette": 0.05 + 0.1 * epoch,
-                    f"{part}_accuracy": 0.6 + 0.1 * epoch,
-                }
-            rows.append(row | {"heldout_majority": 0.5, "heldout_items": 100})
-    return pd.DataFrame(rows)
+    return heldout_epochs((0.5, -0.1), (0.05, 0.1)).assign(setup="polarity")
 
 
 def question_files(tmp_path, ext: str) -> list[str]:
@@ -133,4 +120,3 @@ def test_question_files_are_paired_by_name_and_refused_otherwise():
     with pytest.raises(ValueError, match="one file per question"):
         results.by_question([*names, "other/criteria.csv"])
     assert tuple(figures.question_figures(*[pd.DataFrame()] * 3)) == design.QUESTIONS
-    assert np.all([q in design.TITLES for q in design.QUESTIONS])
