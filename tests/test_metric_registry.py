@@ -38,14 +38,6 @@ TOY = registry.TraceMetric(
 )
 
 
-@pytest.fixture
-def toy_metric(monkeypatch):
-    """The toy metric in a metrics module and one registry entry: nothing else changes."""
-    monkeypatch.setattr(isoscores, "mean_norm_tensor", mean_norm_tensor, raising=False)
-    monkeypatch.setattr(registry, "TRACE_METRICS", (*registry.TRACE_METRICS, TOY))
-    return TOY
-
-
 def test_shipped_registry_keeps_the_golden_trace_columns_and_the_optional_criteria():
     assert registry.trace_columns() == ("loss", "accuracy", "isoscore", "silhouette")
     assert registry.with_role("isotropy").name == "isoscore"
@@ -69,23 +61,6 @@ def test_registry_is_torch_free_to_import():
     assert result.stdout.strip() == "False", result.stderr
 
 
-def test_a_registered_metric_gains_its_trace_column(monkeypatch):
-    """Its column after the others, which stay as they were without it."""
-    problem = build_problem(*word_task(n=60))
-    before, _ = run_optimisation(problem, settings(updates=6, metric_stride=2), CPU)
-    monkeypatch.setattr(isoscores, "mean_norm_tensor", mean_norm_tensor, raising=False)
-    monkeypatch.setattr(registry, "TRACE_METRICS", (*registry.TRACE_METRICS, TOY))
-    trace, summary = run_optimisation(problem, settings(updates=6, metric_stride=2), CPU)
-    assert list(trace.columns) == [*before.columns, "mean_norm"]
-    assert list(before.columns) == ["seed", "step", "loss", "accuracy", "isoscore", "silhouette"]
-    assert trace[list(before.columns)].equals(before)
-    assert np.isfinite(trace["mean_norm"]).all()
-    assert trace["mean_norm"].iloc[0] == pytest.approx(
-        float(np.linalg.norm(problem.vectors.astype(np.float64), axis=1).mean())
-    )
-    assert "mean_norm" in summary["final"]
-
-
 def _toy_traces():
     rng = np.random.default_rng(0)
     rows = []
@@ -104,7 +79,22 @@ def _toy_traces():
     return pd.DataFrame(rows)
 
 
-def test_figure2_draws_a_registered_metric(toy_metric):
+def test_a_registered_metric_gains_its_trace_column(monkeypatch):
+    """The toy metric in a metrics module and one registry entry: its column after the others,
+    which stay as they were without it, and its curve in Figure 2."""
+    problem = build_problem(*word_task(n=60))
+    before, _ = run_optimisation(problem, settings(updates=6, metric_stride=2), CPU)
+    monkeypatch.setattr(isoscores, "mean_norm_tensor", mean_norm_tensor, raising=False)
+    monkeypatch.setattr(registry, "TRACE_METRICS", (*registry.TRACE_METRICS, TOY))
+    trace, summary = run_optimisation(problem, settings(updates=6, metric_stride=2), CPU)
+    assert list(trace.columns) == [*before.columns, "mean_norm"]
+    assert list(before.columns) == ["seed", "step", "loss", "accuracy", "isoscore", "silhouette"]
+    assert trace[list(before.columns)].equals(before)
+    assert np.isfinite(trace["mean_norm"]).all()
+    assert trace["mean_norm"].iloc[0] == pytest.approx(
+        float(np.linalg.norm(problem.vectors.astype(np.float64), axis=1).mean())
+    )
+    assert "mean_norm" in summary["final"]
     figure = metric_curves(_toy_traces(), panel="dataset")
     texts = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
     plt.close(figure)
