@@ -113,10 +113,10 @@ def shaped_clusters(needle: bool, n_per_cluster=400, n_clusters=3, dim=20, seed=
 
 
 def test_within_cluster_isoscore_fails_on_needles_that_the_centred_cosine_passes():
-    """Issue 61: Cai et al.'s statistic (mean cosine inside each cluster after centring it on
-    its own mean, read as 'isotropic' below 0.1) is about 0 for any symmetric cluster, needle or
-    not, so it passes both clouds; the within-cluster IsoScore relative to an isotropic cloud of
-    the same size passes the isotropic clusters and fails the needles."""
+    """Cai et al.'s statistic (mean cosine inside each cluster after centring it on its own
+    mean, read as 'isotropic' below 0.1) is about 0 for any symmetric cluster, needle or not, so
+    it passes both clouds; the within-cluster IsoScore relative to an isotropic cloud of the same
+    size passes the isotropic clusters and fails the needles."""
     from IsoScore.IsoScore import IsoScore
 
     from isotropy.metrics import per_cluster_cosine_statistics
@@ -569,7 +569,7 @@ def test_geometry_rules_run_end_to_end(tiny_run):
 
 
 def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
-    """Issue 26, case 3: a damaged token-state file is named, not zipfile's bare complaint."""
+    """A damaged token-state file is named, not zipfile's bare complaint."""
     states = TokenEmbeddings(
         np.ones((2, 3, 4), dtype=np.float32),
         np.arange(3),

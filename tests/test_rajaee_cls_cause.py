@@ -1,6 +1,6 @@
-"""Why the cluster method costs accuracy (isotropy.rajaee_cls.cause, issue 68) and its offline
-variant (isotropy.rajaee_cls.method.OfflineFit): the measurement, on planted states whose answer
-is known, both ways."""
+"""Why the cluster method costs accuracy (isotropy.rajaee_cls.cause) and its offline variant
+(isotropy.rajaee_cls.method.OfflineFit): the measurement, on planted states whose answer is
+known, both ways."""
 
 from __future__ import annotations
 
