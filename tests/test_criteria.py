@@ -1,7 +1,7 @@
 """The cluster criteria of the extension study (isotropy.metrics.criteria) against independent
 references: scikit-learn for Caliński–Harabasz and Davies–Bouldin, a brute-force double loop
-for Dunn (its bad input: tests/test_metrics.py); their place in the metric registry and in a
-main-study trace when configured."""
+for Dunn (its bad input: tests/test_metrics.py, their registry entries:
+tests/test_metric_registry.py); their place in a main-study trace when configured."""
 
 from pathlib import Path
 
@@ -12,6 +12,7 @@ import sklearn.metrics
 import torch
 from sklearn import datasets
 from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
+from test_optimize import word_task
 from tiny_workflow import choices
 
 from isotropy import metrics
@@ -86,22 +87,8 @@ def test_dunn_equals_a_brute_force_double_loop(seed, k, block):
     assert dunn(x, [f"c{v}" for v in y]) == pytest.approx(expected, rel=1e-12)
 
 
-def test_optional_metrics_are_registered_but_not_recorded_by_default():
-    names = [m.name for m in registry.optional_metrics()]
-    assert names == ["dunn", "calinski_harabasz", "davies_bouldin"]
-    assert registry.cluster_criteria() == tuple(names)
-    assert not set(names) & set(registry.metric_columns())
-    with pytest.raises(ValueError, match="unknown optional metric"):
-        OptimisationSettings(extra_metrics=("dunno",))
-
-
 def test_a_configured_trace_records_the_criteria_as_scikit_learn_computes_them():
-    rng = np.random.default_rng(0)
-    n = 60
-    texts = [f"w{i}" for i in range(n)]
-    table = pd.DataFrame({"text": texts, "label": [str(i % 3) for i in range(n)]})
-    vectors = rng.standard_normal((n, 5)).astype(np.float32)
-    problem = build_problem(table, pd.Series(texts), vectors)
+    problem = build_problem(*word_task(n=60, dim=5))
     cpu = torch.device("cpu")
     plain, _ = run_optimisation(problem, OptimisationSettings(updates=3, progress=False), cpu)
     assert "dunn" not in plain.columns
@@ -153,14 +140,3 @@ def test_the_configuration_names_the_registry_criteria_in_its_order():
     assert len(criteria_problems(found, (*registry.cluster_criteria(), "gap"))) == 3
     reordered = tuple(reversed(registry.cluster_criteria()))
     assert len(criteria_problems(found, reordered)) == 3
-
-
-def test_which_way_is_better_is_the_registry_s():
-    assert [registry.orientation(n) for n in ("silhouette", *registry.cluster_criteria())] == [
-        1,
-        1,
-        1,
-        -1,
-    ]
-    with pytest.raises(ValueError, match="unknown cluster metric 'isoscore'"):
-        registry.orientation("isoscore")

@@ -56,6 +56,7 @@ def test_minilm_sentences_are_embedded_once_each_and_match_the_library(tmp_path,
 
 
 def test_streaming_writes_every_chunk_and_never_leaves_a_partial_file(tmp_path):
+    """Nor a file of non-finite encoder output, refused."""
     texts = [f"t{i}" for i in range(10)]
     encode_to_file(
         texts,
@@ -73,12 +74,9 @@ def test_streaming_writes_every_chunk_and_never_leaves_a_partial_file(tmp_path):
 
     with pytest.raises(RuntimeError):
         encode_to_file(texts, broken, 2, tmp_path / "w.npy", chunk_size=3)
-    assert list(tmp_path.iterdir()) == [tmp_path / "v.npy"]
-
-
-def test_non_finite_encoder_output_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="non-finite"):
-        encode_to_file(["a"], lambda b: np.array([[np.nan, 0.0]]), 2, tmp_path / "v.npy")
+        encode_to_file(["a"], lambda b: np.array([[np.nan, 0.0]]), 2, tmp_path / "x.npy")
+    assert list(tmp_path.iterdir()) == [tmp_path / "v.npy"]
 
 
 def keyed_vectors(words: list[str], vectors: list[list[float]]):
@@ -139,19 +137,15 @@ def test_model_shipped_in_a_package_resolves_to_its_folder(minilm_path):
 # Damaged inputs and full disks, named
 
 
-def _vectors(tmp_path, rows: int = 50):
-    encode_to_file(
-        [f"t{i}" for i in range(rows)],
-        lambda b: np.ones((len(b), 4)),
-        4,
-        tmp_path / "v.npy",
-    )
-    pd.DataFrame({"text": [f"t{i}" for i in range(rows)]}).to_parquet(tmp_path / "i.parquet")
-    return tmp_path / "v.npy"
-
-
 def test_truncated_vectors_are_named_with_the_remedy_before_loading(tmp_path):
-    path = _vectors(tmp_path)
+    """And the staging file of a killed writer is removed by the next."""
+    debris = tmp_path / ".v.npy.k1l2e3d.part.npy"  # what a SIGKILL or SIGBUS leaves
+    debris.write_bytes(b"\x93NUMPY half")
+    texts = [f"t{i}" for i in range(50)]
+    path = tmp_path / "v.npy"
+    encode_to_file(texts, lambda b: np.ones((len(b), 4)), 4, path)
+    pd.DataFrame({"text": texts}).to_parquet(tmp_path / "i.parquet")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["i.parquet", "v.npy"]
     size = path.stat().st_size
     os.truncate(path, size - 100)
     with pytest.raises(ValueError) as info:
@@ -180,13 +174,6 @@ def test_full_disk_while_embedding_is_named_and_leaves_nothing(tmp_path, monkeyp
     )
     assert "bytes needed, " in message and "free some space" in message
     assert list(tmp_path.iterdir()) == []
-
-
-def test_staging_file_of_a_killed_writer_is_removed_by_the_next(tmp_path):
-    debris = tmp_path / ".v.npy.k1l2e3d.part.npy"  # what a SIGKILL or SIGBUS leaves
-    debris.write_bytes(b"\x93NUMPY half")
-    _vectors(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["i.parquet", "v.npy"]
 
 
 def test_one_loader_pins_the_hub_revision_and_loads_a_folder_as_it_is(tmp_path):

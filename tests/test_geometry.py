@@ -5,7 +5,6 @@ and the Snakemake rules run end to end on a tiny offline configuration."""
 from __future__ import annotations
 
 import copy
-import functools
 import os
 from pathlib import Path
 
@@ -27,7 +26,6 @@ from isotropy.embeddings.hidden_states import (
     token_states_by_sentence,
 )
 from isotropy.geometry.layers import (
-    COSINE_COLUMNS,
     _sample_rows,
     centred_condition_number,
     cluster_cosine_statistics,
@@ -36,14 +34,10 @@ from isotropy.geometry.layers import (
     within_cluster_isotropy,
 )
 from isotropy.geometry.sts import (
-    StsEmbeddings,
     enhance,
     evaluate_sts,
     evaluate_sts_tokens,
     pair_cosines,
-    pair_side_tokens,
-    sts_sentence_index,
-    sts_table,
 )
 from isotropy.geometry.tokens import FREQUENCY_COLUMNS, token_frequencies, window_frequencies
 from isotropy.models import ModelSpec
@@ -119,10 +113,10 @@ def shaped_clusters(needle: bool, n_per_cluster=400, n_clusters=3, dim=20, seed=
 
 
 def test_within_cluster_isoscore_fails_on_needles_that_the_centred_cosine_passes():
-    """Issue 61: Cai et al.'s statistic (mean cosine inside each cluster after centring it on
-    its own mean, read as 'isotropic' below 0.1) is about 0 for any symmetric cluster, needle or
-    not, so it passes both clouds; the within-cluster IsoScore relative to an isotropic cloud of
-    the same size passes the isotropic clusters and fails the needles."""
+    """Cai et al.'s statistic (mean cosine inside each cluster after centring it on its own
+    mean, read as 'isotropic' below 0.1) is about 0 for any symmetric cluster, needle or not, so
+    it passes both clouds; the within-cluster IsoScore relative to an isotropic cloud of the same
+    size passes the isotropic clusters and fails the needles."""
     from IsoScore.IsoScore import IsoScore
 
     from isotropy.metrics import per_cluster_cosine_statistics
@@ -172,6 +166,14 @@ def test_pca_view_projects_with_the_planted_clusters():
         singular[:3] / singular.sum(),
         rtol=1e-4,
     )
+    # as the rule draws it: two panels, the first with the table's points
+    from isotropy.plots.geometry import plot_pca_view
+
+    flat, cube = plot_pca_view(view, title="synthetic").axes[:2]
+    assert cube.name == "3d" and flat.get_xlabel().startswith("PC1")
+    assert flat.get_ylabel().startswith("PC2")
+    np.testing.assert_allclose(flat.collections[0].get_offsets(), view[["pc1", "pc2"]].to_numpy())
+    matplotlib.pyplot.close("all")
     with pytest.raises(ValueError, match="layer 3 does not exist"):
         pca_view(tokens, 3)
 
@@ -209,14 +211,7 @@ def test_condition_number_is_numpy_cond_of_the_centred_matrix():
         centred_condition_number(np.ones(5))
     with pytest.raises(ValueError, match="all equal"):
         centred_condition_number(np.ones((5, 3)))
-    # a column of cosine_by_layer, one value per layer
-    stats, _ = cluster_cosine_statistics(
-        points, np.arange(len(points)) % 40, k_range=(2, 3), silhouette_sample_size=300
-    )
-    assert (stats["condition_number"], stats["numerical_rank"]) == (
-        centred_condition_number(points)
-    )
-    assert {"condition_number", "numerical_rank"} <= set(COSINE_COLUMNS)
+    # cosine_by_layer's column: test_golden_tables.py recomputes it with numpy
 
 
 def test_lid_of_a_flat_manifold_is_its_dimension():
@@ -287,11 +282,6 @@ def sts_tokens(n_pairs=60, dim=12, seed=5):
 
 def test_sts_pipeline_transforms_tokens_then_pools():
     tokens, offsets, first, second, gold = sts_tokens()
-    rows, starts = pair_side_tokens(offsets, first, second)
-    # side order: pair 0 first, pair 0 second (= sentence 0 again), pair 1 first, ...
-    np.testing.assert_array_equal(rows[: offsets[1]], np.arange(offsets[1]))
-    np.testing.assert_array_equal(rows[offsets[1] : 2 * offsets[1]], np.arange(offsets[1]))
-    assert len(starts) == 2 * len(gold)
     table = evaluate_sts_tokens(
         tokens, offsets, first, second, gold, methods=("none", "centring"), model="synthetic"
     ).set_index("method")
@@ -324,14 +314,6 @@ def test_sts_pipeline_transforms_tokens_then_pools():
     assert table.loc["none", "n_tokens"] == len(all_tokens)
     assert table.loc["none", "n_sentences"] == len(offsets) - 1
     assert "Rajaee" in table.loc["none", "pipeline"]
-    stored = StsEmbeddings(tokens, first, second, gold, "stsb", "train", offsets=offsets)
-    assert stored.token_level
-    pd.testing.assert_frame_equal(
-        sts_table(stored, model="synthetic", methods=("none", "centring")).set_index("method")[
-            ["pearson", "isotropy"]
-        ],
-        table[["pearson", "isotropy"]],
-    )
 
 
 def test_bad_input_is_refused_with_a_reason():
@@ -385,15 +367,24 @@ def polarity_sentences(mirror_root):
     return read_corpus(corpus, mirror_root / "polarity")  # a mirror download keeps the file as is
 
 
-def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences):
+def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences, caplog):
+    """The progress log reports the share of the work: with max_tokens reached first, it ends at
+    100% though most sentences were never read (one measure, not sentences read)."""
+    import logging
+
     from sentence_transformers import SentenceTransformer
 
     spec, tokenizer, model = minilm
-    embeddings = extract_token_embeddings(
-        polarity_sentences, tokenizer, model, batch_size=16, max_per_type=3
-    )
-    # embeddings + 6 layers
-    assert embeddings.layers.shape[0] == 7 and embeddings.layers.shape[2] == 384
+    with caplog.at_level(logging.INFO, logger="isotropy.progress"):
+        embeddings = extract_token_embeddings(
+            polarity_sentences, tokenizer, model, batch_size=8, max_per_type=3, max_tokens=40
+        )
+    logged = [r.getMessage() for r in caplog.records if r.name == "isotropy.progress"]
+    assert logged and "100.0% of the work" in logged[-1]
+    read = logged[-1].split(": ")[1].split("/")[0]
+    assert int(read.replace(",", "")) < len(polarity_sentences)
+    # embeddings + 6 layers, the first 40 tokens kept
+    assert embeddings.layers.shape == (7, 40, 384)
     assert np.bincount(embeddings.token_ids).max() <= 3  # the cap per type holds
     assert not {"[CLS]", "[SEP]", "[PAD]"} & set(embeddings.tokens)  # special tokens skipped
     # independent reference: sentence-transformers' own token embeddings of the first sentence
@@ -511,53 +502,22 @@ def test_sts_and_sst2_token_states_are_those_of_each_sentence_run_alone(minilm, 
         np.testing.assert_allclose(rows, hidden, atol=1e-5)
 
 
-def test_sts_on_the_mirror_stsb_split(minilm, mirror_root):
-    _, tokenizer, model = minilm
+def test_the_mirror_stsb_train_split_is_read_whole(mirror_root):
+    """Its STS values as the tiny run computes them from the first pairs: tests/golden/."""
     table = read_sts("stsb", "train", mirror_root / "glue" / "STS-B")
     assert len(table) == 5749 and table["score"].between(0, 5).all()
-    table = table.iloc[:120]
-    sentences, first, second = sts_sentence_index(table)
-    tokens, offsets = token_states_by_sentence(
-        sentences, tokenizer, model, batch_size=32, progress=False
-    )
-    result = evaluate_sts_tokens(
-        tokens,
-        offsets,
-        first,
-        second,
-        table["score"].to_numpy(),
-        methods=("none", "cluster-based"),
-        n_clusters=3,
-        n_directions=2,
-        model="miniLM",
-    ).set_index("method")
-    # MiniLM was trained for sentence similarity: strong agreement with the gold scores
-    assert result.loc["none", "spearman"] > 70
-    assert result.loc["none", "pearson"] > 70
-    assert result.loc["cluster-based", "isotropy"] > result.loc["none", "isotropy"]
 
 
-@pytest.mark.parametrize(
-    "key, value, refusal",
-    [
-        # (an unknown model or source name: tests/test_config.py, with every other reference)
-        # a folder of results/geometry/ itself
-        ("geometry.sts.models", ["static"], r"'geometry.sts.models\[0\]' has value 'static'"),
-        # an STS split needs its source (readers.inputs.sts_inputs relies on it)
-        (
-            "sources.hf_stsb_validation",
-            None,
-            "geometry.sts.splits.stsb: 'validation' needs source 'hf_stsb_validation'",
-        ),
-    ],
-)
-def test_a_bad_section_is_refused_naming_the_key(config, key, value, refusal):
-    *parents, last = key.split(".")
-    section = functools.reduce(dict.__getitem__, parents, config)
-    if value is None:
-        del section[last]
-    else:
-        section[last] = value
+def test_a_bad_section_is_refused_naming_the_key(config):
+    """(An unknown model or source name: tests/test_config.py, with every other reference.)"""
+    bad = copy.deepcopy(config)
+    bad["geometry"]["sts"]["models"] = ["static"]  # a folder of results/geometry/ itself
+    refusal = r"'geometry.sts.models\[0\]' has value 'static'"
+    with pytest.raises(workflow_config.ConfigError, match=refusal):
+        workflow_config.check_loaded_config(bad)
+    # an STS split needs its source (readers.inputs.sts_inputs relies on it)
+    del config["sources"]["hf_stsb_validation"]
+    refusal = "geometry.sts.splits.stsb: 'validation' needs source 'hf_stsb_validation'"
     with pytest.raises(workflow_config.ConfigError, match=refusal):
         workflow_config.check_loaded_config(config)
 
@@ -567,15 +527,13 @@ def test_a_bad_section_is_refused_naming_the_key(config, key, value, refusal):
 
 @pytest.mark.slow
 def test_geometry_rules_run_end_to_end(tiny_run):
-    # The geometry section of tests/config/tiny.yaml, run by the shared tiny end-to-end fixture.
+    """The geometry section of tests/config/tiny.yaml, run by the shared tiny end-to-end fixture:
+    its tables (compared whole with tests/golden/ by test_golden_tables.py) recomputed from the
+    run's stored states by independent code, and its figure files."""
     root, _, _ = tiny_run
     results = root / "results" / "geometry"
-    cosine = pd.read_csv(results / "cosine_by_layer.csv")
-    assert list(cosine["kind"]) == ["contextual"] * 7 + ["static"]
-    contextual = cosine[cosine["kind"] == "contextual"]
-    assert contextual["s_intra"].gt(contextual["s_inter"]).all()
     lid = pd.read_csv(results / "lid.csv")
-    assert len(lid) == 7 * 2 + 2
+    euclidean = lid[(lid["kind"] == "contextual") & (lid["metric"] == "euclidean")]
     # Levina-Bickel by hand (scikit-learn's neighbours, float64) on the run's token states: the
     # same seeded sample of 400 of 500 tokens, exact duplicates dropped (the embedding layer has
     # repeated tokens), k = 10.
@@ -585,33 +543,18 @@ def test_geometry_rules_run_end_to_end(tiny_run):
         points = np.unique(tokens["layers"][layer][sample].astype(np.float64), axis=0)
         r = NearestNeighbors(n_neighbors=11).fit(points).kneighbors(points)[0][:, 1:]
         expected = np.mean(-1 / np.mean(np.log(r / r[:, -1:]), axis=1))
-        row = lid[(lid["kind"] == "contextual") & (lid["metric"] == "euclidean")]
-        assert row.loc[row["layer"] == layer, "lid_true_distances"].item() == pytest.approx(
-            expected, rel=1e-9
-        )
-    # The condition numbers: recomputed with numpy from these token states by
-    # golden_recompute.condition_numbers in test_golden_tables.py; here the LayerNorm rank bound.
-    assert contextual["numerical_rank"].lt(384).all()  # LayerNorm: rank d - 1 at most
-    frequency = pd.read_csv(results / "miniLM/polarity/token_frequency.csv", keep_default_na=False)
-    view_tokens = pd.read_csv(results / "miniLM/polarity/seed0/pca_view.csv", keep_default_na=False)
-    assert set(view_tokens["token"]) <= set(frequency["token"])
-    assert frequency["count"].sum() > 500  # the whole corpus, beyond the 500 embedded instances
-    sts = pd.read_csv(results / "sts.csv")
-    assert set(sts["dataset"]) == {"stsb"}  # SICK-R is not in the mirror: planned out, no job
-    assert len(sts) == 6 and sts["n_pairs"].eq(80).all()
-    # Method "none" by hand: mean of each sentence's token states, cosine of the pair, scipy's
-    # correlations with the gold scores (x 100).
+        found = euclidean.loc[euclidean["layer"] == layer, "lid_true_distances"].item()
+        assert found == pytest.approx(expected, rel=1e-9)
+    # STS method "none" by hand: mean of each sentence's token states, cosine of the pair,
+    # scipy's correlations with the gold scores (x 100).
     stored = np.load(root / "resources/geometry/miniLM/stsb/sentence_embeddings.npz")
     vectors, offsets = stored["vectors"].astype(np.float64), stored["offsets"]
     sentences = np.stack([vectors[a:b].mean(axis=0) for a, b in zip(offsets[:-1], offsets[1:])])
     u, v = sentences[stored["first"]], sentences[stored["second"]]
     cosine = (u * v).sum(axis=1) / np.linalg.norm(u, axis=1) / np.linalg.norm(v, axis=1)
-    none = sts.set_index("method").loc["none"]
+    none = pd.read_csv(results / "sts.csv").set_index("method").loc["none"]
     assert none["spearman"] == pytest.approx(100 * spearmanr(cosine, stored["gold"])[0], rel=1e-9)
     assert none["pearson"] == pytest.approx(100 * pearsonr(cosine, stored["gold"])[0], rel=1e-9)
-    assert not (root / "logs/resources/geometry/miniLM/sickr").exists()  # planned out, no job
-    iw = pd.read_csv(results / "isotropy_by_layer.csv")  # I(W) of every layer's tokens
-    assert list(iw["layer"]) == list(range(7)) and iw["isotropy"].between(0, 1).all()
     for figure in (
         "cosine_by_layer",
         "lid_by_layer",
@@ -623,20 +566,10 @@ def test_geometry_rules_run_end_to_end(tiny_run):
         assert (results / "figures" / f"{figure}.pdf").read_bytes()[:4] == b"%PDF"
         image = matplotlib.image.imread(results / "figures" / f"{figure}.png")
         assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 50, figure  # not blank
-    # The PCA view as its rule draws it from pca_view.csv: two panels, the points read back.
-    from isotropy.plots.geometry import plot_pca_view
-
-    view = pd.read_csv(results / "miniLM/polarity/seed0/pca_view.csv")
-    figure = plot_pca_view(view, title="miniLM on polarity")
-    flat, cube = figure.axes[:2]
-    assert cube.name == "3d" and flat.get_xlabel().startswith("PC1")
-    assert flat.get_ylabel().startswith("PC2")
-    np.testing.assert_allclose(flat.collections[0].get_offsets(), view[["pc1", "pc2"]].to_numpy())
-    matplotlib.pyplot.close(figure)
 
 
 def test_truncated_token_states_are_named_with_the_remedy(tmp_path):
-    """Issue 26, case 3: a damaged token-state file is named, not zipfile's bare complaint."""
+    """A damaged token-state file is named, not zipfile's bare complaint."""
     states = TokenEmbeddings(
         np.ones((2, 3, 4), dtype=np.float32),
         np.arange(3),
@@ -678,20 +611,6 @@ def test_static_rows_define_s_inter_as_the_contextual_rows_do():
     gram = unit @ unit.T
     exact = (gram.sum() - np.trace(gram)) / (len(unit) * (len(unit) - 1))
     assert row["s_inter"] == pytest.approx(exact, rel=1e-5)
-
-
-def test_token_embedding_progress_has_one_measure(minilm, polarity_sentences, caplog):
-    """The log reports the share of the work: with max_tokens reached first, it ends at 100%
-    though most sentences were never read (one measure, not sentences read)."""
-    import logging
-
-    _, tokenizer, model = minilm
-    with caplog.at_level(logging.INFO, logger="isotropy.progress"):
-        extract_token_embeddings(polarity_sentences, tokenizer, model, batch_size=8, max_tokens=40)
-    logged = [r.getMessage() for r in caplog.records if r.name == "isotropy.progress"]
-    assert logged and "100.0% of the work" in logged[-1]
-    read = logged[-1].split(": ")[1].split("/")[0]
-    assert int(read.replace(",", "")) < len(polarity_sentences)
 
 
 def test_cai_windows_keep_every_position_of_contiguous_windows(minilm, mirror_root):

@@ -16,7 +16,7 @@ from scipy import stats
 from test_optimize import CPU, settings, word_task
 
 from isotropy.metrics import isoscores, registry
-from isotropy.optimize import build_problem, run_optimisation
+from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
 from isotropy.plots.checks import plt
 from isotropy.plots.main import metric_curves, silhouette_vs_isoscore
 from isotropy.summaries import correlation_table
@@ -38,46 +38,27 @@ TOY = registry.TraceMetric(
 )
 
 
-@pytest.fixture
-def toy_metric(monkeypatch):
-    """The toy metric in a metrics module and one registry entry: nothing else changes."""
-    monkeypatch.setattr(isoscores, "mean_norm_tensor", mean_norm_tensor, raising=False)
-    monkeypatch.setattr(registry, "TRACE_METRICS", (*registry.TRACE_METRICS, TOY))
-    return TOY
-
-
-def test_shipped_registry_keeps_the_golden_trace_columns():
+def test_shipped_registry_keeps_the_golden_trace_columns_and_the_optional_criteria():
     assert registry.trace_columns() == ("loss", "accuracy", "isoscore", "silhouette")
     assert registry.with_role("isotropy").name == "isoscore"
     assert registry.with_role("clusters").name == "silhouette"
+    # the cluster criteria (tests/test_criteria.py): registered, recorded only when asked
+    names = [m.name for m in registry.optional_metrics()]
+    assert names == ["dunn", "calinski_harabasz", "davies_bouldin"]
+    assert registry.cluster_criteria() == tuple(names)
+    assert not set(names) & set(registry.metric_columns())
+    with pytest.raises(ValueError, match="unknown optional metric"):
+        OptimisationSettings(extra_metrics=("dunno",))
+    # which way is better
+    assert [registry.orientation(n) for n in ("silhouette", *names)] == [1, 1, 1, -1]
+    with pytest.raises(ValueError, match="unknown cluster metric 'isoscore'"):
+        registry.orientation("isoscore")
 
 
 def test_registry_is_torch_free_to_import():
     code = "import sys, isotropy.metrics.registry; print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr
-
-
-def _problem():
-    table, index, vectors = word_task(n=60)
-    return build_problem(table, index, vectors)
-
-
-def test_a_registered_metric_gains_its_trace_column(monkeypatch):
-    """Its column after the others, which stay as they were without it."""
-    problem = _problem()
-    before, _ = run_optimisation(problem, settings(updates=6, metric_stride=2), CPU)
-    monkeypatch.setattr(isoscores, "mean_norm_tensor", mean_norm_tensor, raising=False)
-    monkeypatch.setattr(registry, "TRACE_METRICS", (*registry.TRACE_METRICS, TOY))
-    trace, summary = run_optimisation(problem, settings(updates=6, metric_stride=2), CPU)
-    assert list(trace.columns) == [*before.columns, "mean_norm"]
-    assert list(before.columns) == ["seed", "step", "loss", "accuracy", "isoscore", "silhouette"]
-    assert trace[list(before.columns)].equals(before)
-    assert np.isfinite(trace["mean_norm"]).all()
-    assert trace["mean_norm"].iloc[0] == pytest.approx(
-        float(np.linalg.norm(problem.vectors.astype(np.float64), axis=1).mean())
-    )
-    assert "mean_norm" in summary["final"]
 
 
 def _toy_traces():
@@ -98,7 +79,22 @@ def _toy_traces():
     return pd.DataFrame(rows)
 
 
-def test_figure2_draws_a_registered_metric(toy_metric):
+def test_a_registered_metric_gains_its_trace_column(monkeypatch):
+    """The toy metric in a metrics module and one registry entry: its column after the others,
+    which stay as they were without it, and its curve in Figure 2."""
+    problem = build_problem(*word_task(n=60))
+    before, _ = run_optimisation(problem, settings(updates=6, metric_stride=2), CPU)
+    monkeypatch.setattr(isoscores, "mean_norm_tensor", mean_norm_tensor, raising=False)
+    monkeypatch.setattr(registry, "TRACE_METRICS", (*registry.TRACE_METRICS, TOY))
+    trace, summary = run_optimisation(problem, settings(updates=6, metric_stride=2), CPU)
+    assert list(trace.columns) == [*before.columns, "mean_norm"]
+    assert list(before.columns) == ["seed", "step", "loss", "accuracy", "isoscore", "silhouette"]
+    assert trace[list(before.columns)].equals(before)
+    assert np.isfinite(trace["mean_norm"]).all()
+    assert trace["mean_norm"].iloc[0] == pytest.approx(
+        float(np.linalg.norm(problem.vectors.astype(np.float64), axis=1).mean())
+    )
+    assert "mean_norm" in summary["final"]
     figure = metric_curves(_toy_traces(), panel="dataset")
     texts = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
     plt.close(figure)

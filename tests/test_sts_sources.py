@@ -39,31 +39,19 @@ def expected_pairs() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["sentence1", "sentence2", "score"])
 
 
-def test_senteval_layout_downloaded_over_http_reads_as_the_sts_table(http, tmp_path, monkeypatch):
-    write_senteval_layout(tmp_path / "served")
-    monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
-    names = [f"STS.{kind}.{subset}.txt" for subset in SUBSETS for kind in ("input", "gs")]
-    for name in names:
-        http.routes[f"/STS15-en-test/{name}"] = (tmp_path / "served" / name).read_bytes()
-    urls = [http.url(f"/STS15-en-test/{name}") for name in names]
-    config = {"sources": {"hf_sts15_test": {"kind": "files", "url": urls}}}
-    params = sources.source_params(config, "hf_sts15_test")
-    manifest = sources.fetch_source("hf_sts15_test", params, tmp_path / "raw")
-    assert sorted(f["path"] for f in manifest["files"]) == sorted(names)
-    table = read_sts("sts15", "test", tmp_path / "raw")
-    pd.testing.assert_frame_equal(table, expected_pairs())
-
-
-def test_semeval_layout_errors_name_the_file(tmp_path):
-    write_senteval_layout(tmp_path)
-    (tmp_path / "STS.gs.images.txt").write_text("4.8\n", encoding="utf-8")
+def test_senteval_layout_reads_as_the_sts_table_and_its_errors_name_the_file(tmp_path):
+    """As a source of kind files leaves it (its download: tests/test_download.py)."""
+    folder = tmp_path / "raw" / "STS15-en-test"
+    write_senteval_layout(folder)
+    pd.testing.assert_frame_equal(read_sts("sts15", "test", tmp_path / "raw"), expected_pairs())
+    (folder / "STS.gs.images.txt").write_text("4.8\n", encoding="utf-8")
     with pytest.raises(
         ValueError, match="STS.input.images.txt has 2 pairs but STS.gs.images.txt 1"
     ):
-        read_semeval_sts(tmp_path)
-    (tmp_path / "STS.gs.images.txt").unlink()
+        read_semeval_sts(folder)
+    (folder / "STS.gs.images.txt").unlink()
     with pytest.raises(FileNotFoundError, match="no gold file STS.gs.images.txt"):
-        read_semeval_sts(tmp_path)
+        read_semeval_sts(folder)
     with pytest.raises(FileNotFoundError, match="expected one folder of STS.input.*found 0"):
         read_sts("sts15", "test", tmp_path / "empty")
 
