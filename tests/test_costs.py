@@ -20,8 +20,6 @@ def test_every_measured_cost_says_when_where_and_how_it_was_measured():
     rows = costs.read_costs()
     for row in rows:
         assert row["measured"].startswith("2026-") and row["machine"] and row["command"], row
-    # The estimate's numbers are the table's.
-    assert costs.PROBE_CPU_SECONDS == costs.value("probe_cpu_seconds")
     # every data set counted has a cost per update: full metrics, or on a sample (GLUE's)
     sampled = {dataset for _, dataset in paper_cost.SAMPLED_UPDATE_CPU_SECONDS}
     updated = set(costs.by_dataset("update_cpu_seconds")) | sampled
