@@ -98,15 +98,6 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b or (isinstance(a, float) and a == b)
 
 
-def mismatches(where: str, code: Mapping[str, Any], model: Mapping[str, Any]) -> list[str]:
-    """One sentence per key both give a default for, where the two differ."""
-    return [
-        f"{where}.{key}: code says {code[key]!r}, the model {model[key]!r}"
-        for key in sorted(set(code) & set(model))
-        if not _same(code[key], model[key])
-    ]
-
-
 STS_FUNCTIONS = (sts.enhance, sts.evaluate_sts, sts.evaluate_sts_tokens)
 # (section, the code that restates its defaults)
 RESTATED = [
@@ -118,11 +109,15 @@ RESTATED = [
 
 
 def all_mismatches(models: Mapping[str, dict[str, Any]]) -> list[str]:
-    return [
-        problem
-        for key, code in RESTATED
-        for problem in mismatches(f"{key} ({code.__name__})", code_defaults(code), models[key])
-    ]
+    """One sentence per default that both the code and its model give, where the two differ."""
+    problems = []
+    for key, code in RESTATED:
+        restated, model = code_defaults(code), models[key]
+        for name in sorted(set(restated) & set(model)):
+            if not _same(restated[name], model[name]):
+                said = f"code says {restated[name]!r}, the model {model[name]!r}"
+                problems.append(f"{key} ({code.__name__}).{name}: {said}")
+    return problems
 
 
 @pytest.fixture
