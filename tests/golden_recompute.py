@@ -34,8 +34,10 @@ def _traces(workdir: Path, study: str, encoder: str, dataset: str) -> list[pd.Da
     return sorted(runs, key=lambda trace: int(trace["seed"].iloc[0]))
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """scipy's Spearman rho (NaN where undefined: < 3 points or constant)."""
+def _spearman(trace: pd.DataFrame) -> float:
+    """scipy's Spearman rho of IsoScore and silhouette (NaN where undefined: < 3 points or
+    constant)."""
+    x, y = (trace[metric].to_numpy(np.float64) for metric in ("isoscore", "silhouette"))
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return math.nan
     return float(stats.spearmanr(x, y).statistic)
@@ -98,9 +100,9 @@ def correlations(
         runs = _traces(workdir, CORRELATION_TABLES[name], row["encoder"], row["dataset"])
         if row["scope"] != "all":
             runs = [run for run in runs if f"seed{int(run['seed'].iloc[0])}" == row["scope"]]
-        want = {"spearman_rho": _unit(_spearman(*_xy(pd.concat(runs))))}
+        want = {"spearman_rho": _unit(_spearman(pd.concat(runs)))}
         if row["scope"] == "all":
-            per_seed = [_unit(_spearman(*_xy(run))) for run in runs]
+            per_seed = [_unit(_spearman(run)) for run in runs]
             want.update(_spearman_over_seeds(per_seed))
             # Pearson's per-seed r as the table writes them (its seed<k> rows, or with one seed
             # the pooled row), themselves compared with their golden values at float32.
@@ -117,10 +119,6 @@ def correlations(
                     f"{got!r}, recomputed from the run's traces {expected!r}"
                 )
     return problems
-
-
-def _xy(trace: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    return trace["isoscore"].to_numpy(np.float64), trace["silhouette"].to_numpy(np.float64)
 
 
 def layer_isotropy_signs(

@@ -35,12 +35,9 @@ def filled(shipped_config):
     return config
 
 
-def test_the_download_defaults_are_the_models(filled):
+def test_a_partial_configuration_reads_the_same_defaults_as_a_validated_one(filled):
     assert DOWNLOAD_DEFAULTS == filled["downloads"]
     assert DOWNLOAD_DEFAULTS["max_extracted_bytes"] == 32 * 1024**3
-
-
-def test_a_partial_configuration_reads_the_same_defaults_as_a_validated_one(filled):
     for dataset in ("pos", "supersense"):
         assert readers.inputs.dataset_options({}, dataset) == readers.inputs.dataset_options(
             filled, dataset
@@ -120,25 +117,18 @@ def all_mismatches(models: Mapping[str, dict[str, Any]]) -> list[str]:
     return problems
 
 
-@pytest.fixture
-def models() -> dict[str, dict[str, Any]]:
-    return {
+def test_every_restated_default_equals_the_models_and_a_planted_mismatch_is_found():
+    models = {
         "main": model_defaults(Main),
         "rajaee_cls.cluster_method": model_defaults(ClusterMethod),
         "geometry.sts": model_defaults(Sts),
         "geometry.classification": model_defaults(Classification),
     }
-
-
-def test_every_restated_default_equals_the_models(models):
     assert all_mismatches(models) == []
     # Each comparison covers the keys it should: none is vacuous.
     assert set(code_defaults(ClusterSettings)) == set(models["rajaee_cls.cluster_method"])
     for function in STS_FUNCTIONS:
         assert {"n_clusters", "n_directions", "abtt_directions"} <= set(code_defaults(function))
-
-
-def test_a_planted_mismatch_is_found(models):
     models["main"]["learning_rate"] = 0.01
     found = "\n".join(all_mismatches(models))
     assert "main (OptimisationSettings).learning_rate: code says 0.001, the model 0.01" in found

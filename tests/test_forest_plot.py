@@ -119,10 +119,8 @@ def test_forest_rows_are_the_judged_rows_with_a_paper_value_and_a_band():
         "protocol differs: updates 12, the paper's 1000",
         "< 0 over seeds: one seed, no spread to test with",
     ]
-
-
-def test_exact_counts_are_drawn_below_the_correlations():
-    """A reader looks for the correlations first; rows of other rules keep the table's order."""
+    # exact counts are drawn below the correlations a reader looks for first; rows of other
+    # rules keep the table's order
     count_first = small_table().iloc[[3, 1]]  # an exact count, then a correlation
     assert list(forest_rows(count_first).index) == [3, 1]
     count_first.loc[3, "tolerance"] = "exact"
