@@ -152,7 +152,7 @@ RULE_PHRASES = [
 ]
 
 
-def test_no_rule_words_that_the_code_does_not_apply():
+def test_no_rule_words_that_the_code_does_not_apply_and_the_checks_can_say_no():
     stale = []
     for path in TEXTS:
         text = re.sub(r"\s+", " ", path.read_text(encoding="utf-8"))
@@ -161,10 +161,7 @@ def test_no_rule_words_that_the_code_does_not_apply():
                 if not applies(match):
                     stale.append(f"{path.name}: {match.group(0)!r}")
     assert not stale, stale
-
-
-def test_the_phrase_checks_can_say_no():
-    """Each check rejects the phrase the old docs carried (today's code does not apply them)."""
+    # each check rejects the phrase the old docs carried (today's code does not apply them)
     old = {
         "our seeds' 95% t-interval ± half the printed last digit": 0,
         "judged only at n within a factor 2 of the paper's": 1,
