@@ -34,11 +34,13 @@ def _traces(workdir: Path, study: str, encoder: str, dataset: str) -> list[pd.Da
     return sorted(runs, key=lambda trace: int(trace["seed"].iloc[0]))
 
 
-def _pearson_spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """scipy's Pearson r and Spearman rho (NaN where undefined: < 3 points or constant)."""
+def _spearman(trace: pd.DataFrame) -> float:
+    """scipy's Spearman rho of IsoScore and silhouette (NaN where undefined: < 3 points or
+    constant)."""
+    x, y = (trace[metric].to_numpy(np.float64) for metric in ("isoscore", "silhouette"))
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return math.nan, math.nan
-    return float(stats.pearsonr(x, y).statistic), float(stats.spearmanr(x, y).statistic)
+        return math.nan
+    return float(stats.spearmanr(x, y).statistic)
 
 
 def _unit(value: float) -> float:
@@ -50,22 +52,15 @@ def _unit(value: float) -> float:
 
 def _spearman_over_seeds(values: list[float]) -> dict[str, float]:
     """Spearman's rho over seeds, computed here without the package: the median seed and the
-    lowest and highest seed (isotropy.summaries.spearman_summary; a t-interval on Fisher z was
-    set by where rho = -1 is clipped, so it moved with the stride)."""
-    # the median seed and the seeds' range (isotropy.summaries.spearman_summary, issue 47)
+    lowest and highest seed (isotropy.summaries.spearman_summary)."""
     finite = sorted(v for v in values if math.isfinite(v))
-    out = {"spearman_rho_seed_mean": math.nan, "spearman_rho_seed_low": math.nan}
-    out["spearman_rho_seed_high"] = math.nan
-    if finite:
-        middle = len(finite) // 2
-        median = finite[middle] if len(finite) % 2 else (finite[middle - 1] + finite[middle]) / 2
-        out["spearman_rho_seed_mean"] = _unit(float(median))
-    if len(finite) >= 2:
-        out["spearman_rho_seed_low"], out["spearman_rho_seed_high"] = (
-            _unit(finite[0]),
-            _unit(finite[-1]),
-        )
-    return out
+    median = _unit(float(np.median(finite))) if finite else math.nan
+    low, high = (_unit(finite[0]), _unit(finite[-1])) if len(finite) >= 2 else (math.nan,) * 2
+    return {
+        "spearman_rho_seed_mean": median,
+        "spearman_rho_seed_low": low,
+        "spearman_rho_seed_high": high,
+    }
 
 
 def _seed_interval(name: str, values: list[float], limit: float, level: float) -> dict[str, float]:
@@ -105,9 +100,9 @@ def correlations(
         runs = _traces(workdir, CORRELATION_TABLES[name], row["encoder"], row["dataset"])
         if row["scope"] != "all":
             runs = [run for run in runs if f"seed{int(run['seed'].iloc[0])}" == row["scope"]]
-        want = {"spearman_rho": _unit(_pearson_spearman(*_xy(pd.concat(runs)))[1])}
+        want = {"spearman_rho": _unit(_spearman(pd.concat(runs)))}
         if row["scope"] == "all":
-            per_seed = [_unit(_pearson_spearman(*_xy(run))[1]) for run in runs]
+            per_seed = [_unit(_spearman(run)) for run in runs]
             want.update(_spearman_over_seeds(per_seed))
             # Pearson's per-seed r as the table writes them (its seed<k> rows, or with one seed
             # the pooled row), themselves compared with their golden values at float32.
@@ -124,10 +119,6 @@ def correlations(
                     f"{got!r}, recomputed from the run's traces {expected!r}"
                 )
     return problems
-
-
-def _xy(trace: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    return trace["isoscore"].to_numpy(np.float64), trace["silhouette"].to_numpy(np.float64)
 
 
 def layer_isotropy_signs(

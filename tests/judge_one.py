@@ -27,14 +27,11 @@ def judge_one(
     paper_n: float = math.nan,
     our_k: float = math.nan,
     per_seed: Sequence[float] = (),
-    seeds: float = math.nan,
     seed_free: bool = False,
-    p_less: float = math.nan,
-    p_greater: float = math.nan,
     scale: float = 1.0,
 ) -> tuple[str, str]:
     """(verdict, the rule as applied) of ``ours`` against ``paper`` by ``spec``."""
-    measured = dict(value=ours, per_seed=per_seed, seeds=seeds, p_less=p_less, p_greater=p_greater)
+    measured = dict(value=ours, per_seed=per_seed)
     kind, argument = T.parse_tolerance(spec)
     if kind not in T.EQUIVALENCE_RULES:
         return T.judge(spec, measured, paper)

@@ -24,12 +24,7 @@ from isotropy.statistics import seed_interval
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims, claims_markdown
-from isotropy.verdicts.comparison import (
-    PUBLISHED_COLUMNS,
-    compare,
-    comparison_markdown,
-    read_published,
-)
+from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 
 ALPHA = eq.ALPHA
 REPLICATIONS = 4000
@@ -199,27 +194,6 @@ def test_both_pages_state_their_error_control():
     claims = claims_markdown(check_claims(measured, {"main"}, studies.measured_claims()))
     assert "Holm-adjusted within declared families" in claims
     assert "any false *supported*" in claims and "Mickus et al. 2024 · main (" in claims
-
-
-def test_published_rows_without_declarations_are_refused(tmp_path):
-    """No default stands in for a declaration: a row without one is refused, naming the row."""
-    published = read_published()
-    header = ",".join(c for c in published.columns if c in PUBLISHED_COLUMNS)
-    bad = tmp_path / "bad.csv"
-    start = "X,t1,main,pearson_r,polarity,−0.8,correlation,0.001,m,d,,c,printed,,,pooled,"
-    declarations = ",estimand,m,margin,margin_reason,protocol\n"
-    refused = {
-        "five,z:0.1,r": r"row 2 .*m 'five' is not a whole",
-        "5,0.05,r": "margin '0.05' is not",
-        "5,,": r"row 2 .*margin '' has no margin_reason",
-    }
-    for declared, refusal in refused.items():
-        bad.write_text(f"{header}{declarations}{start}{declared},\n", encoding="utf-8")
-        with pytest.raises(ValueError, match=refusal):
-            read_published(bad)
-    bad.write_text(f"{header}\n{start.removesuffix(',pooled,')}\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"row 2 .*estimand '' is not one of"):
-        read_published(bad)
 
 
 def test_what_the_interval_over_seeds_does_not_cover():

@@ -119,10 +119,8 @@ def test_forest_rows_are_the_judged_rows_with_a_paper_value_and_a_band():
         "protocol differs: updates 12, the paper's 1000",
         "< 0 over seeds: one seed, no spread to test with",
     ]
-
-
-def test_exact_counts_are_drawn_below_the_correlations():
-    """A reader looks for the correlations first; rows of other rules keep the table's order."""
+    # exact counts are drawn below the correlations a reader looks for first; rows of other
+    # rules keep the table's order
     count_first = small_table().iloc[[3, 1]]  # an exact count, then a correlation
     assert list(forest_rows(count_first).index) == [3, 1]
     count_first.loc[3, "tolerance"] = "exact"
@@ -162,17 +160,6 @@ def test_the_figure_draws_each_row_with_its_band_its_interval_and_its_verdict():
     assert limit == pytest.approx(1.1 * 0.03 / 0.022)
 
 
-def test_plot_forest_saves_through_the_house_checks(tmp_path):
-    # saved through isotropy.plots.checks.save_figure: an overlap raises (tests/conftest.py)
-    pdf, png = tmp_path / "forest.pdf", tmp_path / "forest.png"
-    rows = plot_forest(small_table(), pdf, png, preview="PREVIEW (make preview): seed 0")
-    assert len(rows) == 7 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert pdf.read_bytes()[:5] == b"%PDF-"
-    # no row to draw: a figure that says so, still saved
-    empty = small_table().iloc[7:]
-    assert plot_forest(empty, pdf, png).empty and png.stat().st_size > 1000
-
-
 def test_the_caption_states_the_settings_and_names_every_stand_in_once():
     caption = forest_caption(
         small_table(), {"main": [0, 1, 2]}, {"main": "every update", "glue": "every 10th update"}
@@ -184,18 +171,17 @@ def test_the_caption_states_the_settings_and_names_every_stand_in_once():
     assert caption.count(GLOVE) == 1
 
 
-def _forest(table: pd.DataFrame, png, caption: str) -> str:
-    """The page's forest section of ``table``, its figure saved at ``png``."""
-    plot_forest(table, png.with_suffix(".pdf"), png)
-    return forest_html(
-        png.read_bytes(), caption, table, undrawn=undrawn_rows(table), listed=listed_rows(table)
-    )
-
-
 def test_the_page_opens_on_the_summary_and_the_forest_plot_then_the_run(tmp_path):
-    table = small_table()
-    png = tmp_path / "forest.png"
-    forest = _forest(table, png, "the caption <b>")
+    table, pdf, png = small_table(), tmp_path / "forest.pdf", tmp_path / "forest.png"
+    # saved through isotropy.plots.checks.save_figure: an overlap raises (tests/conftest.py)
+    assert len(plot_forest(table, pdf, png, preview="PREVIEW (make preview): seed 0")) == 7
+    forest = forest_html(
+        png.read_bytes(),
+        "the caption <b>",
+        table,
+        undrawn=undrawn_rows(table),
+        listed=listed_rows(table),
+    )
     claims = pd.DataFrame(
         [{"statement": "s", "setup": "miniLM/polarity", "verdict": "supported", "paper": "p"}]
     )
@@ -212,6 +198,8 @@ def test_the_page_opens_on_the_summary_and_the_forest_plot_then_the_run(tmp_path
         assert html.escape(reason, quote=False) in drawn_first
     assert "below -0.998 in every one of 5 seeds" in drawn_first  # judged, nothing to draw
     assert "1 printed numbers this run does not produce (not run)" in drawn_first
+    # no row to draw: a figure that says so, still saved
+    assert plot_forest(table.iloc[7:], pdf, png).empty and png.stat().st_size > 1000
 
 
 def test_the_comparison_names_a_stand_in_once_per_row():
