@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 
 import pytest
 import report_pages
@@ -44,15 +43,6 @@ EXPECTED_OTHER = {
 }
 
 
-class _Tags(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.tags: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-
-
 @pytest.fixture(scope="module")
 def report(tiny_run, tmp_path_factory):
     """The report of the full tiny run (rule all, which the fixture made), as `make report`
@@ -64,14 +54,6 @@ def report(tiny_run, tmp_path_factory):
     result = tiny_workflow.snakemake(*command, *report, mirror=mirror, timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
     return workdir, path.read_text(encoding="utf-8")
-
-
-def test_report_renders_as_html(report):
-    _, text = report
-    parser = _Tags()
-    parser.feed(text)
-    assert {"html", "head", "body", "script"} <= set(parser.tags)
-    assert len(text) > 100_000  # figures and tables are embedded, not linked
 
 
 def test_every_figure_and_table_has_its_caption(report):
@@ -169,7 +151,6 @@ def test_report_opens_in_a_headless_browser(report, tmp_path):
     probed = f"{head}{IMAGE_PROBE}</body>{tail}"
     rendered = report_pages.open_in_browser(probed, tmp_path, "report_first_page_full.png")
     assert 'class="isotropy-overview"' in rendered, rendered[:2000]
-    assert rendered.index("Claims check") < rendered.index("Paper comparison")
     assert rendered.index("isotropy-overview") < rendered.index('id="rulegraph"')
     page = rendered[rendered.index('class="isotropy-overview"') :]  # the DOM, not the scripts
     assert page.index('class="overview-forest"') < page.index("<h2>This run")
