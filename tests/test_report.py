@@ -68,14 +68,10 @@ def test_every_figure_and_table_has_its_caption(report):
     for path, names in EXPECTED_OTHER.items():
         assert names in captions.get(path, ""), (path, captions.get(path))
         assert "Seeds: 0" in captions[path] and "Models:" in captions[path], (path, captions[path])
-    assert (
-        "miniLM" in captions["results/geometry/sts.csv"]
-        and "stsb (train split)" in captions["results/geometry/sts.csv"]
-    )
-    assert (
-        "tasks: sst2" in captions["results/istar/runs.csv"]
-        and "λ ∈ -5, 5" in captions["results/istar/runs.csv"]
-    )
+    sts = captions["results/geometry/sts.csv"]
+    istar_runs = captions["results/istar/runs.csv"]
+    assert "miniLM" in sts and "stsb (train split)" in sts
+    assert "tasks: sst2" in istar_runs and "λ ∈ -5, 5" in istar_runs
     assert "all-MiniLM-L6-v2" in captions["results/main/figure2.png"]
     assert "rte, wnli" in captions["results/glue/figure4.png"]
     # captions say what ran: two seeds draw a band, GLUE's one seed none
@@ -85,11 +81,9 @@ def test_every_figure_and_table_has_its_caption(report):
     assert "IsoScore is on a logarithmic axis in every panel" in figure3
     assert "95% t-interval over seeds" in figure3  # the intervals are named, not a bootstrap
     # The tiny run builds every study, so the claims read the I-STAR and STS tables too.
-    assert (
-        "istar_runs" in captions["results/claims.csv"]
-        and "geometry_sts" in captions["results/claims.csv"]
-    )
-    assert "not run" not in captions["results/claims.csv"].split("Results read in this run:")[1]
+    claims = captions["results/claims.csv"]
+    assert "istar_runs" in claims and "geometry_sts" in claims
+    assert "not run" not in claims.split("Results read in this run:")[1]
     # The embedded figure is the real file.
     import base64
 
