@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 
 import pytest
 import report_pages
@@ -44,15 +43,6 @@ EXPECTED_OTHER = {
 }
 
 
-class _Tags(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.tags: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-
-
 @pytest.fixture(scope="module")
 def report(tiny_run, tmp_path_factory):
     """The report of the full tiny run (rule all, which the fixture made), as `make report`
@@ -64,14 +54,6 @@ def report(tiny_run, tmp_path_factory):
     result = tiny_workflow.snakemake(*command, *report, mirror=mirror, timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
     return workdir, path.read_text(encoding="utf-8")
-
-
-def test_report_renders_as_html(report):
-    _, text = report
-    parser = _Tags()
-    parser.feed(text)
-    assert {"html", "head", "body", "script"} <= set(parser.tags)
-    assert len(text) > 100_000  # figures and tables are embedded, not linked
 
 
 def test_every_figure_and_table_has_its_caption(report):
@@ -86,14 +68,10 @@ def test_every_figure_and_table_has_its_caption(report):
     for path, names in EXPECTED_OTHER.items():
         assert names in captions.get(path, ""), (path, captions.get(path))
         assert "Seeds: 0" in captions[path] and "Models:" in captions[path], (path, captions[path])
-    assert (
-        "miniLM" in captions["results/geometry/sts.csv"]
-        and "stsb (train split)" in captions["results/geometry/sts.csv"]
-    )
-    assert (
-        "tasks: sst2" in captions["results/istar/runs.csv"]
-        and "λ ∈ -5, 5" in captions["results/istar/runs.csv"]
-    )
+    sts = captions["results/geometry/sts.csv"]
+    istar_runs = captions["results/istar/runs.csv"]
+    assert "miniLM" in sts and "stsb (train split)" in sts
+    assert "tasks: sst2" in istar_runs and "λ ∈ -5, 5" in istar_runs
     assert "all-MiniLM-L6-v2" in captions["results/main/figure2.png"]
     assert "rte, wnli" in captions["results/glue/figure4.png"]
     # captions say what ran: two seeds draw a band, GLUE's one seed none
@@ -103,11 +81,9 @@ def test_every_figure_and_table_has_its_caption(report):
     assert "IsoScore is on a logarithmic axis in every panel" in figure3
     assert "95% t-interval over seeds" in figure3  # the intervals are named, not a bootstrap
     # The tiny run builds every study, so the claims read the I-STAR and STS tables too.
-    assert (
-        "istar_runs" in captions["results/claims.csv"]
-        and "geometry_sts" in captions["results/claims.csv"]
-    )
-    assert "not run" not in captions["results/claims.csv"].split("Results read in this run:")[1]
+    claims = captions["results/claims.csv"]
+    assert "istar_runs" in claims and "geometry_sts" in claims
+    assert "not run" not in claims.split("Results read in this run:")[1]
     # The embedded figure is the real file.
     import base64
 
@@ -169,7 +145,6 @@ def test_report_opens_in_a_headless_browser(report, tmp_path):
     probed = f"{head}{IMAGE_PROBE}</body>{tail}"
     rendered = report_pages.open_in_browser(probed, tmp_path, "report_first_page_full.png")
     assert 'class="isotropy-overview"' in rendered, rendered[:2000]
-    assert rendered.index("Claims check") < rendered.index("Paper comparison")
     assert rendered.index("isotropy-overview") < rendered.index('id="rulegraph"')
     page = rendered[rendered.index('class="isotropy-overview"') :]  # the DOM, not the scripts
     assert page.index('class="overview-forest"') < page.index("<h2>This run")
