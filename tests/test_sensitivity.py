@@ -3,14 +3,12 @@ numbers, the grid and its order, its figures and cost."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-import yaml
 from tiny_workflow import load_script, script_snakemake
 
 from isotropy import costs, estimate, sensitivity, studies
@@ -230,16 +228,13 @@ def test_cells_have_intervals_over_seeds_and_a_markdown_row():
     assert "| +0.50 |" in markdown  # one seed: the value without an interval
 
 
-def test_figures_state_their_settings(tmp_path):
-    from isotropy.plots.checks import save_figure
+def test_figures_state_their_settings():
     from isotropy.plots.main import phases, r_by_condition
 
     table = sensitivity.cell_table(_cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]))
     figure = r_by_condition(table, "1000 updates, test settings")
     texts = " ".join(t.get_text() for t in figure.texts)
     assert "1000 updates, test settings" in texts and "t-interval over 5 seeds" in texts
-    save_figure(figure, tmp_path / "f.pdf", tmp_path / "f.png")
-    assert (tmp_path / "f.png").stat().st_size > 0
     traces = pd.concat(
         [
             _trace(s, 1.0).assign(setup="supersense", vectors="word2vec", label_set="all")
@@ -285,25 +280,6 @@ def test_the_default_grid_its_order_and_settings(config):
     # a PCA at another encoder's norm (another transform with a norm: refused below)
     made_from = studies.sensitivity.derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/word2vec/supersense/vectors.npy"
-    vectors = {v for block in section["blocks"] for v in block["vectors"]}
-    for name in (
-        "word2vec",
-        "word2vec_scaled",
-        "miniLM",
-        "miniLM_scaled",
-        "miniLM_pca50",
-        "word2vec_pad300",
-        "word2vec_rot5",
-    ):
-        assert name in vectors
-
-
-def test_full_grid_overlay_is_valid(config):
-    full = yaml.safe_load((ROOT / "config" / "sensitivity_full.yaml").read_text())
-    merged = workflow_config.deep_merge(copy.deepcopy(config), full)
-    workflow_config.check_loaded_config(merged)
-    assert sorted(merged["sensitivity"]["lr_factors"]) == [0.1, 1, 10]
-    assert len(studies.sensitivity.cells(merged)) > 3 * len(studies.sensitivity.cells(config))
 
 
 @pytest.mark.parametrize(
@@ -352,7 +328,6 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))  # a mirror: its GloVe is 50-d
     monkeypatch.chdir(tmp_path)  # no stored embeddings or traces
     assert paper_cost.vector_dim(config, "word2vec") == 50
-    assert paper_cost.vector_dim(config, "miniLM") == 384
     assert paper_cost.vector_dim(config, "word2vec_pad300") == 300
     assert paper_cost.vector_dim(config, "miniLM_scaled") == 384
     # The record, not a file name: the URL's files are NLPL model 222's 300-d vectors.
