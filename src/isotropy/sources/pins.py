@@ -124,7 +124,10 @@ def read_lock(path: str | os.PathLike) -> dict[str, dict[str, dict[str, Any]]]:
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     try:  # a mapping of mappings of records, each a 64-digit sha256 and a byte count
         records = [r for urls in data.values() for r in urls.values()]
-        damaged = not all(len(r["sha256"]) == 64 and isinstance(r["bytes"], int) for r in records)
+        damaged = not all(
+            isinstance(r["sha256"], str) and len(r["sha256"]) == 64 and isinstance(r["bytes"], int)
+            for r in records
+        )
     except (AttributeError, KeyError, TypeError):
         damaged = True
     if damaged:
