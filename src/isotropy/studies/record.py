@@ -54,18 +54,26 @@ def section_files(
     return lambda config: [file(name) for name in names] if config.get(section) else []
 
 
+def finetune_cpu_seconds(
+    training: Mapping[str, Any], model: str, task: str, extra: float = 0.0
+) -> float | None:
+    """CPU seconds of one fine-tuning run on one thread: :func:`isotropy.costs.finetune_seconds`
+    of its model and task plus ``extra`` (None: no measured cost)."""
+    if task not in TASKS:
+        return None
+    cpu = costs.finetune_seconds(training, TASKS[task].rows, model, task)
+    return None if cpu is None else cpu + extra
+
+
 def finetune_job(section: str, extra_cpu_seconds: float = 0.0) -> JobCost:
-    """``job_costs`` of a fine-tuning rule: :func:`isotropy.costs.finetune_seconds` of its model
-    and task plus ``extra_cpu_seconds``, on config ``<section>.resources.threads`` (None: no
-    measured cost)."""
+    """``job_costs`` of a fine-tuning rule: :func:`finetune_cpu_seconds` on config
+    ``<section>.resources.threads``."""
 
     def seconds(config: Config, wildcards: Mapping[str, Any], pace: costs.Pace) -> float | None:
-        settings, model, task = config[section], wildcards["model"], wildcards["task"]
-        if task not in TASKS:
-            return None
-        cpu = costs.finetune_seconds(settings["training"], TASKS[task].rows, model, task)
-        if cpu is None:
-            return None
-        return pace.share(cpu + extra_cpu_seconds, settings["resources"]["threads"])
+        settings = config[section]
+        cpu = finetune_cpu_seconds(
+            settings["training"], wildcards["model"], wildcards["task"], extra_cpu_seconds
+        )
+        return None if cpu is None else pace.share(cpu, settings["resources"]["threads"])
 
     return seconds
