@@ -134,7 +134,7 @@ def test_truncated_vectors_are_named_before_any_job_and_no_result_is_lost(
     assert (
         f"resources/embeddings/miniLM/polarity/vectors.npy has {size - 64:,} bytes, but its header "
         f"(shape (30, 4), float32) needs {size:,}: it is truncated or damaged; re-make it: rm -f "
-        "resources/embeddings/miniLM/polarity/vectors.npy, then run again (rule embed_sentences"
+        "resources/embeddings/miniLM/polarity/vectors.npy, then run again; nothing was run"
     ) in result.stdout, result.stdout[-3000:]
     assert trace.read_bytes() == b"a valid result"
 

@@ -40,29 +40,28 @@ MODEL_SIZE_FACTOR = {
 def read_costs(path: str | os.PathLike = COSTS_TABLE) -> list[dict[str, Any]]:
     """Every row of the costs table, checked: its columns, a finite positive value, an ISO date,
     a unit, a machine and a command, no number measured twice; each problem named with its line."""
+    rows = []
     with open(path, encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         if tuple(reader.fieldnames or ()) != COLUMNS:
             raise ValueError(f"{path}: columns {reader.fieldnames}, expected {list(COLUMNS)}")
-        rows = [_checked(row, f"{path}, line {reader.line_num}") for row in reader]
+        for row in reader:
+            where = f"{path}, line {reader.line_num}"
+            for column in ("unit", "machine", "command"):
+                if not row[column].strip():
+                    raise ValueError(f"{where}: no {column}: say what measured {row['quantity']}")
+            try:
+                datetime.date.fromisoformat(row["measured"])  # YYYY-MM-DD
+                number = float(row["value"])
+            except ValueError as error:
+                raise ValueError(f"{where}: {error}") from None
+            if not math.isfinite(number) or number <= 0:
+                raise ValueError(f"{where}: value {number} is not a finite positive number")
+            rows.append({**row, "value": number})
     keys = [(c["quantity"], c["model"], c["dataset"]) for c in rows]
     if duplicated := sorted({key for key in keys if keys.count(key) > 1}):
         raise ValueError(f"{path}: measured twice: {duplicated}; keep one row for each")
     return rows
-
-
-def _checked(row: dict[str, Any], where: str) -> dict[str, Any]:
-    for column in ("unit", "machine", "command"):
-        if not row[column].strip():
-            raise ValueError(f"{where}: no {column}: say what measured {row['quantity']}")
-    try:
-        datetime.date.fromisoformat(row["measured"])  # YYYY-MM-DD
-        row["value"] = float(row["value"])
-    except ValueError as error:
-        raise ValueError(f"{where}: {error}") from None
-    if not math.isfinite(row["value"]) or row["value"] <= 0:
-        raise ValueError(f"{where}: value {row['value']} is not a finite positive number")
-    return row
 
 
 @functools.cache

@@ -6,7 +6,7 @@
 
 Loads the configuration as Snakemake does, asks Snakemake's dry run which jobs the target needs
 now and sums what each costs (:func:`describe`). It writes nothing: the run itself records its
-effective configuration when it starts (:func:`record_effective_config`).
+effective configuration when it starts (:func:`started`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import argparse
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -211,25 +211,11 @@ def describe(
     return lines, total
 
 
-def record_effective_config(
-    config: Mapping[str, Any], requested: Iterable[str], workdir: str | Path = "."
-) -> list[Path]:
-    """Write the run's effective configuration to ``logs/effective-config/<target>.yaml`` for
-    every requested target named by a plain word: what ``make report`` describes."""
-    written = []
-    for target in sorted(requested):
-        if not re.fullmatch(r"\w+", target):
-            continue
-        path = Path(workdir) / paths.EFFECTIVE_CONFIG / f"{target}.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(dict(config), sort_keys=False))
-        written.append(path)
-    return written
-
-
 def started(workflow: Any, config: Mapping[str, Any]) -> None:
     """What a run does when it starts (``onstart``): the jobs' thread wait policy set in the
-    environment they inherit, then its configuration recorded."""
+    environment they inherit, then its effective configuration written to
+    ``logs/effective-config/<target>.yaml`` for each target named by a plain word (what ``make
+    report`` describes)."""
     if added := compute.apply_job_environment():
         print(
             "jobs' idle threads sleep instead of spinning: "
@@ -237,7 +223,11 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
             + " (isotropy.compute; set OMP_WAIT_POLICY yourself to choose otherwise)",
             file=sys.stderr,
         )
-    record_effective_config(config, workflow.dag_settings.targets)
+    for target in sorted(workflow.dag_settings.targets):
+        if re.fullmatch(r"\w+", target):
+            path = Path(paths.EFFECTIVE_CONFIG) / f"{target}.yaml"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(yaml.safe_dump(dict(config), sort_keys=False))
 
 
 if __name__ == "__main__":

@@ -14,12 +14,12 @@ from isotropy import paths, provenance, sources
 from isotropy.configuration import Config
 from isotropy.configuration.geometry import Clusters, Static
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.workflow.config import encoder, model_spec
+from isotropy.workflow.config import model_spec
 from isotropy.workflow.targets import geometry_models, study_runs
 
 
 def verified_embedding(
-    config: Mapping[str, Any], artefact: str, encoder_of: Callable[[Any], str] | None = None
+    artefact: str, encoder_of: Callable[[Any], str] | None = None
 ) -> Callable[[Any], str]:
     """A run's embeddings file, checked when it exists: a damaged one is named while the DAG is
     built, before Snakemake removes any result made from it. The encoder is the ``encoder``
@@ -31,13 +31,9 @@ def verified_embedding(
         if os.path.isfile(file):
             problem = provenance.damaged_npy(file)
             if problem is not None:
-                kind = encoder(dict(config), name)["kind"]
-                maker = (
-                    "embed_sentences" if kind == "sentence-transformer" else "lookup_word_vectors"
-                )
                 raise WorkflowError(
-                    f"{problem}; re-make it: rm -f {file}, then run again (rule {maker} makes it "
-                    "anew); nothing was run or removed"
+                    f"{problem}; re-make it: rm -f {file}, then run again; nothing was run or "
+                    "removed"
                 )
         return file
 
