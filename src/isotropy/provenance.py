@@ -36,8 +36,7 @@ def record_path(path: str | os.PathLike) -> Path:
 
 
 def package_versions() -> dict[str, str | None]:
-    """The installed version of this project and of each package it pins for a run (None where
-    one is missing)."""
+    """The installed version of this project and of each package it pins (None: not installed)."""
     try:
         pins = metadata.requires(PROJECT) or []
     except metadata.PackageNotFoundError:  # not installed: its own version is None below
