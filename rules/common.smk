@@ -56,9 +56,8 @@ configuration.check_loaded_config(config)
 # first on sys.path (isotropy.trust).
 os.environ.update(PYTHONSAFEPATH="1")
 if workflow.is_main_process:
-    trust.refuse_hostile_folder(".")
-    # --trust-io-cache would unpickle it when the DAG is built (a pickle runs code).
-    trust.drop_io_cache(".")
+    # --trust-io-cache would unpickle the io cache when the DAG is built: it is removed too.
+    trust.guard_folder(".")
 # device: cuda on a machine without CUDA, refused before any job (jobs sent to a cluster by a
 # profile or an executor are checked where they run).
 if workflow.is_main_process and not configuration.submits_jobs_elsewhere(sys.argv):

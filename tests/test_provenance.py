@@ -44,6 +44,7 @@ def test_build_record_hashes_every_input_and_output(files):
         config={"main": {"seeds": [0, 1]}},
         script="script.py",
         seeds=[0],
+        device=SimpleNamespace(type="cpu"),  # as a torch.device reads
     )
     # A folder input stands for every file inside it.
     assert set(record["inputs"]) == {"data/a.txt", "data/sub/b.bin"}
@@ -57,6 +58,7 @@ def test_build_record_hashes_every_input_and_output(files):
         and record["wildcards"] == {"seed": "0"}
     )
     assert record["seeds"] == [0] and record["config"] == {"main": {"seeds": [0, 1]}}
+    assert record["device"].startswith("cpu:")
     assert record["code"]["script_sha256"] == sha(Path("script.py"))
     assert record["started"] <= record["finished"]
     json.dumps(record)  # plain JSON throughout

@@ -153,15 +153,13 @@ def _input_findings(
             )
         if source.stat().st_mtime > made:
             kinds[NEWER if actual != entry["sha256"] else REMADE].append(name)
-    return [
-        Finding(path, status, check, "input " + text.format(names=listing(names), are=_are(names)))
-        for (status, check, text), names in kinds.items()
-        if names
-    ]
-
-
-def _are(names: Sequence[str]) -> str:
-    return "is" if len(names) == 1 else "are"
+    findings = []
+    for (status, check, text), names in kinds.items():
+        if names:
+            are = "is" if len(names) == 1 else "are"
+            reason = "input " + text.format(names=listing(names), are=are)
+            findings.append(Finding(path, status, check, reason))
+    return findings
 
 
 def _check_code(path: str, code: Mapping[str, Any], workflow_root: Path) -> list[Finding]:
@@ -256,8 +254,11 @@ def audit_file(
         return found, []
     if found:  # the damaged record's mismatch alone
         return found, []
+    if record is None and Path(path).parts[:1] == (RESULTS,):
+        return [Finding(path, FAIL, "record", "no provenance record: its origin is unknown")], []
     if record is None:
-        return [_without_record(path)], []
+        reason = "not made by the workflow (no record); checked by its consumers' sha256 only"
+        return [Finding(path, WARN, "record", reason)], []
     inputs = record.get("inputs") or {}
     record = {**record, "inputs": {k: v for k, v in inputs.items() if k not in remade}}
     found = check_record(root, path, record, workflow_root=workflow_root)
@@ -266,20 +267,11 @@ def audit_file(
     return found, list(record.get("inputs", {}))
 
 
-def _without_record(path: str) -> Finding:
-    """A file without a provenance record: under ``results/`` a mismatch, else a warning."""
-    if Path(path).parts[:1] == (RESULTS,):
-        return Finding(path, FAIL, "record", "no provenance record: its origin is unknown")
-    reason = "not made by the workflow (no record); checked by its consumers' sha256 only"
-    return Finding(path, WARN, "record", reason)
-
-
 REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
 
 
 def check_manifest(root: Path, path: str, mirror: Path | None = None) -> list[Finding]:
-    """Every raw file of a source against its download manifest, and its inputs against
-    today's pins (:func:`check_pins`)."""
+    """Every raw file of a source against its download manifest; its inputs against today's pins."""
     manifest_path = resolve_path(root, path)
     manifest, problem = read_checked_json(manifest_path, MANIFEST)
     if problem is not None:
@@ -457,8 +449,7 @@ def format_table(findings: Sequence[Finding]) -> str:
 
 
 def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
-    """The findings as a TSV table by the csv module (a tab or line break in a name quoted),
-    written atomically."""
+    """The findings as a TSV table, atomically; the csv module quotes a tab or line break."""
     with (
         atomic_path(path) as tmp,  # a name's bytes that are not UTF-8: escaped
         open(tmp, "w", newline="", encoding="utf-8", errors="backslashreplace") as handle,

@@ -211,8 +211,7 @@ class Intake:
         return target.read_bytes() if name.endswith((".json", ".yaml")) else b""
 
     def _write(self, fd: int, out: BinaryIO, size: int) -> None:
-        """The data of ``fd`` into ``out``, holes left holes, each byte counted against
-        :attr:`budget`."""
+        """The data of ``fd`` into ``out``, holes kept, each byte counted against the budget."""
         offset = 0
         while offset < size:
             try:

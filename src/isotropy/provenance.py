@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from isotropy.compute import describe_device
 from isotropy.intake import RECORD_SUFFIX, parse_json
 from isotropy.io import plain_data, sha256_file, write_json
 
@@ -36,8 +37,7 @@ def record_path(path: str | os.PathLike) -> Path:
 
 
 def package_versions() -> dict[str, str | None]:
-    """The installed version of this project and of each package it pins for a run (None where
-    one is missing)."""
+    """The installed version of this project and of each package it pins (None: not installed)."""
     try:
         pins = metadata.requires(PROJECT) or []
     except metadata.PackageNotFoundError:  # not installed: its own version is None below
@@ -159,17 +159,13 @@ def build_record(
         "packages": package_versions(),
         "python": platform.python_version(),
         "host": socket.gethostname(),
-        "device": str(device) if device is not None else "cpu",
+        "device": describe_device(device) if hasattr(device, "type") else str(device or "cpu"),
         "hardware": hardware(),
         "seeds": seeds,
         "started": STARTED.isoformat(),
         "finished": _dt.datetime.now(_dt.UTC).isoformat(),
         "config": plain_data(config or {}),
     }
-    if device is not None and getattr(device, "type", None) is not None:
-        from isotropy.compute import describe_device
-
-        record["device"] = describe_device(device)
     if extra:
         record["extra"] = plain_data(extra)
     return record

@@ -48,11 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     if running:
         pid, command = running[0]
         more = f" and {len(running) - 1} more" if len(running) > 1 else ""
-        why = {
-            "resume": "unlocking would run its jobs a second time",
-            "report": "a run is in progress and may be re-making the files the report reads",
-            "audit": "a run is in progress and may be re-making the files the audit reads",
-        }[args.before]
+        why = f"a run is in progress and may be re-making the files the {args.before} reads"
+        if args.before == "resume":
+            why = "unlocking would run its jobs a second time"
         print(
             f"{args.before}: Snakemake still runs in {Path.cwd()} (pid {pid}: "
             f"{command[:200]}{more}); {why}: wait for it, or stop it "

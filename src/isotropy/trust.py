@@ -9,7 +9,7 @@ are not what Snakemake writes (a ``conda_env`` is one of this checkout's ``envs/
 hard links, pipes, sockets and devices, and record folders that are not folders;
 :func:`workflow_problems` refuses config files that are not plain YAML; rules/common.smk takes the
 Snakefile's folder off ``sys.path`` before the workflow's first import, and jobs run with
-``PYTHONSAFEPATH=1``; the pickled inventory cache is removed unread (:func:`drop_io_cache`).
+``PYTHONSAFEPATH=1``; the pickled inventory cache is removed unread (:func:`guard_folder`).
 
     python -m isotropy.trust [--directory .] [--configfile FILE ...]
 
@@ -186,13 +186,6 @@ def workflow_problems(
 IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
 
 
-def drop_io_cache(workdir: str | os.PathLike = ".") -> None:
-    """Remove the folder's inventory cache: a pickle runs the code it names, and it is only a
-    cache (a folder there stays: Snakemake cannot open one as a pickle either)."""
-    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
-        os.remove(Path(workdir) / IOCACHE)
-
-
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
     """One message for the refused records: each file and why, and what to do."""
     lines = [f"{intake.escaped(name)}: {intake.escaped(why)}" for name, why in problems[:SHOWN]]
@@ -208,11 +201,14 @@ def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -
     )
 
 
-def refuse_hostile_folder(workdir: str | os.PathLike = ".") -> None:
-    """Raise a FolderError naming everything Snakemake should not read or write through."""
-    problems = folder_problems(workdir)
-    if problems:
+def guard_folder(workdir: str | os.PathLike = ".") -> None:
+    """Before Snakemake reads ``workdir``: a FolderError naming everything it should not read or
+    write through; else the inventory cache removed (a pickle runs the code it names, and it is
+    only a cache; a folder there stays: Snakemake cannot open one as a pickle either)."""
+    if problems := folder_problems(workdir):
         raise intake.FolderError(refusal(problems, workdir))
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+        os.remove(Path(workdir) / IOCACHE)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -189,25 +189,22 @@ def _pick(
 
 
 def _glue(items: list[Fetched], origin: str, staging: Path) -> list[str]:
-    """GLUE's ``train.tsv`` from a task's zip (``<Task>/train.tsv``), or MRPC's rebuilt."""
-    names = {Path(item.name).name: item for item in items}
-    if "msr_paraphrase_train.txt" in names:
-        if "mrpc_dev_ids.tsv" not in names:
-            raise ValueError("MRPC needs both msr_paraphrase_train.txt and mrpc_dev_ids.tsv")
-        pairs, dev_ids = names["msr_paraphrase_train.txt"], names["mrpc_dev_ids.tsv"]
-        build_mrpc_train(pairs.path, dev_ids.path, staging / "train.tsv")
-        return ["train.tsv"]
-    return _pick(r"train\.tsv", items, origin, staging)
-
-
-def build_mrpc_train(msr_train: Path, dev_ids: Path, dest: Path) -> None:
-    """GLUE's MRPC train.tsv rebuilt as GLUE's download script does: Microsoft's training pairs
-    (SentEval's copy; the original is a Windows installer) minus GLUE's dev ids."""
+    """GLUE's ``train.tsv`` from a task's zip (``<Task>/train.tsv``), or MRPC's rebuilt as GLUE's
+    download script does: Microsoft's training pairs (SentEval's copy; the original is a Windows
+    installer) minus GLUE's dev ids."""
+    names = {Path(item.name).name: item.path for item in items}
+    if "msr_paraphrase_train.txt" not in names:
+        return _pick(r"train\.tsv", items, origin, staging)
+    if "mrpc_dev_ids.tsv" not in names:
+        raise ValueError("MRPC needs both msr_paraphrase_train.txt and mrpc_dev_ids.tsv")
+    msr_train, dev_ids = names["msr_paraphrase_train.txt"], names["mrpc_dev_ids.tsv"]
     ids = decode_text(dev_ids.read_bytes(), "utf-8-sig", str(dev_ids)).splitlines()
     dev = {tuple(line.strip().split("\t")) for line in ids if line.strip()}
     header, *lines = decode_text(msr_train.read_bytes(), "utf-8-sig", str(msr_train)).splitlines()
     rows = [line for line in lines if line.strip() and tuple(line.split("\t")[1:3]) not in dev]
-    dest.write_text("\n".join([header.strip(), *rows]) + "\n", encoding="utf-8")
+    text = "\n".join([header.strip(), *rows]) + "\n"
+    (staging / "train.tsv").write_text(text, encoding="utf-8")
+    return ["train.tsv"]
 
 
 Normaliser = Callable[[list[Fetched], str, Path], list[str]]
