@@ -343,6 +343,11 @@ def test_url_pins_agree_with_the_mirror_manifest(config):
             "sources",
         ),
         ("istar:\n  models: [miniLN]\n  run_models: null", "istar.models", "models"),
+        (
+            "istar_estimator:\n  figure1_encoders: [miniLN]",
+            "istar_estimator.figure1_encoders",
+            "encoders",
+        ),
     ],
 )
 def test_load_config_refuses_an_unknown_name_in_one_sentence(tmp_path, overlay, key, section):

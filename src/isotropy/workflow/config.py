@@ -160,6 +160,8 @@ def references(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
             yield f"geometry.{part}.models", name, "models"
     for name in (config.get("istar") or {}).get("models") or []:
         yield "istar.models", name, "models"
+    for name in (config.get("istar_estimator") or {}).get("figure1_encoders") or []:
+        yield "istar_estimator.figure1_encoders", name, "encoders"
 
 
 def check_config(config: dict) -> None:
