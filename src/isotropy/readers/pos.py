@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.configuration import Config
-from isotropy.embeddings.word_vectors import load_word_vectors
+from isotropy.embeddings.texts import load_word_vectors
 from isotropy.io import decode_text
 from isotropy.readers.registry import (
     DatasetSpec,
