@@ -24,13 +24,10 @@ from isotropy.models import RECORD_KEYS, ModelSpec, load_pretrained
 log = logging.getLogger(__name__)
 
 
-TEXT_COLUMNS = ("text", "text_pair")
-
-
 def unique_texts(table: pd.DataFrame) -> list[str]:
     """All distinct texts of a prepared table (both sides of pairs), in order of first
     appearance."""
-    columns = [table[column].tolist() for column in TEXT_COLUMNS if column in table.columns]
+    columns = [table[column].tolist() for column in ("text", "text_pair") if column in table]
     return list(dict.fromkeys(itertools.chain.from_iterable(columns)))
 
 
