@@ -104,7 +104,7 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     counted); words kept as written, stripped; a flag set when true/1, unset when false/0 or
     empty, else an error; words without a flag dropped; items in order of first occurrence."""
     flags: dict[str, dict[str, str]] = {"word1": {}, "word2": {}}
-    for column in table.columns:  # the word columns themselves: read_feature_table names them
+    for column in table.columns:  # the word columns themselves: read_supersense_tikhonov names them
         if match := FLAG_COLUMN.match(column):
             flags[match.group(1)][match.group(2)] = column
     labels: dict[str, set[str]] = {}
