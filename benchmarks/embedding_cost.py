@@ -36,10 +36,10 @@ import torch
 from isotropy.embeddings.texts import (
     SentenceEncoderSpec,
     load_sentence_encoder,
+    load_word_vectors,
     lookup_word_vectors,
     unique_texts,
 )
-from isotropy.embeddings.word_vectors import load_word_vectors
 from isotropy.readers.registry import word_vectors_file
 from isotropy.workflow.config import load_config, sentence_encoder_spec
 

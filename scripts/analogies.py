@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gensim.test.utils import datapath
 
-from isotropy.embeddings.word_vectors import load_word_vectors
+from isotropy.embeddings.texts import load_word_vectors
 from isotropy.geometry import analogies
 from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake

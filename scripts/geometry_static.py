@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from isotropy.embeddings.word_vectors import load_word_vectors
+from isotropy.embeddings.texts import load_word_vectors
 from isotropy.geometry.layers import static_geometry
 from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake

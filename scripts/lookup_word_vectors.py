@@ -5,8 +5,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.embeddings.texts import lookup_word_vectors
-from isotropy.embeddings.word_vectors import load_word_vectors
+from isotropy.embeddings.texts import load_word_vectors, lookup_word_vectors
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step

@@ -27,7 +27,7 @@ from local_server import (
 from tiny_workflow import write_mirror_manifest
 
 from isotropy import sources
-from isotropy.embeddings import word_vectors
+from isotropy.embeddings.texts import is_word2vec_binary, load_word_vectors
 from isotropy.io import DiskFullError
 from isotropy.readers.registry import word_vectors_file
 from isotropy.readers.sts import read_sts
@@ -367,18 +367,18 @@ def test_nlpl_zip_gives_model_bin_and_a_text_gz_is_read_as_text(http, tmp_path):
     )
     path = word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"
-    assert word_vectors.is_word2vec_binary(path)
-    loaded = word_vectors.load_word_vectors(path)
+    assert is_word2vec_binary(path)
+    loaded = load_word_vectors(path)
     assert loaded.index_to_key == words
     np.testing.assert_allclose(loaded["dog"], vectors["dog"])
     vectors.save_word2vec_format(str(tmp_path / "v.txt"), binary=False)
     with gzip.open(tmp_path / "v.txt.gz", "wb") as handle:
         handle.write((tmp_path / "v.txt").read_bytes())
-    assert not word_vectors.is_word2vec_binary(tmp_path / "v.txt.gz")
-    assert word_vectors.load_word_vectors(tmp_path / "v.txt.gz").index_to_key == words
+    assert not is_word2vec_binary(tmp_path / "v.txt.gz")
+    assert load_word_vectors(tmp_path / "v.txt.gz").index_to_key == words
     (tmp_path / "bad.txt").write_text("not a header\n")
     with pytest.raises(ValueError, match="line 1: expected a word2vec header"):
-        word_vectors.is_word2vec_binary(tmp_path / "bad.txt")
+        is_word2vec_binary(tmp_path / "bad.txt")
 
 
 @pytest.mark.parametrize(
@@ -393,8 +393,8 @@ def test_malformed_word2vec_text_names_the_file_and_gensims_reason(tmp_path, tex
     path = tmp_path / "v.txt"
     path.write_text(text)
     with pytest.raises(ValueError, match=rf"v.txt: not a valid word2vec text file .*{reason}"):
-        word_vectors.load_word_vectors(path)
-    assert len(word_vectors.load_word_vectors(path, limit=1)) == 1  # the rest is never read
+        load_word_vectors(path)
+    assert len(load_word_vectors(path, limit=1)) == 1  # the rest is never read
 
 
 # ---------------------------------------------------------------------------------------------

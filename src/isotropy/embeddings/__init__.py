@@ -1,3 +1,3 @@
-"""Turn texts into vectors: sentence transformers and static word vectors (:mod:`.texts`,
-word2vec files read in :mod:`.word_vectors`), and every layer's hidden states of a pretrained
-transformer (:mod:`.hidden_states`; torch is imported only when a model runs)."""
+"""Turn texts into vectors: sentence transformers and static word vectors (:mod:`.texts`), and
+every layer's hidden states of a pretrained transformer (:mod:`.hidden_states`; torch is imported
+only when a model runs)."""

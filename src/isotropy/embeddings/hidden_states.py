@@ -225,7 +225,15 @@ def text_windows(
     """Cai et al.'s input: the running text tokenized once and cut into contiguous blocks of
     ``window`` tokens, the model's special tokens included; an incomplete last block is dropped,
     as their code does. At most ``max_windows`` blocks (None: all)."""
-    prefix, suffix = _special_frame(tokenizer)
+    # The special tokens around one sequence ([CLS] / [SEP] for BERT, none for GPT-2), read off a
+    # one-word encoding.
+    bare = tokenizer("a", add_special_tokens=False)["input_ids"]
+    framed = tokenizer("a", add_special_tokens=True)["input_ids"]
+    at = next((i for i in range(len(framed)) if framed[i : i + len(bare)] == bare), None)
+    if at is None:
+        name = type(tokenizer).__name__
+        raise ValueError(f"cannot find where {name} puts the text among its special tokens")
+    prefix, suffix = framed[:at], framed[at + len(bare) :]
     block = window - len(prefix) - len(suffix)
     if block < 1:
         raise ValueError(f"a window of {window} tokens leaves no room beside the special tokens")
@@ -238,18 +246,6 @@ def text_windows(
         )
     chosen = list(starts)[:max_windows] if max_windows else list(starts)
     return [prefix + ids[s : s + block] + suffix for s in chosen]
-
-
-def _special_frame(tokenizer) -> tuple[list[int], list[int]]:
-    """The special tokens the tokenizer puts before and after one sequence ([CLS] / [SEP] for
-    BERT, none for GPT-2), read off a one-word encoding."""
-    bare = tokenizer("a", add_special_tokens=False)["input_ids"]
-    framed = tokenizer("a", add_special_tokens=True)["input_ids"]
-    at = next((i for i in range(len(framed)) if framed[i : i + len(bare)] == bare), None)
-    if at is None:
-        name = type(tokenizer).__name__
-        raise ValueError(f"cannot find where {name} puts the text among its special tokens")
-    return framed[:at], framed[at + len(bare) :]
 
 
 def extract_window_embeddings(

@@ -1,14 +1,17 @@
 """Vectors for the texts of a prepared data set, one row per unique text: a sentence
-transformer's, streamed to a memory-mapped ``.npy`` file, or static word vectors looked up."""
+transformer's, streamed to a memory-mapped ``.npy`` file, or static word vectors looked up in a
+word2vec file (text or binary, optionally gzipped) read as gensim ``KeyedVectors``."""
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import logging
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,13 +24,10 @@ from isotropy.models import RECORD_KEYS, ModelSpec, load_pretrained
 log = logging.getLogger(__name__)
 
 
-TEXT_COLUMNS = ("text", "text_pair")
-
-
 def unique_texts(table: pd.DataFrame) -> list[str]:
     """All distinct texts of a prepared table (both sides of pairs), in order of first
     appearance."""
-    columns = [table[column].tolist() for column in TEXT_COLUMNS if column in table.columns]
+    columns = [table[column].tolist() for column in ("text", "text_pair") if column in table]
     return list(dict.fromkeys(itertools.chain.from_iterable(columns)))
 
 
@@ -197,3 +197,45 @@ def _tagged_entries(keyed_vectors) -> dict[str, str]:
         if match:
             entries.setdefault(match.group(1).lower(), key)
     return entries
+
+
+def is_word2vec_binary(path: str | os.PathLike) -> bool:
+    """Whether a word2vec file is binary: its first record after the header is not a word and
+    ``dim`` decimal numbers."""
+    path = Path(path)
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        header = handle.readline()
+        first = handle.readline(1 << 20)
+    fields = header.split()
+    if len(fields) != 2 or not all(f.isdigit() for f in fields):
+        raise ValueError(
+            f"{path}, line 1: expected a word2vec header '<count> <dim>', found {header[:80]!r}"
+        )
+    dim = int(fields[1])
+    parts = first.split()
+    if len(parts) == dim + 1:
+        try:
+            [float(x) for x in parts[-dim:]]
+            return False
+        except ValueError:
+            pass
+    return True
+
+
+def load_word_vectors(path: str | os.PathLike, limit: int | None = None):
+    """A word2vec file as gensim ``KeyedVectors``, its first (most frequent) ``limit`` words."""
+    from gensim.models import KeyedVectors
+
+    binary = is_word2vec_binary(path)
+    log.info("loading word vectors from %s (%s)", path, "binary" if binary else "text")
+    try:
+        # "replace": a stray broken token in a large crawled vocabulary only fails its own lookup.
+        return KeyedVectors.load_word2vec_format(
+            str(path), binary=binary, limit=limit, unicode_errors="replace"
+        )
+    except (ValueError, EOFError) as error:
+        raise ValueError(
+            f"{path}: not a valid word2vec {'binary' if binary else 'text'} file ({error}); "
+            "re-download its source"
+        ) from error

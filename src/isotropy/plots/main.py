@@ -114,18 +114,6 @@ def metric_curves(traces: pd.DataFrame, panel: str, row: str | None = None) -> p
     return fig
 
 
-def _correlation_line(symbol: str, row: pd.Series, column: str) -> str:
-    """``r = -0.978 pooled; seeds -0.970 [-0.990, -0.940]``, or ``…; 1 seed: no interval``."""
-    value = row[column]
-    line = f"{symbol} = {value:.3f}" if np.isfinite(value) else f"{symbol} = undefined"
-    low, high = row.get(f"{column}_seed_low", np.nan), row.get(f"{column}_seed_high", np.nan)
-    if np.isfinite(low) and np.isfinite(high):
-        line += f" pooled; seeds {row[f'{column}_seed_mean']:.3f} [{low:.3f}, {high:.3f}]"
-    elif isinstance(row.get("interval"), str):
-        line += f" ({row['interval']})"
-    return line
-
-
 def sign_warning(correlation: pd.Series | None) -> str:
     """Why a panel is marked: our sign against the paper's r, or seeds that disagree; '' if none."""
     if correlation is None:
@@ -147,8 +135,17 @@ def panel_title(
     seeds; each seed's r (2 or more seeds); why the panel is marked."""
     title = wrapped(name, 44)
     if correlation is not None and np.isfinite(correlation["spearman_rho"]):
+        # "r = -0.978 pooled; seeds -0.970 [-0.990, -0.940]", or "r = … (1 seed: no interval)"
         for symbol, column in (("r", "pearson_r"), ("ρ", "spearman_rho")):
-            title += "\n" + _correlation_line(symbol, correlation, column)
+            value = correlation[column]
+            title += f"\n{symbol} = " + (f"{value:.3f}" if np.isfinite(value) else "undefined")
+            low = correlation.get(f"{column}_seed_low", np.nan)
+            high = correlation.get(f"{column}_seed_high", np.nan)
+            if np.isfinite(low) and np.isfinite(high):
+                mean = correlation[f"{column}_seed_mean"]
+                title += f" pooled; seeds {mean:.3f} [{low:.3f}, {high:.3f}]"
+            elif isinstance(correlation.get("interval"), str):
+                title += f" ({correlation['interval']})"
     if len(per_seed) > 1:
         title += "\n" + wrapped("r per seed: " + " ".join(f"{v:+.3f}" for v in per_seed), 48)
     if warning := sign_warning(correlation):
@@ -212,13 +209,6 @@ def silhouette_vs_isoscore(
     return fig
 
 
-def cell_label(row: pd.Series, vector_labels: dict[str, str]) -> str:
-    """A cell's row label: setup, vectors (as the reader knows them), label set, lr factor."""
-    vectors = vector_labels.get(row["vectors"], row["vectors"])
-    lr = "" if float(row["lr_factor"]) == 1 else f", lr x{float(row['lr_factor']):g}"
-    return f"{row['setup']}: {vectors}, {row['label_set']}{lr}"
-
-
 def r_by_condition(
     table: pd.DataFrame, settings_line: str, vector_labels: dict[str, str] | None = None
 ) -> plt.Figure:
@@ -237,7 +227,13 @@ def r_by_condition(
         ax.hlines(rows, low, high, colors=colours, linewidth=2.2, zorder=2, gid=DECORATION)
     label = "tanh(mean Fisher z) and interval"
     ax.scatter(table["pearson_r"], rows, marker="|", s=144, color="black", zorder=4, label=label)
-    ax.set_yticks(rows, [cell_label(row, vector_labels) for _, row in table.iterrows()], fontsize=8)
+    # a row's label: setup, vectors (as the reader knows them), label set, lr factor
+    labels = [
+        f"{row['setup']}: {vector_labels.get(row['vectors'], row['vectors'])}, {row['label_set']}"
+        + ("" if float(row["lr_factor"]) == 1 else f", lr x{float(row['lr_factor']):g}")
+        for _, row in table.iterrows()
+    ]
+    ax.set_yticks(rows, labels, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(0, color="grey", linewidth=0.8, gid=DECORATION)
     ax.set_xlim(-1.05, 1.05)

@@ -15,13 +15,9 @@ from isotropy.io import decode_text
 from isotropy.readers.registry import raw_file
 from isotropy.sources import HUB_FILE
 
+# A sentence ends at final punctuation followed by an upper-case start (nltk's punkt cannot be
+# fetched offline, and sentence-sized contexts are all the analysis needs).
 _SENTENCE_BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
-
-
-def split_sentences(paragraph: str) -> list[str]:
-    """Split a paragraph at sentence-final punctuation followed by an upper-case start (nltk's
-    punkt cannot be fetched offline, and sentence-sized contexts are all the analysis needs)."""
-    return [part.strip() for part in _SENTENCE_BOUNDARY.split(paragraph.strip()) if part.strip()]
 
 
 def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -> list[str]:
@@ -31,7 +27,7 @@ def wikitext_sentences(lines: Iterable[str], max_sentences: int | None = None) -
         stripped = line.strip()
         if not stripped or (stripped.startswith("=") and stripped.endswith("=")):
             continue
-        sentences.extend(split_sentences(stripped))
+        sentences.extend(_SENTENCE_BOUNDARY.split(stripped))
         if max_sentences and len(sentences) >= max_sentences:
             return sentences[:max_sentences]
     return sentences

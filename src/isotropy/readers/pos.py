@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.configuration import Config
-from isotropy.embeddings.word_vectors import load_word_vectors
+from isotropy.embeddings.texts import load_word_vectors
 from isotropy.io import decode_text
 from isotropy.readers.registry import (
     DatasetSpec,
@@ -32,25 +32,20 @@ log = logging.getLogger(__name__)
 WORDNET_POS = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
 
 
-def read_codwoe_items(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Items of one CoDWoE English file: a JSON list of objects, or the CSV of the full release."""
-    path = Path(path)
-    if path.suffix == ".csv":
-        return pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")
-    text = decode_text(path.read_bytes(), "utf-8", str(path))
-    try:
-        return json.loads(text)  # anything but a list of objects: read_pos_codwoe names an item
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from exc
-
-
 def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
     """CoDWoE English words, each labelled with the set of its parts of speech over all its
     glosses."""
     files = [p for p in source_files(raw_dir) if p.suffix in {".json", ".csv"}]
     labels: dict[str, set[str]] = defaultdict(set)
     for path in files:
-        for index, item in enumerate(read_codwoe_items(path)):
+        if path.suffix == ".csv":  # the full release; the trial files are JSON lists
+            items = pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")
+        else:
+            try:  # anything but a list of objects: an item is named below
+                items = json.loads(decode_text(path.read_bytes(), "utf-8", str(path)))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from exc
+        for index, item in enumerate(items):
             where = f"{path}, item {index}" + (
                 f" (id {item.get('id')!r})" if isinstance(item, dict) and item.get("id") else ""
             )
@@ -71,16 +66,6 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
     return multi_label_frame(labels)
 
 
-def wordnet_pos(wordnet, word: str) -> set[str]:
-    """Parts of speech of ``word`` as a WordNet headword (no morphological base-form lookup)."""
-    target = word.lower()
-    return {
-        WORDNET_POS[synset.pos()]
-        for synset in wordnet.synsets(word)
-        if any(name.lower() == target for name in synset.lemma_names())
-    }
-
-
 def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
     """The stand-in for CoDWoE POS: the first (most frequent) ``size`` words of ``vocabulary``
     that WordNet knows as headwords, each labelled with its WordNet parts of speech."""
@@ -88,7 +73,15 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
     for word in vocabulary:
         if len(labels) == size:
             break
-        if word not in labels and (tags := wordnet_pos(wordnet, word)):
+        if word in labels:
+            continue
+        # as a headword only: no morphological base-form lookup
+        tags = {
+            WORDNET_POS[synset.pos()]
+            for synset in wordnet.synsets(word)
+            if any(name.lower() == word.lower() for name in synset.lemma_names())
+        }
+        if tags:
             labels[word] = tags
     if len(labels) < size:
         log.warning(
@@ -99,44 +92,18 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
     return multi_label_frame(labels)
 
 
-def read_pos_wordnet(
-    vectors_dir: str | os.PathLike, wordnet_dir: str | os.PathLike, size: int
-) -> pd.DataFrame:
-    """:func:`pos_standin` of a fetched word-vector source and WordNet."""
-    path, wordnet = word_vectors_file(vectors_dir), open_wordnet(wordnet_dir)
-    # Most frequent words are mostly WordNet headwords: read a prefix of the file first, and the
-    # whole vocabulary only when the prefix falls short.
-    vectors = load_word_vectors(path, limit=4 * size)
-    table = pos_standin(vectors.index_to_key, wordnet, size)
-    if len(table) < size and len(vectors) == 4 * size:
-        table = pos_standin(load_word_vectors(path).index_to_key, wordnet, size)
-    log.warning(
-        "pos: using the WordNet stand-in (config pos_source: wordnet), NOT CoDWoE: %d most "
-        "frequent WordNet headwords of %s",
-        len(table),
-        vectors_dir,
-    )
-    return table
-
-
-def pos_vocabulary_source(config: Mapping[str, Any]) -> str:
-    """The source of the word vectors used with the POS data (its setup's encoder, else the first
-    word-vector encoder)."""
+def pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
+    if config.get("pos_source", Config.default("pos_source")) != "wordnet":
+        return {"raw_dir": "codwoe"}
+    # The stand-in's vocabulary: the pos setup's encoder, else the first word-vector encoder.
     encoders = config.get("encoders", {})
     setup = config.get("main", {}).get("setups", {}).get("pos", {})
-    candidates = [setup.get("encoder")] + list(encoders)
-    for name in candidates:
+    for name in [setup.get("encoder")] + list(encoders):
         if name in encoders and encoders[name].get("kind") == "word-vectors":
-            return encoders[name]["source"]
+            return {"vectors_dir": encoders[name]["source"], "wordnet_dir": "wordnet"}
     raise ValueError(
         "pos_source 'wordnet' needs a word-vector encoder in config 'encoders' (kind: word-vectors)"
     )
-
-
-def pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
-    if config.get("pos_source", Config.default("pos_source")) == "wordnet":
-        return {"vectors_dir": pos_vocabulary_source(config), "wordnet_dir": "wordnet"}
-    return {"raw_dir": "codwoe"}
 
 
 def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -153,9 +120,23 @@ def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
 def _pos_reader(
     raw_dir=None, vectors_dir=None, wordnet_dir=None, *, pos_source: str, pos_standin_size: int = 0
 ):
-    if pos_source == "wordnet":  # the schema allows "codwoe" or "wordnet" only
-        return read_pos_wordnet(vectors_dir, wordnet_dir, pos_standin_size)
-    return read_pos_codwoe(raw_dir)
+    """CoDWoE's data, or :func:`pos_standin` of a fetched word-vector source and WordNet."""
+    if pos_source != "wordnet":  # the schema allows "codwoe" or "wordnet" only
+        return read_pos_codwoe(raw_dir)
+    path, wordnet = word_vectors_file(vectors_dir), open_wordnet(wordnet_dir)
+    # Most frequent words are mostly WordNet headwords: read a prefix of the file first, and the
+    # whole vocabulary only when the prefix falls short.
+    vectors = load_word_vectors(path, limit=4 * pos_standin_size)
+    table = pos_standin(vectors.index_to_key, wordnet, pos_standin_size)
+    if len(table) < pos_standin_size and len(vectors) == 4 * pos_standin_size:
+        table = pos_standin(load_word_vectors(path).index_to_key, wordnet, pos_standin_size)
+    log.warning(
+        "pos: using the WordNet stand-in (config pos_source: wordnet), NOT CoDWoE: %d most "
+        "frequent WordNet headwords of %s",
+        len(table),
+        vectors_dir,
+    )
+    return table
 
 
 DATASETS = {

@@ -14,7 +14,7 @@ import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -113,23 +113,19 @@ def check_prepared(dataset: str, table: pd.DataFrame, raw_dirs: Sequence[Path]) 
 
 log = logging.getLogger(__name__)
 
-# What one item of a data set is: a word (word vectors can embed it), a sentence, or a sentence
-# pair (text, text_pair).
-UNITS = ("word", "sentence", "pair")
-
 
 @dataclass(frozen=True)
 class DatasetSpec:
     """One data set's record: ``reader`` builds it from a raw folder per reader argument;
     ``sources`` maps those arguments to source names (or is a function of the config giving
-    them); ``unit`` is what one item is; ``layouts``: the raw layout each argument's source must
-    have; ``option_keys``: the reader's keyword options, which ``options`` (a function of the
-    config; by default config ``dataset_options.<name>``) gives.
-    """
+    them); ``unit`` is what one item is (a word, which word vectors can embed, a sentence, or a
+    pair: text, text_pair); ``layouts``: the raw layout each argument's source must have;
+    ``option_keys``: the reader's keyword options, which ``options`` (a function of the config;
+    by default config ``dataset_options.<name>``) gives."""
 
     reader: Callable[..., pd.DataFrame]
     sources: Mapping[str, str] | Callable[[Mapping[str, Any]], dict[str, str]]
-    unit: str
+    unit: Literal["word", "sentence", "pair"]  # mypy checks each module's records
     layouts: Mapping[str, str] = field(default_factory=dict)
     option_keys: tuple[str, ...] = ()
     options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
@@ -140,7 +136,7 @@ DATASETS: dict[str, DatasetSpec] = {}
 
 def discover_readers(package: str = "isotropy.readers") -> list[str]:
     """Import every module of ``package`` and gather their ``DATASETS`` (a name two modules
-    give, or an unknown unit, is refused); the modules' names."""
+    give is refused); the modules' names."""
     root = importlib.import_module(package)
     names = [
         f"{package}.{module.name}"
@@ -152,8 +148,6 @@ def discover_readers(package: str = "isotropy.readers") -> list[str]:
         if records is DATASETS:
             continue  # this module's own
         for dataset, spec in records.items():
-            if spec.unit not in UNITS:
-                raise ValueError(f"data set {dataset!r}: unit {spec.unit!r} is not one of {UNITS}")
             if DATASETS.setdefault(dataset, spec) is not spec:
                 raise ValueError(
                     f"data set {dataset!r} is registered twice: by {name} and by "

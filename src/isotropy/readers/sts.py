@@ -63,19 +63,6 @@ def read_semeval_sts(folder: str | os.PathLike) -> pd.DataFrame:
     return _pairs(pd.concat(frames, ignore_index=True), str(folder))
 
 
-def read_sts_tsv(path: str | os.PathLike) -> pd.DataFrame:
-    """An STS-B file in the GLUE tsv format (unbalanced quotes: no quoting) as (sentence1,
-    sentence2, score)."""
-    table = pd.read_csv(
-        path,
-        sep="\t",
-        quoting=csv.QUOTE_NONE,
-        keep_default_na=False,
-        dtype={"sentence1": str, "sentence2": str},
-    )
-    return _pairs(table, str(path))
-
-
 def _pairs(table: pd.DataFrame, origin: str) -> pd.DataFrame:
     """(sentence1, sentence2, score) of an STS table, each pair with a finite gold score."""
     table = table[["sentence1", "sentence2", "score"]].astype({"score": float})
@@ -103,16 +90,18 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
                 f"found {len(folders)}"
             )
         return read_semeval_sts(folders[0])
-    if name == "stsb":  # the schema allows its train and validation splits only
-        return read_sts_tsv(raw_file(raw_dir, _STS_SPLIT_FILES[split]))
-    # SICK online: SemEval-2014 Task 1's own file of the split (as SentEval reads them).
+    # STS-B from a mirror (GLUE tsv), or SICK: SemEval-2014 Task 1's own file of the split (as
+    # SentEval reads them), else the mirror's SICK.txt of every split; quotes are not balanced.
     semeval = raw_dir / ("SICK_test_annotated.txt" if split == "test" else f"SICK_{split}.txt")
-    path = semeval if semeval.is_file() else raw_file(raw_dir, _SICK_FILE)
-    table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
+    if name == "stsb":  # the schema allows its train and validation splits only
+        path = raw_file(raw_dir, _STS_SPLIT_FILES[split])
+    else:
+        path = semeval if semeval.is_file() else raw_file(raw_dir, _SICK_FILE)
+    table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False, dtype=str)
     table.columns = [str(c).strip() for c in table.columns]
     if path == semeval:
         log.info("SICK-R %s: SemEval-2014's own file %s", split, path)
-    elif split != "all":
+    elif name != "stsb" and split != "all":
         table = table[table["SemEval_set"].str.upper() == split.upper()]
     table = table.rename(
         columns={"sentence_A": "sentence1", "sentence_B": "sentence2", "relatedness_score": "score"}

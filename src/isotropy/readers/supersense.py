@@ -10,7 +10,6 @@ import os
 import re
 import zipfile
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,12 +26,15 @@ log = logging.getLogger(__name__)
 FLAG_COLUMN = re.compile(r"^(word[12])\.attrs\.supersenses\.is_(.+)$")
 WORDS = ("word1", "word2")
 SAMPLE_ROWS = 1000
+SUPERSENSE_FILE = "words_features.zip"
 _NOT_WORDS = re.compile(r"^(true|false|[-+]?\d+(\.\d*)?([eE][-+]?\d+)?|nan)$", re.IGNORECASE)
 
 
-def read_feature_table(path: Path) -> tuple[pd.DataFrame, str]:
-    """The feature table of ``path`` (the authors' pinned zip holding one UTF-8 CSV) with its
-    word columns named ``word1``/``word2``, and the label (``zip:member``) errors name."""
+def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """The paper's supersense data: every word of Tikhonov et al.'s pairs (the authors' pinned
+    zip holding one UTF-8 CSV), labelled ``noun.<class>`` for each of its flags
+    ``word<k>.attrs.supersenses.is_<class>`` set (:func:`supersense_items`)."""
+    path = raw_file(raw_dir, SUPERSENSE_FILE)
     with zipfile.ZipFile(path) as archive:
         members = [
             info
@@ -45,13 +47,14 @@ def read_feature_table(path: Path) -> tuple[pd.DataFrame, str]:
                 f"{[m.filename for m in members] or archive.namelist()}; re-download source "
                 "supersense_features"
             )
-        label = f"{path}:{members[0].filename}"
+        label = f"{path}:{members[0].filename}"  # what errors name
         text = decode_text(archive.read(members[0]), "utf-8-sig", label)
     table = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     chosen = find_word_columns(list(table.columns), table.head(SAMPLE_ROWS), label)
     flags = [column for column in table.columns if FLAG_COLUMN.match(column)]
     table = table[[*chosen.values(), *flags]]
-    return table.rename(columns={column: word for word, column in chosen.items()}), label
+    table = table.rename(columns={column: word for word, column in chosen.items()})
+    return supersense_items(table, label)
 
 
 def find_word_columns(columns: list[str], sample: pd.DataFrame, label: str) -> dict[str, str]:
@@ -59,7 +62,12 @@ def find_word_columns(columns: list[str], sample: pd.DataFrame, label: str) -> d
     never names them): among the text columns that are not flags, the one named after the word,
     else the one whose name starts with it, else the only two in the file's order."""
     others = [c for c in columns if not FLAG_COLUMN.match(str(c))]
-    candidates = [c for c in others if _holds_text(sample[c])]
+    candidates = []
+    for column in others:  # a column of words: not only booleans, numbers or blanks
+        present = sample[column].astype(str).str.strip()
+        present = present[present != ""]
+        if len(present) and not present.str.fullmatch(_NOT_WORDS).all():
+            candidates.append(column)
     chosen: dict[str, str] = {}
     how = "by name"
     for word in WORDS:
@@ -86,46 +94,8 @@ def find_word_columns(columns: list[str], sample: pd.DataFrame, label: str) -> d
     return chosen
 
 
-def _holds_text(values: pd.Series) -> bool:
-    present = values.astype(str).str.strip()
-    present = present[present != ""]
-    return bool(len(present)) and not present.str.fullmatch(_NOT_WORDS).all()
-
-
-def read_supersense(words_dir: str | os.PathLike, wordnet_dir: str | os.PathLike) -> pd.DataFrame:
-    """Tikhonov et al.'s word list, each word labelled with the lexicographer files
-    (``noun.animal`` …) of its noun synsets; words without one are dropped and counted."""
-    path = raw_file(words_dir, "words.txt")
-    wordnet = open_wordnet(wordnet_dir)
-    labels: dict[str, set[str]] = {}
-    dropped = []
-    for line in read_utf8_lines(path):
-        word = line.strip()
-        if word and word not in labels:
-            if synsets := wordnet.synsets(word, pos="n"):
-                labels[word] = {synset.lexname() for synset in synsets}
-            else:
-                dropped.append(word)
-    log.info(
-        "supersense: %d words labelled, %d dropped without a noun synset (e.g. %s)",
-        len(labels),
-        len(dropped),
-        ", ".join(dropped[:5]),
-    )
-    return multi_label_frame(labels)
-
-
-SUPERSENSE_FILE = "words_features.zip"
 _TRUE = {"true", "1", "1.0"}
 _FALSE = {"false", "0", "0.0", ""}
-
-
-def read_supersense_tikhonov(raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """The paper's supersense data: every word of Tikhonov et al.'s pairs
-    (``words_features.zip``), labelled ``noun.<class>`` for each of its flags
-    ``word<k>.attrs.supersenses.is_<class>`` set (:func:`supersense_items`)."""
-    table, label = read_feature_table(raw_file(raw_dir, SUPERSENSE_FILE))
-    return supersense_items(table, label)
 
 
 def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
@@ -134,7 +104,7 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     counted); words kept as written, stripped; a flag set when true/1, unset when false/0 or
     empty, else an error; words without a flag dropped; items in order of first occurrence."""
     flags: dict[str, dict[str, str]] = {"word1": {}, "word2": {}}
-    for column in table.columns:  # the word columns themselves: read_feature_table names them
+    for column in table.columns:  # the word columns themselves: read_supersense_tikhonov names them
         if match := FLAG_COLUMN.match(column):
             flags[match.group(1)][match.group(2)] = column
     labels: dict[str, set[str]] = {}
@@ -189,9 +159,27 @@ def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
-    if supersense_source == "wordnet":  # the schema allows "tikhonov" or "wordnet" only
-        return read_supersense(words_dir, wordnet_dir)
-    return read_supersense_tikhonov(raw_dir)
+    """Tikhonov et al.'s flags, or their word list labelled with the lexicographer files
+    (``noun.animal`` …) of each word's WordNet noun synsets, words without one dropped."""
+    if supersense_source != "wordnet":  # the schema allows "tikhonov" or "wordnet" only
+        return read_supersense_tikhonov(raw_dir)
+    wordnet = open_wordnet(wordnet_dir)
+    labels: dict[str, set[str]] = {}
+    dropped = []
+    for line in read_utf8_lines(raw_file(words_dir, "words.txt")):
+        word = line.strip()
+        if word and word not in labels:
+            if synsets := wordnet.synsets(word, pos="n"):
+                labels[word] = {synset.lexname() for synset in synsets}
+            else:
+                dropped.append(word)
+    log.info(
+        "supersense: %d words labelled, %d dropped without a noun synset (e.g. %s)",
+        len(labels),
+        len(dropped),
+        ", ".join(dropped[:5]),
+    )
+    return multi_label_frame(labels)
 
 
 DATASETS = {

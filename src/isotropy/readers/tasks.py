@@ -65,17 +65,21 @@ def task_source(task: str, split: str) -> str:
     return f"hf_{task}_{split}"
 
 
-def _glue_task_table(task: str, path: Path) -> pd.DataFrame:
-    """A GLUE task split from its original tsv file, in the table the hub reader gives."""
-    if task not in _GLUE_TSV_TASKS:
-        raise ValueError(f"I-STAR task {task!r} has no GLUE tsv reader; it comes from the hub only")
-    table = read_glue(task, path.parent, path.name)
-    table["label"] = table["label"].map(GLUE_FORMATS[task].labels.index).astype(int)
-    return table
-
-
-def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
-    """A task split as the hub stores it → text[, text_pair], label (SQuAD: its columns)."""
+def read_task_split(task: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
+    """One split of an I-STAR task from its download: ``text``, optional ``text_pair`` and
+    ``label`` (int class id, float for STS-B); SQuAD: ``id``, ``question``, ``context``,
+    ``answers``, ``answer_starts``."""
+    raw_dir, spec = Path(raw_dir), task_spec(task)
+    if task == "stsb":  # pairs and gold scores, as the geometry study reads them
+        return read_sts(task, split, raw_dir).set_axis(TASK_COLUMNS, axis=1)
+    if not (raw_dir / HUB_FILE).is_file():  # a mirror's GLUE tsv file
+        if task not in _GLUE_TSV_TASKS:
+            raise ValueError(
+                f"I-STAR task {task!r} has no GLUE tsv reader; it comes from the hub only"
+            )
+        table = read_glue(task, raw_dir, _GLUE_SPLIT_FILES[split])
+        return table.assign(label=table["label"].map(GLUE_FORMATS[task].labels.index).astype(int))
+    table = pd.read_parquet(raw_dir / HUB_FILE)
     if spec.kind == "qa":
         return pd.DataFrame(
             {
@@ -89,18 +93,6 @@ def _hub_task_table(spec: TaskSpec, table: pd.DataFrame) -> pd.DataFrame:
     texts = table[list(spec.hub_columns)].astype(str)
     out = texts.set_axis(TASK_COLUMNS[: len(spec.hub_columns)], axis=1)
     return out.assign(label=table["label"].astype(int))
-
-
-def read_task_split(task: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """One split of an I-STAR task from its download: ``text``, optional ``text_pair`` and
-    ``label`` (int class id, float for STS-B); SQuAD: ``id``, ``question``, ``context``,
-    ``answers``, ``answer_starts``."""
-    raw_dir = Path(raw_dir)
-    if task == "stsb":  # pairs and gold scores, as the geometry study reads them
-        return read_sts(task, split, raw_dir).set_axis(TASK_COLUMNS, axis=1)
-    if (raw_dir / HUB_FILE).is_file():
-        return _hub_task_table(task_spec(task), pd.read_parquet(raw_dir / HUB_FILE))
-    return _glue_task_table(task, raw_dir / _GLUE_SPLIT_FILES[split])
 
 
 def load_task_split(
