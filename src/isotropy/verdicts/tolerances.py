@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -116,9 +116,8 @@ class Declared:
         ]
 
 
-@dataclass(frozen=True)
-class Judged:
-    """One equivalence row before the page's Holm: ``verdict`` None where ``test`` decides."""
+class Judged(NamedTuple):
+    """One row before the page's Holm: ``verdict`` None where ``test`` decides."""
 
     verdict: str | None
     text: str

@@ -71,21 +71,6 @@ SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean ch
 _LEVELS = np.geomspace(1e-12, 0.5, 2600)
 
 
-def _ratio_bounds(final: np.ndarray, change: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(upper, lower) confidence bounds of std(final) / |mean(change)| at each level of
-    :data:`_LEVELS`: the std's (chi-square) over |mean|'s (t, two-sided)."""
-    n, a = final.size, _LEVELS
-    s = final.std(ddof=1)
-    half = stats.t.ppf(1 - a / 2, n - 1) * change.std(ddof=1) / math.sqrt(n)
-    upper_s = s * np.sqrt((n - 1) / stats.chi2.ppf(a, n - 1))
-    lower_s = s * np.sqrt((n - 1) / stats.chi2.ppf(1 - a, n - 1))
-    low_mean, high_mean = np.maximum(0.0, abs(change.mean()) - half), abs(change.mean()) + half
-    with np.errstate(divide="ignore", invalid="ignore"):
-        upper = np.where(upper_s == 0, 0.0, upper_s / low_mean)
-        lower = lower_s / high_mean
-    return upper, lower
-
-
 def _p_value(holds: np.ndarray) -> float:
     """Twice the smallest level at which a bound holds (it holds from there on); 1 if never."""
     found = np.flatnonzero(holds)
@@ -94,12 +79,21 @@ def _p_value(holds: np.ndarray) -> float:
 
 def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float, float]:
     """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p that it
-    is above), from the ratio's confidence bounds (a union bound: p = 2a)."""
+    is above), from the ratio's confidence bounds at each level of :data:`_LEVELS`: the std's
+    (chi-square) over |mean change|'s (t, two-sided); a union bound: p = 2a."""
     final = np.asarray(final, dtype=np.float64)
     change = np.asarray(change, dtype=np.float64)
-    if final.size < 2:
+    n, a = final.size, _LEVELS
+    if n < 2:
         return math.nan, math.nan
-    upper, lower = _ratio_bounds(final, change)
+    s = final.std(ddof=1)
+    half = stats.t.ppf(1 - a / 2, n - 1) * change.std(ddof=1) / math.sqrt(n)
+    upper_s = s * np.sqrt((n - 1) / stats.chi2.ppf(a, n - 1))
+    lower_s = s * np.sqrt((n - 1) / stats.chi2.ppf(1 - a, n - 1))
+    low_mean, high_mean = np.maximum(0.0, abs(change.mean()) - half), abs(change.mean()) + half
+    with np.errstate(divide="ignore", invalid="ignore"):
+        upper = np.where(upper_s == 0, 0.0, upper_s / low_mean)
+        lower = lower_s / high_mean
     return _p_value(upper < limit), _p_value(lower > limit)
 
 
