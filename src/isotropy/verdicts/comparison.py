@@ -177,9 +177,8 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> Judged:
 
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
-    """Every published row beside each matching measurement (``studies``: those of this run)."""
-    if "paper_value" not in published:
-        published = declarations.fill_declarations(published)
+    """Every published row (as :func:`read_published` returns them) beside each matching
+    measurement (``studies``: those of this run)."""
     rows: list[dict[str, Any]] = []
     tests: list[tuple] = []  # the equivalence tests and the seed tests: settled by family
     seed_tests: list[tuple] = []
