@@ -1,7 +1,7 @@
 """Check the papers' claims on this run's results: results/claims.csv and results/claims.md.
 
 Thin entry point for rule ``check_claims``: the quantities are measured by
-:func:`isotropy.verdicts.measurements.run.measure` (the same function rule ``compare_with_papers``
+:func:`isotropy.verdicts.measurements.measure` (the same function rule ``compare_with_papers``
 uses), the claims and their bounds in the studies' records (:mod:`isotropy.studies`), judged by
 :mod:`isotropy.verdicts.claims`.
 """
@@ -22,7 +22,7 @@ from isotropy.verdicts.claims import (
     check_claims,
     claims_markdown,
 )
-from isotropy.verdicts.measurements.run import as_preview, load_tables, measure
+from isotropy.verdicts.measurements import as_preview, load_tables, measure
 
 
 def main(snakemake):

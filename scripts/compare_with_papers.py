@@ -2,7 +2,7 @@
 
 Thin entry point for rule ``compare_with_papers``: the published values are data
 (config/published_values.csv), the quantities are measured by
-:func:`isotropy.verdicts.measurements.run.measure` (as for the claims), and
+:func:`isotropy.verdicts.measurements.measure` (as for the claims), and
 :mod:`isotropy.verdicts.comparison` joins the two and judges each row.
 """
 
@@ -14,7 +14,7 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
 from isotropy.standins import StandIns
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
-from isotropy.verdicts.measurements.run import as_preview, load_tables, measure
+from isotropy.verdicts.measurements import as_preview, load_tables, measure
 
 
 def main(snakemake):

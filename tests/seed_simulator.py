@@ -113,7 +113,7 @@ def measured(traces: pd.DataFrame, config=None, stand=None, study: str = "main",
     from isotropy import studies
     from isotropy.standins import StandIns
     from isotropy.summaries import correlation_table
-    from isotropy.verdicts.measurements.run import measure
+    from isotropy.verdicts.measurements import measure
 
     if correlations is None:
         correlations = correlation_table(traces, ["encoder", "dataset"])

@@ -27,7 +27,7 @@ from isotropy.verdicts.claims import (
     UNTESTED_HOLDS,
     check_claims,
 )
-from isotropy.verdicts.measurements.run import load_tables, measure
+from isotropy.verdicts.measurements import load_tables, measure
 
 
 def judged(tables: dict, study: str) -> list[dict]:

@@ -16,8 +16,7 @@ from isotropy.verdicts import comparison as C
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import read_published
 from isotropy.verdicts.declarations import printed_number
-from isotropy.verdicts.measurements import measurement
-from isotropy.verdicts.measurements.run import measure
+from isotropy.verdicts.measurements import measure, measurement
 from isotropy.workflow.inputs import config_subset
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -33,7 +33,7 @@ def test_overview_lists_the_run_then_claims_then_comparison():
 
 
 def test_a_previews_verdicts_are_the_main_studys_marked_and_pointing_at_the_preview():
-    from isotropy.verdicts.measurements.run import as_preview
+    from isotropy.verdicts.measurements import as_preview
 
     table = pd.DataFrame(
         {

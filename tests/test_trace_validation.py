@@ -13,7 +13,7 @@ import pytest
 from isotropy.io import write_json
 from isotropy.provenance import build_record, record_path
 from isotropy.traces import ResultFileError, read_result_table, read_trace, trace_columns
-from isotropy.verdicts.measurements.run import load_tables
+from isotropy.verdicts.measurements import load_tables
 
 UPDATES = 12
 

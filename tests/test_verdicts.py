@@ -166,7 +166,7 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     updates are not the paper's protocol (its claims on stand-ins: test_verdict_families.py)."""
     from isotropy.standins import StandIns, describe_stand_ins
     from isotropy.verdicts.comparison import compare, read_published
-    from isotropy.verdicts.measurements.run import measure
+    from isotropy.verdicts.measurements import measure
     from isotropy.workflow.config import load_config
     from isotropy.workflow.inputs import config_subset
 

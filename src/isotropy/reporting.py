@@ -1,5 +1,4 @@
-"""The opening page of the HTML report (rule report_overview): the summary, the forest plot,
-then the run, its claims and its comparison with the papers' printed numbers."""
+"""The opening page of the HTML report (rule report_overview)."""
 
 from __future__ import annotations
 
@@ -231,7 +230,7 @@ def overview_html(
 ) -> str:
     """The first page: the summary, the ``forest`` plot, which run this is, every claim and
     paper number with its verdict (each in full in its file)."""
-    tried = claims[claims["verdict"] != "not run"] if "verdict" in claims else claims
+    tried = claims[claims["verdict"] != "not run"]
     mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
     comparison_file = paths.PREVIEW_PAPER_COMPARISON if preview else paths.PAPER_COMPARISON

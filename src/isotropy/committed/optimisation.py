@@ -23,8 +23,8 @@ from isotropy.standins import StandIns, workflow_stand_ins
 from isotropy.traces import read_trace
 from isotropy.verdicts.claims import check_claims
 from isotropy.verdicts.comparison import compare, read_published
+from isotropy.verdicts.measurements import measure
 from isotropy.verdicts.measurements.optimisation import table_names
-from isotropy.verdicts.measurements.run import measure
 
 KEYS = ("encoder", "dataset", "seed")
 # What the verdicts read of each study's configuration (its protocol, models and stand-ins).

@@ -164,17 +164,6 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
 _HOLM = "Holm over the study's family"
 
 
-def _settle(claim: Claim, measured: Mapping | pd.Series, p_claim: float, p_other: float) -> str:
-    """The verdict of one tested row from its Holm-adjusted p-values; a test of the seeds'
-    spread has no seed to count."""
-    kind, bound = parse_tolerance(claim.bound)
-    counted = claim.rule == "direction" or claim.quantity in SEED_TEST_QUANTITIES
-    values = finite(measured.get("per_seed")) if counted else []
-    along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
-    held = over_every_seed(along, len(values), p_claim, p_other)
-    return {True: SUPPORTED, False: NOT_SUPPORTED, None: INCONCLUSIVE}[held]
-
-
 def check_claims(
     measured: pd.DataFrame, studies: set[str], claims: Mapping[str, tuple[str, Sequence[Claim]]]
 ) -> pd.DataFrame:
@@ -249,7 +238,13 @@ def settle_family(rows: list[dict], tests: list[tuple]) -> None:
     families = [family_of_claim(claim.study, claim.rule, claim.quantity) for _, claim, *_ in tests]
     adjusted = holm_by_family([(family, *p) for family, (*_, p) in zip(families, tests)])
     for (index, claim, m, _), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
-        rows[index]["verdict"] = _settle(claim, m, p_claim, p_other)
+        kind, bound = parse_tolerance(claim.bound)
+        # a test of the seeds' spread has no seed to count
+        counted = claim.rule == "direction" or claim.quantity in SEED_TEST_QUANTITIES
+        values = finite(m.get("per_seed")) if counted else []
+        along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
+        held = over_every_seed(along, len(values), p_claim, p_other)
+        rows[index]["verdict"] = {True: SUPPORTED, False: NOT_SUPPORTED, None: INCONCLUSIVE}[held]
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
         rows[index]["note"] += (
             f"; Holm over the {size} tests of {family}: p {p_claim:.2g} (other way {p_other:.2g})"
@@ -358,14 +353,11 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
 
 
 ERROR_CONTROL = (
-    "How the claims are tested: docs/verdicts.md. In short: a claim is about every run, so a "
-    "direction is *supported* when every seed goes that way and a one-sided t-test over seeds is "
-    f"significant at {ALPHA:g}, Holm-adjusted within declared families, one per study (the paper "
-    f"it checks × the study), never across them, so {ALPHA:g} bounds the chance of any false "
-    "*supported* within a family; the extension and CLS studies' own pages hold the "
-    "same families. Families on this page: {families}. Bounds stated for every run are checked in "
-    "every seed; a comparison of one value with a bound tests nothing (*untested: holds* / "
-    "*untested: fails*); a bound at the paper's own number is not judged on a stand-in."
+    "How the claims are tested: docs/verdicts.md. A direction is *supported* when every seed "
+    f"goes that way and a one-sided t over seeds is significant at {ALPHA:g}, Holm-adjusted "
+    "within declared families (a paper × a study; the same families on the extension and CLS "
+    f"studies' pages), so {ALPHA:g} bounds the chance of any false *supported* within a family. "
+    "Families on this page: {families}."
 )
 
 

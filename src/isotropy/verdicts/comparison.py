@@ -40,6 +40,7 @@ from isotropy.verdicts.tolerances import (
     STAND_IN,
     VERDICTS,
     WHY_NEAR_GUARANTEED,
+    Judged,
     claimed_first,
     counted,
     finite,
@@ -137,24 +138,22 @@ def margin_band(paper: pd.Series) -> tuple[float, float]:
     return math.nan, math.nan
 
 
-def judge_row(
-    paper: pd.Series, ours: pd.Series
-) -> tuple[str | None, str, float, Equivalence | None]:
-    """(verdict or None where the page's Holm decides, the rule as applied, our value of the
-    declared statistic, the equivalence test) of one published row against one measurement."""
+def judge_row(paper: pd.Series, ours: pd.Series) -> Judged:
+    """One published row against one measurement, before the page's Holm (``ours``: our value
+    of the declared statistic)."""
     kind, bound = parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
     if ours.get("not_learned"):
-        return NOT_LEARNED, ours["not_learned"], value, None
+        return Judged(NOT_LEARNED, ours["not_learned"], value)
     if ours["stand_in"] and states_a_number(kind, bound):  # bounds at the paper's number too
-        return STAND_IN, f"not judged: {ours['stand_in']}", value, None
+        return Judged(STAND_IN, f"not judged: {ours['stand_in']}", value)
     gate = declarations.protocol_gate(
         paper["quantity"], paper["protocol"], ours.get("protocol", ""), kind in EQUIVALENCE_RULES
     )
     if gate.refusal:
-        return NOT_COMPARABLE, gate.refusal, value, None
+        return Judged(NOT_COMPARABLE, gate.refusal, value)
     if kind in EQUIVALENCE_RULES:
-        judged = judge_equivalence(
+        return judge_equivalence(
             kind,
             ours,
             paper["paper_value"],
@@ -163,7 +162,6 @@ def judge_row(
             paper_n=paper["paper_n"],
             paper_k=_paper_k(paper["tolerance"]),
         )
-        return judged.verdict, judged.text, judged.ours, judged.test
     seeds = finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
         failing = [v for v in seeds if not holds_bound(kind, bound, v)]
@@ -173,16 +171,14 @@ def judge_row(
         )
         if failing:
             listed = ", ".join(f"{v:+.4g}" for v in failing)
-            return NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value, None
-        return CONSISTENT, text, value, None
-    verdict, text = judge(paper["tolerance"], ours, paper["paper_value"])
-    return verdict, text, value, None
+            return Judged(NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value)
+        return Judged(CONSISTENT, text, value)
+    return Judged(*judge(paper["tolerance"], ours, paper["paper_value"]), value)
 
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
-    """Every published row beside each matching measurement (``studies``: those of this run)."""
-    if "paper_value" not in published:
-        published = declarations.fill_declarations(published)
+    """Every published row (as :func:`read_published` returns them) beside each matching
+    measurement (``studies``: those of this run)."""
     rows: list[dict[str, Any]] = []
     tests: list[tuple] = []  # the equivalence tests and the seed tests: settled by family
     seed_tests: list[tuple] = []
@@ -262,14 +258,12 @@ def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
 
 
 ERROR_CONTROL = (
-    "How the verdicts are made: docs/verdicts.md. In short: *agrees* when the 95% interval of "
-    "D = paper − ours, the paper's own seed noise included, lies within ±δ of every value the "
-    "printed number stands for, *differs* when wholly outside, else *inconclusive*; per row a "
-    f"faithful replication reads *differs* with probability ≤ {ALPHA:g}. The p-values shown are "
-    "the ones the verdict used, Holm-adjusted within declared families (one per paper × study), "
-    f"never across them, so {ALPHA:g} bounds the chance of any false *differs* and of any false "
-    "*agrees* within a family. Families on this page: {families}. Counts and seed-free values are "
-    "compared exactly; a stand-in's number is not judged; a differing protocol is *not comparable*."
+    "How the verdicts are made: docs/verdicts.md. *agrees* when the 95% interval of D = paper − "
+    "ours lies within ±δ, *differs* when wholly outside, else *inconclusive*; a faithful "
+    f"replication reads *differs* with probability ≤ {ALPHA:g}. The p-values shown are those the "
+    "verdict used, Holm-adjusted within declared families (a paper × a study), so "
+    f"{ALPHA:g} bounds the chance of any false *differs* and of any false *agrees* within a "
+    "family. Families on this page: {families}."
 )
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -25,26 +24,11 @@ NO_BASELINE = (
 )
 
 
-@dataclass(frozen=True)
-class Learning:
+class Learning(NamedTuple):
     """The guard's answer for one setup's seeds."""
 
     learned: bool
-    accuracies: tuple[float, ...]
-    baseline: float
-    n_eval: int
     p: float
-
-    @property
-    def note(self) -> str:
-        """One line for a row's note."""
-        listed = ", ".join(f"{100 * a:.1f}" for a in self.accuracies)
-        word = "above" if self.learned else "not above"
-        return (
-            f"accuracy {word} the majority baseline {100 * self.baseline:.1f}% "
-            f"(per seed: {listed}; one-sided p = {self.p:.2g} over {len(self.accuracies)} "
-            f"seed(s) and {self.n_eval} evaluated examples)"
-        )
 
 
 def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> Learning:
@@ -55,7 +39,7 @@ def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> 
         raise ValueError(f"the evaluated examples must be at least 1, got {n_eval}")
     values = np.asarray([a for a in accuracies if math.isfinite(a)], dtype=float)
     if values.size == 0:
-        return Learning(False, (), baseline, n_eval, math.nan)
+        return Learning(False, math.nan)
     shared = baseline * (1 - baseline) / n_eval  # the evaluation set's noise under H0
     seeds = values.var(ddof=1) / values.size if values.size > 1 else 0.0
     statistic = (values.mean() - baseline) / math.sqrt(seeds + shared)
@@ -64,7 +48,7 @@ def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> 
         p = float(stats.t.sf(statistic, df))
     else:
         p = float(stats.norm.sf(statistic))
-    return Learning(bool(p < ALPHA), tuple(float(v) for v in values), baseline, n_eval, p)
+    return Learning(bool(p < ALPHA), p)
 
 
 def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) -> str:
@@ -72,8 +56,15 @@ def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) 
     baseline, n_eval = np.asarray(baselines, dtype=float), np.asarray(n_evals, dtype=float)
     if not (baseline.size and n_eval.size) or not np.isfinite([*baseline, *n_eval]).all():
         return NO_BASELINE
-    tested = learning_test([float(a) for a in accuracies], float(baseline[0]), int(n_eval[0]))
-    return "" if tested.learned else tested.note
+    seeds = [float(a) for a in accuracies if math.isfinite(float(a))]
+    tested = learning_test(seeds, float(baseline[0]), int(n_eval[0]))
+    if tested.learned:
+        return ""
+    return (
+        f"accuracy not above the majority baseline {100 * baseline[0]:.1f}% (per seed: "
+        f"{', '.join(f'{100 * a:.1f}' for a in seeds)}; one-sided p = {tested.p:.2g} over "
+        f"{len(seeds)} seed(s) and {int(n_eval[0])} evaluated examples)"
+    )
 
 
 def guard_rows(table: pd.DataFrame, unlearned: Mapping[tuple[str, str], str]) -> pd.DataFrame:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -26,7 +26,7 @@ NOT_LEARNED = "not judged: learning not shown"
 # The verdicts that judge a row, then the rest, in the comparison page's order.
 JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
 VERDICTS = (*JUDGED, NOT_COMPARABLE, ONE_SEED, STAND_IN, NOT_LEARNED, STATED, NOT_RUN)
-ALPHA = 0.05  # level of the seed tests; the intervals are 1 - ALPHA
+ALPHA = eq.ALPHA  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
 _BOUNDS = {"below": "<", "above": ">", "at_least": ">="}
 # Every rule kind: those without a number, those with one (``kind:x``)
@@ -116,9 +116,8 @@ class Declared:
         ]
 
 
-@dataclass(frozen=True)
-class Judged:
-    """One equivalence row before the page's Holm: ``verdict`` None where ``test`` decides."""
+class Judged(NamedTuple):
+    """One row before the page's Holm: ``verdict`` None where ``test`` decides."""
 
     verdict: str | None
     text: str
@@ -248,11 +247,11 @@ def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
     return Judged(verdict, head + texts, judged[0].ours)
 
 
-def settle(test: eq.Equivalence, alpha: float = ALPHA) -> str:
+def settle(test: eq.Equivalence) -> str:
     """agrees / differs / inconclusive from (adjusted) p-values."""
-    if test.p_agree < alpha:
+    if test.p_agree < ALPHA:
         return AGREES
-    return DIFFERS if test.p_differ < alpha else INCONCLUSIVE
+    return DIFFERS if test.p_differ < ALPHA else INCONCLUSIVE
 
 
 def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: float) -> str:

@@ -1,16 +1,22 @@
 """Every quantity the claims page and the paper comparison judge, measured once: one row per
-quantity × setup (:data:`COLUMNS`), and the tests over seeds the studies' measurements share."""
+quantity × setup (:data:`COLUMNS`), the tests over seeds the studies' measurements share, and
+:func:`measure`, every measurement of a run (rules ``check_claims``, ``compare_with_papers``)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy import paths
+from isotropy.standins import StandIns
+from isotropy.traces import read_result_table, read_traces
 from isotropy.verdicts.learning import not_learned_note
 
 COLUMNS = [
@@ -71,21 +77,6 @@ SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean ch
 _LEVELS = np.geomspace(1e-12, 0.5, 2600)
 
 
-def _ratio_bounds(final: np.ndarray, change: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(upper, lower) confidence bounds of std(final) / |mean(change)| at each level of
-    :data:`_LEVELS`: the std's (chi-square) over |mean|'s (t, two-sided)."""
-    n, a = final.size, _LEVELS
-    s = final.std(ddof=1)
-    half = stats.t.ppf(1 - a / 2, n - 1) * change.std(ddof=1) / math.sqrt(n)
-    upper_s = s * np.sqrt((n - 1) / stats.chi2.ppf(a, n - 1))
-    lower_s = s * np.sqrt((n - 1) / stats.chi2.ppf(1 - a, n - 1))
-    low_mean, high_mean = np.maximum(0.0, abs(change.mean()) - half), abs(change.mean()) + half
-    with np.errstate(divide="ignore", invalid="ignore"):
-        upper = np.where(upper_s == 0, 0.0, upper_s / low_mean)
-        lower = lower_s / high_mean
-    return upper, lower
-
-
 def _p_value(holds: np.ndarray) -> float:
     """Twice the smallest level at which a bound holds (it holds from there on); 1 if never."""
     found = np.flatnonzero(holds)
@@ -94,12 +85,21 @@ def _p_value(holds: np.ndarray) -> float:
 
 def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float, float]:
     """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p that it
-    is above), from the ratio's confidence bounds (a union bound: p = 2a)."""
+    is above), from the ratio's confidence bounds at each level of :data:`_LEVELS`: the std's
+    (chi-square) over |mean change|'s (t, two-sided); a union bound: p = 2a."""
     final = np.asarray(final, dtype=np.float64)
     change = np.asarray(change, dtype=np.float64)
-    if final.size < 2:
+    n, a = final.size, _LEVELS
+    if n < 2:
         return math.nan, math.nan
-    upper, lower = _ratio_bounds(final, change)
+    s = final.std(ddof=1)
+    half = stats.t.ppf(1 - a / 2, n - 1) * change.std(ddof=1) / math.sqrt(n)
+    upper_s = s * np.sqrt((n - 1) / stats.chi2.ppf(a, n - 1))
+    lower_s = s * np.sqrt((n - 1) / stats.chi2.ppf(1 - a, n - 1))
+    low_mean, high_mean = np.maximum(0.0, abs(change.mean()) - half), abs(change.mean()) + half
+    with np.errstate(divide="ignore", invalid="ignore"):
+        upper = np.where(upper_s == 0, 0.0, upper_s / low_mean)
+        lower = lower_s / high_mean
     return _p_value(upper < limit), _p_value(lower > limit)
 
 
@@ -141,3 +141,51 @@ def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> s
         if column in runs
     ]
     return "; ".join(note for note in notes if note)
+
+
+def measure(
+    tables: Mapping[str, pd.DataFrame | None],
+    config: Mapping[str, Any],
+    stand: StandIns,
+    measures: Mapping[str | tuple[str, ...], Callable[..., list[dict[str, Any]]]],
+) -> pd.DataFrame:
+    """Every measurement of this run (``tables``: by input name; ``measures``: input name or
+    names -> (their tables, None where absent, config, stand-ins) -> rows)."""
+    rows: list[dict[str, Any]] = []
+    for names, measure_tables in measures.items():
+        read = [tables.get(name) for name in ((names,) if isinstance(names, str) else names)]
+        if any(table is not None for table in read):
+            rows += measure_tables(*read, config, stand)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def load_tables(
+    inputs: Mapping[str, str | os.PathLike | Sequence[str | os.PathLike]],
+    run_keys: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> dict[str, pd.DataFrame]:
+    """The result tables of ``inputs``, read (traces tagged with their keys)."""
+    tables = {}
+    for name, value in inputs.items():
+        if name.endswith("_traces"):
+            study = name.removesuffix("_traces")
+            keys = run_keys[study]
+            files = [str(value)] if isinstance(value, (str, os.PathLike)) else list(map(str, value))
+            if len(keys) != len(files):
+                raise ValueError(f"{study}: {len(keys)} run keys for {len(files)} traces")
+            tables[name] = read_traces(
+                files, [{k: v for k, v in key.items() if k != "seed"} for key in keys]
+            )
+        elif name not in ("published", "protocol_effects"):  # configuration, not results
+            tables[name] = read_result_table(Path(str(value)))
+    return tables
+
+
+def as_preview(table: pd.DataFrame, stamp: str) -> pd.DataFrame:
+    """A verdict table of a preview: its main-study rows, evidence in the preview's folder, the
+    stamp in a first column ``preview``."""
+    rows = table[table["study"] == "main"].reset_index(drop=True)
+    if "evidence" in rows:
+        main, preview = paths.study_file("", "main"), paths.study_file("", "preview")
+        rows["evidence"] = rows["evidence"].astype(str).str.replace(main, preview, regex=False)
+    rows.insert(0, "preview", stamp)
+    return rows

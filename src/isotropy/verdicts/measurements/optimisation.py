@@ -53,6 +53,10 @@ def table_names(study: str) -> tuple[str, ...]:
     return tuple(f"{study}_{table}" for table in tables)
 
 
+ITEMS = "labelled items after dropping out-of-vocabulary words"
+PARAMETERS = "unique rows × dim + classifier weights (+ bias)"
+
+
 def optimisation_measurements(
     study: str,
     counts: pd.DataFrame | None,
@@ -63,30 +67,19 @@ def optimisation_measurements(
 ) -> list[dict[str, Any]]:
     """Counts, correlations and the curves' endpoints of one direct-optimisation study."""
     rows: list[dict[str, Any]] = []
-    if counts is not None:
-        rows += _count_measurements(study, counts, config, stand)
+    if counts is not None:  # Tables 1 and 2
+        evidence = paths.study_file(f"{paths.COUNT_TABLES[study]}.csv", study)
+        for _, r in counts.iterrows():
+            at = partial(
+                _setup(study, r["encoder"], r["dataset"], config, stand), evidence=evidence
+            )
+            items, dim = f"{int(r['rows'])} unique rows", f"dim {int(r['dim'])}"
+            rows.append(at("items", value=int(r["items"]), convention=ITEMS, note=items))
+            rows.append(at("parameters", value=int(r["params"]), convention=PARAMETERS, note=dim))
     if correlations is not None:
         rows += _correlation_measurements(study, correlations, traces, config, stand)
     if traces is not None:
         rows += _trace_measurements(study, traces, config, stand)
-    return rows
-
-
-ITEMS = "labelled items after dropping out-of-vocabulary words"
-PARAMETERS = "unique rows × dim + classifier weights (+ bias)"
-
-
-def _count_measurements(
-    study: str, counts: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
-) -> list[dict[str, Any]]:
-    """Items and parameters of every setup (Tables 1 and 2)."""
-    rows: list[dict[str, Any]] = []
-    counts_file = paths.study_file(f"{paths.COUNT_TABLES[study]}.csv", study)
-    for _, r in counts.iterrows():
-        at = partial(_setup(study, r["encoder"], r["dataset"], config, stand), evidence=counts_file)
-        items, dim = f"{int(r['rows'])} unique rows", f"dim {int(r['dim'])}"
-        rows.append(at("items", value=int(r["items"]), convention=ITEMS, note=items))
-        rows.append(at("parameters", value=int(r["params"]), convention=PARAMETERS, note=dim))
     return rows
 
 

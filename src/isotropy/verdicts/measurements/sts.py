@@ -105,21 +105,6 @@ CLASSIFICATION_READINGS = {
 IW_READINGS = (("sst2_iw", 1), ("sst2_iw_percent", 100))
 
 
-def _classification_note(first: pd.Series, method: str) -> str:
-    """The training sentences, the majority class and (cluster-based) what was fitted."""
-    fitted = ""
-    if method != "none":
-        fitted = (
-            f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions, "
-            "fitted on the tokens of both splits"
-        )
-    train = (
-        f"{int(first['n_train'])} training sentences (config geometry.classification.train_subset)"
-    )
-    majority = f"majority class {first['majority_accuracy']:.2f}"
-    return "; ".join(s for s in (train, majority, fitted) if s)
-
-
 def classification_measurements(
     table: pd.DataFrame, config: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
@@ -135,7 +120,15 @@ def classification_measurements(
         at = partial(at, n=int(first["n_validation"]), evidence=paths.GEOMETRY_CLASSIFICATION)
         features = CLASSIFICATION_READINGS.get(reading, reading)
         convention = f"logistic regression (C {first['C']:g}) on {features}; SST-2 validation"
-        note = _classification_note(first, method)
+        note = (
+            f"{int(first['n_train'])} training sentences (config geometry.classification."
+            f"train_subset); majority class {first['majority_accuracy']:.2f}"
+        )
+        if method != "none":
+            note += (
+                f"; {int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions, "
+                "fitted on the tokens of both splits"
+            )
         rows.append(
             at("sst2_accuracy", **over_seeds(runs, "accuracy"), convention=convention, note=note)
         )
