@@ -62,7 +62,10 @@ def combine(
         tables.insert(0, pd.read_csv(root / runs_file))
         metrics = (root / metrics_file).read_text(encoding="utf-8") + metrics
         files = {n: (root / n).read_bytes() for n in (costs_file, tests_file) if str(n) in kept}
-    runs = pd.concat(tables).sort_values(["regulariser", "lambda", "seed"], key=_regulariser_order)
+    runs = pd.concat(tables).sort_values(
+        ["regulariser", "lambda", "seed"],
+        key=lambda column: column.map(ORDER.index) if column.name == "regulariser" else column,
+    )
     files |= {
         runs_file: runs.to_csv(index=False).encode("utf-8"),
         metrics_file: metrics.encode("utf-8"),
@@ -77,10 +80,6 @@ def combine(
         "calls": earlier + records,
     }
     return commit_files(root, record_file, files, facts)
-
-
-def _regulariser_order(column: pd.Series) -> pd.Series:
-    return column.map(ORDER.index) if column.name == "regulariser" else column
 
 
 def _mean_sd(values: pd.Series) -> str:
