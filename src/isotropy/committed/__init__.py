@@ -1,8 +1,6 @@
-"""Committed runs: a finished run's files copied beside the docs with a record of their
-checksums, and the pages rendered from them (docs/extending.md, "A committed run"), one
-:class:`~isotropy.committed.record.CommittedRun` each, then the pages rendered from the code.
-``python -m isotropy.committed check`` says which file fails its checksum and which page is stale;
-``write`` renders every page again; ``copy NAME SOURCE…`` copies a finished run in."""
+"""Committed runs (docs/extending.md, "A committed run"), one
+:class:`~isotropy.committed.record.CommittedRun` each, then the pages rendered from the code;
+their command: ``python -m isotropy.committed``."""
 
 from __future__ import annotations
 

@@ -59,9 +59,7 @@ ALLOWED = {
     "no counterpart": set(),
 }
 STATUSES = tuple(ALLOWED)
-# ... and what it needs, by the row's kind: *reproduced* an agreeing verdict or exact equality on
-# a committed run at the item's scale, or a test on the paper's data; a synthetic test only for a
-# formula. A table without a verdict, the tiny run and a near-guaranteed verdict never suffice.
+# ... and what it needs, by the row's kind (why: docs/coverage.md).
 ON_DATA = {"for", "equal", "test on the paper's data"}
 NEEDS: dict[str, dict[str, set[str]]] = {
     "reproduced": {"empirical": ON_DATA, "formula": ON_DATA | {"test"}},
