@@ -21,7 +21,6 @@ from isotropy.configuration import reference
 
 ARCHITECTURE = CommittedRun(
     name="architecture",
-    records=(),
     pages=(
         Page(
             Path("docs/architecture.md"),
@@ -32,7 +31,6 @@ ARCHITECTURE = CommittedRun(
 )
 CONFIGURATION = CommittedRun(
     name="configuration",
-    records=(),
     pages=(
         Page(
             Path("docs/configuration.md"),

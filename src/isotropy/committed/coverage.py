@@ -324,4 +324,4 @@ def block(root: Path = ROOT) -> str:
     return "\n".join(lines) + "\n"
 
 
-COVERAGE = CommittedRun(name="coverage", records=(), pages=(Page(PAGE, block, (BEGIN, END)),))
+COVERAGE = CommittedRun(name="coverage", pages=(Page(PAGE, block, (BEGIN, END)),))
