@@ -36,6 +36,7 @@ targets = isotropy_workflow.targets
 inputs = isotropy_workflow.inputs
 readers = readers.inputs
 extensions_design = studies.extensions.design
+istar_design = studies.istar.istar_study
 logs = paths.logs
 benchmarks = paths.benchmarks
 

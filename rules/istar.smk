@@ -34,7 +34,7 @@ rule finetune:
         gpu=lookup(dpath="istar/resources/gpu", within=config, default=1),
     params:
         model=lambda wildcards: configuration.model_record(config, wildcards.model),
-        lam=lambda wc: studies.istar.run_lambda(ISTAR, wc.regulariser, wc.lam),
+        lam=lambda wc: istar_design.configured_lambda(ISTAR, wc.regulariser, wc.lam),
         training=lookup(dpath="istar/training", within=config),
         device=lookup(dpath="device", within=config),
     script:

@@ -500,10 +500,12 @@ def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds
     )
     seeds.to_csv(results / "seeds.csv", index=False)
     pd.DataFrame({"settings": ["test settings"]}).to_csv(results / "table.csv", index=False)
-    (results / "table.md").write_text("| table |\n\nNot run (missing from this table): x/y.\n")
     doc = tmp_path / committed.DOC
     marked = f"# Title\n\nabove\n{committed.DOC_BEGIN}\nstale\n{committed.DOC_END}\nbelow\n"
     doc.write_text(marked, encoding="utf-8")
+    with pytest.raises(FileNotFoundError, match="table.md is missing"):  # not a finished study
+        committed.COMMITTED.copy_in(tmp_path, [results], {}, None)
+    (results / "table.md").write_text("| table |\n\nNot run (missing from this table): x/y.\n")
     committed.COMMITTED.copy_in(tmp_path, [results], {}, None)
     text = doc.read_text(encoding="utf-8")
     assert text.startswith("# Title\n\nabove\n") and text.endswith("\nbelow\n")

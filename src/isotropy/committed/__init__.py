@@ -1,8 +1,6 @@
-"""Committed runs: a finished run's files copied beside the docs with a record of their
-checksums, and the pages rendered from them (docs/extending.md, "A committed run"), one
-:class:`~isotropy.committed.record.CommittedRun` each, then the pages rendered from the code.
-``python -m isotropy.committed check`` says which file fails its checksum and which page is stale;
-``write`` renders every page again; ``copy NAME SOURCE…`` copies a finished run in."""
+"""Committed runs (docs/extending.md, "A committed run"), one
+:class:`~isotropy.committed.record.CommittedRun` each, then the pages rendered from the code;
+their command: ``python -m isotropy.committed``."""
 
 from __future__ import annotations
 
@@ -23,7 +21,6 @@ from isotropy.configuration import reference
 
 ARCHITECTURE = CommittedRun(
     name="architecture",
-    records=(),
     pages=(
         Page(
             Path("docs/architecture.md"),
@@ -34,7 +31,6 @@ ARCHITECTURE = CommittedRun(
 )
 CONFIGURATION = CommittedRun(
     name="configuration",
-    records=(),
     pages=(
         Page(
             Path("docs/configuration.md"),

@@ -59,9 +59,7 @@ ALLOWED = {
     "no counterpart": set(),
 }
 STATUSES = tuple(ALLOWED)
-# ... and what it needs, by the row's kind: *reproduced* an agreeing verdict or exact equality on
-# a committed run at the item's scale, or a test on the paper's data; a synthetic test only for a
-# formula. A table without a verdict, the tiny run and a near-guaranteed verdict never suffice.
+# ... and what it needs, by the row's kind (why: docs/coverage.md).
 ON_DATA = {"for", "equal", "test on the paper's data"}
 NEEDS: dict[str, dict[str, set[str]]] = {
     "reproduced": {"empirical": ON_DATA, "formula": ON_DATA | {"test"}},
@@ -90,8 +88,11 @@ def checks_of(row) -> list[str]:
 
 
 @functools.cache
-def _page_tables(file: Path) -> pd.DataFrame:
-    """Every markdown table of a page, as one frame (cells without ``*`` and backticks)."""
+def table(file: Path) -> pd.DataFrame:
+    """A CSV's rows, or every markdown table of a page as one frame (cells without ``*`` and
+    backticks)."""
+    if file.suffix != ".md":
+        return pd.read_csv(file, dtype=str, keep_default_na=False)
     lines = file.read_text(encoding="utf-8").splitlines()
     frames = []
     for is_table, block in itertools.groupby(lines, key=lambda line: line.startswith("|")):
@@ -102,13 +103,6 @@ def _page_tables(file: Path) -> pd.DataFrame:
         if is_table and body:
             frames.append(pd.DataFrame([b for b in body if len(b) == len(header)], columns=header))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-@functools.cache
-def table(file: Path) -> pd.DataFrame:
-    if file.suffix == ".md":
-        return _page_tables(file)
-    return pd.read_csv(file, dtype=str, keep_default_na=False)
 
 
 def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame, list[str]]:
@@ -137,12 +131,6 @@ def verdict_class(verdict: str) -> str:
     if "on a stand-in" in word:
         return "stand-in"
     return next((c for c, starts in CLASSES.items() if word.startswith(starts)), "undecided")
-
-
-def _states_a_stand_in(selected: pd.DataFrame) -> bool:
-    named = "stand_in" in selected and (selected["stand_in"] != "").any()
-    cells = selected.fillna("").apply(lambda c: c.str.contains("stand-in"))
-    return bool(named or cells.any().any())
 
 
 @functools.cache
@@ -240,7 +228,9 @@ def outcome(root: Path, item: str, check: str, cited: frozenset[str] = frozenset
         }  # a passing ρ is near-guaranteed in a data file too, which no page marks
         if verdicts.empty and not selected.empty:
             reads.add("equal" if not tiny and _equal(conditions, cited) else "computed")
-        if not selected.empty and _states_a_stand_in(selected):
+        in_column = "stand_in" in selected and (selected["stand_in"] != "").any()
+        in_cells = selected.fillna("").apply(lambda c: c.str.contains("stand-in")).any().any()
+        if not selected.empty and (in_column or in_cells):
             reads.add("stated stand-in")
         return "table", reads, problems
     return "unknown", set(), [f"{check!r} is no check (a table row, a test or a plan)"]
@@ -314,7 +304,7 @@ def _held_up_by(row, root: Path) -> str:
 def block(root: Path = ROOT) -> str:
     """The counts per paper and status, then one table per paper (the reasons stay in
     docs/coverage.csv)."""
-    for cached in (_page_tables, table, _tests):  # the pages it reads may have been rewritten
+    for cached in (table, _tests):  # the pages it reads may have been rewritten
         cached.cache_clear()
     data = rows(root)
     ours = data["id"].str.startswith("ours:")
@@ -334,4 +324,4 @@ def block(root: Path = ROOT) -> str:
     return "\n".join(lines) + "\n"
 
 
-COVERAGE = CommittedRun(name="coverage", records=(), pages=(Page(PAGE, block, (BEGIN, END)),))
+COVERAGE = CommittedRun(name="coverage", pages=(Page(PAGE, block, (BEGIN, END)),))

@@ -46,8 +46,7 @@ FLOORS: dict[str, int] = {
     **dict.fromkeys(study_packages(), 2),
     # figures of what the science computed
     **dict.fromkeys(("plots", "reporting"), 3),
-    # the verdicts on it: they import the science, never the reverse (what both need, such as
-    # intervals over seeds, lives in a neutral module: isotropy.statistics)
+    # the verdicts on it, which the science never imports
     "verdicts": 4,
     # what Snakemake asks while it parses
     "workflow": 5,

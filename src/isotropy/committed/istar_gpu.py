@@ -45,24 +45,25 @@ MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]
 
 
-def combine(
-    calls: list[Path], root: Path = Path("."), prefix: str = SUBSET, add: bool = False
-) -> dict[str, Any]:
-    """The ``$OUT`` folders of benchmarks/istar_on_device.py calls as one grid with one record;
-    ``add``: after the calls the committed grid holds (a later call finishing a cut one)."""
+def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> dict[str, Any]:
+    """The ``$OUT`` folders of benchmarks/istar_on_device.py calls as one grid with one record,
+    after the calls of the grid already committed (a later call finishing a cut one)."""
     runs_file, metrics_file, costs_file, tests_file, record_file = grid_files(prefix)
     records = device_calls(calls)
     tables = [pd.read_csv(call / "runs.csv") for call in calls if (call / "runs.csv").is_file()]
     metrics = "".join((c / "metrics.jsonl").read_text(encoding="utf-8") for c in calls)
     earlier: list[dict[str, Any]] = []
     files: dict[Path, bytes | Path] = {costs_file: calls[0] / "costs.csv"}  # measured by the first
-    if add:
+    if (root / record_file).is_file():
         committed = checked_record(root, record_file)
         earlier, kept = committed["calls"], set(committed["files_sha256"])
         tables.insert(0, pd.read_csv(root / runs_file))
         metrics = (root / metrics_file).read_text(encoding="utf-8") + metrics
         files = {n: (root / n).read_bytes() for n in (costs_file, tests_file) if str(n) in kept}
-    runs = pd.concat(tables).sort_values(["regulariser", "lambda", "seed"], key=_regulariser_order)
+    runs = pd.concat(tables).sort_values(
+        ["regulariser", "lambda", "seed"],
+        key=lambda column: column.map(ORDER.index) if column.name == "regulariser" else column,
+    )
     files |= {
         runs_file: runs.to_csv(index=False).encode("utf-8"),
         metrics_file: metrics.encode("utf-8"),
@@ -77,10 +78,6 @@ def combine(
         "calls": earlier + records,
     }
     return commit_files(root, record_file, files, facts)
-
-
-def _regulariser_order(column: pd.Series) -> pd.Series:
-    return column.map(ORDER.index) if column.name == "regulariser" else column
 
 
 def _mean_sd(values: pd.Series) -> str:
@@ -312,8 +309,7 @@ def page(root: Path = Path(".")) -> str:
 
 
 def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    prefix = into.path.name.removesuffix("_record.json")
-    combine(sources, root, prefix, add=(root / into.path).is_file())
+    combine(sources, root, into.path.name.removesuffix("_record.json"))
 
 
 COMMITTED = CommittedRun(

@@ -5,7 +5,6 @@ repeated on another device (``benchmarks/main_on_device.py``)."""
 from __future__ import annotations
 
 import functools
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -43,10 +42,6 @@ def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
     table = optimisation.verdicts("main", root)
     return table[table["quantity"].isin(QUANTITIES)].reset_index(drop=True)
-
-
-def _traces(root: str | os.PathLike) -> pd.DataFrame:
-    return optimisation.committed_tables("main", root)["main_traces"]
 
 
 def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
@@ -91,7 +86,8 @@ def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
 def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.DataFrame:
     """Each §3.2 row judged on the committed run; ``detail`` (the page): with the paper's row and
     the rule as applied."""
-    table, traces = verdicts(root), _traces(root)
+    table = verdicts(root)
+    traces = optimisation.committed_tables("main", root)["main_traces"]
     shown = pd.DataFrame(
         {
             "setup (ours)": table["setup"],
@@ -121,21 +117,20 @@ def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
 
 def ends_by_setup(traces: pd.DataFrame) -> pd.DataFrame:
     """:func:`seed_ends` one row per setup: a value once where every seed has it, else each's."""
-
-    def once_or_each(values: pd.Series) -> str:
-        return values.iloc[0] if values.nunique() == 1 else ", ".join(map(str, values))
-
     ends = seed_ends(traces)
     for name in ("IsoScore", "silhouette"):
         pair = ends.pop(f"{name} first → last").str.split(" → ")
         ends[f"{name} first"], ends[f"{name} last"] = pair.str[0], pair.str[1]
-    table = ends.groupby("setup", sort=False).agg(once_or_each).reset_index()
-    return table.rename(columns={"seed": "seeds"})
+    table = ends.groupby("setup", sort=False).agg(
+        lambda values: values.iloc[0] if values.nunique() == 1 else ", ".join(map(str, values))
+    )
+    return table.reset_index().rename(columns={"seed": "seeds"})
 
 
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
-    record, traces, trends = checked_record(root, RUN), _traces(root), trend_claims(root)
+    record, trends = checked_record(root, RUN), trend_claims(root)
+    traces = optimisation.committed_tables("main", root)["main_traces"]
     run = record["run"]
     shown_trends = pd.DataFrame(
         {
@@ -195,12 +190,9 @@ def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
 
 
 def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
-    """The page's section on the run repeated on another device, if one is committed."""
-    root = Path(root)
-    if not (root / H100_TRACES).is_file():
-        return ""
-    record = json.loads((root / H100_RUN).read_text(encoding="utf-8"))
-    table = device_differences(cpu, pd.read_csv(root / H100_TRACES))
+    """The page's section on the run repeated on another device."""
+    record = checked_record(root, H100_RUN)
+    table = device_differences(cpu, pd.read_csv(Path(root) / H100_TRACES))
     shown = pd.DataFrame(
         {"setup": table["encoder"] + "/" + table["dataset"], "steps": table["steps"]}
     )

@@ -63,16 +63,15 @@ def checksums(study: str, claims: bool = False) -> Checksums:
     return Checksums(run_file(study), tuple(files + [claims_file(study)] * claims))
 
 
-def _trace_files(results: Path) -> list[tuple[dict[str, Any], Path]]:
+def _trace_files(results: Path) -> list[Path]:
     """Each run's ``<encoder>/<dataset>/seed<k>/trace.parquet`` below ``results``, by key."""
-    found = []
-    for trace in sorted(results.glob("*/*/seed*/trace.parquet")):
-        encoder, dataset, seed = trace.parts[-4], trace.parts[-3], trace.parts[-2]
-        key = dict(encoder=encoder, dataset=dataset, seed=int(seed.removeprefix("seed")))
-        found.append((key, trace))
+    found = sorted(
+        results.glob("*/*/seed*/trace.parquet"),
+        key=lambda t: (t.parts[-4], t.parts[-3], int(t.parts[-2].removeprefix("seed"))),
+    )
     if not found:
         raise FileNotFoundError(f"no traces below {results}: run the study first")
-    return sorted(found, key=lambda item: tuple(item[0].values()))
+    return found
 
 
 def _gzip_bytes(text: str) -> bytes:
@@ -117,15 +116,14 @@ def copy(
     if not config.get(study):
         raise ValueError(f"{effective_config} has no {study} section: not the {study} study's run")
     frames = [  # each checked against its provenance record
-        read_trace(trace).assign(encoder=key["encoder"], dataset=key["dataset"])
-        for key, trace in runs
+        read_trace(trace).assign(encoder=trace.parts[-4], dataset=trace.parts[-3]) for trace in runs
     ]
     traces = pd.concat(frames, ignore_index=True)
     order = ["encoder", "dataset", "seed"] + [c for c in traces.columns if c not in KEYS]
     traces = traces[order]
     provenance = [
         json.loads(trace.with_name("trace.parquet.provenance.json").read_text(encoding="utf-8"))
-        for _, trace in runs
+        for trace in runs
     ]
     files: dict[Path, bytes | Path] = {
         traces_file(study): _gzip_bytes(traces.to_csv(index=False)),
@@ -135,7 +133,7 @@ def copy(
     facts = {
         "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran
         # the one commit, package set and device the traces' provenance records name
-        **made_by(provenance, "the traces", [trace for _, trace in runs], results.parent.parent),
+        **made_by(provenance, "the traces", runs, results.parent.parent),
         "device": one_value(provenance, lambda r: [r.get("device"), r.get("hardware")], "devices"),
         "run": {key: value for key, value in run.items() if key != "what"},  # said once, above
         "config": _settings(study, config),

@@ -107,15 +107,15 @@ class CommittedRun:
     machine) and its effective ``config`` (by default ``effective_config``)."""
 
     name: str
-    records: Sequence[Checksums]
     pages: Sequence[Page]
+    records: Sequence[Checksums] = ()  # none: pages of the code
     copy: Callable[[Path, list[Path], dict[str, Any], Path, Checksums], Any] | None = None
     sources: str = ""
     source_count: int = 1
     effective_config: str = ""
 
     def committed(self, root: Path) -> bool:
-        """Whether its first record exists (a page of the code has none)."""
+        """Whether its first record exists."""
         return not self.records or (root / self.records[0].path).is_file()
 
     def problems(self, root: Path) -> list[str]:

@@ -41,11 +41,10 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
     """Copy ``results/sensitivity``'s seeds.csv, with its settings line (table.csv), the cells
     not run (table.md) and ``facts``' interval level (default 0.95) in the record."""
     (results,) = sources
-    seeds_file, table_file = results / "seeds.csv", results / "table.csv"
-    for needed in (seeds_file, table_file):
+    seeds_file, table_file, markdown = (results / n for n in ("seeds.csv", "table.csv", "table.md"))
+    for needed in (seeds_file, table_file, markdown):
         if not needed.is_file():
             raise FileNotFoundError(f"{needed} is missing: run `snakemake sensitivity_study` first")
-    markdown = results / "table.md"
     record = {
         "source": str(seeds_file),
         "sha256": sha256_file(seeds_file),
@@ -53,9 +52,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
         "table_sha256": sha256_file(table_file),
         "settings_line": str(pd.read_csv(table_file)["settings"].iloc[0]),
         "interval_level": facts.get("interval_level", 0.95),
-        "not_run": not_run_cells(markdown.read_text(encoding="utf-8"))
-        if markdown.is_file()
-        else [],
+        "not_run": not_run_cells(markdown.read_text(encoding="utf-8")),
     }
     commit_files(root, DOC_SOURCE, {DOC_SEEDS: seeds_file}, {**facts, **record})
 

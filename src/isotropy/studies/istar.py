@@ -63,11 +63,6 @@ def runs(section: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return istar_study.run_grid(dict(section)) if section else []
 
 
-def run_lambda(section: Mapping[str, Any], regulariser: str, lam: str) -> float:
-    """The configured λ of a run (never parsed back from its path)."""
-    return istar_study.configured_lambda(dict(section), regulariser, lam)
-
-
 # Rudman & Eickhoff's claims, one row per λ < 0, each tested over seeds.
 CLAIMS = (
     Claim(

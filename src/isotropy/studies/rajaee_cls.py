@@ -35,11 +35,6 @@ def run_files(config: Mapping[str, Any]) -> list[str]:
 FILES = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "layers.png")
 
 
-def verdict_inputs(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The study's runs and layers tables."""
-    return {f"rajaee_cls_{t}": paths.rajaee_cls_file(f"{t}.csv") for t in ("runs", "layers")}
-
-
 # The Rajaei & Sheikhi slides' two CLS claims, judged on rajaee_cls.results.claim_values.
 _SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
 CLAIMS = [
@@ -117,7 +112,9 @@ STUDIES = (
         name="rajaee_cls",
         outputs=section_files("rajaee_cls", paths.rajaee_cls_file, FILES),
         job_costs={"rajaee_cls_finetune": finetune_job("rajaee_cls", GEOMETRY_CPU_SECONDS)},
-        verdict_inputs=verdict_inputs,
+        verdict_inputs=lambda config: {
+            f"rajaee_cls_{t}": paths.rajaee_cls_file(f"{t}.csv") for t in ("runs", "layers")
+        },
         claim_page=claim_page,
         measures={
             "rajaee_cls_runs": lambda table, config, stand: rajaee_cls_measurements(table, config)
