@@ -107,28 +107,16 @@ def test_the_readme_config_yaml_changelog_and_docs_stay_within_their_budgets(fil
 LINE_BUDGETS = [("src/isotropy/sources", 900), ("tests", 22_000)]
 # The package's 20,000 is not met: what is left is features later issues asked for. Until it is,
 # the package may not grow past what it measured after the last cut (a ratchet: lower it on a cut).
-LINE_BUDGETS += [("src/isotropy", 24_007)]
-OVER = pytest.mark.xfail(strict=True, reason="issue 81: about 24,000; what is left is features")
-
-
-def py_lines(folder: Path) -> int:
-    return sum(path.read_bytes().count(b"\n") for path in folder.rglob("*.py"))
+LINE_BUDGETS += [("src/isotropy", 23_782)]
+OVER = pytest.mark.xfail(strict=True, reason="issue 81: about 23,800; what is left is features")
 
 
 @pytest.mark.parametrize(
     ("folder", "budget"), [*LINE_BUDGETS, pytest.param("src/isotropy", 20_000, marks=OVER)]
 )
 def test_the_package_and_the_tests_stay_within_their_line_budgets(folder, budget):
-    lines = py_lines(ROOT / folder)
+    lines = sum(path.read_bytes().count(b"\n") for path in (ROOT / folder).rglob("*.py"))
     assert lines <= budget, f"{folder}: {lines} lines > {budget}"
-
-
-def test_a_line_budget_counts_every_python_file_below_its_folder(tmp_path):
-    (tmp_path / "deep" / "er").mkdir(parents=True)
-    (tmp_path / "deep" / "er" / "a.py").write_text("x = 1\ny = 2\n")
-    (tmp_path / "b.py").write_text("z = 3\n")
-    (tmp_path / "notes.txt").write_text("not counted\n")
-    assert py_lines(tmp_path) == 3
 
 
 def test_the_guide_stays_short_and_inside_the_repository():
