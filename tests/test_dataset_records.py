@@ -75,6 +75,12 @@ def test_each_record_names_its_unit_layouts_and_options(config):
             lambda c: c["main"]["setups"]["polarity"].update(encoder="word2vec"),
             "'word2vec' is a word-vectors encoder, which looks up single words",
         ),
+        (
+            lambda c: c["section2"].update(encoder="word2vec"),
+            "section2.encoder: 'word2vec' is a word-vectors encoder.*sentences of polarity",
+        ),
+        (lambda c: c["section2"].update(dataset="nope"), "section2.dataset: 'nope' is not a"),
+        (lambda c: c["section2"].update(dataset="snli"), "section2.dataset: 'snli' holds pairs"),
     ],
 )
 def test_the_configuration_checks_read_the_records(config, change, named):

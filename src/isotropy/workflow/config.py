@@ -162,6 +162,8 @@ def references(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
         yield "istar.models", name, "models"
     for name in (config.get("istar_estimator") or {}).get("figure1_encoders") or []:
         yield "istar_estimator.figure1_encoders", name, "encoders"
+    if "encoder" in (config.get("section2") or {}):
+        yield "section2.encoder", config["section2"]["encoder"], "encoders"
 
 
 def check_config(config: dict) -> None:
@@ -177,7 +179,7 @@ def check_config(config: dict) -> None:
             )
         # word vectors look up single words: a data set of sentences or pairs (its unit) is not
         elif section == "encoders" and defined[name]["kind"] == "word-vectors":
-            dataset = key.split(".")[2] if key.startswith("main.") else "GLUE tasks"
+            dataset = _embedded_by(config, key)
             if dataset not in DATASETS or DATASETS[dataset].unit != "word":
                 problems.append(
                     f"{key}: {name!r} is a word-vectors encoder, which looks up single words and "
@@ -198,6 +200,13 @@ def check_config(config: dict) -> None:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
 
 
+def _embedded_by(config: Mapping[str, Any], key: str) -> str:
+    """The data set an encoder named at ``key`` embeds (every other one embeds GLUE tasks)."""
+    if key.startswith("main."):
+        return key.split(".")[2]
+    return str(config["section2"].get("dataset")) if key == "section2.encoder" else "GLUE tasks"
+
+
 def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
     """The STS splits whose hub download ``sources`` lacks (readers.inputs.sts_inputs relies on
     it)."""
@@ -214,17 +223,29 @@ def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
 
 
 def dataset_problems(config: Mapping[str, Any]) -> list[str]:
-    """A main setup or ``dataset_options`` naming no registered data set or option, and a main
-    data set whose source has another raw layout (``kind``) than its record asks."""
+    """A main setup, section2's data set or ``dataset_options`` naming no registered data set or
+    option, section2 on pairs, and a main data set whose source has another raw layout (``kind``)
+    than its record asks."""
     registered = ", ".join(sorted(DATASETS))
     setups = (config.get("main") or {}).get("setups") or {}
     options = config.get("dataset_options") or {}
+    section2 = [name] if (name := (config.get("section2") or {}).get("dataset")) else []
     problems = [
         f"{key}: {shown_key(name)} is not a registered data set (registered: {registered}); "
         "check its spelling"
-        for key, names in (("main.setups", setups), ("dataset_options", options))
+        for key, names in (
+            ("main.setups", setups),
+            ("dataset_options", options),
+            ("section2.dataset", section2),
+        )
         for name in names
         if name not in DATASETS
+    ]
+    problems += [
+        f"section2.dataset: {name!r} holds pairs of texts; the section 2 figure needs a "
+        "single-text, single-label data set (e.g. polarity)"
+        for name in section2
+        if name in DATASETS and DATASETS[name].unit == "pair"
     ]
     for dataset, given in options.items():
         if dataset not in DATASETS:
