@@ -81,6 +81,7 @@ def test_each_record_names_its_unit_layouts_and_options(config):
         ),
         (lambda c: c["section2"].update(dataset="nope"), "section2.dataset: 'nope' is not a"),
         (lambda c: c["section2"].update(dataset="snli"), "section2.dataset: 'snli' holds pairs"),
+        (lambda c: c["main"]["setups"].pop("snli"), "extensions.setups: 'snli' is not under"),
     ],
 )
 def test_the_configuration_checks_read_the_records(config, change, named):

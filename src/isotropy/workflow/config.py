@@ -224,8 +224,8 @@ def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
 
 def dataset_problems(config: Mapping[str, Any]) -> list[str]:
     """A main setup, section2's data set or ``dataset_options`` naming no registered data set or
-    option, section2 on pairs, and a main data set whose source has another raw layout (``kind``)
-    than its record asks."""
+    option, section2 on pairs, an extension setup main lacks, and a main data set whose source
+    has another raw layout (``kind``) than its record asks."""
     registered = ", ".join(sorted(DATASETS))
     setups = (config.get("main") or {}).get("setups") or {}
     options = config.get("dataset_options") or {}
@@ -240,6 +240,17 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
         )
         for name in names
         if name not in DATASETS
+    ]
+    extensions = config.get("extensions") or {}
+    problems += [
+        f"{key}: {name!r} is not under main.setups (defined: {', '.join(setups)}); the extension "
+        "study reuses main's setups: add it there or leave it out here"
+        for key, names in (
+            ("extensions.setups", extensions.get("setups")),
+            ("extensions.heldout.setups", (extensions.get("heldout") or {}).get("setups")),
+        )
+        for name in names or []
+        if name not in setups
     ]
     problems += [
         f"section2.dataset: {name!r} holds pairs of texts; the section 2 figure needs a "
