@@ -349,6 +349,7 @@ def test_url_pins_agree_with_the_mirror_manifest(config):
             "encoders",
         ),
         ("section2:\n  encoder: miniLN", "section2.encoder", "encoders"),
+        ("rajaee_cls:\n  models: [miniLN]", "rajaee_cls.models", "models"),
     ],
 )
 def test_load_config_refuses_an_unknown_name_in_one_sentence(tmp_path, overlay, key, section):

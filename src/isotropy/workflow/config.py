@@ -158,8 +158,9 @@ def references(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
     for part in ("clusters", "sts", "classification"):
         for name in (geometry.get(part) or {}).get("models") or []:
             yield f"geometry.{part}.models", name, "models"
-    for name in (config.get("istar") or {}).get("models") or []:
-        yield "istar.models", name, "models"
+    for study in ("istar", "rajaee_cls"):
+        for name in (config.get(study) or {}).get("models") or []:
+            yield f"{study}.models", name, "models"
     for name in (config.get("istar_estimator") or {}).get("figure1_encoders") or []:
         yield "istar_estimator.figure1_encoders", name, "encoders"
     if "encoder" in (config.get("section2") or {}):
