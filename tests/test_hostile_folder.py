@@ -16,14 +16,13 @@ import pandas as pd
 import pytest
 import yaml
 from test_intake import _plant, _result
-from test_trace_validation import _refused, _run
+from test_trace_validation import _refused, _run, write_record
 from test_trust import SCRIPT, _b64
 from tiny_workflow import make_workdir, overlay_refusal, run_make, snakemake
 
 from isotropy import intake, trust
-from isotropy.io import sha256_file, write_json
+from isotropy.io import sha256_file
 from isotropy.optimize import OptimisationSettings
-from isotropy.provenance import build_record, record_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,32 +89,22 @@ def test_a_learning_rate_of_1e308_is_named_as_divergence_where_it_runs():
 # --- damaged traces whose records were updated to match -------------------------------------
 
 
-def _rerecord(trace: Path) -> None:
-    """The forger's step: the trace's record rewritten to the damaged trace's sha256."""
-    outputs = [str(trace), str(trace.parent / "summary.json")]
-    write_json(
-        record_path(trace), build_record(rule="optimize_embeddings", inputs=[], outputs=outputs)
-    )
-
-
-@pytest.fixture
-def trace(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return _run(Path("results/main/miniLM/polarity/seed0"))
-
-
 @pytest.mark.parametrize(
     "damage, said",
     [("cut", "it has 6 rows, but its run recorded 13 steps"), ("nan", "silhouette holds NaN")],
 )
-def test_a_damaged_trace_with_an_updated_record_is_still_refused(trace, damage, said):
+def test_a_damaged_trace_with_an_updated_record_is_still_refused(
+    tmp_path, monkeypatch, damage, said
+):
+    monkeypatch.chdir(tmp_path)
+    trace = _run(Path("results/main/miniLM/polarity/seed0"))
     frame = pd.read_parquet(trace)
     if damage == "cut":
         frame = frame.iloc[:6]
     else:
         frame.loc[3, "silhouette"] = float("nan")
     frame.to_parquet(trace)
-    _rerecord(trace)
+    write_record(trace)  # the forger's step: the record rewritten to the damaged trace
     _refused(trace, said)
 
 

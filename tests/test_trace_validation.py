@@ -44,11 +44,16 @@ def _run(folder: Path, *, record: bool = True) -> Path:
     }
     (folder / "summary.json").write_text(json.dumps(summary))
     if record:
-        outputs = [str(trace), str(folder / "summary.json")]
-        write_json(
-            record_path(trace), build_record(rule="optimize_embeddings", inputs=[], outputs=outputs)
-        )
+        write_record(trace)
     return trace
+
+
+def write_record(trace: Path) -> None:
+    """The trace's provenance record, as the optimisation writes it (also a forger's step)."""
+    outputs = [str(trace), str(trace.parent / "summary.json")]
+    write_json(
+        record_path(trace), build_record(rule="optimize_embeddings", inputs=[], outputs=outputs)
+    )
 
 
 @pytest.fixture
