@@ -80,8 +80,6 @@ def test_glue_tables(tiny_run):
 
 def test_traces_and_provenance(tiny_run):
     workdir, _, _ = tiny_run
-    trace = pd.read_parquet(workdir / "results/main/miniLM/polarity/seed0/trace.parquet")
-    assert list(trace["step"]) == list(range(13)) and trace.notna().all().all()
     record = json.loads(
         (workdir / "results/main/miniLM/polarity/seed0/trace.parquet.provenance.json").read_text()
     )
