@@ -88,6 +88,11 @@ def test_the_studies_runs_and_settings(config):
         (lambda c: c["main"].update(updates=0), ["'main.updates'", "value 0", "equal to 1"]),
         (lambda c: c["downloads"].update(max_archive_members=0), ["'downloads.max_archive"]),
         (lambda c: c.update(device="gpu"), ["'device'", "'gpu'", "'auto', 'cpu' or 'cuda'"]),
+        (
+            lambda c: c["glue"].update(encoders=["miniLM", "miniLM"]),
+            ["'glue.encoders'", "more than once"],
+        ),
+        (lambda c: c["istar"].update(figure7_task="sst"), ["'istar.figure7_task'", "'sst'"]),
         # inside a section of one kind: the keys of that kind
         (lambda c: c["encoders"]["miniLM"].update(batchsize=8), ["'encoders.miniLM.batchsize'"]),
         (
@@ -189,9 +194,20 @@ def test_numbers_numpy_and_torch_cannot_hold_are_refused_with_their_key(config, 
             "decoded, which is not a file name; give the address of the file itself",
         ),
         # each run would be measured at its start and end only
+        *(
+            (
+                lambda c, s=study: c[s].update(updates=12, metric_stride=50),
+                f"{study}.metric_stride: 50 is not below {study}.updates (12), so each run is",
+            )
+            for study in ("main", "extensions", "sensitivity")
+        ),
         (
-            lambda c: c["main"].update(updates=12, metric_stride=50),
-            "main.metric_stride: 50 is not below main.updates (12), so each run is measured",
+            lambda c: c["models"]["miniLM"].update(path="parts:nosuch"),
+            "models.miniLM.path: 'parts:nosuch' names no entry of 'split_models'",
+        ),
+        (
+            lambda c: c["models"]["miniLM"].update(path="parts:all-mpnet-base-v2"),
+            "models.miniLM.model: 'sentence-transformers/all-MiniLM-L6-v2', but its path assembles",
         ),
     ],
 )

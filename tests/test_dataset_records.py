@@ -80,7 +80,7 @@ def test_each_record_names_its_unit_layouts_and_options(config):
             "section2.encoder: 'word2vec' is a word-vectors encoder.*sentences of polarity",
         ),
         (lambda c: c["section2"].update(dataset="nope"), "section2.dataset: 'nope' is not a"),
-        (lambda c: c["section2"].update(dataset="snli"), "section2.dataset: 'snli' holds pairs"),
+        (lambda c: c["section2"].update(dataset="pos"), "section2.dataset: 'pos' is not a data"),
         (lambda c: c["main"]["setups"].pop("snli"), "extensions.setups: 'snli' is not under"),
     ],
 )

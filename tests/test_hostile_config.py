@@ -42,10 +42,11 @@ def test_markup_in_any_field_is_refused_at_load(tmp_path, field, value):
 def test_markup_is_refused_in_a_key_a_list_item_and_a_value_anywhere(tmp_path):
     overlay = {
         "dataset_options": {"pos": {"x<y": 1}},
-        "istar": {"models": ["miniLM", "c|d"], "figure7_task": "see javascript:alert(1)"},
+        "istar": {"models": ["miniLM", "c|d"]},
+        "section2": {"encoder": "see javascript:alert(1)"},
     }
     message = _refused(tmp_path, yaml.safe_dump(overlay))
-    for key in ("dataset_options", "istar.models", "istar.figure7_task"):
+    for key in ("dataset_options", "istar.models", "section2.encoder"):
         assert f"config key '{key}'" in message, message
     assert "holds a javascript: URL" in message and "plain names and paths" in message
 

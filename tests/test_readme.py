@@ -108,7 +108,7 @@ LINE_BUDGETS = [("src/isotropy/sources", 900), ("tests", 22_000)]
 # The package's 20,000 is not met: what is left is features later issues asked for. Until it is,
 # the package may not grow past this ratchet: a cut lowers it; code added raises it in its own
 # commit, saying why.
-LINE_BUDGETS += [("src/isotropy", 23_815)]
+LINE_BUDGETS += [("src/isotropy", 23_849)]
 OVER = pytest.mark.xfail(strict=True, reason="issue 81: about 23,800; what is left is features")
 
 

@@ -63,7 +63,7 @@ class Glue(Optimisation):
 
     # Exact silhouette is quadratic in the items: GLUE's large tasks are sampled by default.
     DEFAULTS = {"updates": 250, "metric_sample_size": 10000}
-    encoders: list[str] = optional("Sentence encoders (keys of `encoders`).", min_length=1)
+    encoders: Unique[str] = optional("Sentence encoders (keys of `encoders`).", min_length=1)
     tasks: Unique[Literal["cola", "mnli", "mrpc", "qnli", "qqp", "rte", "sst2", "wnli"]] = optional(
         "GLUE tasks; offline only those the mirror holds run.", min_length=1
     )

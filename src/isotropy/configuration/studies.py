@@ -50,7 +50,7 @@ class Istar(Section):
     figure6_selection: Literal["best", "mean"] = Field(
         "best", description="Figure 6: each method at its best λ (best) or over all λ (mean)."
     )
-    figure7_task: str = Field("sst2", description="The task of Figure 7.")
+    figure7_task: IstarTask = Field("sst2", description="The task of Figure 7 (made if run).")
     resources: Resources = Field(default_factory=Resources)
 
 

@@ -21,7 +21,7 @@ from isotropy.configuration import Config, fill_defaults
 from isotropy.configuration.base import sections
 from isotropy.configuration.geometry import Splits
 from isotropy.intake import load_yaml, plain_config_problem
-from isotropy.models import ModelSpec
+from isotropy.models import PARTS_PREFIX, ModelSpec
 from isotropy.readers.inputs import dataset_sources
 from isotropy.readers.registry import DATASETS
 from isotropy.sources.download import url_problem
@@ -188,7 +188,9 @@ def check_config(config: dict) -> None:
                     f"encoder instead (defined: {sentence_encoders})"
                 )
     problems += dataset_problems(config) + _sts_split_problems(config)
-    problems += [p for study in ("main", "glue") if (p := stride_problem(config, study, study))]
+    studies = ("main", "glue", "extensions", "sensitivity")
+    problems += [p for study in studies if (p := stride_problem(config, study, study))]
+    problems += _split_model_problems(config)
     problems += sensitivity.config_problems(config)
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
@@ -199,6 +201,30 @@ def check_config(config: dict) -> None:
                 problems.append(f"sources.{name}.mirror: {problem}")
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
+
+
+def _split_model_problems(config: Mapping[str, Any]) -> list[str]:
+    """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
+    hub model or commit than the entry says (its files would be read under the wrong name)."""
+    split_models, problems = config.get("split_models") or {}, []
+    for name, model in config["models"].items():
+        if not str(model.get("path") or "").startswith(PARTS_PREFIX):
+            continue
+        split = model["path"].removeprefix(PARTS_PREFIX)
+        if split not in split_models:
+            problems.append(
+                f"models.{name}.path: {model['path']!r} names no entry of 'split_models' "
+                f"(defined: {', '.join(split_models) or 'none'}); add it or fix the path"
+            )
+            continue
+        for key in ("model", "revision"):
+            ours, theirs = model.get(key), split_models[split].get(key)
+            if None not in (ours, theirs) and ours != theirs:
+                problems.append(
+                    f"models.{name}.{key}: {ours!r}, but its path assembles split_models."
+                    f"{split}, whose {key} is {theirs!r}; give the same {key} or another path"
+                )
+    return problems
 
 
 def _embedded_by(config: Mapping[str, Any], key: str) -> str:
@@ -225,8 +251,8 @@ def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
 
 def dataset_problems(config: Mapping[str, Any]) -> list[str]:
     """A main setup, section2's data set or ``dataset_options`` naming no registered data set or
-    option, section2 on pairs, an extension setup main lacks, and a main data set whose source
-    has another raw layout (``kind``) than its record asks."""
+    option, section2 on words or pairs, an extension setup main lacks, and
+    :func:`_layout_problems`."""
     registered = ", ".join(sorted(DATASETS))
     setups = (config.get("main") or {}).get("setups") or {}
     options = config.get("dataset_options") or {}
@@ -254,10 +280,10 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
         if name not in setups
     ]
     problems += [
-        f"section2.dataset: {name!r} holds pairs of texts; the section 2 figure needs a "
-        "single-text, single-label data set (e.g. polarity)"
+        f"section2.dataset: {name!r} is not a data set of sentences with one label each, which "
+        "the section 2 figure needs (e.g. polarity)"
         for name in section2
-        if name in DATASETS and DATASETS[name].unit == "pair"
+        if name in DATASETS and DATASETS[name].unit != "sentence"
     ]
     for dataset, given in options.items():
         if dataset not in DATASETS:
@@ -269,7 +295,12 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
             for key in given
             if key not in keys
         ]
-    configured = config.get("sources") or {}
+    return problems + _layout_problems(config, setups)
+
+
+def _layout_problems(config: Mapping[str, Any], setups: Mapping[str, Any]) -> list[str]:
+    """A main data set whose source has another raw layout (``kind``) than its record asks."""
+    configured, problems = config.get("sources") or {}, []
     for dataset in setups:
         if dataset not in DATASETS:
             continue  # named above
