@@ -85,9 +85,10 @@ def test_captions_state_only_what_the_configuration_runs():
     from isotropy.workflow import config as workflow_config
 
     full = workflow_config.load_config([str(ROOT / "config.yaml")])
+    full["main"]["setups"]["polarity"]["encoder"] = "mpnet"  # named: the model fine-tuned
     line = design.settings_line(full)
     assert "deep heads of 1, 2, 3 hidden tanh layer(s)" in line
-    assert "Held out (polarity): MiniLM fine-tuned on 1000 training" in line
+    assert "Held out (polarity): mpnet fine-tuned on 1000 training" in line
     part = copy.deepcopy(full)
     part["extensions"]["depths"] = [1]
     part["extensions"]["heldout"]["setups"] = []

@@ -139,16 +139,19 @@ def settings_line(config: Mapping[str, Any]) -> str:
     return (
         f"setups {', '.join(s['setups'])}; {sample} (seed {s['item_seed']}); full-batch Adam "
         f"lr {s['learning_rate']}, {s['updates']} updates, metrics every {s['metric_stride']} "
-        f"updates{on}; {deep}{triplet}{len(s['seeds'])} seeds. {heldout_settings(s['heldout'])}"
+        f"updates{on}; {deep}{triplet}{len(s['seeds'])} seeds. {heldout_settings(config)}"
     )
 
 
-def heldout_settings(held: Mapping[str, Any]) -> str:
-    """The held-out fine-tuning's settings, or that this configuration runs none."""
+def heldout_settings(config: Mapping[str, Any]) -> str:
+    """The held-out fine-tuning's settings (the models it fine-tunes by name), or that this
+    configuration runs none."""
+    held = config[SECTION]["heldout"]
     if not held["setups"]:
         return "Held out: no fine-tuning runs in this configuration"
+    models = ", ".join(sorted({heldout_model(config, setup) for setup in held["setups"]}))
     return (
-        f"Held out ({', '.join(held['setups'])}): MiniLM fine-tuned on {held['train_size']} "
+        f"Held out ({', '.join(held['setups'])}): {models} fine-tuned on {held['train_size']} "
         f"training and scored on {held['heldout_size']} held-out sentences, "
         f"lr {held['learning_rate']} (head {held['head_learning_rate']}), "
         f"batch {held['batch_size']}, max length {held['max_length']}, until held-out accuracy "
