@@ -93,6 +93,7 @@ def test_the_studies_runs_and_settings(config):
             ["'glue.encoders'", "more than once"],
         ),
         (lambda c: c["istar"].update(figure7_task="sst"), ["'istar.figure7_task'", "'sst'"]),
+        (lambda c: c["extensions"].update(depths=[0, 1]), ["'extensions.depths[0]'", "value 0"]),
         # inside a section of one kind: the keys of that kind
         (lambda c: c["encoders"]["miniLM"].update(batchsize=8), ["'encoders.miniLM.batchsize'"]),
         (

@@ -58,8 +58,8 @@ def test_the_tiny_version_runs_end_to_end(tmp_path):
     for question in ("criteria", "deep", "triplet", "heldout"):
         assert (out / f"{question}.png").stat().st_size > 10_000
         assert "Settings:" in (out / f"{question}.md").read_text()
-    config_used = yaml.safe_load(TINY_EXTENSIONS.read_text())["extensions"]
-    assert f"a seeded sample of {config_used['items']} items" in (out / "criteria.md").read_text()
+    items = yaml.safe_load(TINY_EXTENSIONS.read_text())["extensions"]["items"]
+    assert f"a seeded sample of at most {items} items" in (out / "criteria.md").read_text()
 
 
 def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):

@@ -99,16 +99,18 @@ class IstarEstimator(Section):
     spectrum_ratio: float = Field(
         20.0, ge=1, description="Variances fall geometrically from 1 to 1/ratio along the axes."
     )
-    sample_sizes: list[int] = Field(
+    sample_sizes: list[Annotated[int, Field(ge=2)]] = Field(
         [16, 64, 256, 4096],
         min_length=1,
         description="Figure 4 left: one seeded sample per size.",
     )
-    zetas: list[float] = optional("ζ values drawn.", min_length=2)
+    zetas: list[Annotated[float, Field(ge=0, le=1)]] = optional("ζ values drawn.", min_length=2)
     reference_size: int = Field(
         20000, ge=2, description="Draws behind Σ_S (the poster's large sample)."
     )
-    batch_sizes: list[int] = optional("Figure 4 right: mini-batch sizes.", min_length=1)
+    batch_sizes: list[Annotated[int, Field(ge=1)]] = optional(
+        "Figure 4 right: mini-batch sizes.", min_length=1
+    )
     draws: int = Field(50, ge=2, description="Seeded mini-batches per size.")
     stability_zeta: float = Field(
         0.75,
@@ -117,7 +119,7 @@ class IstarEstimator(Section):
         description="ζ of the IsoScore* set beside IsoScore on the mini-batches.",
     )
     seed: Seed = Field(0, description="Seed of the clouds.")
-    cosine_targets: list[float] = Field(
+    cosine_targets: list[Annotated[float, Field(gt=-1, lt=1)]] = Field(
         [0.978, 0.005],
         min_length=2,
         max_length=2,
@@ -197,7 +199,7 @@ class Extensions(Section):
         ["dunn", "calinski_harabasz", "davies_bouldin"],
         description="Cluster criteria recorded beside IsoScore and silhouette.",
     )
-    depths: Unique[Annotated[int, Field(ge=0, le=8)]] = Field(
+    depths: Unique[Annotated[int, Field(ge=1, le=8)]] = Field(
         [1, 2, 3],
         description="Hidden layers of the deep heads (the linear head always runs).",
     )

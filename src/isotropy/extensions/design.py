@@ -121,7 +121,8 @@ def settings_line(config: Mapping[str, Any]) -> str:
     if SECTION not in config:
         return ""
     s = config[SECTION]
-    sample = f"a seeded sample of {s['items']} items per setup" if s["items"] else "every item"
+    items = s["items"]
+    sample = f"a seeded sample of at most {items} items per setup" if items else "every item"
     metric_sample = s["metric_sample_size"]
     on = "" if metric_sample is None else f" on {metric_sample} sampled items"
     depths = ", ".join(str(d) for d in s["depths"])
