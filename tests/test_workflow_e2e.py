@@ -66,18 +66,6 @@ def test_every_figure_is_drawn(tiny_run):
     matplotlib.pyplot.close(figure)
 
 
-def test_glue_tables(tiny_run):
-    """The tiny mirror's items, 8 updates with the metrics after each; a one-seed table's rows:
-    test_correlation_table.py."""
-    workdir, _, _ = tiny_run
-    table2 = pd.read_csv(workdir / "results/glue/table2.csv").set_index("dataset")
-    assert table2.loc["rte", "items"] == 80 and table2.loc["wnli", "items"] == 80
-    trace = pd.read_parquet(workdir / "results/glue/miniLM/rte/seed0/trace.parquet")
-    assert list(trace["step"]) == list(range(9)) and trace.notna().all().all()
-    table3 = pd.read_csv(workdir / "results/glue/table3.csv")
-    assert set(table3["dataset"]) == {"rte", "wnli"}
-
-
 def test_traces_and_provenance(tiny_run):
     workdir, _, _ = tiny_run
     record = json.loads(
