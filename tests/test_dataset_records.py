@@ -82,6 +82,14 @@ def test_each_record_names_its_unit_layouts_and_options(config):
         (lambda c: c["section2"].update(dataset="nope"), "section2.dataset: 'nope' is not a"),
         (lambda c: c["section2"].update(dataset="pos"), "section2.dataset: 'pos' is not a data"),
         (lambda c: c["main"]["setups"].pop("snli"), "extensions.setups: 'snli' is not under"),
+        (
+            lambda c: c["encoders"]["word2vec"].update(source="polarity"),
+            "encoders.word2vec.source: 'polarity' is a 'polarity' source, not word vectors",
+        ),
+        (
+            lambda c: c["geometry"]["clusters"]["static"].update(source="polarity"),
+            "geometry.clusters.static.source: 'polarity' is a 'polarity' source, not word",
+        ),
     ],
 )
 def test_the_configuration_checks_read_the_records(config, change, named):

@@ -190,7 +190,13 @@ def check_config(config: dict) -> None:
     problems += dataset_problems(config) + _sts_split_problems(config)
     studies = ("main", "glue", "extensions", "sensitivity")
     problems += [p for study in studies if (p := stride_problem(config, study, study))]
-    problems += _split_model_problems(config)
+    problems += _split_model_problems(config) + _word_vector_source_problems(config)
+    istar = config.get("istar") or {}
+    problems += [
+        f"istar.run_models: {name!r} is not listed in istar.models ({', '.join(istar['models'])})"
+        for name in istar.get("run_models") or []
+        if name not in istar["models"]
+    ]
     problems += sensitivity.config_problems(config)
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
@@ -201,6 +207,32 @@ def check_config(config: dict) -> None:
                 problems.append(f"sources.{name}.mirror: {problem}")
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
+
+
+def _word_vector_source_problems(config: Mapping[str, Any]) -> list[str]:
+    """A word-vector encoder, or the geometry's static vectors, reading a source of another kind
+    (the job would fail on its files, or the fix be asked of the source)."""
+    configured = config["sources"]
+    static = ((config.get("geometry") or {}).get("clusters") or {}).get("static") or {}
+    keys: list[tuple[str, Any]] = [("geometry.clusters.static.source", static.get("source"))]
+    keys += [
+        (f"encoders.{name}.source", spec.get("source"))
+        for name, spec in (config.get("encoders") or {}).items()
+        if spec.get("kind") == "word-vectors"
+    ]
+    kinds: dict[str, str | None] = {}
+    for name, source in configured.items():
+        try:
+            kinds[name] = sources.source_kind(name, source)
+        except ValueError:
+            kinds[name] = None  # dataset_problems names it
+    vectors = ", ".join(name for name, kind in kinds.items() if kind == "word_vectors")
+    return [
+        f"{key}: {given!r} is a {kinds[given]!r} source, not word vectors; name one of kind "
+        f"word_vectors ({vectors})"
+        for key, given in keys
+        if kinds.get(given) not in (None, "word_vectors")
+    ]
 
 
 def _split_model_problems(config: Mapping[str, Any]) -> list[str]:
