@@ -13,6 +13,12 @@ def main(snakemake):
     params = snakemake.params
     seed = int(snakemake.wildcards.seed)
     embeddings = TokenEmbeddings.load(snakemake.input.embeddings)
+    layers, model = embeddings.n_layers, snakemake.wildcards.model
+    if not -layers <= params.pca_layer < layers:  # refused before every layer is clustered
+        raise ValueError(
+            f"PCA layer {params.pca_layer} (geometry.clusters.pca_layer or pca_layers.{model}) "
+            f"does not exist: {model} has {layers} hidden-state layers"
+        )
     clustering = {
         "k_range": tuple(params.k_range),
         "silhouette_threshold": params.silhouette_threshold,
@@ -21,7 +27,7 @@ def main(snakemake):
     }
     table, clusters = cosine_by_layer(
         embeddings,
-        model=snakemake.wildcards.model,
+        model=model,
         corpus=snakemake.wildcards.corpus,
         return_clusters=True,
         **clustering,
@@ -31,9 +37,7 @@ def main(snakemake):
         embeddings,
         params.pca_layer,
         sample_size=params.pca_sample_size,
-        clusters=clusters[params.pca_layer]
-        if -len(clusters) <= params.pca_layer < len(clusters)
-        else None,
+        clusters=clusters[params.pca_layer],
         **clustering,
     )
     write_table(view, snakemake.output.pca_view)

@@ -20,19 +20,22 @@ def main(snakemake):
     params = snakemake.params
     device = resolve_device(params.device)
     raw_dir = Path(snakemake.input.corpus).parent
+    # the corpus before the model: a corpus that cannot be read is refused at once
+    windows = params.corpus.get("windows")
+    text = read_corpus_text(params.corpus, raw_dir) if windows else ""
+    sentences = [] if windows else read_corpus(params.corpus, raw_dir)
     tokenizer, model = load_hidden_state_model(ModelSpec.from_record(params.model), device)
-    if params.corpus.get("windows"):  # Cai et al.'s protocol: contiguous windows, every position
+    if windows:  # Cai et al.'s protocol: contiguous windows, every position
         embeddings = extract_window_embeddings(
-            read_corpus_text(params.corpus, raw_dir),
+            text,
             tokenizer,
             model,
-            window=params.corpus["windows"],
+            window=windows,
             max_windows=params.corpus.get("max_windows"),
             device=device,
         )
         read = {"windows": int(embeddings.sentence_index.max()) + 1}
     else:
-        sentences = read_corpus(params.corpus, raw_dir)
         embeddings = extract_token_embeddings(
             sentences,
             tokenizer,
