@@ -32,7 +32,8 @@ class Config(Section):
 
     mirror: str | None = Field(
         None,
-        description="Folder laid out like shared/mirror to read raw data from; null = download.",
+        description="Folder laid out like shared/mirror to read raw data from; null = download. "
+        "$ISOTROPY_MIRROR, when set, overrides it.",
     )
     device: Literal["auto", "cpu", "cuda"] = Field(
         "auto", description="Where models run: auto = CUDA when present, else the CPU."
