@@ -65,7 +65,7 @@ class Glue(Optimisation):
     DEFAULTS = {"updates": 250, "metric_sample_size": 10000}
     encoders: Unique[str] = optional("Sentence encoders (keys of `encoders`).", min_length=1)
     tasks: Unique[Literal["cola", "mnli", "mrpc", "qnli", "qqp", "rte", "sst2", "wnli"]] = optional(
-        "GLUE tasks; offline only those the mirror holds run.", min_length=1
+        "GLUE tasks (config/offline.yaml lists those the mirror holds).", min_length=1
     )
 
 

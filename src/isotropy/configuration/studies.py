@@ -31,7 +31,7 @@ class Istar(Section):
     tasks: Unique[IstarTask] = Field(
         ["sst2", "qnli", "rte", "mrpc", "qqp", "cola", "stsb", "sst5", "squad"],
         min_length=1,
-        description="GLUE tasks, SST-5, SQuAD v1.1; with a mirror, those it holds.",
+        description="GLUE tasks, SST-5, SQuAD v1.1 (with a mirror, tasks it holds).",
     )
     regularisers: Unique[Literal["none", "istar", "cosreg"]] = Field(
         ["none", "istar", "cosreg"],
