@@ -203,12 +203,12 @@ def test_numbers_numpy_and_torch_cannot_hold_are_refused_with_their_key(config, 
             for study in ("main", "extensions", "sensitivity")
         ),
         (
-            lambda c: c["istar"].update(models=["miniLM"], run_models=["bert"]),
-            "istar.run_models: 'bert' is not listed in istar.models (miniLM)",
+            lambda c: c["istar"].update(models=["bert"], run_models=["gpt2"]),
+            "istar.run_models names ['gpt2'], which istar.models does not list (listed: ['bert'])",
         ),
         (
             lambda c: c["models"]["miniLM"].update(path="parts:nosuch"),
-            "models.miniLM.path: 'parts:nosuch' names no entry of 'split_models'",
+            "models.miniLM.path: model path 'parts:nosuch' names no entry of config 'split_models'",
         ),
         (
             lambda c: c["models"]["miniLM"].update(path="parts:all-mpnet-base-v2"),

@@ -16,12 +16,13 @@ import yaml
 from pydantic import ValidationError
 from snakemake.utils import update_config
 
-from isotropy import sensitivity, sources
+from isotropy import models, sensitivity, sources
 from isotropy.configuration import Config, fill_defaults
 from isotropy.configuration.base import sections
 from isotropy.configuration.geometry import Splits
 from isotropy.intake import load_yaml, plain_config_problem
-from isotropy.models import PARTS_PREFIX, ModelSpec
+from isotropy.istar import study as istar_study
+from isotropy.models import ModelSpec
 from isotropy.readers.inputs import dataset_sources
 from isotropy.readers.registry import DATASETS
 from isotropy.sources.download import url_problem
@@ -191,12 +192,11 @@ def check_config(config: dict) -> None:
     studies = ("main", "glue", "extensions", "sensitivity")
     problems += [p for study in studies if (p := stride_problem(config, study, study))]
     problems += _split_model_problems(config) + _word_vector_source_problems(config)
-    istar = config.get("istar") or {}
-    problems += [
-        f"istar.run_models: {name!r} is not listed in istar.models ({', '.join(istar['models'])})"
-        for name in istar.get("run_models") or []
-        if name not in istar["models"]
-    ]
+    if config.get("istar"):
+        try:  # the study's own refusal, made at load
+            istar_study.run_models(config["istar"])
+        except ValueError as error:
+            problems.append(str(error))
     problems += sensitivity.config_problems(config)
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
@@ -225,7 +225,7 @@ def _word_vector_source_problems(config: Mapping[str, Any]) -> list[str]:
         try:
             kinds[name] = sources.source_kind(name, source)
         except ValueError:
-            kinds[name] = None  # dataset_problems names it
+            kinds[name] = None  # no layout: its download refuses it, naming the fix
     vectors = ", ".join(name for name, kind in kinds.items() if kind == "word_vectors")
     return [
         f"{key}: {given!r} is a {kinds[given]!r} source, not word vectors; name one of kind "
@@ -240,15 +240,13 @@ def _split_model_problems(config: Mapping[str, Any]) -> list[str]:
     hub model or commit than the entry says (its files would be read under the wrong name)."""
     split_models, problems = config.get("split_models") or {}, []
     for name, model in config["models"].items():
-        if not str(model.get("path") or "").startswith(PARTS_PREFIX):
+        try:  # the refusal the job graph would make, made at load
+            if not models.required_manifests(config, [model.get("path")]):
+                continue  # not a split model
+        except ValueError as error:
+            problems.append(f"models.{name}.path: {error}")
             continue
-        split = model["path"].removeprefix(PARTS_PREFIX)
-        if split not in split_models:
-            problems.append(
-                f"models.{name}.path: {model['path']!r} names no entry of 'split_models' "
-                f"(defined: {', '.join(split_models) or 'none'}); add it or fix the path"
-            )
-            continue
+        split = model["path"].removeprefix(models.PARTS_PREFIX)
         for key in ("model", "revision"):
             ours, theirs = model.get(key), split_models[split].get(key)
             if None not in (ours, theirs) and ours != theirs:
