@@ -54,6 +54,17 @@ RST_DIRECTIVE = re.compile(r"(^|\s)\.\.(\s|$)|::")
 SCRIPT_URL = re.compile(r"\b(javascript|vbscript|data)\s*:", re.IGNORECASE)
 
 
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot appear in the report (None: it is plain text)."""
+    if match := MARKUP_CHARACTERS.search(text):
+        return f"holds the character {match.group()!r}"
+    if RST_DIRECTIVE.search(text):
+        return "holds reStructuredText markup ('..' alone or '::')"
+    if match := SCRIPT_URL.search(text):
+        return f"holds a {match.group(1).lower()}: URL"
+    return None
+
+
 T = TypeVar("T")
 Unique = Annotated[list[T], AfterValidator(_unique), Field(json_schema_extra={"uniqueItems": True})]
 Seed = Annotated[int, Field(ge=0, le=4294967295)]  # numpy and torch take 32-bit seeds
@@ -122,20 +133,11 @@ class Section(BaseModel):
                 raise ValueError(
                     "holds an integer that does not fit in 64 bits; give a realistic value"
                 )
-            if not isinstance(leaf, str):
-                continue
-            if match := MARKUP_CHARACTERS.search(leaf):
-                problem = f"holds the character {match.group()!r}"
-            elif RST_DIRECTIVE.search(leaf):
-                problem = "holds reStructuredText markup ('..' alone or '::')"
-            elif match := SCRIPT_URL.search(leaf):
-                problem = f"holds a {match.group(1).lower()}: URL"
-            else:
-                continue
-            raise ValueError(
-                f"{leaf[:60]!r} {problem}, which the report would render as markup; use "
-                "plain names and paths (letters, digits, . _ - / : and spaces)"
-            )
+            if isinstance(leaf, str) and (problem := text_problem(leaf)) is not None:
+                raise ValueError(
+                    f"{leaf[:60]!r} {problem}, which the report would render as markup; use "
+                    "plain names and paths (letters, digits, . _ - / : and spaces)"
+                )
         return value
 
     @classmethod
