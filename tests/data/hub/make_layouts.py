@@ -51,6 +51,12 @@ GLUE = {
 LABEL_TYPES = {"stsb": pa.float32()}
 
 
+def write_shard(folder: str, split: str, table: pa.Table) -> None:
+    path = HERE / folder / SHARD.format(split=split)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
 def glue() -> None:
     for config, columns in GLUE.items():
         for split in ("train", "validation", "test"):
@@ -64,9 +70,7 @@ def glue() -> None:
                     ("idx", pa.int32()),
                 ]
             )
-            path = HERE / "nyu-mll/glue" / config / SHARD.format(split=split)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
+            write_shard(f"nyu-mll/glue/{config}", split, pa.Table.from_pydict(data, schema=schema))
 
 
 def sst5() -> None:
@@ -126,9 +130,8 @@ def wikitext() -> None:
         " Robert Boulter is an English film actor . He had a guest role in 2000 . \n",
         " In 2006 , he starred in a play . It was well received . \n",
     ]
-    path = HERE / "Salesforce/wikitext/wikitext-2-raw-v1" / SHARD.format(split="test")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table({"text": pa.array(lines, pa.string())}), path)
+    folder = "Salesforce/wikitext/wikitext-2-raw-v1"
+    write_shard(folder, "test", pa.table({"text": pa.array(lines, pa.string())}))
     # The training split (Cai et al.'s protocol reads it whole): synthetic lines as above.
     train = [
         "",
@@ -136,8 +139,7 @@ def wikitext() -> None:
         "",
         " The training split is read as running text . \n",
     ]
-    path = HERE / "Salesforce/wikitext/wikitext-2-raw-v1" / SHARD.format(split="train")
-    pq.write_table(pa.table({"text": pa.array(train, pa.string())}), path)
+    write_shard(folder, "train", pa.table({"text": pa.array(train, pa.string())}))
 
 
 def squad() -> None:
@@ -164,9 +166,7 @@ def squad() -> None:
         ],
     }
     for split in ("train", "validation"):
-        path = HERE / "rajpurkar/squad/plain_text" / SHARD.format(split=split)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
+        write_shard("rajpurkar/squad/plain_text", split, pa.Table.from_pydict(data, schema=schema))
 
 
 def super_glue_wic() -> None:
@@ -195,9 +195,7 @@ def super_glue_wic() -> None:
                 ("label", pa.int64()),
             ]
         )
-        path = HERE / "aps/super_glue/wic" / SHARD.format(split=split)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
+        write_shard("aps/super_glue/wic", split, pa.Table.from_pydict(data, schema=schema))
 
 
 if __name__ == "__main__":
