@@ -87,21 +87,9 @@ def sst5() -> None:
         (folder / f"{name}.jsonl").write_text(text, encoding="utf-8")
 
 
-def sickr() -> None:
-    # mteb/sickr-sts: test.jsonl.gz with sentence1, sentence2, score (1-5).
-    rows = [
-        {"sentence1": "A dog is running.", "sentence2": "A dog runs.", "score": 4.9},
-        {"sentence1": "A man is cooking.", "sentence2": "A child is swimming.", "score": 1.2},
-    ]
-    folder = HERE / "mteb/sickr-sts"
-    folder.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
-    (folder / "test.jsonl.gz").write_bytes(gzip.compress(text, mtime=0))
-
-
 def semeval_sts() -> None:
     # mteb/sts12-sts ... mteb/sts16-sts: test.jsonl.gz with sentence1, sentence2, score (0-5),
-    # the layout of mteb/sickr-sts (the columns MTEB's STS tasks read).
+    # the columns MTEB's STS tasks read.
     rows = [
         {
             "sentence1": "A plane is taking off.",
@@ -202,7 +190,6 @@ if __name__ == "__main__":
     glue()
     super_glue_wic()
     sst5()
-    sickr()
     semeval_sts()
     wikitext()
     squad()
