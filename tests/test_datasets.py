@@ -1,4 +1,4 @@
-"""Readers on the mirror's real files, the POS stand-in, malformed input, and the rules' dry run."""
+"""Readers on the mirror's real files, the POS stand-in, malformed input and unusable tables."""
 
 from __future__ import annotations
 
@@ -100,6 +100,15 @@ def test_glue_counts(raw_dirs, config, task, count, pair):
     expected_labels = {"rte": {"entailment", "not_entailment"}}.get(task, {"0", "1"})
     assert set(table["label"]) == expected_labels  # strings: "1", never 1
     assert (table["text"] != "").all()
+
+
+def test_qnli_reader_on_glues_real_dev_file(mirror_root):
+    # QNLI's training file is not in the mirror; its dev.tsv (GLUE's release) has the same
+    # columns (index, question, sentence, label): the reader's field checks on real bytes.
+    table = read_glue("qnli", mirror_root / "glue" / "QNLI", "dev.tsv")
+    assert len(table) == 5_463  # nyu-mll/glue's card: qnli validation, 5,463 examples
+    assert set(table["label"]) == {"entailment", "not_entailment"}
+    assert table["text"].str.endswith("?").mean() > 0.9  # questions first, sentences second
 
 
 def _table2_verdicts(raw_dirs, config, **planted) -> pd.DataFrame:
@@ -472,19 +481,6 @@ def test_codwoe_csv_release(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps({"files": [{"path": "en.complete.csv"}]}))
     table = read_pos_codwoe(tmp_path)
     assert table.to_dict("list") == {"text": ["run"], "labels": [["noun", "verb"]]}
-
-
-# ---------------------------------------------------------------------------------------------
-# The rules: a Snakemake dry run of rules/data.smk on the mirror
-
-
-def test_qnli_reader_on_glues_real_dev_file(mirror_root):
-    # QNLI's training file is not in the mirror; its dev.tsv (GLUE's release) has the same
-    # columns (index, question, sentence, label): the reader's field checks on real bytes.
-    table = read_glue("qnli", mirror_root / "glue" / "QNLI", "dev.tsv")
-    assert len(table) == 5_463  # nyu-mll/glue's card: qnli validation, 5,463 examples
-    assert set(table["label"]) == {"entailment", "not_entailment"}
-    assert table["text"].str.endswith("?").mean() > 0.9  # questions first, sentences second
 
 
 # ---------------------------------------------------------------------------------------------

@@ -292,6 +292,18 @@ def mirror_params(name: str, config: dict, mirror: Path) -> dict:
     return p
 
 
+def small_mirror(tmp_path: Path, manifest: bool = True, files: dict | None = None) -> Path:
+    """A mirror of ``files`` (path: bytes; by default supersense/words.txt), and its
+    MANIFEST.tsv unless ``manifest`` is False."""
+    mirror = tmp_path / "mirror"
+    for path, data in (files or {"supersense/words.txt": b"dog\ncat\n"}).items():
+        (mirror / path).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / path).write_bytes(data)
+    if manifest:
+        write_mirror_manifest(mirror)
+    return mirror
+
+
 def served_params(config: dict, name: str, url: str) -> dict:
     """Source ``name`` of ``config`` fetched from ``url`` (served here) instead of its own."""
     source = {**copy.deepcopy(config["sources"][name]), "url": url}
@@ -439,11 +451,7 @@ def test_source_params_follow_config_however_snakemake_read_it(config):
 def test_a_plain_source_replaces_the_old_files_and_a_missing_mirror_file_is_named(tmp_path):
     """kind files: a source's files are kept as they are, under their own names, in place of what
     was there; a mirror file missing (or none configured) is named before any copy."""
-    mirror = tmp_path / "mirror"
-    (mirror / "toy").mkdir(parents=True)
-    (mirror / "toy/a.tsv").write_text("x\ty\n")
-    (mirror / "toy/b.txt").write_text("words\n")
-    write_mirror_manifest(mirror)
+    mirror = small_mirror(tmp_path, files={"toy/a.tsv": b"x\ty\n", "toy/b.txt": b"words\n"})
     toy = {
         "kind": "files",
         "url": ["https://example.org/a.tsv", "https://example.org/b.txt"],
@@ -473,13 +481,9 @@ def test_a_plain_source_replaces_the_old_files_and_a_missing_mirror_file_is_name
 
 
 def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
-    mirror = tmp_path / "mirror"
-    (mirror / "polarity").mkdir(parents=True)
-    (mirror / "polarity/rt-polarity.pos").write_bytes(
-        "fine\nalso fine\nna\u00efve\n".encode("latin-1")
-    )
-    (mirror / "polarity/rt-polarity.neg").write_text("bad\n")
-    write_mirror_manifest(mirror)
+    latin = "fine\nalso fine\nna\u00efve\n".encode("latin-1")
+    files = {"polarity/rt-polarity.pos": latin, "polarity/rt-polarity.neg": b"bad\n"}
+    mirror = small_mirror(tmp_path, files=files)
     with pytest.raises(ValueError, match=r"polarity/rt-polarity.pos, line 3: .* not valid utf-8"):
         sources.fetch_source(
             "polarity", mirror_params("polarity", config, mirror), tmp_path / "raw"
@@ -488,15 +492,6 @@ def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
 
 # ---------------------------------------------------------------------------------------------
 # Bad input never gets through: pins, unverified mirrors, confinement, archive bombs
-
-
-def small_mirror(tmp_path: Path, manifest: bool = True) -> Path:
-    mirror = tmp_path / "mirror"
-    (mirror / "supersense").mkdir(parents=True)
-    (mirror / "supersense/words.txt").write_bytes(b"dog\ncat\n")
-    if manifest:
-        write_mirror_manifest(mirror)
-    return mirror
 
 
 def test_config_pin_is_enforced_on_mirror_reads(tmp_path, config):

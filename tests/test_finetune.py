@@ -499,9 +499,9 @@ def test_device_script_runs_a_tiny_grid_end_to_end(
     script = load_script("benchmarks/istar_on_device.py")
     script.pack([CONFIG, tmp_path / "tiny.yaml"], mirror_root, tmp_path / "pack")
     out = tmp_path / "out"
-    argv = ["run", "--pack", str(tmp_path / "pack"), "--device", "cpu", "--out", str(out)]
-    argv += ["--steps", "2", "--rounds", "1", "--budget-s", "600"]
-    monkeypatch.setattr("sys.argv", ["istar_on_device.py", *argv])
+    run = ["istar_on_device.py", "run", "--pack", str(tmp_path / "pack"), "--device", "cpu"]
+    argv = [*run, "--out", str(out), "--steps", "2", "--rounds", "1", "--budget-s", "600"]
+    monkeypatch.setattr("sys.argv", argv)
     script.main()
     printed = capsys.readouterr().out
     for regulariser in ("none", "istar", "cosreg"):
@@ -522,18 +522,8 @@ def test_device_script_runs_a_tiny_grid_end_to_end(
     # A cut call is finished by a second one: only what it did not start, on its subset.
     record["runs_not_started"] = list(record["wall_seconds_per_run"])[:1]
     (tmp_path / "cut.json").write_text(json.dumps(record))
-    argv = [
-        "run",
-        "--pack",
-        str(tmp_path / "pack"),
-        "--device",
-        "cpu",
-        "--out",
-        str(tmp_path / "rest"),
-    ]
-    monkeypatch.setattr(
-        "sys.argv", ["istar_on_device.py", *argv, "--finish", str(tmp_path / "cut.json")]
-    )
+    finish = ["--finish", str(tmp_path / "cut.json")]
+    monkeypatch.setattr("sys.argv", [*run, "--out", str(tmp_path / "rest"), *finish])
     script.main()
     assert "plan: 1 runs on 64 training rows" in capsys.readouterr().out
     rest = pd.read_csv(tmp_path / "rest" / "runs.csv")

@@ -47,7 +47,6 @@ from isotropy.studies import geometry as geometry_record
 from isotropy.workflow import config as workflow_config
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-MINILM_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
 
 
 # ---- Synthetic data with a known answer ----------------------------------------------------------

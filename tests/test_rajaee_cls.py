@@ -211,7 +211,6 @@ def test_tables_and_figure_from_metrics_files(tmp_path):
     [
         # the schema's list of studies, which names the new one
         ("studies: [main, rajaee]", r"'studies\[1\]' has value 'rajaee': .*'rajaee_cls'"),
-        ("rajaee_cls: {training: {cls_clusters: 3}}", "cls_clusters"),  # now cluster_method
         ("rajaee_cls: {models: [miniLM], methods: [istar]}", "istar"),
     ],
 )

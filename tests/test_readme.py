@@ -47,8 +47,7 @@ def test_module_table_matches_the_package():
 
 
 def test_quick_start_sets_the_mirror_before_its_first_command():
-    """Issue 36: the quick start said plain `make preview`, and the mirror came 40 lines later;
-    offline, the first command failed after a minute."""
+    """Offline, a first command run before the mirror is set fails after a minute."""
     text = README.read_text()
     quick_start = text[text.index("## Quick start") :]
     first_block = re.search(r"```bash\n(.*?)```", quick_start, re.S).group(1)

@@ -17,7 +17,6 @@ from isotropy.workflow import inputs as workflow_inputs
 from isotropy.workflow import targets
 
 GLUE_MIRROR_TASKS = ("cola", "mrpc", "rte", "sst2", "wnli")
-SLOW = pytest.mark.slow
 
 
 def _config(**sections):

@@ -1,5 +1,5 @@
-"""Corrupted traces and tables are refused before any table, figure or verdict uses them
-(issue 34, case 7): one line naming the file, the cause and what to do."""
+"""Corrupted traces and tables are refused before any table, figure or verdict uses them: one
+line naming the file, the cause and what to do."""
 
 from __future__ import annotations
 
@@ -91,12 +91,6 @@ def test_swapped_metric_values_are_refused(trace):
     _refused(trace, "last row differs from the run's final state", "isoscore", "silhouette")
 
 
-def test_a_trace_cut_short_is_refused(trace):
-    record_path(trace).unlink()
-    pd.read_parquet(trace).iloc[:6].to_parquet(trace)
-    _refused(trace, "it has 6 rows, but its run recorded 13 steps")
-
-
 @pytest.mark.parametrize(
     "column, value, phrase",
     [
@@ -124,7 +118,6 @@ def test_an_unreadable_trace_is_refused(trace):
 
 
 def test_the_verdicts_refuse_a_corrupted_trace_and_table(trace, tmp_path):
-    """The claims used to judge a swapped or cut trace as if it were sound."""
     keys = {"main": [{"encoder": "miniLM", "dataset": "polarity", "seed": 0}]}
     assert len(load_tables({"main_traces": [str(trace)]}, keys)["main_traces"]) == UPDATES + 1
     record_path(trace).unlink()

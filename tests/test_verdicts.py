@@ -55,7 +55,6 @@ JUDGED = [
     ("lid:100", 7.3, 7.3, dict(AT_N, per_seed=LID_SEEDS, our_n=0.6e6), T.NOT_COMPARABLE),
     ("lid:100", 7.31, 7.3, dict(AT_N, per_seed=(7.31,)), T.ONE_SEED),
     ("lid:100", 7.31, 7.3, dict(AT_N, per_seed=(7.31,), seed_free=True), T.AGREES),
-    ("lid:100", 5.0, 5.6, dict(AT_N, our_n=400), T.NOT_COMPARABLE),
     # I(W) on the logit: odds within a factor 2 is one width at 0.33 and at 0.85
     ("iw_factor:2", 0.5, 0.85, dict(per_seed=(0.499, 0.5, 0.501)), T.DIFFERS),
     ("iw_factor:2", 0.80, 0.85, dict(per_seed=(0.799, 0.8, 0.801)), T.AGREES),

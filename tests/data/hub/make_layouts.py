@@ -51,6 +51,12 @@ GLUE = {
 LABEL_TYPES = {"stsb": pa.float32()}
 
 
+def write_shard(folder: str, split: str, table: pa.Table) -> None:
+    path = HERE / folder / SHARD.format(split=split)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
 def glue() -> None:
     for config, columns in GLUE.items():
         for split in ("train", "validation", "test"):
@@ -64,9 +70,7 @@ def glue() -> None:
                     ("idx", pa.int32()),
                 ]
             )
-            path = HERE / "nyu-mll/glue" / config / SHARD.format(split=split)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
+            write_shard(f"nyu-mll/glue/{config}", split, pa.Table.from_pydict(data, schema=schema))
 
 
 def sst5() -> None:
@@ -83,21 +87,9 @@ def sst5() -> None:
         (folder / f"{name}.jsonl").write_text(text, encoding="utf-8")
 
 
-def sickr() -> None:
-    # mteb/sickr-sts: test.jsonl.gz with sentence1, sentence2, score (1-5).
-    rows = [
-        {"sentence1": "A dog is running.", "sentence2": "A dog runs.", "score": 4.9},
-        {"sentence1": "A man is cooking.", "sentence2": "A child is swimming.", "score": 1.2},
-    ]
-    folder = HERE / "mteb/sickr-sts"
-    folder.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(row) + "\n" for row in rows).encode()
-    (folder / "test.jsonl.gz").write_bytes(gzip.compress(text, mtime=0))
-
-
 def semeval_sts() -> None:
     # mteb/sts12-sts ... mteb/sts16-sts: test.jsonl.gz with sentence1, sentence2, score (0-5),
-    # the layout of mteb/sickr-sts (the columns MTEB's STS tasks read).
+    # the columns MTEB's STS tasks read.
     rows = [
         {
             "sentence1": "A plane is taking off.",
@@ -126,9 +118,8 @@ def wikitext() -> None:
         " Robert Boulter is an English film actor . He had a guest role in 2000 . \n",
         " In 2006 , he starred in a play . It was well received . \n",
     ]
-    path = HERE / "Salesforce/wikitext/wikitext-2-raw-v1" / SHARD.format(split="test")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table({"text": pa.array(lines, pa.string())}), path)
+    folder = "Salesforce/wikitext/wikitext-2-raw-v1"
+    write_shard(folder, "test", pa.table({"text": pa.array(lines, pa.string())}))
     # The training split (Cai et al.'s protocol reads it whole): synthetic lines as above.
     train = [
         "",
@@ -136,8 +127,7 @@ def wikitext() -> None:
         "",
         " The training split is read as running text . \n",
     ]
-    path = HERE / "Salesforce/wikitext/wikitext-2-raw-v1" / SHARD.format(split="train")
-    pq.write_table(pa.table({"text": pa.array(train, pa.string())}), path)
+    write_shard(folder, "train", pa.table({"text": pa.array(train, pa.string())}))
 
 
 def squad() -> None:
@@ -164,9 +154,7 @@ def squad() -> None:
         ],
     }
     for split in ("train", "validation"):
-        path = HERE / "rajpurkar/squad/plain_text" / SHARD.format(split=split)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
+        write_shard("rajpurkar/squad/plain_text", split, pa.Table.from_pydict(data, schema=schema))
 
 
 def super_glue_wic() -> None:
@@ -195,16 +183,13 @@ def super_glue_wic() -> None:
                 ("label", pa.int64()),
             ]
         )
-        path = HERE / "aps/super_glue/wic" / SHARD.format(split=split)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.Table.from_pydict(data, schema=schema), path)
+        write_shard("aps/super_glue/wic", split, pa.Table.from_pydict(data, schema=schema))
 
 
 if __name__ == "__main__":
     glue()
     super_glue_wic()
     sst5()
-    sickr()
     semeval_sts()
     wikitext()
     squad()
