@@ -10,8 +10,6 @@ import pytest
 import yaml
 from local_server import FakeClock, Server
 
-from isotropy.workflow.config import with_sources
-
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -42,6 +40,8 @@ def figure_checks():
 def shipped_config() -> dict:
     """config.yaml with its sources (config/sources.yaml) merged in, as the Snakefile reads it
     before validation: read once; a test that changes it takes ``config``."""
+    from isotropy.workflow.config import with_sources  # here: the device image has no Snakemake
+
     return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
 
 
