@@ -236,7 +236,7 @@ def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
         for key, given in keys
         if kinds.get(given) not in (None, "word_vectors")
     ]
-    kind, wikitext = kinds.get(corpus.get("source")), corpus.get("format") == "wikitext"
+    kind, wikitext = kinds.get(corpus.get("source") or ""), corpus.get("format") == "wikitext"
     if kind is not None and (kind == "hub") != wikitext:
         reads = "a hub split" if wikitext else "a file of a download"
         fix = (
@@ -289,7 +289,7 @@ def _width_problems(config: Mapping[str, Any]) -> list[str]:
         count = section.get(key.rpartition(".")[2])
         for name in dict.fromkeys(names):
             width = (config["models"].get(name) or {}).get("dimension")
-            if None not in (count, width) and count >= width:
+            if count is not None and width is not None and count >= width:
                 problems.append(
                     f"{key}: {count} directions cannot be removed from the {width}-dimensional "
                     f"states of models.{name} (its dimension), which keep one at least; give at "
