@@ -86,16 +86,16 @@ def test_the_studies_runs_and_settings(config):
             ["'typo_section'", "at the top level", "main, preview, glue"],
         ),
         (lambda c: c["main"].update(updates=0), ["'main.updates'", "value 0", "equal to 1"]),
-        (lambda c: c["downloads"].update(max_archive_members=0), ["'downloads.max_archive"]),
         (lambda c: c.update(device="gpu"), ["'device'", "'gpu'", "'auto', 'cpu' or 'cuda'"]),
         (
             lambda c: c["glue"].update(encoders=["miniLM", "miniLM"]),
             ["'glue.encoders'", "more than once"],
         ),
-        (lambda c: c["istar"].update(figure7_task="sst"), ["'istar.figure7_task'", "'sst'"]),
-        (lambda c: c["extensions"].update(depths=[0, 1]), ["'extensions.depths[0]'", "value 0"]),
+        (  # static: a folder of results/geometry/ itself
+            lambda c: c["geometry"]["sts"].update(models=["static"]),
+            ["'geometry.sts.models[0]' has value 'static'"],
+        ),
         # inside a section of one kind: the keys of that kind
-        (lambda c: c["encoders"]["miniLM"].update(batchsize=8), ["'encoders.miniLM.batchsize'"]),
         (
             lambda c: c["encoders"]["word2vec"].update(model="x"),
             ["'encoders.word2vec.model'", "allowed there: kind, source."],
@@ -163,19 +163,27 @@ def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
         ("istar.training.learning_rate", float("-inf"), "has value -inf: Input should be a"),
         ("istar.lambdas", [-5, float("-inf")], "'istar.lambdas[1]' has value -inf: Input should"),
         ("dataset_options", {"pos": {"a": float("nan")}}, "'dataset_options.pos.a' has value nan"),
+        # beyond the configured width of the vectors: models.<name>.dimension, a source's
+        ("geometry.sts.abtt_directions", 768, "from the 768-dimensional states of models.bert"),
+        ("geometry.sts.n_directions", 800, "models.bert (its dimension), which keep one at"),
+        ("rajaee_cls.cluster_method.directions", 384, "give at most 383"),
+        ("sensitivity.derived.miniLM_pca50.dim", 385, "385, but PCA keeps at most the 384 dim"),
+        ("sensitivity.derived.word2vec_pad300.dim", 2, "2, but pad keeps every one of the"),
     ],
 )
-def test_numbers_numpy_and_torch_cannot_hold_are_refused_with_their_key(config, key, value, named):
+def test_numbers_out_of_range_are_refused_with_their_key(config, key, value, named):
     """Integers beyond 64 bits overflow numpy and torch; a learning rate beyond float32's range
     overflows every weight at the first update; a number that is not finite is refused in a
-    free-form mapping too."""
+    free-form mapping too; k directions removed from d-wide states need k < d, a PCA to dim needs
+    dim <= d, padding dim >= d (their jobs would refuse them only after reading the vectors)."""
     *parents, name = key.split(".")
     section = config
     for part in parents:
         section = section[part]
     section[name] = value
     message = refusal(config)
-    assert f"'{key}" in message and named in message, message
+    # the schema quotes the key; a check across keys starts its sentence with it
+    assert (f"'{key}" in message or f"  {key}: " in message) and named in message, message
 
 
 @pytest.mark.parametrize(
@@ -201,6 +209,10 @@ def test_numbers_numpy_and_torch_cannot_hold_are_refused_with_their_key(config, 
                 f"{study}.metric_stride: 50 is not below {study}.updates (12), so each run is",
             )
             for study in ("main", "extensions", "sensitivity")
+        ),
+        (  # readers.inputs.sts_inputs relies on it
+            lambda c: c["sources"].pop("hf_stsb_validation"),
+            "geometry.sts.splits.stsb: 'validation' needs source 'hf_stsb_validation'",
         ),
         (
             lambda c: c["istar"].update(models=["bert"], run_models=["gpt2"]),

@@ -90,6 +90,14 @@ def test_each_record_names_its_unit_layouts_and_options(config):
             lambda c: c["geometry"]["clusters"]["static"].update(source="polarity"),
             "geometry.clusters.static.source: 'polarity' is a 'polarity' source, not word",
         ),
+        (
+            lambda c: c["geometry"]["clusters"]["corpus"].update(format="wikitext"),
+            "corpus.source: 'polarity' is a 'polarity' source, but format wikitext reads a hub",
+        ),
+        (
+            lambda c: c["geometry"]["clusters"]["corpus"].update(source="hf_wikitext2"),
+            "corpus.source: 'hf_wikitext2' is a 'hub' source, but format lines reads a file",
+        ),
     ],
 )
 def test_the_configuration_checks_read_the_records(config, change, named):

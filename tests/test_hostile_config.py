@@ -51,13 +51,6 @@ def test_markup_is_refused_in_a_key_a_list_item_and_a_value_anywhere(tmp_path):
     assert "holds a javascript: URL" in message and "plain names and paths" in message
 
 
-def test_encoder_name_with_a_path_is_refused(tmp_path):
-    """An encoder named ../../../esc would end in a MissingInputException."""
-    overlay = "encoders:\n  ../../../esc: {kind: sentence-transformer, model: miniLM}\n"
-    message = _refused(tmp_path, overlay)
-    assert "../../../esc" in message and "encoders" in message
-
-
 def test_a_full_disk_before_anything_is_written_says_so(tmp_path):
     """A full disk before anything is written does not say "0 bytes needed"."""
     import errno

