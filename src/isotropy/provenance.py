@@ -205,8 +205,8 @@ def record_step(
 def workflow_path(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
     """``path`` relative to the workflow's root folder when it lies there, else absolute."""
     absolute = Path(path).resolve()
-    if root is not None and absolute.is_relative_to(Path(root).resolve()):
-        return absolute.relative_to(Path(root).resolve()).as_posix()
+    if root is not None and absolute.is_relative_to(base := Path(root).resolve()):
+        return absolute.relative_to(base).as_posix()
     return str(absolute)
 
 
