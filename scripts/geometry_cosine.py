@@ -2,7 +2,7 @@
 et al.)."""
 
 from isotropy.embeddings.hidden_states import TokenEmbeddings
-from isotropy.geometry.layers import cosine_by_layer, pca_view
+from isotropy.geometry.layers import cosine_by_layer, layer_index, pca_view
 from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
@@ -13,12 +13,9 @@ def main(snakemake):
     params = snakemake.params
     seed = int(snakemake.wildcards.seed)
     embeddings = TokenEmbeddings.load(snakemake.input.embeddings)
-    layers, model = embeddings.n_layers, snakemake.wildcards.model
-    if not -layers <= params.pca_layer < layers:  # refused before every layer is clustered
-        raise ValueError(
-            f"PCA layer {params.pca_layer} (geometry.clusters.pca_layer or pca_layers.{model}) "
-            f"does not exist: {model} has {layers} hidden-state layers"
-        )
+    model = snakemake.wildcards.model
+    pca_keys = f"geometry.clusters.pca_layer or pca_layers.{model}"
+    pca_layer = layer_index(embeddings, params.pca_layer, set_by=pca_keys)  # before the clustering
     clustering = {
         "k_range": tuple(params.k_range),
         "silhouette_threshold": params.silhouette_threshold,
@@ -35,9 +32,9 @@ def main(snakemake):
     write_table(table, snakemake.output.table)
     view = pca_view(
         embeddings,
-        params.pca_layer,
+        pca_layer,
         sample_size=params.pca_sample_size,
-        clusters=clusters[params.pca_layer],
+        clusters=clusters[pca_layer],
         **clustering,
     )
     write_table(view, snakemake.output.pca_view)

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import seed_simulator as sim
 
 from isotropy.statistics import seed_interval
 from isotropy.summaries import correlation_table, exact_unit, with_paper_values
@@ -18,16 +19,7 @@ BY = ["encoder", "dataset"]
 
 
 def _run(seed, iso, sil, dataset="polarity", encoder="miniLM"):
-    return pd.DataFrame(
-        {
-            "encoder": encoder,
-            "dataset": dataset,
-            "seed": seed,
-            "step": np.arange(len(iso)),
-            "isoscore": iso,
-            "silhouette": sil,
-        }
-    )
+    return pd.DataFrame(sim.trace_rows(seed, range(len(iso)), iso, sil, encoder, dataset))
 
 
 def _falling(seed, n=26, dataset="polarity", encoder="miniLM"):

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from scipy.stats import pearsonr, spearmanr
 from sklearn.neighbors import NearestNeighbors
+from tiny_workflow import Named, load_script, script_snakemake
 
 from isotropy.embeddings.hidden_states import (
     TokenEmbeddings,
@@ -148,7 +149,7 @@ def test_within_cluster_isoscore_fails_on_needles_that_the_centred_cosine_passes
     assert np.isnan(found["isoscore_within_ratio"])
 
 
-def test_pca_view_projects_with_the_planted_clusters():
+def test_pca_view_projects_with_the_planted_clusters(monkeypatch):
     points, labels = clustered_cloud(n_per_cluster=60)
     tokens = TokenEmbeddings(
         points[None],
@@ -175,6 +176,14 @@ def test_pca_view_projects_with_the_planted_clusters():
     matplotlib.pyplot.close("all")
     with pytest.raises(ValueError, match="layer 3 does not exist"):
         pca_view(tokens, 3)
+    # the cosine script refuses it before it clusters every layer, naming both config keys
+    script = load_script("scripts/geometry_cosine.py")
+    monkeypatch.setattr(TokenEmbeddings, "load", lambda path: tokens)
+    monkeypatch.setattr(script, "cosine_by_layer", lambda *a, **k: pytest.fail("clustered"))
+    job = script_snakemake("geometry_cosine", {"embeddings": "toy"}, {}, {"pca_layer": 3})
+    job.wildcards = Named(model="toy", seed="0")
+    with pytest.raises(ValueError, match=r"3 \(geometry.clusters.pca_layer or pca_layers.toy"):
+        script.main(job)
 
 
 @pytest.mark.covers("cai:condition")

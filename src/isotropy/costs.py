@@ -47,9 +47,8 @@ def read_costs(path: str | os.PathLike = COSTS_TABLE) -> list[dict[str, Any]]:
             raise ValueError(f"{path}: columns {reader.fieldnames}, expected {list(COLUMNS)}")
         for row in reader:
             where = f"{path}, line {reader.line_num}"
-            for column in ("unit", "machine", "command"):
-                if not row[column].strip():
-                    raise ValueError(f"{where}: no {column}: say what measured {row['quantity']}")
+            if blank := [c for c in ("unit", "machine", "command") if not row[c].strip()]:
+                raise ValueError(f"{where}: no {blank[0]}: say what measured {row['quantity']}")
             try:
                 datetime.date.fromisoformat(row["measured"])  # YYYY-MM-DD
                 number = float(row["value"])

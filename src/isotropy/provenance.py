@@ -205,8 +205,8 @@ def record_step(
 def workflow_path(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
     """``path`` relative to the workflow's root folder when it lies there, else absolute."""
     absolute = Path(path).resolve()
-    if root is not None and absolute.is_relative_to(Path(root).resolve()):
-        return absolute.relative_to(Path(root).resolve()).as_posix()
+    if root is not None and absolute.is_relative_to(base := Path(root).resolve()):
+        return absolute.relative_to(base).as_posix()
     return str(absolute)
 
 
@@ -225,14 +225,10 @@ def read_record(path: str | os.PathLike) -> dict | None:
     return parse_json(sidecar.read_bytes()) if sidecar.is_file() else None
 
 
-def single_commit(records: Iterable[Mapping[str, Any]], what: str) -> str:
-    """The one code version (git commit, " (dirty)") that made every record of ``what``; a
-    ValueError naming them when there are several, or none."""
-    codes = [record.get("code") or {} for record in records]
-    found = {f"{c.get('git_commit')}{' (dirty)' if c.get('dirty') else ''}" for c in codes}
-    if len(found) != 1:
-        raise ValueError(f"{what} were made by {len(found)} code versions: {sorted(found)}")
-    return found.pop()
+def code_label(record: Mapping[str, Any]) -> str:
+    """The code version that made ``record``: its git commit, " (dirty)" if files differed."""
+    code = record.get("code") or {}
+    return f"{code.get('git_commit')}{' (dirty)' if code.get('dirty') else ''}"
 
 
 def damaged_npy(path: str | os.PathLike) -> str | None:

@@ -133,7 +133,7 @@ def copy(
     facts = {
         "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran
         # the one commit, package set and device the traces' provenance records name
-        **made_by(provenance, "the traces", runs, results.parent.parent),
+        **made_by(provenance, runs, results.parent.parent),
         "device": one_value(provenance, lambda r: [r.get("device"), r.get("hardware")], "devices"),
         "run": {key: value for key, value in run.items() if key != "what"},  # said once, above
         "config": _settings(study, config),

@@ -59,7 +59,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
     made = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "
         "config/offline.yaml) and the cause sweep (benchmarks/rajaee_cls_learning.py --measure)",
-        **made_by(records, "the grid's runs", metrics, results.parent.parent),
+        **made_by(records, metrics, results.parent.parent),
         "run": dict(facts),
         "config": {
             "rajaee_cls": section,

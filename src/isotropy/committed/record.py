@@ -18,7 +18,7 @@ from isotropy.io import (
     sha256_file,
     with_block,
 )
-from isotropy.provenance import single_commit
+from isotropy.provenance import code_label
 from isotropy.verdicts.claims import verdict_cell
 
 DATA = Path("docs/data")
@@ -34,12 +34,12 @@ def one_value(records: Sequence[Mapping[str, Any]], key: Callable[[Any], Any], w
 
 
 def made_by(
-    records: Sequence[Mapping[str, Any]], what: str, sources: Sequence[Path], base: Path
+    records: Sequence[Mapping[str, Any]], sources: Sequence[Path], base: Path
 ) -> dict[str, Any]:
     """The one code commit and package set of a run's provenance ``records``, and each of its
     ``sources``' sha256 by its path under ``base``."""
     return {
-        "code_commit": single_commit(records, what),
+        "code_commit": one_value(records, code_label, "code versions"),
         "packages": one_value(records, lambda r: r.get("packages"), "package sets"),
         "sources_sha256": {str(p.relative_to(base)): sha256_file(p) for p in sources},
     }

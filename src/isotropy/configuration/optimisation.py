@@ -13,6 +13,8 @@ from isotropy.configuration.studies import SEEDS, Criterion, interval_level
 WordSetup = Literal["supersense", "pos"]
 VectorName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$")]
 Factors = Unique[Annotated[float, Field(gt=0)]]
+# The settings a study's printed numbers depend on (its verdicts say them).
+PROTOCOL_KEYS = ("metric_stride", "updates", "metric_sample_size")
 
 
 class Optimisation(Section):

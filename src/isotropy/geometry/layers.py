@@ -396,6 +396,19 @@ def static_geometry(
     return cosine, lid
 
 
+def layer_index(embeddings: TokenEmbeddings, layer: int, *, set_by: str = "") -> int:
+    """The index of ``layer`` (negative counts from the last), refused if the model has no such
+    layer; the error names ``set_by``, the settings that chose it, if given."""
+    try:
+        return range(embeddings.n_layers)[layer]
+    except IndexError:
+        chosen = f" ({set_by})" if set_by else ""
+        raise ValueError(
+            f"layer {layer}{chosen} does not exist: the model has {embeddings.n_layers} "
+            "hidden-state layers"
+        ) from None
+
+
 def pca_view(
     embeddings: TokenEmbeddings,
     layer: int,
@@ -414,12 +427,7 @@ def pca_view(
     """
     from sklearn.decomposition import PCA
 
-    try:
-        index = range(embeddings.n_layers)[layer]
-    except IndexError:
-        raise ValueError(
-            f"layer {layer} does not exist: the model has {embeddings.n_layers} hidden-state layers"
-        ) from None
+    index = layer_index(embeddings, layer)
     points = embeddings.layers[index]
     if clusters is not None:
         if len(clusters) != len(points):

@@ -76,6 +76,9 @@ CLAIM_MARKS = {
     NOT_RUN: "➖",
 }
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
+# A claim's test before its family's Holm: p the claimed way, p the other way, seeds going the
+# claimed way and seeds counted.
+RawTest = tuple[float, float, int, int]
 
 
 @dataclass(frozen=True)
@@ -125,8 +128,8 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
     return (less, greater, along, len(y)) if kind == "below" else (greater, less, along, len(y))
 
 
-def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[float, float] | None]:
-    """(verdict, or None where its family's Holm decides; the rule in words; raw p-values)."""
+def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest | None]:
+    """(verdict, or None where its family's Holm decides; the rule in words; its test)."""
     kind, bound = parse_tolerance(claim.bound)
     values = finite(m["per_seed"])
     if claim.rule == "direction":
@@ -134,7 +137,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
         text = f"{along} of {n} seeds {kind} {bound:g}; one-sided t over seeds, {_HOLM}"
         if n < 2:  # one run going the other way contradicts a claim about every run
             return (NOT_SUPPORTED if along < n else ONE_SEED), text, None
-        return None, text, (p_claim, p_other)
+        return None, text, (p_claim, p_other, along, n)
     if claim.rule == "every_run":
         if not values:
             return NOT_SUPPORTED, "no seed with a defined value", None
@@ -151,11 +154,11 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, tuple[flo
         seeds = int(m["seeds"])
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
         sign = "<" if kind == "seeds_below" else ">"
-        if claim.quantity not in SEED_TEST_QUANTITIES:
-            return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other)
+        if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
+            return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other, 0, 0)
         along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
         text = f"{sign} {bound:g}: {along} of {len(values)} seeds, {test}, Holm over its family"
-        return None, text, (p_claim, p_other)
+        return None, text, (p_claim, p_other, along, len(values))
     verdict, text = judge(claim.bound, m)
     untested = {CONSISTENT: UNTESTED_HOLDS, NOT_CONSISTENT: UNTESTED_FAILS}
     return untested.get(verdict, verdict), f"{text}: a point comparison, no test", None
@@ -227,23 +230,19 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
     if m["stand_in"]:
         parts.append(f"{STAND_IN_NOTE} (a direction, not a number): {m['stand_in']}")
     if p is not None:
-        tests.append((len(rows), claim, m, p))
+        tests.append((len(rows), claim, p))
     note = "; ".join(s for s in parts if s)
     rows.append(_row(claim, setup, value, threshold, verdict or INCONCLUSIVE, m["evidence"], note))
 
 
 def settle_family(rows: list[dict], tests: list[tuple]) -> None:
     """Settle a page's tested rows, Holm within each family (``tests``: row index, claim, its
-    measurement, raw (p the claimed way, p the other way))."""
-    families = [family_of_claim(claim.study, claim.rule, claim.quantity) for _, claim, *_ in tests]
-    adjusted = holm_by_family([(family, *p) for family, (*_, p) in zip(families, tests)])
-    for (index, claim, m, _), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
-        kind, bound = parse_tolerance(claim.bound)
-        # a test of the seeds' spread has no seed to count
-        counted = claim.rule == "direction" or claim.quantity in SEED_TEST_QUANTITIES
-        values = finite(m.get("per_seed")) if counted else []
-        along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
-        held = over_every_seed(along, len(values), p_claim, p_other)
+    :data:`RawTest`)."""
+    families = [family_of_claim(claim.study, claim.rule, claim.quantity) for _, claim, _ in tests]
+    adjusted = holm_by_family([(family, *p[:2]) for family, (*_, p) in zip(families, tests)])
+    for (index, _, raw), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
+        _, _, along, seeds = raw
+        held = over_every_seed(along, seeds, p_claim, p_other)
         rows[index]["verdict"] = {True: SUPPORTED, False: NOT_SUPPORTED, None: INCONCLUSIVE}[held]
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
         rows[index]["note"] += (
@@ -289,7 +288,7 @@ def seed_claim_rows(
             if values:
                 verdict, note, p = _judge_claim(claim, pd.Series({"per_seed": values}))
             if p is not None:
-                tests.append((len(rows), claim, {"per_seed": values}, p))
+                tests.append((len(rows), claim, p))
             mean = float(np.mean(values)) if values else math.nan
             rows.append(
                 _row(claim, setup, mean, threshold, verdict or INCONCLUSIVE, evidence, note)

@@ -55,12 +55,10 @@ from isotropy.verdicts.tolerances import (
     states_a_number,
 )
 
+# The columns that name a published number: the published table's first, and the comparison's.
+ROW_KEYS = ["paper", "source", "study", "quantity", "setup"]
 COLUMNS = [
-    "paper",
-    "source",
-    "study",
-    "quantity",
-    "setup",
+    *ROW_KEYS,
     "paper_value",
     "printed",
     "our_value",
@@ -347,11 +345,7 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
 
 PUBLISHED_VALUES = Path(__file__).resolve().parents[3] / "config" / "published_values.csv"
 PUBLISHED_COLUMNS = [
-    "paper",
-    "source",
-    "study",
-    "quantity",
-    "setup",
+    *ROW_KEYS,
     "value",
     "unit",
     "precision",

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.verdicts.tolerances import ALPHA, NOT_LEARNED
+from isotropy.verdicts.tolerances import ALPHA, NOT_LEARNED, finite
 
 NO_BASELINE = (
     "no majority baseline recorded (runs from before the learning guard): whether the model "
@@ -32,12 +32,12 @@ class Learning(NamedTuple):
 
 
 def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> Learning:
-    """Is the seeds' accuracy above ``baseline`` (a fraction) on ``n_eval`` examples?"""
+    """Is the seeds' (finite) accuracy above ``baseline`` (a fraction) on ``n_eval`` examples?"""
     if not 0 < baseline < 1:
         raise ValueError(f"the majority baseline must lie in (0, 1), got {baseline}")
     if n_eval < 1:
         raise ValueError(f"the evaluated examples must be at least 1, got {n_eval}")
-    values = np.asarray([a for a in accuracies if math.isfinite(a)], dtype=float)
+    values = np.asarray(accuracies, dtype=float)
     if values.size == 0:
         return Learning(False, math.nan)
     shared = baseline * (1 - baseline) / n_eval  # the evaluation set's noise under H0
@@ -56,7 +56,7 @@ def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) 
     baseline, n_eval = np.asarray(baselines, dtype=float), np.asarray(n_evals, dtype=float)
     if not (baseline.size and n_eval.size) or not np.isfinite([*baseline, *n_eval]).all():
         return NO_BASELINE
-    seeds = [float(a) for a in accuracies if math.isfinite(float(a))]
+    seeds = finite(accuracies)
     tested = learning_test(seeds, float(baseline[0]), int(n_eval[0]))
     if tested.learned:
         return ""

@@ -185,7 +185,7 @@ def judge_equivalence(
             f"per-seed {listed}; pooled {fmt(pooled)}: the signs disagree",
             pooled,
         )
-    if not math.isfinite(number("value")):
+    if not math.isfinite(pooled):
         return Judged(DIFFERS, "our value is undefined", math.nan)
     readings = declared.readings()
     judged = [_judge_reading(scale, measured, paper, d) for d in readings]

@@ -13,6 +13,7 @@ from snakemake.exceptions import WorkflowError
 from isotropy import paths, provenance, sources
 from isotropy.configuration import Config
 from isotropy.configuration.geometry import Clusters, Static
+from isotropy.configuration.optimisation import PROTOCOL_KEYS
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
 from isotropy.workflow.config import model_spec
 from isotropy.workflow.targets import geometry_models, study_runs
@@ -136,13 +137,9 @@ def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any
 
 
 def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
-    """A study's settings its printed numbers depend on."""
+    """A study's settings its printed numbers depend on (those it has)."""
     section = config.get(study) or {}
-    return {
-        key: section[key]
-        for key in ("metric_stride", "updates", "metric_sample_size")
-        if key in section
-    }
+    return {key: section[key] for key in PROTOCOL_KEYS if key in section}
 
 
 def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:

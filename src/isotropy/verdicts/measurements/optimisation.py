@@ -12,6 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from isotropy import paths
+from isotropy.configuration.optimisation import PROTOCOL_KEYS
 from isotropy.metrics import registry
 from isotropy.standins import StandIns, encoder_paper_name
 from isotropy.verdicts.claims import Claim
@@ -104,10 +105,9 @@ def per_seed_correlations(
 
 
 def run_protocol(config: Mapping[str, Any], study: str) -> str:
-    """The settings a study's printed numbers depend on, ``key=value; …``."""
-    keys = ("metric_stride", "updates", "metric_sample_size")
+    """The :data:`PROTOCOL_KEYS` of a study, ``key=value; …``."""
     section = config.get(study) or {}
-    values = {key: section.get(key) for key in keys}
+    values = {key: section.get(key) for key in PROTOCOL_KEYS}
     return "; ".join(f"{key}={value}" for key, value in values.items() if value is not None)
 
 
