@@ -169,6 +169,12 @@ def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
         ("rajaee_cls.cluster_method.directions", 384, "give at most 383"),
         ("sensitivity.derived.miniLM_pca50.dim", 385, "385, but PCA keeps at most the 384 dim"),
         ("sensitivity.derived.word2vec_pad300.dim", 2, "2, but pad keeps every one of the"),
+        # else refused by their jobs, late: the LID's, the SQuAD tokenizer's, the download's
+        ("geometry.clusters.lid_k", 10000, "need more tokens than the 10000 the LID sees"),
+        ("istar.training.doc_stride", 252, "leaves a SQuAD window of max_length 256 tokens"),
+        ("sources.polarity.bytes", [1, 2], "2 bytes values given for 1 urls; give one per url"),
+        ("istar_estimator.zetas", [0.0, 0.5, 0.5], "lists 0.5 more than once"),  # a row twice
+        ("istar.resources.gpu", 2, "less than or equal to 1"),  # a run uses one GPU
     ],
 )
 def test_numbers_out_of_range_are_refused_with_their_key(config, key, value, named):

@@ -100,6 +100,14 @@ class Clusters(Section):
         low, high = self.k_range
         if high < low:
             raise ValueError(f"k_range: {low} > {high}; give the smaller k first")
+        # else the LID job refuses it only after every layer is embedded
+        caps = (self.lid_sample_size, self.max_tokens)
+        seen = min((n for n in caps if n is not None), default=None)
+        if seen is not None and self.lid_k >= seen:
+            raise ValueError(
+                f"lid_k: {self.lid_k} neighbours need more tokens than the {seen} the LID sees "
+                f"per layer (lid_sample_size, max_tokens); give a lid_k below {seen}"
+            )
         # windows keep every position of every window: no cap on the tokens kept
         for cap in ("max_per_type", "max_tokens"):
             if self.corpus.windows is not None and getattr(self, cap) is not None:
