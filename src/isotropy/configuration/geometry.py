@@ -43,9 +43,14 @@ class Corpus(Section):
     max_windows: int | None = Field(None, ge=1, description="Most windows read; null = all.")
 
     @model_validator(mode="after")
-    def _lines_need_a_file(self) -> Self:
+    def _checked(self) -> Self:
         if self.format == "lines" and self.file is None:
             raise ValueError("file: format lines reads its sentences from a file; give file")
+        # a cap of the other reading would be passed over, and the whole corpus read
+        if self.max_windows is not None and self.windows is None:
+            raise ValueError("max_windows: sentences are read (windows: null); give max_sentences")
+        if self.max_sentences is not None and self.windows is not None:
+            raise ValueError("max_sentences: windows read the text whole; give max_windows")
         return self
 
 
