@@ -125,6 +125,10 @@ def test_the_studies_runs_and_settings(config):
             lambda c: c["geometry"]["clusters"]["corpus"].update(format="lines", file=None),
             ["'geometry.clusters.corpus.file' has value None: format lines reads its sentences"],
         ),
+        (
+            lambda c: c["geometry"]["clusters"]["corpus"].update(windows=512, max_sentences=9),
+            ["'geometry.clusters.corpus.max_sentences' has value 9: windows read the text whole"],
+        ),
     ],
 )
 def test_schema_errors_are_one_short_paragraph(config, change, named):
@@ -169,6 +173,14 @@ def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
         ("rajaee_cls.cluster_method.directions", 384, "give at most 383"),
         ("sensitivity.derived.miniLM_pca50.dim", 385, "385, but PCA keeps at most the 384 dim"),
         ("sensitivity.derived.word2vec_pad300.dim", 2, "2, but pad keeps every one of the"),
+        # else refused late by a job (LID, SQuAD tokenizer, download) or passed over
+        ("geometry.clusters.lid_k", 10000, "need more tokens than the 10000 the LID sees"),
+        ("istar.training.doc_stride", 252, "leaves a SQuAD window of max_length 256 tokens"),
+        ("sources.polarity.bytes", [1, 2], "2 bytes values given for 1 urls; give one per url"),
+        ("istar_estimator.zetas", [0.0, 0.5, 0.5], "lists 0.5 more than once"),  # a row twice
+        ("istar.resources.gpu", 2, "less than or equal to 1"),  # a run uses one GPU
+        ("geometry.clusters.corpus.max_windows", 4, "sentences are read (windows: null)"),
+        ("sensitivity.derived.word2vec_rot1.dim", 50, "rotate keeps the width of its set"),
     ],
 )
 def test_numbers_out_of_range_are_refused_with_their_key(config, key, value, named):

@@ -268,6 +268,8 @@ def _transform_problems(where: str, spec: Mapping, encoders: Mapping, derived: M
         problems.append(f"{where}.norm_of: {other!r} is itself rescaled; name its source")
     if kind in ("pca", "pad", "orthogonal") and "dim" not in spec:
         problems.append(f"{where}: transform {kind} needs dim")
+    elif kind in ("rescale", "rotate") and "dim" in spec:  # else passed over
+        problems.append(f"{where}.dim: transform {kind} keeps the width of its set; leave dim out")
     return problems
 
 

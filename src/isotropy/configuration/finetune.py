@@ -74,7 +74,7 @@ class ClsTraining(TrainingSettings):
 class Resources(Section):
     """Requests per job (memory and runtime grow per retry)."""
 
-    gpu: int = Field(1, ge=0, description="GPUs.")
+    gpu: int = Field(1, ge=0, le=1, description="GPUs: 0 or 1 (a run uses one GPU at most).")
     threads: int = Field(4, ge=1, description="CPU threads.")
     mem_mb: int = Field(32000, ge=100, description="Memory in MB.")
     runtime: int = Field(720, ge=1, description="Minutes.")

@@ -43,9 +43,14 @@ class Corpus(Section):
     max_windows: int | None = Field(None, ge=1, description="Most windows read; null = all.")
 
     @model_validator(mode="after")
-    def _lines_need_a_file(self) -> Self:
+    def _checked(self) -> Self:
         if self.format == "lines" and self.file is None:
             raise ValueError("file: format lines reads its sentences from a file; give file")
+        # a cap of the other reading would be passed over, and the whole corpus read
+        if self.max_windows is not None and self.windows is None:
+            raise ValueError("max_windows: sentences are read (windows: null); give max_sentences")
+        if self.max_sentences is not None and self.windows is not None:
+            raise ValueError("max_sentences: windows read the text whole; give max_windows")
         return self
 
 
@@ -100,6 +105,14 @@ class Clusters(Section):
         low, high = self.k_range
         if high < low:
             raise ValueError(f"k_range: {low} > {high}; give the smaller k first")
+        # else the LID job refuses it only after every layer is embedded
+        caps = (self.lid_sample_size, self.max_tokens)
+        seen = min((n for n in caps if n is not None), default=None)
+        if seen is not None and self.lid_k >= seen:
+            raise ValueError(
+                f"lid_k: {self.lid_k} neighbours need more tokens than the {seen} the LID sees "
+                f"per layer (lid_sample_size, max_tokens); give a lid_k below {seen}"
+            )
         # windows keep every position of every window: no cap on the tokens kept
         for cap in ("max_per_type", "max_tokens"):
             if self.corpus.windows is not None and getattr(self, cap) is not None:

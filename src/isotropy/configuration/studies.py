@@ -99,16 +99,16 @@ class IstarEstimator(Section):
     spectrum_ratio: float = Field(
         20.0, ge=1, description="Variances fall geometrically from 1 to 1/ratio along the axes."
     )
-    sample_sizes: list[Annotated[int, Field(ge=2)]] = Field(
+    sample_sizes: Unique[Annotated[int, Field(ge=2)]] = Field(
         [16, 64, 256, 4096],
         min_length=1,
         description="Figure 4 left: one seeded sample per size.",
     )
-    zetas: list[Annotated[float, Field(ge=0, le=1)]] = optional("ζ values drawn.", min_length=2)
+    zetas: Unique[Annotated[float, Field(ge=0, le=1)]] = optional("ζ values drawn.", min_length=2)
     reference_size: int = Field(
         20000, ge=2, description="Draws behind Σ_S (the poster's large sample)."
     )
-    batch_sizes: list[Annotated[int, Field(ge=1)]] = optional(
+    batch_sizes: Unique[Annotated[int, Field(ge=1)]] = optional(
         "Figure 4 right: mini-batch sizes.", min_length=1
     )
     draws: int = Field(50, ge=2, description="Seeded mini-batches per size.")

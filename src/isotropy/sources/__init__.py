@@ -69,7 +69,9 @@ def _as_list(value: Any) -> list[Any]:
 def _aligned_pins(cfg: Mapping[str, Any], key: str = "sha256") -> list[str | None]:
     urls, values = _as_list(cfg["url"]), _as_list(cfg.get(key))
     if len(values) > len(urls):
-        raise ValueError(f"{len(values)} {key} values given for {len(urls)} urls")
+        raise ValueError(
+            f"{len(values)} {key} values given for {len(urls)} urls; give one per url, in order"
+        )
     return values + [None] * (len(urls) - len(values))
 
 

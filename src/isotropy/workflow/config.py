@@ -198,11 +198,25 @@ def check_config(config: dict) -> None:
             istar_study.run_models(config["istar"])
         except ValueError as error:
             problems.append(str(error))
+        # a SQuAD window holds the question, 3 special tokens and new context; a stride leaving
+        # none stops the run in the tokenizer (a panic) after the model is loaded
+        stride, length = (config["istar"]["training"][k] for k in ("doc_stride", "max_length"))
+        if "squad" in config["istar"]["tasks"] and stride + 4 >= length:
+            problems.append(
+                f"istar.training.doc_stride: {stride} leaves a SQuAD window of max_length {length} "
+                "tokens no room for the question, 3 special tokens and new context; give a "
+                "doc_stride below max_length minus the longest question (e.g. half max_length)"
+            )
     problems += sensitivity.config_problems(config)
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
             if (problem := url_problem(url)) is not None:
                 problems.append(f"sources.{name}.url: {problem}")
+        for key in sources.PIN_KEYS:
+            try:  # the download's refusal, made at load
+                sources.url_pins(source, key)
+            except ValueError as error:
+                problems.append(f"sources.{name}.{key}: {error}")
         for rel in source.get("mirror") or []:
             if (problem := mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
