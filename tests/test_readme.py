@@ -64,7 +64,7 @@ def _anchors(page: Path) -> set[str]:
 
 def broken_links(pages: list[Path], collected: str = "") -> list[str]:
     """Every relative link of ``pages`` whose file, or #anchor in a Markdown file, is missing (code
-    blocks left out), and each `-k "A or B"` alternative selecting none of the ``collected`` tests."""
+    blocks left out), and each `-k "A or B"` alternative that selects no ``collected`` test."""
     broken = []
     for page in pages:
         text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
