@@ -1,8 +1,8 @@
 """Does a fine-tuning setting of the Rajaee CLS study learn its task? One real run per seed
 (the study's own ``isotropy.finetune.training.finetune``, MiniLM, the mirror's RTE or SST-2),
 printing each run's dev accuracy beside the dev majority baseline, its process-CPU and wall
-seconds, and what ``isotropy.studies.rajaee_cls.run_seconds`` modelled for it (CPU-s on one thread
-at the costs' host; the speed probe is printed beside it to normalise).
+seconds, and what ``isotropy.studies.record.finetune_cpu_seconds`` modelled for it (CPU-s on one
+thread at the costs' host; the speed probe is printed beside it to normalise).
 
 Usage (the offline mirror, the installed MiniLM; one line of JSON per run):
     PYTHONPATH=src ISOTROPY_MIRROR=../shared/mirror python benchmarks/rajaee_cls_learning.py \
