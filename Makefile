@@ -187,7 +187,7 @@ report: install folder-check  ## report.html: the last run, its claims, the pape
 		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
 	mv -fT $(REPORT_PARTIAL) $(REPORT)
 
-lint: install  ## ruff, mypy, snakefmt and snakemake --lint
+lint: install  ## ruff, mypy, snakefmt, snakemake --lint and the commit messages
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules

@@ -19,7 +19,7 @@ Usage:
 Process-CPU time on one thread: what one idle core would take. Prints the load average and the
 speed probe beside the costs, normalised by the probe to the host of
 isotropy.costs.PROBE_CPU_SECONDS. mpnet (12 layers, 768-d) is not measured: the estimate
-scales MiniLM (isotropy.geometry_cost).
+scales MiniLM (isotropy.geometry.cost).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Does a fine-tuning setting of the Rajaee CLS study learn its task? One real run per seed
 (the study's own ``isotropy.finetune.training.finetune``, MiniLM, the mirror's RTE or SST-2),
 printing each run's dev accuracy beside the dev majority baseline, its process-CPU and wall
-seconds, and what ``isotropy.studies.rajaee_cls.run_seconds`` modelled for it (CPU-s on one thread
-at the costs' host; the speed probe is printed beside it to normalise).
+seconds, and what ``isotropy.studies.record.finetune_cpu_seconds`` modelled for it (CPU-s on one
+thread at the costs' host; the speed probe is printed beside it to normalise).
 
 Usage (the offline mirror, the installed MiniLM; one line of JSON per run):
     PYTHONPATH=src ISOTROPY_MIRROR=../shared/mirror python benchmarks/rajaee_cls_learning.py \
@@ -13,10 +13,11 @@ cluster–label agreement (ARI, isotropy.rajaee_cls.cause.Measurements) before e
 the evaluation and, for a run without the method, its trained head's accuracy after the method
 fitted per batch and offline over a grid of k and removed directions. The study's default
 grid's sweep, with the method's variants (the JSON lines of docs/data/rajaee_cls_cause.jsonl):
-    for v in "none" "cluster --fit batch" "cluster --fit offline" "cluster --fit batch \
-        --clusters 1" "cluster --fit batch --directions 0"; do python benchmarks/\
-        rajaee_cls_learning.py --task sst2 --train-subset 1024 --warmup-ratio 0.1 --measure \
-        --method $v >> docs/data/rajaee_cls_cause.jsonl; done
+    for v in "none" "cluster --fit batch" "cluster --fit offline" \
+        "cluster --fit batch --clusters 1" "cluster --fit batch --directions 0"; do
+        PYTHONPATH=src ISOTROPY_MIRROR=../shared/mirror python benchmarks/rajaee_cls_learning.py \
+            --task sst2 --train-subset 1024 --warmup-ratio 0.1 --measure --method $v \
+            >> docs/data/rajaee_cls_cause.jsonl; done
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ Runbook (the pattern of benchmarks/istar_on_device.py):
 2. On the device, one call of the device tool's ``run`` (carry ``[".rajaee_device"]``, timeout_s
    150: the deadline, :data:`GRACE_S` for a run still going, the record)::
 
-       export PYTHONPATH=src:.rajaee_device/pylib PYTHONUNBUFFERED=1; python3
-       benchmarks/rajaee_cls_on_device.py
-       run --out $OUT --deadline-s 120 2>&1 | tee $OUT/run.log
+       export PYTHONPATH=src:.rajaee_device/pylib PYTHONUNBUFFERED=1;
+       python3 benchmarks/rajaee_cls_on_device.py run --out $OUT --deadline-s 120 2>&1 |
+       tee $OUT/run.log
 
    It prints its estimate first, then runs one worker process per seed at once (the GPU is
    shared; each worker holds ``--threads`` CPU threads for k-means), each starting no run that

@@ -186,8 +186,10 @@ def architecture_problems(markdown: str) -> list[str]:
     return problems
 
 
-def test_every_statement_of_the_architecture_page_about_imports_is_true():
+def test_the_architecture_page_is_true_and_every_name_the_docs_and_benchmarks_cite_exists():
     problems = architecture_problems(ARCHITECTURE.read_text(encoding="utf-8"))
+    pages = [*sorted(ROOT.glob("docs/*.md")), *sorted(ROOT.glob("benchmarks/*.py"))]
+    problems += [f"{p.name}: {n}" for p in pages for n in _names_exist(p.read_text())]
     assert not problems, "\n".join(problems)
 
 

@@ -62,9 +62,9 @@ def _anchors(page: Path) -> set[str]:
     return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
 
 
-def broken_links(pages: list[Path]) -> list[str]:
-    """Every relative link of ``pages`` whose file, or whose #anchor in a Markdown file, is
-    missing (code blocks left out: their brackets are code)."""
+def broken_links(pages: list[Path], collected: str = "") -> list[str]:
+    """Every relative link of ``pages`` whose file, or #anchor in a Markdown file, is missing (code
+    blocks left out), and each `::name` or `-k "A or B"` alternative in no ``collected`` test id."""
     broken = []
     for page in pages:
         text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
@@ -76,11 +76,19 @@ def broken_links(pages: list[Path]) -> list[str]:
                 broken.append(f"{page.name}: link to {target}")
             elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
                 broken.append(f"{page.name}: {target}#{anchor}")
+        for path, k, name in re.findall(r"`(tests/\w+\.py)(?: -k (\"[^\"]+\"|\S+)|::(\w+))`", text):
+            tests = re.findall(rf"^{re.escape(path)}::(.+)", collected, re.M)
+            for alt in (name or k.strip('"')).split(" or "):
+                if not any(all(w in t for w in alt.split(" and ")) for t in tests):
+                    broken.append(f"{page.name}: {path} -k {alt} names no test")
     return broken
 
 
-def test_links_lead_to_files_and_headings_of_the_repository():
-    broken = broken_links([README, *sorted((ROOT / "docs").glob("*.md"))])
+def test_links_lead_to_files_and_headings_and_test_selectors_to_tests():
+    pages = [README, *sorted((ROOT / "docs").glob("*.md"))]
+    named = set(re.findall(r"`(tests/\w+\.py)(?: -k|::)", "".join(p.read_text() for p in pages)))
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", *sorted(named)]
+    broken = broken_links(pages, subprocess.check_output(command, cwd=ROOT, text=True, timeout=600))
     assert not broken, "\n".join(broken)
 
 
@@ -92,6 +100,11 @@ def test_a_planted_broken_link_is_found(tmp_path):
     assert broken_links([tmp_path / "a.md", tmp_path / "b.md"]) == ["b.md: link to c.md"]
     (tmp_path / "a.md").write_text("[b](b.md#y)\n")
     assert broken_links([tmp_path / "a.md"]) == ["a.md: b.md#y"]
+    (tmp_path / "a.md").write_text(
+        '`tests/a.py -k "b and c or gone and b"` `tests/a.py::test_gone`\n'
+    )
+    broken = broken_links([tmp_path / "a.md"], "tests/a.py::test_b[c]\ntests/a.py::test_d\n")
+    assert broken == [f"a.md: tests/a.py -k {k} names no test" for k in ("gone and b", "test_gone")]
 
 
 @pytest.mark.parametrize("files", BUDGETS)
