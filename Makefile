@@ -17,8 +17,9 @@ ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --tar
 
 .PHONY: help slurm-plan run preview sensitivity resume test test-fast figures audit report folder-check lint install clean-venv relock
 
-# `make run`, `make preview` and `make resume` remember their target in LAST_RUN (and the run,
-# when it starts, writes its effective configuration to logs/effective-config/<target>.yaml;
+# `make run`, `make preview` and `make resume` remember their target in LAST_RUN once their
+# estimate took it and its configuration (a typo leaves LAST_RUN as it was; the run, when it
+# starts, writes its effective configuration to logs/effective-config/<target>.yaml;
 # the estimate writes nothing); `make report` reports that run (or REPORT_TARGET=...
 # REPORT_CONFIG_FILES="..." instead).
 # Written beside it and renamed over it: a planted link there is replaced, never written through.
@@ -57,16 +58,16 @@ install: $(VENV)/.installed  ## the pinned packages into .venv (about 2.3 GB; ev
 
 run: install  ## the main study as in the paper -> results/main/ (prints its estimate first)
 	$(TRUST) --configfile $(CONFIG_FILES)
-	$(call remember,main_study)
 	$(ESTIMATE) main_study
+	$(call remember,main_study)
 	$(BIN)/snakemake --cores $(CORES) main_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # The main study's tables and figures with one seed and a coarse metric stride (config `preview`),
 # in results/preview/: a first look in minutes, never to be mistaken for results/main/.
 preview: install  ## the main study, one seed, coarse metrics -> results/preview/ (minutes)
 	$(TRUST) --configfile $(CONFIG_FILES)
-	$(call remember,preview_study)
 	$(ESTIMATE) preview_study
+	$(call remember,preview_study)
 	$(BIN)/snakemake --cores $(CORES) preview_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # The sensitivity study (config `sensitivity`; docs/sensitivity.md): its cost first.
@@ -81,9 +82,9 @@ TARGET ?= main_study
 resume: install  ## after a killed run: unlock, then run TARGET (default main_study) again
 	$(BIN)/python -m isotropy.resume
 	$(TRUST) --configfile $(CONFIG_FILES)
-	$(call remember,$(TARGET))
 	$(BIN)/snakemake --unlock $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 	$(ESTIMATE) $(TARGET)
+	$(call remember,$(TARGET))
 	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 
 # SLURM's plan for TARGET without running a job: each rule's job count and what it asks SLURM for

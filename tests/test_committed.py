@@ -183,9 +183,17 @@ def test_the_tiny_runs_glue_study_is_copied(tiny_run, tmp_path):
     assert "| miniLM/rte | 0 | +0.0950 → +0.0957 |" in (root / glue.DOC).read_text(encoding="utf-8")
 
 
-def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(tmp_path, glue_results):
-    with pytest.raises(FileNotFoundError, match="table2.csv is missing"):
-        glue.COMMITTED.copy_in(tmp_path, [tmp_path], {}, glue_results / "effective.yaml")
+def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(
+    tmp_path, glue_results, capsys
+):
+    root = ["--root", str(tmp_path)]
+    copy = [*root, "copy", "glue", str(tmp_path)]
+    effective = ["--effective-config", str(glue_results / "effective.yaml")]
+    for argv in ([*copy, *effective], [*copy, "--facts", str(tmp_path)], [*root, "write"]):
+        with pytest.raises(SystemExit, match="2"):  # one line, never a traceback
+            command(argv)
+    said = capsys.readouterr().err
+    assert "table2.csv is missing" in said and f"--facts {tmp_path}: [Errno 21]" in said
     extensions = next(run for run in REGISTRY if run.name == "extensions")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs/extensions.md").write_text("no markers\n", encoding="utf-8")

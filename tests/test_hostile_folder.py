@@ -317,7 +317,7 @@ def test_a_planted_module_in_snakemakes_scripts_folder_is_never_imported(workflo
 
 
 @pytest.mark.parametrize("target", ["preview", "run", "resume"])
-def test_make_never_writes_last_run_through_a_link(tmp_path, target):
+def test_make_never_writes_last_run_through_a_link_nor_for_a_refused_run(tmp_path, target):
     (tmp_path / "w").mkdir()
     workdir = make_workdir(tmp_path / "w", "")
     victim = tmp_path / "victim.txt"
@@ -328,6 +328,9 @@ def test_make_never_writes_last_run_through_a_link(tmp_path, target):
     assert victim.read_text() == "the user's own file\n", result.stderr
     assert result.returncode != 0 and not (workdir / "calls.txt").exists()
     assert "logs/last_run.txt: is a link to" in result.stderr
+    (workdir / "logs" / "last_run.txt").unlink()  # a run its estimate refuses: none remembered
+    result = run_make(workdir, target, "CONFIG=typo.yaml")
+    assert "Configuration error" in result.stderr and not (workdir / "logs/last_run.txt").exists()
 
 
 @pytest.mark.slow

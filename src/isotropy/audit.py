@@ -484,6 +484,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         mirror = load_config_files(args.configfile).get("mirror") if args.configfile else None
         findings = audit(root, mirror=mirror, remade=REMADE_BY_REPORT if args.gate else ())
+        if not findings and not args.gate:  # another folder: "0 mismatches" would read as a pass
+            raise ConfigError(f"no results in {root.resolve()}: give -d the folder of the run")
         if not args.gate:
             print(format_table(findings))
     except (ConfigError, OSError) as error:  # a full disk as well: one line

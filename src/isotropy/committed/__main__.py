@@ -39,8 +39,14 @@ def main(argv: list[str] | None = None) -> int:
         into = next((r for r in run.records if r.path == args.into), run.records[0])
         if args.into and into.path != args.into:
             parser.error(f"{args.run} has no record {args.into}")
-        facts = json.loads(args.facts.read_text(encoding="utf-8")) if args.facts else {}
-        run.copy_in(root, args.sources, facts, args.effective_config, into)
+        try:
+            facts = json.loads(args.facts.read_text(encoding="utf-8")) if args.facts else {}
+        except (OSError, ValueError) as error:
+            parser.error(f"--facts {args.facts}: {error}")
+        try:  # a run not finished, a page without its markers: one line, nothing written
+            run.copy_in(root, args.sources, facts, args.effective_config, into)
+        except (OSError, ValueError) as error:
+            parser.error(str(error))
         print(f"copied {args.run} into {into.path}; wrote its pages", file=sys.stderr)
         return 0
     unknown = sorted(set(args.runs) - set(BY_NAME))
@@ -52,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.runs and waiting:
             parser.error(f"not committed yet: {', '.join(waiting)} (copy a finished run first)")
         for run in (run for run in chosen if run.name not in waiting):
-            run.write(root)
+            try:  # --root not the repository, a file failing its checksum
+                run.write(root)
+            except (OSError, ValueError) as error:
+                parser.error(f"{run.name}: {error}")
             print(f"{run.name}: wrote {', '.join(str(p.path) for p in run.pages)}", file=sys.stderr)
         return 0
     problems = [p for run in chosen if run.name not in waiting for p in run.problems(root)]
