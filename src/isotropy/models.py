@@ -6,6 +6,7 @@ docs/online-sources.md) into ``resources/models/<name>/``."""
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import re
@@ -242,6 +243,29 @@ class ModelSpec:
     def as_entry(self) -> dict[str, Any]:
         """The ``models.<name>`` entry this spec reads (:meth:`from_config`'s inverse)."""
         return {key: getattr(self, key) for key in ENTRY_KEYS}
+
+
+# Where a config.json gives the model's width: BERT's family, T5's, GPT's, DistilBERT's.
+WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "dim")
+
+
+def width_problem(spec: ModelSpec) -> str | None:
+    """Why ``models.<name>.dimension`` is wrong for a model whose files are on disk now (its
+    config.json read, never its weights); None if right, not given or not here (a hub model)."""
+    if spec.dimension is None or not spec.path:
+        return None
+    try:
+        config_file = Path(resolve_model_path(str(spec.path))) / "config.json"
+        found = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # not here yet (a split model), or unreadable: its job says
+        return None
+    width = next((found[key] for key in WIDTH_KEYS if key in found), spec.dimension)
+    if width == spec.dimension:
+        return None
+    return (
+        f"models.{spec.name}.dimension: {spec.dimension}, but the model at {spec.path} is {width} "
+        f"wide (its config.json); give dimension: {width}"
+    )
 
 
 def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:
