@@ -271,4 +271,15 @@ def width_problem(spec: ModelSpec) -> str | None:
 def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:
     """``load(source, revision=..., **kwargs)``: a folder as it is, a hub name at its pinned
     revision (``load``, e.g. ``AutoModel.from_pretrained``, is passed in: no torch here)."""
-    return load(spec.source, **({} if spec.path else {"revision": spec.revision}), **kwargs)
+    try:
+        return load(spec.source, **({} if spec.path else {"revision": spec.revision}), **kwargs)
+    except OSError as error:  # Hugging Face's own message asks to check the internet connection
+        offline = os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
+        if spec.path or not offline:
+            raise
+        raise OSError(
+            f"model {spec.name or spec.model} ({spec.model}) is read from the Hugging Face hub, "
+            "and with HF_HUB_OFFLINE set only from its cache, which lacks it: give "
+            f"models.{spec.name or '<name>'}.path a folder, package: or parts: model, or unset "
+            "HF_HUB_OFFLINE and run online"
+        ) from error
