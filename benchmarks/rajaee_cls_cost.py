@@ -38,8 +38,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--updates", type=int, default=3)
     parser.add_argument("--max-length", type=int, default=128)
-    parser.add_argument("--rte", default=os.path.join(os.environ["ISOTROPY_MIRROR"], "glue/RTE"))
+    parser.add_argument("--rte", help="RTE's GLUE folder (default: $ISOTROPY_MIRROR/glue/RTE)")
     args = parser.parse_args()
+    if args.rte is None and not os.environ.get("ISOTROPY_MIRROR"):
+        parser.error("set ISOTROPY_MIRROR to the offline mirror's folder, or give --rte")
+    args.rte = args.rte or os.path.join(os.environ["ISOTROPY_MIRROR"], "glue/RTE")
     torch.set_num_threads(1)
     probe_before = speed_probe()
     settings = TrainingSettings(max_length=args.max_length, batch_size=32)

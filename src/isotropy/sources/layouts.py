@@ -102,10 +102,12 @@ def extract_members(item: Fetched, wanted: Callable[[str], bool], staging: Path)
         with read() as reader:
             left -= _write_member(item, member, reader, staging / target, left)
         written[target] = member
-    if missing := sorted(set(item.members) - set(item.checked)):
-        raise ArchiveError(
-            f"archive {item.name} of source {item.source!r} holds no member {', '.join(missing)}, "
-            f"which sources.{item.source}.members pins; the archive is not the published one"
+    if missing := sorted(set(item.members) - set(item.checked)):  # a misspelt name, most likely
+        held = sorted({Path(m).name for m, file, _ in _entries(item) if file and not is_debris(m)})
+        raise ValueError(
+            f"sources.{item.source}.members.{missing[0]}: no such member in archive {item.name} "
+            f"(it holds {', '.join(held) if len(held) <= 8 else f'{len(held)} files'}); correct "
+            "the name, or fetch the published archive"
         )
     return list(written)
 

@@ -220,8 +220,21 @@ def check_config(config: dict) -> None:
         for rel in source.get("mirror") or []:
             if (problem := mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
+        problems += _member_pin_problems(name, source)
     if problems:
         raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
+
+
+def _member_pin_problems(name: str, source: Mapping[str, Any]) -> list[str]:
+    """A member pin naming no file of the mirror's copy (which keeps the pinned members): a
+    misspelt name, refused before the mirror or the archive is read."""
+    kept = sorted(Path(rel).name for rel in source.get("mirror") or [])
+    return [
+        f"sources.{name}.members.{member}: no such member in the archive, whose mirror copy "
+        f"holds {', '.join(kept)}; correct the name"
+        for member in sorted(set(source.get("members") or {}) - set(kept))
+        if kept
+    ]
 
 
 def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
@@ -336,9 +349,12 @@ def _studied(section: Mapping[str, Any], *methods: str) -> list[str]:
 
 def _split_model_problems(config: Mapping[str, Any]) -> list[str]:
     """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
-    hub model or commit than the entry says (its files would be read under the wrong name)."""
+    hub model or commit than the entry says (its files would be read under the wrong name), and
+    a ``dimension`` that the model's files on disk contradict."""
     split_models, problems = config.get("split_models") or {}, []
     for name, model in config["models"].items():
+        if problem := models.width_problem(ModelSpec.from_config(config, name)):
+            problems.append(problem)
         try:  # the refusal the job graph would make, made at load
             if not models.required_manifests(config, [model.get("path")]):
                 continue  # not a split model
