@@ -533,21 +533,19 @@ POINT_FUNCTIONS = {
 
 @pytest.mark.parametrize("name", POINT_FUNCTIONS)
 def test_bad_points_raise(name):
-    function = POINT_FUNCTIONS[name]
     with_nan = GOOD.copy()
     with_nan[3, 2] = np.nan
     with_inf = GOOD.copy()
     with_inf[0, 0] = np.inf
-    with pytest.raises(ValueError, match="1 NaN or infinite"):
-        function(with_nan)
-    with pytest.raises(ValueError, match="NaN or infinite"):
-        function(with_inf)
-    with pytest.raises(ValueError, match="2-D array"):
-        function(GOOD[0])
-    with pytest.raises(ValueError, match="2-D array"):
-        function(GOOD[None])
-    with pytest.raises(ValueError, match="at least"):
-        function(GOOD[:1])
+    for points, message in [
+        (with_nan, "1 NaN or infinite"),
+        (with_inf, "NaN or infinite"),
+        (GOOD[0], "2-D array"),
+        (GOOD[None], "2-D array"),
+        (GOOD[:1], "at least"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            POINT_FUNCTIONS[name](points)
 
 
 @pytest.mark.parametrize("function", [M.silhouette, M.calinski_harabasz, M.davies_bouldin, dunn])
