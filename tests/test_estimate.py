@@ -97,18 +97,15 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
             else by_dataset(q)
         ),
     )
-    monkeypatch.setattr(
-        paper_cost,
-        "EMBED_CPU_SECONDS_PER_TEXT",
-        {("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.01},
-    )
-    monkeypatch.setattr(paper_cost, "EMBED_LOAD_CPU_SECONDS", 4.0)
-    monkeypatch.setattr(paper_cost, "WORD_VECTOR_CPU_SECONDS", 30.0)
-    monkeypatch.setattr(
-        paper_cost,
-        "MIRROR_UNIQUE_TEXTS",
-        {"polarity": 1000, "snli": 2000, "pos": 500, "supersense": 500},
-    )
+    for name, value in {
+        "EMBED_CPU_SECONDS_PER_TEXT": {
+            ("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.01
+        },
+        "EMBED_LOAD_CPU_SECONDS": 4.0,
+        "WORD_VECTOR_CPU_SECONDS": 30.0,
+        "MIRROR_UNIQUE_TEXTS": {"polarity": 1000, "snli": 2000, "pos": 500, "supersense": 500},
+    }.items():
+        monkeypatch.setattr(paper_cost, name, value)
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     config["main"]["metric_stride"] = 50

@@ -113,10 +113,7 @@ def test_question_files_are_paired_by_name_and_refused_otherwise():
     names = [f"out/{q}.csv" for q in reversed(design.QUESTIONS)]
     assert results.by_question(names) == {q: f"out/{q}.csv" for q in design.QUESTIONS}
     assert list(results.by_question(names)) == list(design.QUESTIONS)
-    with pytest.raises(ValueError, match="one file per question"):
-        results.by_question(names[1:])
-    with pytest.raises(ValueError, match="one file per question"):
-        results.by_question([*names, "out/extra.csv"])
-    with pytest.raises(ValueError, match="one file per question"):
-        results.by_question([*names, "other/criteria.csv"])
+    for wrong in (names[1:], [*names, "out/extra.csv"], [*names, "other/criteria.csv"]):
+        with pytest.raises(ValueError, match="one file per question"):
+            results.by_question(wrong)
     assert tuple(figures.question_figures(*[pd.DataFrame()] * 3)) == design.QUESTIONS

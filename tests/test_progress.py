@@ -9,14 +9,13 @@ def test_progress_logs_the_time_left_at_most_every_interval_and_at_the_end(caplo
     now = [0.0]
     progress = ProgressLog(1000, "encoded texts", every=30, clock=lambda: now[0])
     with caplog.at_level(logging.INFO, logger="isotropy.progress"):
-        now[0] = 10.0
-        progress.update(100)  # 10 s since the last line: nothing yet
-        now[0] = 60.0
-        progress.update(150)  # 250 of 1000 in 60 s: 180 s to go
-        now[0] = 70.0
-        progress.update(250)
-        now[0] = 200.0
-        progress.update(500)  # the end is always logged
+        for now[0], done in [
+            (10.0, 100),  # 10 s since the last line: nothing yet
+            (60.0, 150),  # 250 of 1000 in 60 s: 180 s to go
+            (70.0, 250),
+            (200.0, 500),  # the end is always logged
+        ]:
+            progress.update(done)
     lines = [record.getMessage() for record in caplog.records]
     assert lines == [
         "encoded texts: 250/1,000 (25.0%), elapsed 1.0 min, about 3.0 min left",
@@ -30,12 +29,11 @@ def test_a_loop_that_may_stop_early_reports_the_nearer_limit(caplog):
     now = [0.0]
     progress = ProgressLog(5000, "token embeddings, sentences read", every=30, clock=lambda: now[0])
     with caplog.at_level(logging.INFO, logger="isotropy.progress"):
-        now[0] = 40.0
-        progress.update(
-            100, share=0.4
-        )  # 100 of 5,000 sentences read, but 40% of the token cap kept
-        now[0] = 100.0
-        progress.update(150, share=1.0)  # the cap is reached: logged as the end
+        for now[0], done, share in [
+            (40.0, 100, 0.4),  # 100 of 5,000 sentences read, but 40% of the token cap kept
+            (100.0, 150, 1.0),  # the cap is reached: logged as the end
+        ]:
+            progress.update(done, share=share)
     assert [r.getMessage() for r in caplog.records] == [
         "token embeddings, sentences read: 100/5,000, 40.0% of the work, elapsed 40 s, about 1.0 "
         "min left",

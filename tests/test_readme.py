@@ -148,18 +148,30 @@ def readme_commands(text: str) -> list[str]:
     return list(dict.fromkeys(c for c in lines + re.findall(r"`(make [^`]+)`", prose) if c))
 
 
+def header_commands(text: str) -> list[str]:
+    """The `snakemake ...` commands (each after any `NAME=value`) of a file's `#` comment lines,
+    a line ending in a backslash joined to the next as the shell joins it."""
+    comments = "\n".join(line.lstrip("#") for line in text.splitlines() if line.startswith("#"))
+    lines = comments.replace("\\\n", " ").splitlines()
+    return [line.strip() for line in lines if re.match(r"\s*(\w+=\S* +)*snakemake ", line)]
+
+
 def unrunnable(commands: list[str], snakemake: bool = False) -> list[str]:
     """The commands that fail as printed, each with why: `make ...` under `make -n` (make's own
     dry run: the recipe is planned, its checks run, nothing is made), with ``snakemake`` each
     `snakemake ...` with `-n` added, from the repository root in a shell where the README's
-    `export` and `source .venv/bin/activate` were typed (the mirror for its /path/to/mirror)."""
+    `export` and `source .venv/bin/activate` were typed; a `NAME=value` before a command is its
+    own environment, as in the shell (the test's mirror for any ISOTROPY_MIRROR)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
     failed = []
     for command in commands:
         words = shlex.split(command)
-        if words[0] == "export" and "=" in words[1]:
-            name, _, value = words[1].partition("=")
-            env[name] = str(mirror_folder()) if value == "/path/to/mirror" else value
+        exported = words[0] == "export"
+        here = env if exported else dict(env)
+        while words[exported:] and re.fullmatch(r"\w+=.*", words[exported]):
+            name, _, value = words.pop(exported).partition("=")
+            here[name] = str(mirror_folder()) if name == "ISOTROPY_MIRROR" else value
+        if exported:
             continue
         if words == ["source", ".venv/bin/activate"]:
             env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
@@ -173,7 +185,7 @@ def unrunnable(commands: list[str], snakemake: bool = False) -> list[str]:
         else:
             failed.append(f"{command}: not a command this test knows how to try")
             continue
-        done = subprocess.run(ran, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        done = subprocess.run(ran, cwd=ROOT, env=here, capture_output=True, text=True, timeout=900)
         if done.returncode != 0:
             failed.append(f"{command}: {(done.stdout + done.stderr).strip()[-500:]}")
     return failed
@@ -193,8 +205,16 @@ def test_every_make_command_of_the_readme_runs_as_printed():
 
 
 @pytest.mark.slow
-def test_every_snakemake_command_of_the_readme_dry_runs():
-    assert unrunnable(readme_commands(README.read_text()), snakemake=True) == []
+def test_every_snakemake_command_of_the_readme_and_of_the_overlays_headers_dry_runs():
+    """Also each config/*.yaml overlay's header command: a target typed after `--configfile` is
+    read as one more config file, and the planted header that does so is named."""
+    headers = [path.read_text() for path in sorted((ROOT / "config").glob("*.yaml"))]
+    overlays = [command for text in headers for command in header_commands(text)]
+    assert len(overlays) >= 10, overlays
+    planted = header_commands("#  snakemake --configfile config.yaml \\\n#  main_study")
+    commands = [*readme_commands(README.read_text()), *overlays, *planted]
+    failed = unrunnable(commands, snakemake=True)
+    assert len(failed) == 1 and "No such file or directory: 'main_study'" in failed[0], failed
 
 
 def test_a_command_that_cannot_run_as_printed_is_named():

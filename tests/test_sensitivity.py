@@ -327,9 +327,8 @@ def test_inconsistent_sections_are_refused(config, change, named):
 def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))  # a mirror: its GloVe is 50-d
     monkeypatch.chdir(tmp_path)  # no stored embeddings or traces
-    assert workflow_config.vector_dim(config, "word2vec") == 50
-    assert workflow_config.vector_dim(config, "word2vec_pad300") == 300
-    assert workflow_config.vector_dim(config, "miniLM_scaled") == 384
+    for vectors, dimension in [("word2vec", 50), ("word2vec_pad300", 300), ("miniLM_scaled", 384)]:
+        assert workflow_config.vector_dim(config, vectors) == dimension, vectors
     # The record, not a file name: the URL's files are NLPL model 222's 300-d vectors; the
     # variable wins over the config's mirror.
     assert workflow_config.vector_dim({**config, "mirror": None}, "word2vec") == 50

@@ -102,10 +102,9 @@ def test_bad_input():
     bad = x.copy()
     bad[1, 1] = np.nan
     for function in (T.centre, lambda p: T.all_but_the_top(p, 1), T.cluster_based_isotropy):
-        with pytest.raises(ValueError, match="1 NaN or infinite"):
-            function(bad)
-        with pytest.raises(ValueError, match="2-D array"):
-            function(x[0])
+        for points, message in [(bad, "1 NaN or infinite"), (x[0], "2-D array")]:
+            with pytest.raises(ValueError, match=message):
+                function(points)
     with pytest.raises(ValueError, match="n_directions"):
         T.all_but_the_top(x, 5)
     with pytest.raises(ValueError, match="n_directions"):
