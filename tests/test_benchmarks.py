@@ -82,3 +82,12 @@ def test_the_rajaee_benchmark_needs_the_mirror_only_to_run(monkeypatch, args, co
     script = [sys.executable, str(ROOT / "benchmarks" / "rajaee_cls_cost.py"), *args]
     result = subprocess.run(script, capture_output=True, text=True, check=False)
     assert result.returncode == code and said in result.stdout + result.stderr, result.stderr
+
+
+def test_the_device_runbooks_cuda_tests_collect_where_snakemake_is_not_installed():
+    """No Snakemake or jsonschema on the device: the CUDA step of its runbook must collect."""
+    block = "import sys; sys.modules.update(snakemake=None, jsonschema=None); import pytest; "
+    cmd = "sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', sys.argv[1]]))"
+    cuda = ROOT / "tests" / "test_finetune_cuda.py"
+    done = subprocess.run([sys.executable, "-c", block + cmd, cuda], capture_output=True)
+    assert done.returncode == 0, done.stdout.decode()[-2000:]
