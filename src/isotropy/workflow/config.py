@@ -350,11 +350,19 @@ def _studied(section: Mapping[str, Any], *methods: str) -> list[str]:
 def _split_model_problems(config: Mapping[str, Any]) -> list[str]:
     """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
     hub model or commit than the entry says (its files would be read under the wrong name), and
-    a ``dimension`` that the model's files on disk contradict."""
+    a ``dimension``, PCA layer or corpus window that the model's files on disk contradict."""
     split_models, problems = config.get("split_models") or {}, []
+    clusters = (config.get("geometry") or {}).get("clusters") or {}
+    pca_layers, corpus = clusters.get("pca_layers") or {}, clusters.get("corpus") or {}
     for name, model in config["models"].items():
-        if problem := models.width_problem(ModelSpec.from_config(config, name)):
-            problems.append(problem)
+        layers, windows = {}, {}
+        if name in (clusters.get("models") or []):  # studies.geometry.pca_layer's choice
+            key = f"pca_layers.{name}" if name in pca_layers else "pca_layer"
+            layers[f"geometry.clusters.{key}"] = pca_layers.get(name, clusters.get("pca_layer", -1))
+            if corpus.get("windows"):
+                windows["geometry.clusters.corpus.windows"] = corpus["windows"]
+        spec = ModelSpec.from_config(config, name)
+        problems += models.config_json_problems(spec, layers, windows)
         try:  # the refusal the job graph would make, made at load
             if not models.required_manifests(config, [model.get("path")]):
                 continue  # not a split model
