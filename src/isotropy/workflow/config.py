@@ -226,14 +226,14 @@ def check_config(config: dict) -> None:
 
 
 def _member_pin_problems(name: str, source: Mapping[str, Any]) -> list[str]:
-    """A member pin naming no file of the mirror's copy (which keeps the pinned members): a
-    misspelt name, refused before the mirror or the archive is read."""
+    """A member pin naming no file of the mirror's copy, where that copy keeps the pinned members
+    (not a stand-in file): a misspelt name, refused before the mirror or the archive is read."""
     kept = sorted(Path(rel).name for rel in source.get("mirror") or [])
     return [
         f"sources.{name}.members.{member}: no such member in the archive, whose mirror copy "
         f"holds {', '.join(kept)}; correct the name"
         for member in sorted(set(source.get("members") or {}) - set(kept))
-        if kept
+        if set(kept) & set(source.get("members") or {})  # else the mirror holds a stand-in
     ]
 
 
@@ -325,7 +325,8 @@ def _width_problems(config: Mapping[str, Any]) -> list[str]:
     for name, spec in ((config.get("sensitivity") or {}).get("derived") or {}).items():
         dim, transform = spec.get("dim"), spec["transform"]
         try:  # an undefined encoder, model or source, or a missing mirror, is named elsewhere
-            width = vector_dim(config, spec["of"]) if dim is not None else None
+            of_encoder = spec["of"] in config["encoders"]  # else refused as it is, not followed
+            width = vector_dim(config, spec["of"]) if dim is not None and of_encoder else None
         except (KeyError, ValueError, FileNotFoundError):
             width = None
         if width is not None and transform == "pca" and dim > width:

@@ -1,10 +1,5 @@
-"""Write the data files of the recorded hub layouts (README.md files are kept by hand).
-
-Each folder is a tiny copy of one Hugging Face hub data set repository at the revision pinned
-in config.yaml: the real file names, formats and columns (see README.md here for where each
-layout was established), holding a few synthetic rows. Run from this folder to regenerate:
-``python make_layouts.py``.
-"""
+"""Write the data files of the recorded hub layouts (README.md here says what they are and where
+each comes from; it is kept by hand). Run from this folder: ``python make_layouts.py``."""
 
 from __future__ import annotations
 
