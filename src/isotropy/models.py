@@ -284,11 +284,13 @@ def config_json_problems(
     if not spec.path or (spec.dimension is None and not layers and not windows):
         return []
     folder = model_folder_on_disk(str(spec.path))
+    if folder is None:  # not here yet (a split model), or a hub model
+        return []
     try:
-        found = json.loads((folder / "config.json").read_text(encoding="utf-8")) if folder else 0
+        found = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):  # unreadable: its job says
         return []
-    if not isinstance(found, dict):  # not here yet (a split model, a hub model)
+    if not isinstance(found, dict):  # not a model's config.json: its job says
         return []
     problems = []
     # hidden states: the embeddings' and every layer's, indexed as geometry.layers.layer_index does

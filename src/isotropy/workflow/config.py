@@ -191,7 +191,7 @@ def check_config(config: dict) -> None:
     problems += dataset_problems(config) + _sts_split_problems(config)
     studies = ("main", "glue", "extensions", "sensitivity")
     problems += [p for study in studies if (p := stride_problem(config, study, study))]
-    problems += _split_model_problems(config) + _source_kind_problems(config)
+    problems += _model_problems(config) + _source_kind_problems(config)
     problems += _width_problems(config)
     if config.get("istar"):
         try:  # the study's own refusal, made at load
@@ -228,12 +228,13 @@ def check_config(config: dict) -> None:
 def _member_pin_problems(name: str, source: Mapping[str, Any]) -> list[str]:
     """A member pin naming no file of the mirror's copy, where that copy keeps the pinned members
     (not a stand-in file): a misspelt name, refused before the mirror or the archive is read."""
-    kept = sorted(Path(rel).name for rel in source.get("mirror") or [])
+    kept = {Path(rel).name for rel in source.get("mirror") or []}
+    pinned = set(source.get("members") or {})
     return [
         f"sources.{name}.members.{member}: no such member in the archive, whose mirror copy "
-        f"holds {', '.join(kept)}; correct the name"
-        for member in sorted(set(source.get("members") or {}) - set(kept))
-        if set(kept) & set(source.get("members") or {})  # else the mirror holds a stand-in
+        f"holds {', '.join(sorted(kept))}; correct the name"
+        for member in sorted(pinned - kept)
+        if pinned & kept  # else the mirror holds a stand-in
     ]
 
 
@@ -348,7 +349,7 @@ def _studied(section: Mapping[str, Any], *methods: str) -> list[str]:
     return list(section.get("models") or []) if used else []
 
 
-def _split_model_problems(config: Mapping[str, Any]) -> list[str]:
+def _model_problems(config: Mapping[str, Any]) -> list[str]:
     """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
     hub model or commit than the entry says (its files would be read under the wrong name), and
     a ``dimension``, PCA layer or corpus window that the model's files on disk contradict."""
