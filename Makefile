@@ -15,7 +15,7 @@ CONFIGFILES := --configfile $(CONFIG_FILES)
 # Before a long run: the settings and the time left, from measured per-update costs.
 ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --target
 
-.PHONY: help slurm-plan run preview sensitivity resume test test-fast figures audit report folder-check lint install clean-venv relock
+.PHONY: help slurm-plan run preview sensitivity resume test test-fast figures traces-check audit report folder-check lint install clean-venv relock
 
 # `make run`, `make preview` and `make resume` remember their target in LAST_RUN once their
 # estimate took it and its configuration (a typo leaves LAST_RUN as it was; the run, when it
@@ -103,7 +103,18 @@ slurm-plan: install  ## SLURM's requests for TARGET (default main_study), one li
 # --allowed-rules guarantees that nothing upstream runs: a missing trace is an error, never a retraining.
 FIGURE_STUDIES ?= main
 PLOT_RULES := plot_metric_curves plot_silhouette_vs_isoscore
-figures: install  ## re-draw the main study's figures from stored traces; never trains
+# Nothing stored to re-draw (no run yet): one line before install or Snakemake, naming what to
+# run (a prerequisite, as folder-check is: `make -n figures` shows the refusal, runs nothing).
+comma := ,
+FIGURES_MISSING = $(firstword $(foreach study,$(subst $(comma), ,$(FIGURE_STUDIES)),\
+	$(if $(wildcard results/$(study)/*/*/seed*/trace.parquet),,$(study))))
+FIGURES_REFUSAL = make figures: no stored traces in results/$(FIGURES_MISSING)/ \
+	(*/*/seed*/trace.parquet), and it never trains: run $(if $(filter main,$(FIGURES_MISSING)),`make \
+	run` first (`make preview` draws its own in results/preview/),`snakemake \
+	$(FIGURES_MISSING)_study` first)
+traces-check:
+	$(if $(FIGURES_MISSING),@echo '$(FIGURES_REFUSAL)' >&2; exit 1)
+figures: traces-check install  ## re-draw the main study's figures from stored traces; never trains
 	$(BIN)/snakemake --cores $(CORES) figures $(CONFIGFILES) --config 'studies=[$(FIGURE_STUDIES)]' \
 		--allowed-rules $(PLOT_RULES) --forcerun $(PLOT_RULES) $(SNAKEMAKE_ARGS)
 
@@ -140,6 +151,12 @@ audit: install folder-check  ## walk every result of the last run back to the ra
 # paper comparison and overview page (re-made here in seconds, judging that study alone; nothing
 # upstream is ever re-made: --allowed-rules). One self-contained HTML file, figures as PNG.
 REPORT ?= report.html
+# A name Snakemake refuses only after the report's work (--report: .html or .zip), or a folder
+# (a link there is replaced, never written through): refused before anything runs.
+REPORT_FOLDER = $(filter $(realpath $(dir $(REPORT)))/$(notdir $(REPORT)),$(realpath $(REPORT)/.))
+$(if $(filter report,$(MAKECMDGOALS)),$(if $(and $(filter 1,$(words $(REPORT))),$(filter .html .zip,\
+	$(suffix $(REPORT))),$(if $(REPORT_FOLDER),,ok)),,$(error make report: REPORT='$(REPORT)' \
+	must be one file name ending in .html or .zip, not a folder: give REPORT=<name>.html or .zip)))
 # Written beside it, then renamed (mv -T: rename(2)): a report killed while it is written never
 # replaces the last whole one; a link there is replaced, never written through; a folder refused.
 REPORT_PARTIAL = $(basename $(REPORT)).partial$(suffix $(REPORT))

@@ -36,9 +36,7 @@ def test_every_committed_file_matches_its_record_and_every_page_is_fresh(run):
 def _copy_of_the_docs(tmp_path: Path) -> Path:
     """The committed files and pages in a folder of their own (the README and schema too, and the
     tests and config the coverage page reads)."""
-    shutil.copytree(ROOT / "docs", tmp_path / "docs")
-    shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
-    for folder in ("tests", "config"):
+    for folder in ("docs", "schemas", "tests", "config"):
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__py*"))
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     return tmp_path
@@ -189,11 +187,12 @@ def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(
     root = ["--root", str(tmp_path)]
     copy = [*root, "copy", "glue", str(tmp_path)]
     effective = ["--effective-config", str(glue_results / "effective.yaml")]
-    for argv in ([*copy, *effective], [*copy, "--facts", str(tmp_path)], [*root, "write"]):
+    for argv in ([*copy, *effective], [*copy, "--facts", str(tmp_path)], [*root, "check"]):
         with pytest.raises(SystemExit, match="2"):  # one line, never a traceback
             command(argv)
     said = capsys.readouterr().err
     assert "table2.csv is missing" in said and f"--facts {tmp_path}: [Errno 21]" in said
+    assert f"--root {tmp_path} is not this repository: no docs/data there" in said
     extensions = next(run for run in REGISTRY if run.name == "extensions")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs/extensions.md").write_text("no markers\n", encoding="utf-8")

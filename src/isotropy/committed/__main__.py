@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from isotropy.committed import BY_NAME, REGISTRY
+from isotropy.committed import BY_NAME, REGISTRY, record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +31,6 @@ def main(argv: list[str] | None = None) -> int:
     copy.add_argument("--effective-config", type=Path, help="default: the run's target's")
     copy.add_argument("--into", type=Path, help="which of the run's records (default: the first)")
     args = parser.parse_args(argv)
-    root = args.root
     if args.command == "copy":
         run = BY_NAME[args.run]
         if run.source_count and len(args.sources) != run.source_count:
@@ -44,29 +43,30 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as error:
             parser.error(f"--facts {args.facts}: {error}")
         try:  # a run not finished, a page without its markers: one line, nothing written
-            run.copy_in(root, args.sources, facts, args.effective_config, into)
+            run.copy_in(args.root, args.sources, facts, args.effective_config, into)
         except (OSError, ValueError) as error:
             parser.error(str(error))
         print(f"copied {args.run} into {into.path}; wrote its pages", file=sys.stderr)
         return 0
-    unknown = sorted(set(args.runs) - set(BY_NAME))
-    if unknown:
+    if not (args.root / record.DATA).is_dir():  # one line, not an error a page
+        parser.error(f"--root {args.root} is not this repository: no {record.DATA} there")
+    if unknown := sorted(set(args.runs) - set(BY_NAME)):
         parser.error(f"no committed run {', '.join(unknown)}: choose from {', '.join(BY_NAME)}")
     chosen = [BY_NAME[name] for name in args.runs] or list(REGISTRY)
-    waiting = [run.name for run in chosen if not run.committed(root)]
+    ready = [run for run in chosen if run.committed(args.root)]
+    waiting = [run.name for run in chosen if run not in ready]
     if args.command == "write":
         if args.runs and waiting:
             parser.error(f"not committed yet: {', '.join(waiting)} (copy a finished run first)")
-        for run in (run for run in chosen if run.name not in waiting):
-            try:  # --root not the repository, a file failing its checksum
-                run.write(root)
+        for run in ready:
+            try:  # a file missing or failing its checksum
+                run.write(args.root)
             except (OSError, ValueError) as error:
                 parser.error(f"{run.name}: {error}")
             print(f"{run.name}: wrote {', '.join(str(p.path) for p in run.pages)}", file=sys.stderr)
         return 0
-    problems = [p for run in chosen if run.name not in waiting for p in run.problems(root)]
-    checked = len(chosen) - len(waiting)
-    print("\n".join(problems) or f"{checked} committed runs: every file and page fresh")
+    problems = [p for run in ready for p in run.problems(args.root)]
+    print("\n".join(problems) or f"{len(ready)} committed runs: every file and page fresh")
     if waiting:
         print(f"not committed yet: {', '.join(waiting)}")
     return 1 if problems else 0
