@@ -12,7 +12,6 @@ from isotropy.embeddings.texts import (
     encode_to_file,
     load_embeddings,
     lookup_word_vectors,
-    unique_texts,
 )
 from isotropy.models import ModelSpec, load_pretrained
 
@@ -25,29 +24,20 @@ def minilm_path():
     return str(gt.get_model_path())
 
 
-def test_unique_texts_keeps_first_appearance_across_both_sides():
-    table = pd.DataFrame(
-        {"text": ["a", "b", "a"], "text_pair": ["c", "a", "d"], "label": ["x", "y", "x"]}
-    )
-    assert unique_texts(table) == ["a", "b", "c", "d"]
-
-
 def test_minilm_sentences_are_embedded_once_each_and_match_the_library(tmp_path, minilm_path):
+    """Each text once, in order of first appearance down one side, then the other."""
     from sentence_transformers import SentenceTransformer
 
-    sentences = [
-        "a dog runs through the park .",
-        "the stock market fell sharply today .",
-        "a dog runs through the park .",  # duplicate: one row
-        "a puppy is running in a park .",
-    ]
-    table = pd.DataFrame({"text": sentences, "label": ["pos", "neg", "pos", "pos"]})
+    dog, puppy = "a dog runs through the park .", "a puppy is running in a park ."
+    stock = "the stock market fell sharply today ."
+    table = pd.DataFrame({"text": [dog, stock], "text_pair": [puppy, dog], "label": ["a", "b"]})
     spec = SentenceEncoderSpec(
         ModelSpec(model="sentence-transformers/all-MiniLM-L6-v2", path=minilm_path), batch_size=2
     )
     rows = embed_sentences(table, spec, "cpu", tmp_path / "v.npy", tmp_path / "i.parquet")
     vectors, index = load_embeddings(tmp_path / "v.npy", tmp_path / "i.parquet")
-    assert rows == 3 and vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert rows == 3 and list(index) == [dog, stock, puppy] and vectors.dtype == np.float32
+    assert vectors.shape == (3, 384)
     reference = SentenceTransformer(minilm_path, device="cpu").encode(list(index))
     np.testing.assert_allclose(vectors, reference, atol=1e-5)
     # Real semantics: the paraphrases are closer to each other than to the unrelated sentence.

@@ -25,6 +25,7 @@ def mpnet_folder(tmp_path_factory) -> Path:
 
 
 def test_mpnet_embeds_sentences_as_unit_768_d_vectors(mpnet_folder):
+    import torch
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(mpnet_folder), device="cpu")
@@ -39,3 +40,9 @@ def test_mpnet_embeds_sentences_as_unit_768_d_vectors(mpnet_folder):
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     similarity = vectors @ vectors.T
     assert similarity[0, 1] > 0.6 > 0.2 > similarity[0, 2]
+    # Positions count from the padding index + 1 (models.PADDED_POSITIONS): 512 of its 514.
+    spec = models.ModelSpec(path=str(mpnet_folder), name="mpnet")
+    assert "reads at most 512" in str(models.config_json_problems(spec, {}, {"w": 513}))
+    model[0].auto_model(input_ids=torch.full((1, 512), 1000))
+    with pytest.raises(IndexError):
+        model[0].auto_model(input_ids=torch.full((1, 513), 1000))

@@ -17,6 +17,7 @@ from tiny_workflow import mirror_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+REPOSITORY_FOLDERS = r"\.ci|benchmarks|config|docs|envs|profiles|rules|schemas|scripts|src|tests"
 # Sizes in bytes (issue 71): a README of a few screens, one line per setting (the data sources'
 # pins live in config/sources.yaml, isotropy.workflow.config.SOURCES_CONFIG), a changelog that
 # lists changes for users (measurements belong in docs/ or the commit bodies), docs a newcomer
@@ -62,12 +63,16 @@ def _anchors(page: Path) -> set[str]:
     return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
 
 
-def broken_links(pages: list[Path], collected: str = "") -> list[str]:
+def broken_links(pages: list[Path], collected: str = "", root: Path = ROOT) -> list[str]:
     """Every relative link of ``pages`` whose file, or #anchor in a Markdown file, is missing (code
-    blocks left out), and each `::name` or `-k "A or B"` alternative in no ``collected`` test id."""
+    blocks left out), each `::name` or `-k "A or B"` alternative in no ``collected`` test id, and
+    each other repository path in backticks that ``root`` lacks (not results/ nor logs/)."""
     broken = []
     for page in pages:
         text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for name in re.findall(rf"`((?:{REPOSITORY_FOLDERS})/[^`\s<:]*)`", text):
+            if not any(p.exists() for p in (root.glob(name) if "*" in name else [root / name])):
+                broken.append(f"{page.name}: {name} is no file")
         for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", text):
             if target.startswith(("http://", "https://", "mailto:")):
                 continue
@@ -105,6 +110,9 @@ def test_a_planted_broken_link_is_found(tmp_path):
     )
     broken = broken_links([tmp_path / "a.md"], "tests/a.py::test_b[c]\ntests/a.py::test_d\n")
     assert broken == [f"a.md: tests/a.py -k {k} names no test" for k in ("gone and b", "test_gone")]
+    (tmp_path / "a.md").write_text("`a.md` `tests/<name>.py` `results/x.csv` `src/*.py` `docs/`")
+    broken = broken_links([tmp_path / "a.md"], root=tmp_path)
+    assert broken == [f"a.md: {name} is no file" for name in ("src/*.py", "docs/")]
 
 
 @pytest.mark.parametrize("files", BUDGETS)

@@ -2,7 +2,7 @@
 
 A metric has its own toy-example test beside the code it extends
 (tests/test_metric_registry.py::test_a_registered_metric_gains_its_trace_column); a data set
-and a model are followed here, through the workflow itself. Every file a recipe names exists.
+and a model are followed here, through the workflow itself.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from tiny_workflow import run_captured, snakemake, working_copy
 from toy_dataset import TOY_DATASET_MODULE
 
 ROOT = Path(__file__).resolve().parents[1]
-RECIPES = ROOT / "docs" / "extending.md"
 
 TOY_MODEL_OVERLAY = {
     # The recipe: one models: entry, one encoders: entry naming it, a setup using the encoder.
@@ -28,17 +27,6 @@ TOY_MODEL_OVERLAY = {
     "encoders": {"toy": {"kind": "sentence-transformer", "model": "toyMiniLM", "batch_size": 16}},
     "main": {"setups": {"polarity": {"encoder": "toy", "bias": False}}},
 }
-
-
-def test_every_file_a_recipe_names_exists():
-    text = RECIPES.read_text(encoding="utf-8")
-    named = set(
-        re.findall(r"`((?:src|scripts|rules|schemas|tests|config|benchmarks)/[\w./-]+)`", text)
-    )
-    named |= {"config.yaml"} if "`config.yaml`" in text else set()
-    assert len(named) >= 8, named
-    missing = sorted(n for n in named if not (ROOT / n.split("::")[0]).exists())
-    assert not missing, f"docs/extending.md names files that do not exist: {missing}"
 
 
 @pytest.mark.slow
@@ -71,7 +59,7 @@ def _touched(repo: Path) -> list[str]:
 def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     """docs/extending.md's data-set recipe followed in a copy of the repository: a new reader
     module, its source in config/sources.yaml and its main setup and option in config.yaml are
-    all it touches; the configuration passes the schema and every check, the dry run plans the data
+    all it touches; the dry run passes the schema and every check and plans the data
     set's download, preparation, lookup and runs, and the two jobs that make its table run."""
     repo = working_copy(tmp_path / "repo")
     words = tmp_path / "words.tsv"
@@ -94,8 +82,6 @@ def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if k != "ISOTROPY_MIRROR"}
     env.update(PYTHONPATH=str(repo / "src"), HF_HUB_OFFLINE="1")
-    load = "from isotropy.workflow.config import load_config; load_config(['config.yaml'])"
-    run_captured([sys.executable, "-c", load], cwd=repo, env=env, check=True)
     dry = snakemake("-n", "main_study", cwd=repo, env=env, check=True)
     for planned in (
         "resources/raw/toy_words/manifest.json",
