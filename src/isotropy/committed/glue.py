@@ -10,14 +10,13 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed import optimisation
-from isotropy.committed.main import verdict_words
+from isotropy.committed.main import CORRELATIONS, verdict_words
 from isotropy.committed.optimisation import seed_ends, signed
 from isotropy.committed.record import COMMAND, CommittedRun, Page, verdict_cells
 from isotropy.io import checked_record, markdown_table
 from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")
-CORRELATIONS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
 COUNTS = ("items", "parameters")
 
 

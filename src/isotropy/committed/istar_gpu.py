@@ -308,10 +308,6 @@ def page(root: Path = Path(".")) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    combine(sources, root, into.path.name.removesuffix("_record.json"))
-
-
 COMMITTED = CommittedRun(
     name="istar_gpu",
     # a grid's CUDA tests' log is committed when its calls ran them
@@ -319,7 +315,9 @@ COMMITTED = CommittedRun(
         Checksums(files[-1], files[:3], optional=files[3:4]) for files in map(grid_files, OVERLAY)
     ),
     pages=(Page(DOC, page),),
-    copy=copy,
+    copy=lambda root, sources, facts, config, into: combine(
+        sources, root, into.path.name.removesuffix("_record.json")
+    ),
     sources="the $OUT folders of benchmarks/istar_on_device.py run calls, in order",
     source_count=0,
 )

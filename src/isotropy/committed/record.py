@@ -18,7 +18,7 @@ from isotropy.io import (
     sha256_file,
     with_block,
 )
-from isotropy.provenance import code_label
+from isotropy.provenance import code_label, read_record
 from isotropy.verdicts.claims import verdict_cell
 
 DATA = Path("docs/data")
@@ -34,14 +34,19 @@ def one_value(records: Sequence[Mapping[str, Any]], key: Callable[[Any], Any], w
 
 
 def made_by(
-    records: Sequence[Mapping[str, Any]], sources: Sequence[Path], base: Path
+    sources: Sequence[Path], base: Path, device: Callable[[Mapping[str, Any]], Any]
 ) -> dict[str, Any]:
-    """The one code commit and package set of a run's provenance ``records``, and each of its
-    ``sources``' sha256 by its path under ``base``."""
+    """The one code commit, package set and ``device`` of the provenance records of a run's
+    ``sources``, and each source's sha256 by its path under ``base``; a source without its
+    record is refused."""
+    records = [read_record(path) for path in sources]
+    if None in records:
+        raise FileNotFoundError(f"{base}: a run's result has no provenance record beside it")
     return {
         "code_commit": one_value(records, code_label, "code versions"),
         "packages": one_value(records, lambda r: r.get("packages"), "package sets"),
         "sources_sha256": {str(p.relative_to(base)): sha256_file(p) for p in sources},
+        "device": one_value(records, device, "devices"),
     }
 
 
