@@ -11,13 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.io import (
-    atomic_path,
-    checked_record,
-    generated_block,
-    sha256_file,
-    with_block,
-)
+from isotropy.io import atomic_path, checked_record, generated_block, sha256_file, with_block
 from isotropy.provenance import code_label, read_record
 from isotropy.verdicts.claims import verdict_cell
 
