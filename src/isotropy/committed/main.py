@@ -241,10 +241,7 @@ def committed_verdicts(root: str | os.PathLike = ".") -> str:
 
 COMMITTED = CommittedRun(
     name="main",
-    records=(
-        optimisation.checksums("main"),
-        Checksums(H100_RUN, (H100_TRACES,)),
-    ),
+    records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
         Page(DOC, doc_block, page_markers("headline table")),
         Page(README, readme_block, page_markers("headline lines")),

@@ -181,17 +181,8 @@ def cause_block(root: Path) -> str:
     by_variant: dict[str, dict[int, dict[str, Any]]] = {}
     for run in runs:
         by_variant.setdefault(variant_name(run), {})[run["seed"]] = run
-    call, missing = record["calls"][0], ", ".join(record["runs_not_ended"])
-    ended = (
-        f"not run (the call's deadline came first): {missing}"
-        if missing
-        else "every run planned ended before the call's deadline"
-    )
     out = [
-        f"The sweep trained with each variant at {len(record['seeds'])} seeds "
-        f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
-        f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
-        f"{len(runs)} runs, {ended}; {call['stand_in']}.",
+        _sweep_source(runs, record),
         "",
         "Validation accuracy % trained with each variant (k clusters, d directions removed, "
         "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
@@ -233,6 +224,21 @@ def cause_block(root: Path) -> str:
         + (f" (seeds {', '.join(map(str, holds))})." if holds else "."),
     ]
     return "\n".join(out) + "\n"
+
+
+def _sweep_source(runs: list[dict[str, Any]], record: dict[str, Any]) -> str:
+    call, missing = record["calls"][0], ", ".join(record["runs_not_ended"])
+    ended = (
+        f"not run (the call's deadline came first): {missing}"
+        if missing
+        else "every run planned ended before the call's deadline"
+    )
+    return (
+        f"The sweep trained with each variant at {len(record['seeds'])} seeds "
+        f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
+        f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
+        f"{len(runs)} runs, {ended}; {call['stand_in']}."
+    )
 
 
 def _applied_after(plain: list[dict[str, Any]]) -> list[str]:

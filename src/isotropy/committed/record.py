@@ -33,8 +33,8 @@ def made_by(
     """The one code commit, package set and ``device`` of the provenance records of a run's
     ``sources``, and each source's sha256 by its path under ``base``; a source without its
     record is refused."""
-    records = [read_record(path) for path in sources]
-    if None in records:
+    records = [record for path in sources if (record := read_record(path)) is not None]
+    if len(records) != len(sources):
         raise FileNotFoundError(f"{base}: a run's result has no provenance record beside it")
     return {
         "code_commit": one_value(records, code_label, "code versions"),
