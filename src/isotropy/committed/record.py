@@ -34,8 +34,9 @@ def made_by(
     ``sources``, and each source's sha256 by its path under ``base``; a source without its
     record is refused."""
     records = [record for path in sources if (record := read_record(path)) is not None]
-    if len(records) != len(sources):
-        raise FileNotFoundError(f"{base}: a run's result has no provenance record beside it")
+    if len(records) != len(sources):  # name the first without one
+        missing = next(path for path in sources if read_record(path) is None)
+        raise FileNotFoundError(f"{missing}: no provenance record beside it; not a workflow output")
     return {
         "code_commit": one_value(records, code_label, "code versions"),
         "packages": one_value(records, lambda r: r.get("packages"), "package sets"),
