@@ -6,15 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from isotropy.committed import (
-    coverage,
-    extensions,
-    glue,
-    istar_gpu,
-    main,
-    rajaee_cls,
-    sensitivity,
-)
+from isotropy.committed import coverage, extensions, glue, istar_gpu, main, rajaee_cls, sensitivity
 from isotropy.committed import import_graph as graph
 from isotropy.committed.record import CommittedRun, Page, page_markers
 from isotropy.configuration import reference

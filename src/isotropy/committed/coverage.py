@@ -31,7 +31,6 @@ ROOT = Path(__file__).resolve().parents[3]
 DATA = Path("docs/coverage.csv")
 PAGE = Path("docs/coverage.md")
 PUBLISHED = "config/published_values.csv"
-BEGIN, END = page_markers("coverage")
 TEST = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
 TABLE = re.compile(r"((?:tests/golden|docs|config)/[\w./-]+\.(?:csv|md))(?:\[(.+)\])?")
 PLAN = re.compile(r"((?:config\.yaml)(?: \+ config/[\w.-]+\.yaml)*) > (results/\S+)")
@@ -199,26 +198,28 @@ def _equal(conditions: str | None, cited: frozenset[str]) -> bool:
 
 
 def outcome(root: Path, item: str, check: str, cited: frozenset[str] = frozenset()):
-    """The kind of one check, what it reads (:data:`ALLOWED`'s words) and what is wrong with it."""
+    """What one check reads (:data:`ALLOWED`'s words), what is wrong with it, and what the page
+    says it holds up (empty: nothing)."""
     if match := TEST.fullmatch(check):
         file, name = match.groups()
         if not (root / file).is_file():
-            return "test", set(), [f"{file} does not exist"]
+            return set(), [f"{file} does not exist"], "a test"
         named = covers(root, file)
         if name not in named:
-            return "test", set(), [f"{file} has no test {name}"]
+            return set(), [f"{file} has no test {name}"], "a test"
         if item not in named[name]:
-            return "test", set(), [f"{check} does not name {item} in @pytest.mark.covers"]
+            return set(), [f"{check} does not name {item} in @pytest.mark.covers"], "a test"
         on_data, problems = runs_on(root, file, name)
-        return "test", {"test on the paper's data" if on_data else "test"}, problems
+        read = "test on the paper's data" if on_data else "test"
+        return {read}, problems, f"a {read}"
     if match := PLAN.fullmatch(check):
         missing = [f for f in match.group(1).split(" + ") if not (root / f).is_file()]
-        return "plan", {"plan"}, [f"{f} does not exist" for f in missing]
+        return {"plan"}, [f"{f} does not exist" for f in missing], "a dry run's plan"
     if match := TABLE.fullmatch(check):
         file, conditions = match.groups()
         selected, problems = select(root, file, conditions)
         if file == PUBLISHED:
-            return "paper", set(), problems
+            return set(), problems, ""
         tiny = file.startswith(TINY)
         verdicts = selected["verdict"].dropna() if "verdict" in selected else pd.Series()
         reads = {
@@ -232,8 +233,13 @@ def outcome(root: Path, item: str, check: str, cited: frozenset[str] = frozenset
         in_cells = selected.fillna("").apply(lambda c: c.str.contains("stand-in")).any().any()
         if not selected.empty and (in_column or in_cells):
             reads.add("stated stand-in")
-        return "table", reads, problems
-    return "unknown", set(), [f"{check!r} is no check (a table row, a test or a plan)"]
+        shown = sorted(set(map(_short, verdicts)))
+        if not shown:
+            said = {"stated stand-in": "states the stand-in", "equal": "equals the paper's"}
+            shown = [next((w for r, w in said.items() if r in reads), "computed")]
+        name = f"{Path(file).name}{' (tiny run)' if tiny else ''}"
+        return reads, problems, f"{name}: {', '.join(shown)}"
+    return set(), [f"{check!r} is no check (a table row, a test or a plan)"], ""
 
 
 def row_problems(row, root: Path = ROOT) -> list[str]:
@@ -245,7 +251,7 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
         return [f"{item}: kind {kind!r} is none of {KINDS}"]
     problems, reads, cited = [], set(), frozenset(_cited(root, row))
     for check in checks_of(row):
-        _, read, found = outcome(root, item, check, cited)
+        read, found, _ = outcome(root, item, check, cited)
         problems += [f"{item}: {p}" for p in found]
         reads |= read
         against = read - ALLOWED[status] - {"stated stand-in"}
@@ -278,26 +284,9 @@ def _short(verdict: str) -> str:
 
 
 def _held_up_by(row, root: Path) -> str:
-    words: list[str] = []
     cited = frozenset(_cited(root, row))
-    for check in checks_of(row):
-        kind, reads, _ = outcome(root, row["id"], check, cited)
-        if kind == "table" and (match := TABLE.fullmatch(check)):
-            file, conditions = match.groups()
-            selected, _ = select(root, file, conditions)
-            verdicts = sorted(set(map(_short, selected.get("verdict", pd.Series()).dropna())))
-            if not verdicts:
-                said = {"stated stand-in": "states the stand-in", "equal": "equals the paper's"}
-                verdicts = [next((w for r, w in said.items() if r in reads), "computed")]
-            tiny = " (tiny run)" if file.startswith(TINY) else ""
-            words.append(f"{Path(file).name}{tiny}: {', '.join(verdicts)}")
-        elif kind == "test":
-            words.append(
-                "a test on the paper's data" if "test on the paper's data" in reads else "a test"
-            )
-        elif kind == "plan":
-            words.append("a dry run's plan")
-    counted = Counter(words)
+    counted = Counter(outcome(root, row["id"], check, cited)[2] for check in checks_of(row))
+    counted.pop("", None)
     return "; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–"
 
 
@@ -324,4 +313,4 @@ def block(root: Path = ROOT) -> str:
     return "\n".join(lines) + "\n"
 
 
-COVERAGE = CommittedRun(name="coverage", pages=(Page(PAGE, block, (BEGIN, END)),))
+COVERAGE = CommittedRun(name="coverage", pages=(Page(PAGE, block, page_markers("coverage")),))

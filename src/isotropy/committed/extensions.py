@@ -17,7 +17,6 @@ from isotropy.verdicts.extension_answers import claims_table
 SEEDS = DATA / "extensions_seeds.csv"
 RUN = DATA / "extensions_run.json"
 DOC = Path("docs/extensions.md")
-START, END = page_markers("extensions answers")
 
 
 def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
@@ -60,7 +59,9 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 COMMITTED = CommittedRun(
     name="extensions",
     records=(Checksums(RUN, (SEEDS,)),),
-    pages=(Page(DOC, lambda root: answers_markdown(*load(root)), (START, END)),),
+    pages=(
+        Page(DOC, lambda root: answers_markdown(*load(root)), page_markers("extensions answers")),
+    ),
     copy=copy,
     sources=paths.extensions_file("seeds.csv"),
 )

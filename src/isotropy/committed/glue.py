@@ -10,14 +10,13 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed import optimisation
-from isotropy.committed.main import verdict_words
+from isotropy.committed.main import CORRELATIONS, verdict_words
 from isotropy.committed.optimisation import seed_ends, signed
 from isotropy.committed.record import COMMAND, CommittedRun, Page, verdict_cells
 from isotropy.io import checked_record, markdown_table
 from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")
-CORRELATIONS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
 COUNTS = ("items", "parameters")
 
 
@@ -82,19 +81,15 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return shown, [f"- {n}: {reason}" for reason, n in why.value_counts(sort=False).items()]
 
 
-def _claims(claims: pd.DataFrame) -> pd.DataFrame:
-    """One row per setup, one column per claim: its verdict."""
-    table = claims.assign(cell=verdict_cells(claims)).pivot(
-        index="setup", columns="claim", values="cell"
-    )
-    return table[list(dict.fromkeys(claims["claim"]))].reset_index()
-
-
 def page(root: Path = Path(".")) -> str:
     record = checked_record(root, optimisation.run_file("glue"))
     traces = optimisation.committed_tables("glue", root)["glue_traces"]
     verdicts = optimisation.verdicts("glue", root)
     counts, absent = _table2(verdicts)
+    claims = optimisation.committed_claims("glue", root)  # a row per setup, a column per claim
+    by_setup = claims.assign(cell=verdict_cells(claims)).pivot(
+        index="setup", columns="claim", values="cell"
+    )
     lines = [
         "# Appendix A (GLUE) at its configured scale",
         "",
@@ -119,7 +114,7 @@ def page(root: Path = Path(".")) -> str:
         "seeds, Holm over the study's family (values and notes: `docs/data/glue_claims.csv`):",
         "",
         markdown_table(seed_ends(traces).drop(columns="steps recorded")),
-        markdown_table(_claims(optimisation.committed_claims("glue", root))),
+        markdown_table(by_setup[list(dict.fromkeys(claims["claim"]))].reset_index()),
         "## Table 2's counterpart: items and parameters",
         "",
         markdown_table(counts),

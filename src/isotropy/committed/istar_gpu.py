@@ -22,11 +22,7 @@ from isotropy.committed.record import (
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.studies import BY_NAME, measured_claims
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
-from isotropy.verdicts.measurements.istar import (
-    correlation_claim,
-    istar_measurements,
-    seed_details,
-)
+from isotropy.verdicts.measurements.istar import correlation_claim, istar_measurements, seed_details
 
 DOC = Path("docs/istar-gpu.md")
 SUBSET, WHOLE = "istar_gpu", "istar_gpu_whole"  # the two grids' file prefixes
@@ -110,21 +106,6 @@ def _step_table(record: dict[str, Any], costs: pd.Series) -> list[str]:
     return lines
 
 
-def _costs(record: dict[str, Any], root: Path) -> list[str]:
-    costs = pd.read_csv(root / COSTS).iloc[0]
-    main = json.loads((root / MAIN_RUN).read_text(encoding="utf-8"))
-    main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
-    return [
-        *_step_table(record, costs),
-        "",
-        "The penalty's overhead target is at most 1.15× plain. A fine-tuning step (MiniLM, 32 "
-        f"sentences) took {costs['step_s_none'] * 1e3:.1f} ms; an update of the main study's "
-        f"direct optimisation took {main_step * 1e3:.1f} ms (median run of {MAIN_RUN.name}, "
-        f"{main['device']}): "
-        f"{costs['step_s_none'] / main_step:.1f}× as long, on another card.",
-    ]
-
-
 def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
     """(the measurements, the claims table) of a committed grid."""
     model = {"model": "sentence-transformers/all-MiniLM-L6-v2", "path": None}
@@ -149,24 +130,6 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[st
         "poster's, Rudman & Eickhoff 2024):",
         "",
         markdown_table(details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v)),
-    ]
-
-
-def _correlation(runs: pd.DataFrame, stand_in: str) -> list[str]:
-    table = correlation_claim(runs, stand_in)
-    shown = table.assign(
-        measured=table["measured"].map("{:.3g}".format),
-        verdict=verdict_cells(table),
-        note=table["note"].astype(str).str.split(f"; {STAND_IN_NOTE}").str[0],
-    )
-    columns = ["setup", "claim", "measured", "verdict", "evidence", "note"]
-    return [
-        'The poster\'s "isotropy correlates negatively with task performance", judged on these '
-        "runs as a claim about every run (docs/verdicts.md, Claims): within each seed, Pearson r "
-        "of IsoScore* and accuracy over its runs without a regulariser and with I-STAR at each λ "
-        "(measured and each seed: Fisher z of r).",
-        "",
-        markdown_table(shown[columns].rename(columns={"evidence": "each seed"})),
     ]
 
 
@@ -235,6 +198,12 @@ def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
     costs = pd.read_csv(root / costs_file).iloc[0]
     # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
     per_run = _walls(record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
+    correlation = correlation_claim(runs, "miniLM for the poster's BERT-base / ALBERT / DistilBERT")
+    correlation = correlation.assign(
+        measured=correlation["measured"].map("{:.3g}".format),
+        verdict=verdict_cells(correlation),
+        note=correlation["note"].astype(str).str.split(f"; {STAND_IN_NOTE}").str[0],
+    )
     lines = [
         f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})",
         "",
@@ -261,7 +230,16 @@ def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
         "",
         *_claims(runs, record, runs_file),
         "",
-        *_correlation(runs, "miniLM for the poster's BERT-base / ALBERT / DistilBERT"),
+        'The poster\'s "isotropy correlates negatively with task performance", judged on these '
+        "runs as a claim about every run (docs/verdicts.md, Claims): within each seed, Pearson r "
+        "of IsoScore* and accuracy over its runs without a regulariser and with I-STAR at each λ "
+        "(measured and each seed: Fisher z of r).",
+        "",
+        markdown_table(
+            correlation[["setup", "claim", "measured", "verdict", "evidence", "note"]].rename(
+                columns={"evidence": "each seed"}
+            )
+        ),
     ]
     return lines
 
@@ -269,6 +247,9 @@ def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
 def page(root: Path = Path(".")) -> str:
     record = checked_record(root, RECORD)
     runs = pd.read_csv(root / RUNS)
+    costs = pd.read_csv(root / COSTS).iloc[0]
+    main = json.loads((root / MAIN_RUN).read_text(encoding="utf-8"))
+    main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
     lines = [
         "# I-STAR at scale on one GPU",
         "",
@@ -291,7 +272,13 @@ def page(root: Path = Path(".")) -> str:
         _by_lambda(runs, "twonn"),
         "## Cost per step",
         "",
-        *_costs(record, root),
+        *_step_table(record, costs),
+        "",
+        "The penalty's overhead target is at most 1.15× plain. A fine-tuning step (MiniLM, 32 "
+        f"sentences) took {costs['step_s_none'] * 1e3:.1f} ms; an update of the main study's "
+        f"direct optimisation took {main_step * 1e3:.1f} ms (median run of {MAIN_RUN.name}, "
+        f"{main['device']}): "
+        f"{costs['step_s_none'] / main_step:.1f}× as long, on another card.",
         "",
         "## The poster's claims, judged",
         "",
@@ -308,10 +295,6 @@ def page(root: Path = Path(".")) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
-    combine(sources, root, into.path.name.removesuffix("_record.json"))
-
-
 COMMITTED = CommittedRun(
     name="istar_gpu",
     # a grid's CUDA tests' log is committed when its calls ran them
@@ -319,7 +302,9 @@ COMMITTED = CommittedRun(
         Checksums(files[-1], files[:3], optional=files[3:4]) for files in map(grid_files, OVERLAY)
     ),
     pages=(Page(DOC, page),),
-    copy=copy,
+    copy=lambda root, sources, facts, config, into: combine(
+        sources, root, into.path.name.removesuffix("_record.json")
+    ),
     sources="the $OUT folders of benchmarks/istar_on_device.py run calls, in order",
     source_count=0,
 )

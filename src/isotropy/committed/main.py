@@ -26,10 +26,8 @@ DOC = Path("docs/main-study.md")
 # copy_committed_verdicts copies it into the results folder).
 VERDICTS = DATA / "main_verdicts.csv"
 README = Path("README.md")
-DOC_BEGIN, DOC_END = page_markers("headline table")
-README_BEGIN, README_END = page_markers("headline lines")
 # The comparison rows this page reports: §3.2's correlations of IsoScore with the silhouette.
-QUANTITIES = ("pearson_r", "spearman_rho")
+CORRELATIONS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
 # The claims it reports: §3's trends over training, and that seeds agree.
 TRENDS = ("silhouette_rises", "isoscore_falls", "seeds_agree")
 # The same runs repeated on one H100, compared with the committed CPU run step by step.
@@ -41,7 +39,7 @@ VALUES = list(registry.trace_columns())  # loss, accuracy, then every registered
 def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
     table = optimisation.verdicts("main", root)
-    return table[table["quantity"].isin(QUANTITIES)].reset_index(drop=True)
+    return table[table["quantity"].isin(list(CORRELATIONS))].reset_index(drop=True)
 
 
 def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
@@ -91,9 +89,7 @@ def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.Data
     shown = pd.DataFrame(
         {
             "setup (ours)": table["setup"],
-            "statistic": table["quantity"].map(
-                {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
-            ),
+            "statistic": table["quantity"].map(CORRELATIONS),
             "paper row": table["paper"] + ", " + table["source"],
             "paper": [signed(v, 3) for v in table["paper_value"]],
             "ours (seeds pooled)": [signed(v) for v in table["our_value"]],
@@ -198,7 +194,7 @@ def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
     )
     for value, name in zip(VALUES, ("loss", "accuracy", "IsoScore", "silhouette")):
         shown[f"max Δ {name}"] = table[value].map("{:.1e}".format)
-    for value, name in (("pearson_r", "Pearson r"), ("spearman_rho", "Spearman ρ")):
+    for value, name in CORRELATIONS.items():
         cells = zip(table[f"{value}_cpu"], table[f"{value}_other"])
         shown[f"{name}: CPU / GPU"] = [f"{a:.6f} / {b:.6f}" for a, b in cells]
     return (
@@ -245,13 +241,10 @@ def committed_verdicts(root: str | os.PathLike = ".") -> str:
 
 COMMITTED = CommittedRun(
     name="main",
-    records=(
-        optimisation.checksums("main"),
-        Checksums(H100_RUN, (H100_TRACES,)),
-    ),
+    records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
-        Page(DOC, doc_block, (DOC_BEGIN, DOC_END)),
-        Page(README, readme_block, (README_BEGIN, README_END)),
+        Page(DOC, doc_block, page_markers("headline table")),
+        Page(README, readme_block, page_markers("headline lines")),
         Page(VERDICTS, committed_verdicts),
     ),
     copy=functools.partial(optimisation.copy, "main"),

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import math
 import os
 from collections.abc import Mapping
@@ -17,7 +16,7 @@ import pandas as pd
 import yaml
 
 from isotropy import paths, studies
-from isotropy.committed.record import DATA, Checksums, made_by, one_value
+from isotropy.committed.record import DATA, Checksums, made_by
 from isotropy.io import checked_record, commit_files
 from isotropy.standins import StandIns, workflow_stand_ins
 from isotropy.traces import read_trace
@@ -58,20 +57,9 @@ def claims_file(study: str) -> Path:
 
 
 def checksums(study: str, claims: bool = False) -> Checksums:
-    """The study's record and the files it lists."""
-    files = [traces_file(study), table_file(study, "counts"), table_file(study, "correlations")]
+    """The study's record and the files it lists, its tables in the verdicts' order."""
+    files = [table_file(study, "counts"), table_file(study, "correlations"), traces_file(study)]
     return Checksums(run_file(study), tuple(files + [claims_file(study)] * claims))
-
-
-def _trace_files(results: Path) -> list[Path]:
-    """Each run's ``<encoder>/<dataset>/seed<k>/trace.parquet`` below ``results``, by key."""
-    found = sorted(
-        results.glob("*/*/seed*/trace.parquet"),
-        key=lambda t: (t.parts[-4], t.parts[-3], int(t.parts[-2].removeprefix("seed"))),
-    )
-    if not found:
-        raise FileNotFoundError(f"no traces below {results}: run the study first")
-    return found
 
 
 def _gzip_bytes(text: str) -> bytes:
@@ -111,7 +99,12 @@ def copy(
     for needed in (counts, correlations):
         if not needed.is_file():
             raise FileNotFoundError(f"{needed} is missing: the run has not finished")
-    runs = _trace_files(results)
+    runs = sorted(  # each run's <encoder>/<dataset>/seed<k>/trace.parquet, by key
+        results.glob("*/*/seed*/trace.parquet"),
+        key=lambda t: (t.parts[-4], t.parts[-3], int(t.parts[-2].removeprefix("seed"))),
+    )
+    if not runs:
+        raise FileNotFoundError(f"no traces below {results}: run the study first")
     config = yaml.safe_load(Path(effective_config).read_text(encoding="utf-8"))
     if not config.get(study):
         raise ValueError(f"{effective_config} has no {study} section: not the {study} study's run")
@@ -121,10 +114,6 @@ def copy(
     traces = pd.concat(frames, ignore_index=True)
     order = ["encoder", "dataset", "seed"] + [c for c in traces.columns if c not in KEYS]
     traces = traces[order]
-    provenance = [
-        json.loads(trace.with_name("trace.parquet.provenance.json").read_text(encoding="utf-8"))
-        for trace in runs
-    ]
     files: dict[Path, bytes | Path] = {
         traces_file(study): _gzip_bytes(traces.to_csv(index=False)),
         table_file(study, "counts"): counts,
@@ -133,8 +122,7 @@ def copy(
     facts = {
         "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran
         # the one commit, package set and device the traces' provenance records name
-        **made_by(provenance, runs, results.parent.parent),
-        "device": one_value(provenance, lambda r: [r.get("device"), r.get("hardware")], "devices"),
+        **made_by(runs, results.parent.parent, lambda r: [r.get("device"), r.get("hardware")]),
         "run": {key: value for key, value in run.items() if key != "what"},  # said once, above
         "config": _settings(study, config),
         "stand_ins": workflow_stand_ins(config),
@@ -148,8 +136,8 @@ def copy(
 
 def committed_tables(study: str, root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
     """The committed run's tables, by the names the verdicts read."""
-    files = [table_file(study, "counts"), table_file(study, "correlations"), traces_file(study)]
-    return {name: pd.read_csv(Path(root) / f) for name, f in zip(table_names(study), files)}
+    files = zip(table_names(study), checksums(study).files)
+    return {name: pd.read_csv(Path(root) / file) for name, file in files}
 
 
 def _measured(tables, record: Mapping[str, Any]) -> pd.DataFrame:

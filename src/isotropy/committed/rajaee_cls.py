@@ -19,12 +19,10 @@ from isotropy.committed.record import (
     Page,
     device_calls,
     made_by,
-    one_value,
     page_markers,
     verdict_cells,
 )
 from isotropy.io import checked_record, commit_files, markdown_table
-from isotropy.provenance import read_record
 from isotropy.rajaee_cls.results import (
     LAYER_COLUMNS,
     accuracy_summary,
@@ -52,14 +50,10 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
         raise FileNotFoundError(f"{results} holds no finished grid: run rajaee_cls_study first")
     settings = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
     section = settings["rajaee_cls"]
-    found = [read_record(path) for path in metrics]
-    records = [record for record in found if record is not None]
-    if len(records) != len(found):
-        raise FileNotFoundError(f"{results}: a run's metrics.json has no provenance record")
     made = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "
         "config/offline.yaml) and the cause sweep (benchmarks/rajaee_cls_learning.py --measure)",
-        **made_by(records, metrics, results.parent.parent),
+        **made_by(metrics, results.parent.parent, lambda r: f"{r['device']}: {r['hardware']}"),
         "run": dict(facts),
         "config": {
             "rajaee_cls": section,
@@ -67,7 +61,6 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
         },
         "stand_ins": {m: f"{m} for the slides' BERT-base" for m in section["models"]},
         "seeds": section["seeds"],
-        "device": one_value(records, lambda r: f"{r['device']}: {r['hardware']}", "devices"),
     }
     commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, made)
 
@@ -153,9 +146,6 @@ def doc_block(root: str | os.PathLike = ".") -> str:
     return "\n".join(lines) + "\n"
 
 
-CLAIMS_BEGIN, CLAIMS_END = page_markers("Rajaee CLS claims")
-
-
 def committed_claims_block(root: str | os.PathLike = ".") -> str:
     """The slides' CLS claims judged on the committed grid (the zero-mean claim reads per-layer
     norms, which it does not hold)."""
@@ -237,8 +227,7 @@ def cause_block(root: Path) -> str:
 
 
 def _sweep_source(runs: list[dict[str, Any]], record: dict[str, Any]) -> str:
-    call = record["calls"][0]
-    missing = ", ".join(record["runs_not_ended"])
+    call, missing = record["calls"][0], ", ".join(record["runs_not_ended"])
     ended = (
         f"not run (the call's deadline came first): {missing}"
         if missing
@@ -279,7 +268,7 @@ COMMITTED = CommittedRun(
     records=(Checksums(RUN, (SEEDS, CAUSE)),),
     pages=(
         Page(DOC, doc_block, (BEGIN, END)),
-        Page(DOC, committed_claims_block, (CLAIMS_BEGIN, CLAIMS_END)),
+        Page(DOC, committed_claims_block, page_markers("Rajaee CLS claims")),
     ),
     copy=copy,
     sources="results/rajaee_cls (a finished grid) and the cause sweep's JSON lines",

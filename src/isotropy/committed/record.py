@@ -11,14 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.io import (
-    atomic_path,
-    checked_record,
-    generated_block,
-    sha256_file,
-    with_block,
-)
-from isotropy.provenance import code_label
+from isotropy.io import atomic_path, checked_record, generated_block, sha256_file, with_block
+from isotropy.provenance import code_label, read_record
 from isotropy.verdicts.claims import verdict_cell
 
 DATA = Path("docs/data")
@@ -34,14 +28,20 @@ def one_value(records: Sequence[Mapping[str, Any]], key: Callable[[Any], Any], w
 
 
 def made_by(
-    records: Sequence[Mapping[str, Any]], sources: Sequence[Path], base: Path
+    sources: Sequence[Path], base: Path, device: Callable[[Mapping[str, Any]], Any]
 ) -> dict[str, Any]:
-    """The one code commit and package set of a run's provenance ``records``, and each of its
-    ``sources``' sha256 by its path under ``base``."""
+    """The one code commit, package set and ``device`` of the provenance records of a run's
+    ``sources``, and each source's sha256 by its path under ``base``; a source without its
+    record is refused."""
+    records = [record for path in sources if (record := read_record(path)) is not None]
+    if len(records) != len(sources):  # name the first without one
+        missing = next(path for path in sources if read_record(path) is None)
+        raise FileNotFoundError(f"{missing}: no provenance record beside it; not a workflow output")
     return {
         "code_commit": one_value(records, code_label, "code versions"),
         "packages": one_value(records, lambda r: r.get("packages"), "package sets"),
         "sources_sha256": {str(p.relative_to(base)): sha256_file(p) for p in sources},
+        "device": one_value(records, device, "devices"),
     }
 
 

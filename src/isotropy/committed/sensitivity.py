@@ -10,13 +10,7 @@ import pandas as pd
 
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
 from isotropy.io import checked_record, commit_files, sha256_file
-from isotropy.sensitivity import (
-    NOT_RUN_NOTE,
-    cell_table,
-    markdown_table,
-    not_run_cells,
-    read_seeds,
-)
+from isotropy.sensitivity import NOT_RUN_NOTE, cell_table, markdown_table, not_run_cells, read_seeds
 
 DOC = Path("docs/sensitivity.md")
 DOC_SEEDS = DATA / "sensitivity_seeds.csv"
