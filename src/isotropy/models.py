@@ -258,19 +258,19 @@ POSITION_KEYS = ("max_position_embeddings", "n_positions")
 PADDED_POSITIONS = ("roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "data2vec-text")
 
 
-def model_folder_on_disk(path: str) -> Path | None:
-    """The folder of a model on disk now, found without importing anything (a configuration is
-    checked at load, where a module it names must not run): a folder, an assembled ``parts:``
-    model, or the folder holding the config.json of a ``package:`` model's installed package
-    (at its top or one folder down); None: not on disk."""
+def model_config_json(path: str) -> Path | None:
+    """The config.json of a model on disk now, found without importing anything (a configuration
+    is checked at load, where a module it names must not run): in a folder, an assembled
+    ``parts:`` model, or a ``package:`` model's installed package (at its top or one folder
+    down); None: not on disk."""
     if path.startswith("package:"):
         name = path.removeprefix("package:")  # a dotted name's parents would be imported
         found = importlib.util.find_spec(name) if name.isidentifier() else None
         roots = [Path(root) for root in (found and found.submodule_search_locations) or []]
         files = [f for root in roots for f in (root / "config.json", *root.glob("*/config.json"))]
-        return next((f.parent for f in files if f.is_file()), None)
+        return next((f for f in files if f.is_file()), None)
     try:
-        return Path(resolve_model_path(path))
+        return Path(resolve_model_path(path), "config.json")
     except OSError:
         return None
 
@@ -283,14 +283,12 @@ def config_json_problems(
     never its weights); none if right, not given or not here (a hub model)."""
     if not spec.path or (spec.dimension is None and not layers and not windows):
         return []
-    folder = model_folder_on_disk(str(spec.path))
-    if folder is None:  # not here yet (a split model), or a hub model
-        return []
+    file = model_config_json(str(spec.path))  # None: a hub model, or a split one not here yet
     try:
-        found = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        found = json.loads(file.read_text(encoding="utf-8")) if file else None
     except (OSError, ValueError):  # unreadable: its job says
         return []
-    if not isinstance(found, dict):  # not a model's config.json: its job says
+    if not isinstance(found, dict):  # not on disk, or not a model's config.json: its job says
         return []
     # hidden states: the embeddings' and every layer's, indexed from -count to count - 1 as
     # Python indexes (geometry.layers.layer_index's rule, on a floor above this one)
