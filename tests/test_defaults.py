@@ -96,19 +96,19 @@ def _same(a: Any, b: Any) -> bool:
 
 
 STS_FUNCTIONS = (sts.enhance, sts.evaluate_sts, sts.evaluate_sts_tokens)
-# (section, the code that restates its defaults)
+# (section, its model, the code that restates its defaults)
 RESTATED = [
-    ("rajaee_cls.cluster_method", ClusterSettings),
-    ("main", OptimisationSettings),
-    *(("geometry.sts", f) for f in (transforms.cluster_based_isotropy, *STS_FUNCTIONS)),
-    ("geometry.classification", classification.classification_table),
+    ("rajaee_cls.cluster_method", ClusterMethod, ClusterSettings),
+    ("main", Main, OptimisationSettings),
+    *(("geometry.sts", Sts, f) for f in (transforms.cluster_based_isotropy, *STS_FUNCTIONS)),
+    ("geometry.classification", Classification, classification.classification_table),
 ]
 
 
 def all_mismatches(models: Mapping[str, dict[str, Any]]) -> list[str]:
     """One sentence per default that both the code and its model give, where the two differ."""
     problems = []
-    for key, code in RESTATED:
+    for key, _, code in RESTATED:
         restated, model = code_defaults(code), models[key]
         for name in sorted(set(restated) & set(model)):
             if not _same(restated[name], model[name]):
@@ -118,12 +118,7 @@ def all_mismatches(models: Mapping[str, dict[str, Any]]) -> list[str]:
 
 
 def test_every_restated_default_equals_the_models_and_a_planted_mismatch_is_found():
-    models = {
-        "main": model_defaults(Main),
-        "rajaee_cls.cluster_method": model_defaults(ClusterMethod),
-        "geometry.sts": model_defaults(Sts),
-        "geometry.classification": model_defaults(Classification),
-    }
+    models = {key: model_defaults(model) for key, model, _ in RESTATED}
     assert all_mismatches(models) == []
     # Each comparison covers the keys it should: none is vacuous.
     assert set(code_defaults(ClusterSettings)) == set(models["rajaee_cls.cluster_method"])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_config import put
 from tiny_workflow import overlay_refusal
 
 HOSTILE_VALUES = [
@@ -29,10 +30,7 @@ def _refused(tmp_path: Path, overlay: str) -> str:
     ["models.miniLM.path", "models.miniLM.model", "geometry.clusters.corpus.file", "glue.encoders"],
 )
 def test_markup_in_any_field_is_refused_at_load(tmp_path, field, value):
-    *parents, leaf = field.split(".")
-    overlay: dict = {leaf: [value] if leaf == "encoders" else value}
-    for key in reversed(parents):
-        overlay = {key: overlay}
+    overlay = put({}, field, [value] if field == "glue.encoders" else value)
     message = _refused(tmp_path, yaml.safe_dump(overlay))
     assert f"'{field}" in message, message
     if field in ("geometry.clusters.corpus.file", "glue.encoders"):  # no pattern: plain text

@@ -199,10 +199,18 @@ def test_parts_paths_name_configured_models_and_their_folder(tmp_path, monkeypat
     assert models.resolve_model_path("parts:tiny-model") == "resources/models/tiny-model"
 
 
-@pytest.mark.parametrize("offline, said", [("1", r"give models.bert.path a"), ("", "connect")])
-def test_a_hub_model_missing_offline_is_named_with_the_fix(monkeypatch, offline, said):
+@pytest.mark.parametrize(
+    "hub, transformers, said",
+    [("1", "", "give models.bert.path a"), ("", "1", "give models.bert.path a")]
+    + [
+        ("0", "1", "connect"),
+        ("", "", "connect"),
+    ],  # HF_HUB_OFFLINE, if given, decides (huggingface_hub)
+)
+def test_a_hub_model_missing_offline_is_named_with_the_fix(monkeypatch, hub, transformers, said):
     """Hugging Face's own message, to check the internet connection, is the wrong fix offline."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", offline)
+    monkeypatch.setenv("HF_HUB_OFFLINE", hub)
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", transformers)
     load = mock.Mock(side_effect=OSError("We couldn't connect to 'https://huggingface.co'"))
     with pytest.raises(OSError, match=said):
         models.load_pretrained(models.ModelSpec(model="o/bert", revision="0", name="bert"), load)

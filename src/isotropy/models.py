@@ -258,19 +258,19 @@ POSITION_KEYS = ("max_position_embeddings", "n_positions")
 PADDED_POSITIONS = ("roberta", "xlm-roberta", "camembert", "mpnet", "longformer", "data2vec-text")
 
 
-def model_folder_on_disk(path: str) -> Path | None:
-    """The folder of a model on disk now, found without importing anything (a configuration is
-    checked at load, where a module it names must not run): a folder, an assembled ``parts:``
-    model, or the folder holding the config.json of a ``package:`` model's installed package
-    (at its top or one folder down); None: not on disk."""
+def model_config_json(path: str) -> Path | None:
+    """The config.json of a model on disk now, found without importing anything (a configuration
+    is checked at load, where a module it names must not run): in a folder, an assembled
+    ``parts:`` model, or a ``package:`` model's installed package (at its top or one folder
+    down); None: not on disk."""
     if path.startswith("package:"):
         name = path.removeprefix("package:")  # a dotted name's parents would be imported
         found = importlib.util.find_spec(name) if name.isidentifier() else None
         roots = [Path(root) for root in (found and found.submodule_search_locations) or []]
         files = [f for root in roots for f in (root / "config.json", *root.glob("*/config.json"))]
-        return next((f.parent for f in files if f.is_file()), None)
+        return next((f for f in files if f.is_file()), None)
     try:
-        return Path(resolve_model_path(path))
+        return Path(resolve_model_path(path), "config.json")
     except OSError:
         return None
 
@@ -283,29 +283,26 @@ def config_json_problems(
     never its weights); none if right, not given or not here (a hub model)."""
     if not spec.path or (spec.dimension is None and not layers and not windows):
         return []
-    folder = model_folder_on_disk(str(spec.path))
-    if folder is None:  # not here yet (a split model), or a hub model
-        return []
+    file = model_config_json(str(spec.path))  # None: a hub model, or a split one not here yet
     try:
-        found = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        found = json.loads(file.read_text(encoding="utf-8")) if file else None
     except (OSError, ValueError):  # unreadable: its job says
         return []
-    if not isinstance(found, dict):  # not a model's config.json: its job says
+    if not isinstance(found, dict):  # not on disk, or not a model's config.json: its job says
         return []
-    problems = []
-    # hidden states: the embeddings' and every layer's, indexed as geometry.layers.layer_index does
+    # hidden states: the embeddings' and every layer's, indexed from -count to count - 1 as
+    # Python indexes (geometry.layers.layer_index's rule, on a floor above this one)
     count = next((found[key] + 1 for key in LAYER_KEYS if key in found), 0)
-    for key, layer in layers.items() if count else ():  # no count given: its job says
-        try:
-            range(count)[layer]
-        except IndexError:
-            problems.append(
-                f"{key}: {layer}, but models.{spec.name} has {count} hidden-state layers (its "
-                f"config.json); give a layer from {-count} to {count - 1}"
-            )
+    problems = [
+        f"{key}: {layer}, but models.{spec.name} has {count} hidden-state layers (its "
+        f"config.json); give a layer from {-count} to {count - 1}"
+        for key, layer in layers.items()
+        if count and not -count <= layer < count  # no count given: its job says
+    ]
     positions = next((found[key] for key in POSITION_KEYS if key in found), None)
     if positions is not None and found.get("model_type") in PADDED_POSITIONS:
-        positions -= found.get("pad_token_id", 1) + 1
+        pad = found.get("pad_token_id", 1)  # a null one stops the model: its job says
+        positions = positions - pad - 1 if isinstance(pad, int) else None
     if positions is not None:  # a window is embedded whole, its special tokens included
         problems += [
             f"{key}: {window} tokens, but models.{spec.name} reads at most {positions} (its "
@@ -328,12 +325,13 @@ def load_pretrained(spec: ModelSpec, load: Callable[..., Any], **kwargs: Any) ->
     try:
         return load(spec.source, **({} if spec.path else {"revision": spec.revision}), **kwargs)
     except OSError as error:  # Hugging Face's own message asks to check the internet connection
-        offline = os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
-        if spec.path or not offline:
+        # huggingface_hub's rule: TRANSFORMERS_OFFLINE counts where HF_HUB_OFFLINE is unset
+        said = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE", "")
+        if spec.path or said.upper() not in ("1", "ON", "YES", "TRUE"):
             raise
         raise OSError(
             f"model {spec.name or spec.model} ({spec.model}) is read from the Hugging Face hub, "
-            "and with HF_HUB_OFFLINE set only from its cache, which lacks it: give "
-            f"models.{spec.name or '<name>'}.path a folder, package: or parts: model, or unset "
-            "HF_HUB_OFFLINE and run online"
+            "and offline (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE) only from its cache, which "
+            f"lacks it: give models.{spec.name or '<name>'}.path a folder, package: or parts: "
+            "model, or unset both and run online"
         ) from error

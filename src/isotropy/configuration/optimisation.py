@@ -106,7 +106,7 @@ class Sensitivity(Optimisation):
     x learning-rate factor."""
 
     DEFAULTS = {"metric_stride": 50}
-    blocks: list[Block] = Field(
+    blocks: Unique[Block] = Field(
         min_length=1,
         description="Cells in run order; each block is setups x vectors x label sets.",
     )
@@ -120,7 +120,7 @@ class Sensitivity(Optimisation):
     items_from: str = Field(
         "word2vec", description="Every vector set sees the words this encoder has."
     )
-    phases: list[Phase] = Field([], description="Cells drawn against updates in the phases figure.")
+    phases: Unique[Phase] = Field([], description="Cells the phases figure draws against updates.")
     lr_factors: Factors = Field(
         [1], min_length=1, description="Multiples of learning_rate, each a cell of its own."
     )

@@ -20,6 +20,7 @@ from isotropy import models, sensitivity, sources
 from isotropy.configuration import Config, fill_defaults
 from isotropy.configuration.base import sections
 from isotropy.configuration.geometry import Splits
+from isotropy.extensions.design import heldout_model
 from isotropy.intake import load_yaml, plain_config_problem
 from isotropy.istar import study as istar_study
 from isotropy.models import ModelSpec
@@ -349,20 +350,41 @@ def _studied(section: Mapping[str, Any], *methods: str) -> list[str]:
     return list(section.get("models") or []) if used else []
 
 
+def _token_windows(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+    """(key, tokens, the models reading them) of every window of tokens a model reads whole,
+    special tokens included: corpus windows and every ``max_length`` (the inputs truncated)."""
+    geometry = config.get("geometry") or {}
+    clusters, sts, classes = (geometry.get(k) or {} for k in ("clusters", "sts", "classification"))
+    windows = (clusters.get("corpus") or {}).get("windows")
+    sentences = [] if windows else clusters.get("models") or []  # windows read no sentences
+    yield "geometry.clusters.corpus.windows", windows, clusters.get("models")
+    yield "geometry.max_length", geometry.get("max_length"), sentences + (sts.get("models") or [])
+    yield "geometry.classification.max_length", classes.get("max_length"), classes.get("models")
+    for study in ("istar", "rajaee_cls"):
+        section = config.get(study) or {}
+        length = (section.get("training") or {}).get("max_length")
+        yield f"{study}.training.max_length", length, section.get("models")
+    heldout = (config.get("extensions") or {}).get("heldout") or {}
+    try:  # a setup or encoder not defined is named elsewhere
+        tuned = [heldout_model(config, setup) for setup in heldout.get("setups") or []]
+    except KeyError:
+        tuned = []
+    yield "extensions.heldout.max_length", heldout.get("max_length"), tuned
+
+
 def _model_problems(config: Mapping[str, Any]) -> list[str]:
     """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
     hub model or commit than the entry says (its files would be read under the wrong name), and
-    a ``dimension``, PCA layer or corpus window that the model's files on disk contradict."""
+    a ``dimension``, PCA layer or window of tokens that the model's files on disk contradict."""
     split_models, problems = config.get("split_models") or {}, []
     clusters = (config.get("geometry") or {}).get("clusters") or {}
-    pca_layers, corpus = clusters.get("pca_layers") or {}, clusters.get("corpus") or {}
+    pca_layers, lengths = clusters.get("pca_layers") or {}, list(_token_windows(config))
     for name, model in config["models"].items():
-        layers, windows = {}, {}
+        layers = {}
         if name in (clusters.get("models") or []):  # studies.geometry.pca_layer's choice
             key = f"pca_layers.{name}" if name in pca_layers else "pca_layer"
             layers[f"geometry.clusters.{key}"] = pca_layers.get(name, clusters.get("pca_layer", -1))
-            if corpus.get("windows"):
-                windows["geometry.clusters.corpus.windows"] = corpus["windows"]
+        windows = {key: n for key, n, names in lengths if n and name in (names or [])}
         spec = ModelSpec.from_config(config, name)
         problems += models.config_json_problems(spec, layers, windows)
         try:  # the refusal the job graph would make, made at load
