@@ -357,10 +357,6 @@ def _mypy_exemptions(pyproject: dict, files: list[Path], root: Path = ROOT) -> l
     return found
 
 
-def _pyproject() -> dict:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-
-
 def test_ruff_format_owns_every_line():
     found = _formatter_pragmas(_code_files())
     assert not found, "formatter pragmas (shorten with named intermediates):\n" + "\n".join(found)
@@ -390,8 +386,8 @@ def test_the_line_check_finds_a_planted_long_line(tmp_path):
 
 
 def test_mypy_checks_every_module():
-    src = sorted(PACKAGE.rglob("*.py"))
-    found = _mypy_exemptions(_pyproject(), src)
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    found = _mypy_exemptions(pyproject, sorted(PACKAGE.rglob("*.py")))
     assert not found, "modules or lines mypy does not check:\n" + "\n".join(found)
 
 

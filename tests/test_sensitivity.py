@@ -411,10 +411,6 @@ def test_a_cell_of_perfect_and_near_perfect_rank_seeds_keeps_a_narrow_rho_interv
     """Spearman's ρ = −1 on 21 points is one swap from −0.9987: five such seeds must not read
     [−1, +0.7] (a t-interval on z set by the clip); ρ is the median seed and the seeds' range,
     as in correlations.csv (isotropy.summaries.spearman_summary)."""
-    import pandas as pd
-
-    from isotropy.sensitivity import cell_row
-
     seeds = pd.DataFrame(
         {
             "seed": range(5),
@@ -424,7 +420,7 @@ def test_a_cell_of_perfect_and_near_perfect_rank_seeds_keeps_a_narrow_rho_interv
             "min_step": 1000,
         }
     )
-    row = cell_row(seeds)
+    row = sensitivity.cell_row(seeds)
     assert row["spearman_rho_high"] < -0.99 and row["spearman_rho_low"] >= -1.0
     assert (row["spearman_rho"], row["spearman_rho_low"]) == (-1.0, -1.0)  # median, lowest
     assert row["spearman_rho_high"] == pytest.approx(-0.9987012987012988)  # the highest seed

@@ -40,10 +40,6 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-def _shell_tag(marker: Path) -> str:
-    return _b64(f"!!python/object/apply:os.system ['touch {marker}']")
-
-
 SCRIPT = "</script><script>document.title='INJECTED'</script>"
 # A conda_env that is not one of the checkout's envs/*.yaml, whatever it holds (a tag, YAML
 # escapes, an alias bomb: it is never parsed).
@@ -127,7 +123,8 @@ def _linked_folder(tmp_path: Path) -> tuple[Path, Path, Path]:
 @pytest.mark.parametrize("target", ["report", "audit"])
 def test_make_refuses_links_and_a_forged_record_before_snakemake(tmp_path, target):
     workdir, victim, _ = _linked_folder(tmp_path)
-    _folder(workdir, {**PLAIN, "conda_env": _shell_tag(workdir / "MARKER")})
+    tag = _b64(f"!!python/object/apply:os.system ['touch {workdir / 'MARKER'}']")
+    _folder(workdir, {**PLAIN, "conda_env": tag})
     result = run_make(workdir, target)
     assert result.returncode != 0 and not (workdir / "calls.txt").exists(), result.stderr
     for link in ("logs/audit.log", "results/report/overview.html", "benchmarks/main"):
