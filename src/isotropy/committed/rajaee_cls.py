@@ -21,7 +21,6 @@ from isotropy.committed.record import (
     made_by,
     one_value,
     page_markers,
-    verdict_cells,
 )
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.provenance import read_record
@@ -34,6 +33,7 @@ from isotropy.rajaee_cls.results import (
     variant_name,
 )
 from isotropy.studies import rajaee_cls as rajaee_cls_study
+from isotropy.verdicts.claims import verdict_cells
 from isotropy.verdicts.tolerances import NOT_RUN
 
 SEEDS = DATA / "rajaee_cls_seeds.csv"

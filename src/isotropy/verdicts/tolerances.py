@@ -301,8 +301,7 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
     """(verdict, the rule as applied) of one measurement against ``paper`` by a rule that needs
     no declaration; an undefined value of ours differs / is not consistent."""
     kind, argument = parse_tolerance(spec)
-    number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
-    ours = number("value")
+    ours = float(measured.get("value", math.nan))
     defined = math.isfinite(ours)
     if kind == "none":
         return STATED, "not judged"
@@ -356,6 +355,13 @@ def near_guaranteed(row: Mapping[str, Any]) -> bool:
     """Whether a row passes only as near-guaranteed (a ρ failing its bound is evidence)."""
     names = {str(row.get("quantity", "")), str(row.get("claim", ""))}
     return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in PASSES
+
+
+def said(on_stand_in: bool, row: Mapping[str, Any]) -> str:
+    """What a printed verdict adds: that it was judged on a stand-in, that it is near-guaranteed
+    ('' for neither)."""
+    words = [ON_STAND_IN] * on_stand_in + [NEAR_GUARANTEED] * near_guaranteed(row)
+    return f" ({'; '.join(words)})" if words else ""
 
 
 def marked(table: pd.DataFrame) -> pd.DataFrame:
