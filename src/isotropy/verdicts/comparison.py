@@ -43,6 +43,7 @@ from isotropy.verdicts.tolerances import (
     claimed_first,
     counted,
     finite,
+    fmt,
     holds_bound,
     judge,
     judge_equivalence,
@@ -265,11 +266,10 @@ ERROR_CONTROL = (
 
 
 def _number(value: Any) -> str:
+    """A number as the page prints it (:func:`fmt`, under 0.01 to 3 digits); '' where none."""
     if not isinstance(value, int | float) or not math.isfinite(value):
         return ""
-    if value == int(value) and abs(value) >= 100:
-        return f"{int(value):,}"
-    return f"{value:.3g}" if abs(value) < 0.01 else f"{value:.4g}"
+    return f"{value:.3g}" if abs(value) < 0.01 else fmt(value)
 
 
 def as_shown(table: pd.DataFrame) -> pd.DataFrame:
