@@ -55,10 +55,7 @@ def _check_declared(row: pd.Series, kind: str) -> None:
     """Refuse a declaration that cannot mean what the page says of it."""
     if row["estimand"] not in ESTIMANDS + READINGS:
         raise ValueError(f"estimand {row['estimand']!r} is not one of {ESTIMANDS + READINGS}")
-    try:
-        m = float(row["m"])
-    except ValueError:
-        m = math.nan
+    m = pd.to_numeric(row["m"], errors="coerce")
     if not (m >= 1 and (math.isinf(m) or m == int(m))):
         raise ValueError(f"m {row['m']!r} is not a whole number of runs ≥ 1 (or inf)")
     parse_protocol(row["protocol"])

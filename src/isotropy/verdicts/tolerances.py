@@ -175,10 +175,7 @@ def judge_equivalence(
     scale = scale_of(unit, kind)
     per_seed = finite(measured.get("per_seed"))
     pooled = number("value")
-    if kind == "printed" and signs_disagree(
-        [v / (100 if scale.name.endswith("/100") else 1) for v in per_seed],
-        pooled if math.isfinite(pooled) else None,
-    ):
+    if kind == "printed" and signs_disagree(per_seed, pooled):  # a scale never flips a sign
         listed = ", ".join(f"{s:+.3g}" for s in per_seed)
         return Judged(
             INCONSISTENT_SEEDS,
@@ -309,7 +306,7 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
         return _judge_seed_test(kind, argument, measured)
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
-        if signs_disagree(finite(measured.get("per_seed")), ours if defined else None):
+        if signs_disagree(finite(measured.get("per_seed")), ours):
             return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
         return (
             CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT
