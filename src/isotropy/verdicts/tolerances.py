@@ -363,12 +363,9 @@ def said(on_stand_in: bool, row: Mapping[str, Any]) -> str:
 
 def marked(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with each near-guaranteed row's verdict followed by :data:`NEAR_GUARANTEED`."""
-    return table.assign(
-        verdict=[
-            f"{row['verdict']} ({NEAR_GUARANTEED})" if near_guaranteed(row) else row["verdict"]
-            for row in table.to_dict("records")
-        ]
-    )
+    flagged = counted(table) == NEAR_GUARANTEED
+    shown = table["verdict"].astype(str) + f" ({NEAR_GUARANTEED})"
+    return table.assign(verdict=table["verdict"].mask(flagged, shown))
 
 
 def counted(table: pd.DataFrame) -> pd.Series:
