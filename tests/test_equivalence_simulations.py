@@ -54,7 +54,7 @@ def mean_rule_verdicts(
     drawn = rng.normal(centre, noise / math.sqrt(m), size=REPLICATIONS)  # the paper's draw
     # the paper's printed value is its draw: the region moves with it (the same map as ours)
     printed = s.back(drawn)
-    lows, highs = s.regions(printed, margin)
+    lows, highs = s.region(printed, margin)
     p_agree, p_differ = eq.test_arrays(
         ours.mean(axis=1), eq.mean_se(ours, m), seeds - 1, lows, highs
     )

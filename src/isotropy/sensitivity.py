@@ -418,7 +418,7 @@ def cell_row(seeds: pd.DataFrame, level: float = 0.95) -> dict:
         values = seeds[name].to_numpy(dtype=float) if name in seeds else np.array([])
         if not np.isfinite(values).any():
             continue
-        interval = seed_interval(values, level, R_LIMIT)
+        interval = seed_interval(values, level)
         row[name] = interval.estimate
         row[f"{name}_low"], row[f"{name}_high"] = interval.low, interval.high
         row[f"{name}_seeds"] = " ".join(f"{v:+.2f}" for v in values)

@@ -49,11 +49,8 @@ def fisher_z(values: ArrayLike, limit: float = R_LIMIT) -> np.ndarray:
     return np.arctanh(np.clip(r, -limit, limit))
 
 
-def seed_interval(
-    per_seed: Iterable[float], level: float = 0.95, limit: float = R_LIMIT
-) -> SeedInterval:
-    """The t-interval over seeds of per-seed correlations (module docstring); ``limit``: where
-    ±1 is clipped on the z scale."""
+def seed_interval(per_seed: Iterable[float], level: float = 0.95) -> SeedInterval:
+    """The t-interval over seeds of per-seed correlations (module docstring)."""
     if not 0 < level < 1:
         raise ValueError(f"interval level must lie in (0, 1), got {level}")
     values = np.asarray(list(per_seed), dtype=np.float64)
@@ -63,7 +60,7 @@ def seed_interval(
         return SeedInterval(0, undefined, math.nan, None, None, level)
     if finite.size < 2:  # the one seed's value itself (no round trip through z)
         return SeedInterval(1, undefined, float(finite[0]), None, None, level)
-    z = fisher_z(finite, limit)
+    z = fisher_z(finite)
     estimate = float(np.tanh(z.mean()))
     half = stats.t.ppf((1 + level) / 2, finite.size - 1) * z.std(ddof=1) / math.sqrt(finite.size)
     low, high = float(np.tanh(z.mean() - half)), float(np.tanh(z.mean() + half))

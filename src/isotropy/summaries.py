@@ -13,7 +13,7 @@ from scipy import stats
 
 from isotropy.embeddings.texts import unique_texts
 from isotropy.metrics import registry
-from isotropy.statistics import R_LIMIT, matches, seed_interval, signs_disagree
+from isotropy.statistics import matches, seed_interval, signs_disagree
 
 CORRELATIONS = ("pearson_r", "spearman_rho")
 # A correlation this close to ±1 is ±1 in meaning (identical ranks give ρ = -0.9999999999999999).
@@ -156,7 +156,7 @@ def spearman_summary(per_seed: Iterable[float]) -> dict[str, float]:
 def _seed_columns(pooled: dict, per_seed: list[dict], level: float) -> dict:
     """The interval over seeds of each correlation, its description and the sign check."""
     columns: dict = {}
-    interval = seed_interval([row["pearson_r"] for row in per_seed], level, R_LIMIT)
+    interval = seed_interval([row["pearson_r"] for row in per_seed], level)
     columns["pearson_r_seed_mean"] = exact_unit(interval.estimate)
     columns["pearson_r_seed_low"] = math.nan if interval.low is None else exact_unit(interval.low)
     columns["pearson_r_seed_high"] = (

@@ -12,8 +12,9 @@ import pandas as pd
 from isotropy.committed import optimisation
 from isotropy.committed.main import CORRELATIONS, verdict_words
 from isotropy.committed.optimisation import seed_ends, signed
-from isotropy.committed.record import COMMAND, CommittedRun, Page, verdict_cells
+from isotropy.committed.record import COMMAND, CommittedRun, Page
 from isotropy.io import checked_record, markdown_table
+from isotropy.verdicts.claims import verdict_cells
 from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")

@@ -17,11 +17,10 @@ from isotropy.committed.record import (
     CommittedRun,
     Page,
     device_calls,
-    verdict_cells,
 )
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.studies import BY_NAME, measured_claims
-from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
+from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims, verdict_cells
 from isotropy.verdicts.measurements.istar import correlation_claim, istar_measurements, seed_details
 
 DOC = Path("docs/istar-gpu.md")

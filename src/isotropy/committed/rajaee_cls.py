@@ -20,7 +20,6 @@ from isotropy.committed.record import (
     device_calls,
     made_by,
     page_markers,
-    verdict_cells,
 )
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.rajaee_cls.results import (
@@ -32,6 +31,7 @@ from isotropy.rajaee_cls.results import (
     variant_name,
 )
 from isotropy.studies import rajaee_cls as rajaee_cls_study
+from isotropy.verdicts.claims import verdict_cells
 from isotropy.verdicts.tolerances import NOT_RUN
 
 SEEDS = DATA / "rajaee_cls_seeds.csv"

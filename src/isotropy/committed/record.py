@@ -9,11 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from isotropy.io import atomic_path, checked_record, generated_block, sha256_file, with_block
 from isotropy.provenance import code_label, read_record
-from isotropy.verdicts.claims import verdict_cell
 
 DATA = Path("docs/data")
 COMMAND = "python -m isotropy.committed write"
@@ -51,11 +48,6 @@ def device_calls(folders: Sequence[Path]) -> list[dict[str, Any]]:
     for call in calls:
         call.pop("files_sha256", None)
     return calls
-
-
-def verdict_cells(table: pd.DataFrame) -> list[str]:
-    """Each claim row's verdict as the pages print it (:func:`verdict_cell`)."""
-    return [verdict_cell(*row) for row in zip(table["verdict"], table["note"], table["claim"])]
 
 
 def page_markers(what: str) -> tuple[str, str]:

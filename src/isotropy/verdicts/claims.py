@@ -28,7 +28,6 @@ from isotropy.verdicts.tolerances import (
     NEAR_GUARANTEED,
     NOT_CONSISTENT,
     NOT_LEARNED,
-    ON_STAND_IN,
     ONE_SEED,
     SIMPSON_MARK,
     STAND_IN,
@@ -39,9 +38,9 @@ from isotropy.verdicts.tolerances import (
     fmt,
     holds_bound,
     judge,
-    near_guaranteed,
     over_every_seed,
     parse_tolerance,
+    said,
     simpson_flag,
     states_a_number,
 )
@@ -363,12 +362,13 @@ ERROR_CONTROL = (
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 
 
-def verdict_cell(verdict: str, note: str, claim: str = "") -> str:
-    """A row's verdict as printed, saying when it was judged on a stand-in or is
+def verdict_cells(table: pd.DataFrame) -> list[str]:
+    """Each row's verdict as the pages print it, saying when it was judged on a stand-in or is
     near-guaranteed."""
-    said = [ON_STAND_IN] * (STAND_IN_NOTE in str(note))
-    said += [NEAR_GUARANTEED] * near_guaranteed({"claim": claim, "verdict": verdict})
-    return MARKS[verdict] + (f" ({'; '.join(said)})" if said else "")
+    return [
+        MARKS[row["verdict"]] + said(STAND_IN_NOTE in str(row["note"]), row)
+        for row in table.to_dict("records")
+    ]
 
 
 def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
@@ -378,7 +378,7 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     flagged = notes.str.contains(SIMPSON_MARK, regex=False)
     shown = table[["study", "setup", "claim", "measured", "threshold", "verdict"]].assign(
         measured=[fmt(v) + (" ⚠" if f else "") for v, f in zip(table["measured"], flagged)],
-        verdict=[verdict_cell(*row) for row in zip(table["verdict"], notes, table["claim"])],
+        verdict=verdict_cells(table),
         note=notes,
     )
     paragraphs = [

@@ -35,7 +35,6 @@ from isotropy.verdicts.tolerances import (
     NOT_CONSISTENT,
     NOT_LEARNED,
     NOT_RUN,
-    ON_STAND_IN,
     SIMPSON_MARK,
     STAND_IN,
     VERDICTS,
@@ -44,11 +43,12 @@ from isotropy.verdicts.tolerances import (
     claimed_first,
     counted,
     finite,
+    fmt,
     holds_bound,
     judge,
     judge_equivalence,
-    near_guaranteed,
     parse_tolerance,
+    said,
     scale_of,
     settle,
     simpson_flag,
@@ -265,19 +265,11 @@ ERROR_CONTROL = (
 )
 
 
-def verdict_cell(row: pd.Series) -> str:
-    """The verdict as printed, saying when judged on a stand-in or near-guaranteed."""
-    judged_on_stand_in = bool(row["stand_in"]) and row["verdict"] in JUDGED
-    said = [ON_STAND_IN] * judged_on_stand_in + [NEAR_GUARANTEED] * near_guaranteed(row)
-    return f"**{row['verdict']}**" + (f" ({'; '.join(said)})" if said else "")
-
-
 def _number(value: Any) -> str:
+    """A number as the page prints it (:func:`fmt`, under 0.01 to 3 digits); '' where none."""
     if not isinstance(value, int | float) or not math.isfinite(value):
         return ""
-    if value == int(value) and abs(value) >= 100:
-        return f"{int(value):,}"
-    return f"{value:.3g}" if abs(value) < 0.01 else f"{value:.4g}"
+    return f"{value:.3g}" if abs(value) < 0.01 else fmt(value)
 
 
 def as_shown(table: pd.DataFrame) -> pd.DataFrame:
@@ -335,7 +327,7 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
             n,
             r["unit"],
             r["tolerance"],
-            verdict_cell(r),
+            f"**{r['verdict']}**" + said(bool(r["stand_in"]) and r["verdict"] in JUDGED, r),
             r["stand_in"],
             r["note"],
         ]

@@ -55,10 +55,7 @@ def _check_declared(row: pd.Series, kind: str) -> None:
     """Refuse a declaration that cannot mean what the page says of it."""
     if row["estimand"] not in ESTIMANDS + READINGS:
         raise ValueError(f"estimand {row['estimand']!r} is not one of {ESTIMANDS + READINGS}")
-    try:
-        m = float(row["m"])
-    except ValueError:
-        m = math.nan
+    m = pd.to_numeric(row["m"], errors="coerce")
     if not (m >= 1 and (math.isinf(m) or m == int(m))):
         raise ValueError(f"m {row['m']!r} is not a whole number of runs ≥ 1 (or inf)")
     parse_protocol(row["protocol"])
@@ -197,13 +194,13 @@ def read_effects(path: str = str(PROTOCOL_EFFECTS)) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
-def _measured_bound(effects: pd.DataFrame, quantity: str, key: str, paper: str, ours: str):
-    """The smallest declared bound covering ``ours`` against ``paper`` (None: unmeasured)."""
+def _measured_bound(rows: pd.DataFrame, paper: str, ours: str):
+    """The smallest declared bound of ``rows`` (a setting's measured effects) covering ``ours``
+    against ``paper`` (None: unmeasured)."""
     try:
         theirs, mine = float(paper), float(ours)
     except ValueError:
         return None
-    rows = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
     at = np.isclose(rows["paper"].astype(float).to_numpy(), theirs)
     reach = rows["ours_at_most"].astype(float).to_numpy()
     covering = rows[at & (theirs <= mine) & (mine <= reach)]
@@ -212,11 +209,10 @@ def _measured_bound(effects: pd.DataFrame, quantity: str, key: str, paper: str, 
     return covering.loc[covering["ours_at_most"].astype(float).idxmin()]
 
 
-def _unmeasured(effects: pd.DataFrame, quantity: str, key: str, can_widen: bool) -> str:
-    """Why a differing setting cannot be judged within a measured effect."""
+def _unmeasured(rows: pd.DataFrame, quantity: str, key: str, can_widen: bool) -> str:
+    """Why a differing setting cannot be judged within its measured effects ``rows``."""
     if not can_widen:
         return "the row's rule has no interval to widen by its effect"
-    rows = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
     if rows.empty:
         return f"its effect on {quantity} is not measured"
     reach = rows["ours_at_most"].astype(float).max()
@@ -236,9 +232,10 @@ def protocol_gate(
         if key not in mine or _same(mine[key], value):
             continue
         where = f"{key} {mine[key]}, the paper's {value}"
-        effect = _measured_bound(effects, quantity, key, value, mine[key]) if can_widen else None
+        measured = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
+        effect = _measured_bound(measured, value, mine[key]) if can_widen else None
         if effect is None:
-            refused.append(f"{where}: {_unmeasured(effects, quantity, key, can_widen)}")
+            refused.append(f"{where}: {_unmeasured(measured, quantity, key, can_widen)}")
             continue
         allowance += float(effect["bound"])
         used.append(f"{where}: ±{float(effect['bound']):g} on {effect['scale']}")

@@ -30,13 +30,8 @@ class Scale:
     margins: tuple[str, ...] = ()  # the margin kinds declared on this scale
     bound: float = math.inf  # |printed value| at which the scale ends (±1 for r: z = ±∞)
 
-    def region(self, paper: float, margin: str) -> tuple[float, float]:
-        """[paper − δ, paper + δ] on this scale."""
-        low, high = self.regions(np.array([paper], dtype=np.float64), margin)
-        return float(low[0]), float(high[0])
-
-    def regions(self, paper: np.ndarray, margin: str) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`region` of each of an array of printed values."""
+    def region(self, paper, margin: str) -> tuple[np.ndarray, np.ndarray]:
+        """[paper − δ, paper + δ] on this scale, of a printed value or of each of an array."""
         kind, value = parse_margin(margin)
         if kind not in self.margins:
             raise ValueError(
@@ -205,8 +200,8 @@ def tested_regions(
     """(the region *agrees* tests against, the one *differs* tests against) on the judging
     scale: the regions of every value within ±``half`` of the print, intersected and joined."""
     paper = np.asarray(paper, dtype=np.float64)
-    low_a, high_a = scale.regions(paper - half, margin)
-    low_b, high_b = scale.regions(paper + half, margin)
+    low_a, high_a = scale.region(paper - half, margin)
+    low_b, high_b = scale.region(paper + half, margin)
     inner = np.maximum(low_a, low_b), np.minimum(high_a, high_b)
     return inner, (np.minimum(low_a, low_b), np.maximum(high_a, high_b))
 

@@ -175,10 +175,7 @@ def judge_equivalence(
     scale = scale_of(unit, kind)
     per_seed = finite(measured.get("per_seed"))
     pooled = number("value")
-    if kind == "printed" and signs_disagree(
-        [v / (100 if scale.name.endswith("/100") else 1) for v in per_seed],
-        pooled if math.isfinite(pooled) else None,
-    ):
+    if kind == "printed" and signs_disagree(per_seed, pooled):  # a scale never flips a sign
         listed = ", ".join(f"{s:+.3g}" for s in per_seed)
         return Judged(
             INCONSISTENT_SEEDS,
@@ -301,8 +298,7 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
     """(verdict, the rule as applied) of one measurement against ``paper`` by a rule that needs
     no declaration; an undefined value of ours differs / is not consistent."""
     kind, argument = parse_tolerance(spec)
-    number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
-    ours = number("value")
+    ours = float(measured.get("value", math.nan))
     defined = math.isfinite(ours)
     if kind == "none":
         return STATED, "not judged"
@@ -310,7 +306,7 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
         return _judge_seed_test(kind, argument, measured)
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
-        if signs_disagree(finite(measured.get("per_seed")), ours if defined else None):
+        if signs_disagree(finite(measured.get("per_seed")), ours):
             return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
         return (
             CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT
@@ -358,14 +354,18 @@ def near_guaranteed(row: Mapping[str, Any]) -> bool:
     return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in PASSES
 
 
+def said(on_stand_in: bool, row: Mapping[str, Any]) -> str:
+    """What a printed verdict adds: that it was judged on a stand-in, that it is near-guaranteed
+    ('' for neither)."""
+    words = [ON_STAND_IN] * on_stand_in + [NEAR_GUARANTEED] * near_guaranteed(row)
+    return f" ({'; '.join(words)})" if words else ""
+
+
 def marked(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with each near-guaranteed row's verdict followed by :data:`NEAR_GUARANTEED`."""
-    return table.assign(
-        verdict=[
-            f"{row['verdict']} ({NEAR_GUARANTEED})" if near_guaranteed(row) else row["verdict"]
-            for row in table.to_dict("records")
-        ]
-    )
+    flagged = counted(table) == NEAR_GUARANTEED
+    shown = table["verdict"].astype(str) + f" ({NEAR_GUARANTEED})"
+    return table.assign(verdict=table["verdict"].mask(flagged, shown))
 
 
 def counted(table: pd.DataFrame) -> pd.Series:
