@@ -25,7 +25,9 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     UNTESTED_FAILS,
     UNTESTED_HOLDS,
+    Claim,
     check_claims,
+    direction_test,
 )
 from isotropy.verdicts.measurements import load_tables, measure
 
@@ -126,6 +128,15 @@ def test_one_seed_and_constant_series():
     assert "undefined" in rows["spearman_strongly_negative"]["note"]
     assert rows["isoscore_falls"]["verdict"] == NOT_SUPPORTED
     assert rows["isoscore_falls"]["measured"] == 0
+
+
+@pytest.mark.parametrize("quantity", ["pearson_r", "spearman_rho", "delta_r", "silhouette"])
+def test_a_direction_is_tested_on_fisher_z_only_for_a_correlation(quantity):
+    values, on_z = [0.52, 0.61, 0.55], quantity in ("pearson_r", "spearman_rho")
+    claim = Claim("c", "main", quantity, "", "above:0.4", "")
+    y, centre = (np.arctanh(values), np.arctanh(0.4)) if on_z else (values, 0.4)
+    one_sided = stats.ttest_1samp(y, centre, alternative="greater").pvalue
+    assert direction_test(claim, values)[0] == pytest.approx(one_sided)
 
 
 def test_nan_steps_are_skipped_and_all_nan_is_an_error():

@@ -113,7 +113,8 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
     """(p the claimed way, p the other way, seeds going the claimed way, seeds): a one-sided t
     over seeds (r on Fisher's z); with no spread, the sign test's 0.5 ** seeds."""
     kind, bound = parse_tolerance(claim.bound)
-    y = fisher_z(values) if claim.quantity in ("pearson_r", "spearman_rho") else np.asarray(values)
+    on_z = claim.quantity in ("pearson_r", "spearman_rho")  # a correlation: tested on Fisher z
+    y = fisher_z(values) if on_z else np.asarray(values)
     along = int(sum(holds_bound(kind, bound, v) for v in values))
     if len(y) < 2:
         return math.nan, math.nan, along, len(y)
@@ -122,7 +123,7 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
         if along or float(values[0]) == bound:  # on the bound: neither way
             return (sign if along else 1.0), 1.0, along, len(y)
         return 1.0, sign, along, len(y)
-    centre = fisher_z([bound])[0] if claim.quantity.endswith(("_r", "_rho")) else bound
+    centre = fisher_z([bound])[0] if on_z else bound
     less, greater = one_sided(stats.ttest_1samp, y, centre)
     return (less, greater, along, len(y)) if kind == "below" else (greater, less, along, len(y))
 
