@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.statistics import R_LIMIT, seed_interval, signs_disagree
+from isotropy.statistics import fisher_z, seed_interval, signs_disagree
 from isotropy.summaries import spearman_summary
 
 # ---------------------------------------------------------------------------------------------
@@ -397,8 +397,7 @@ def contrast_p(r_a, r_b) -> float:
     their Fisher z. Unlike the exact Mann–Whitney test, whose smallest p at five seeds against
     five is 2/252 = 0.0079 (above 0.05/7, so no family of 7 or more could hold it after Holm),
     its p can be as small as the seeds' separation warrants."""
-    z_a = np.arctanh(np.clip(np.asarray(r_a, dtype=float), -R_LIMIT, R_LIMIT))
-    z_b = np.arctanh(np.clip(np.asarray(r_b, dtype=float), -R_LIMIT, R_LIMIT))
+    z_a, z_b = fisher_z(r_a), fisher_z(r_b)
     if z_a.size < 2 or z_b.size < 2:
         raise ValueError(f"a contrast needs >= 2 seeds per cell; found {z_a.size} and {z_b.size}")
     return float(stats.ttest_ind(z_a, z_b, equal_var=False).pvalue)
