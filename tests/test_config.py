@@ -14,7 +14,6 @@ from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
-BLOCK = {"setups": ["pos"], "vectors": ["miniLM"], "label_sets": ["all"]}
 PHASE = {"setup": "pos", "vectors": "miniLM", "label_set": "all"}
 validate = workflow_config.check_loaded_config  # the models' validation, defaults filled in
 
@@ -176,7 +175,6 @@ def test_schema_errors_are_one_short_paragraph(config, change, named):
         ("istar.training.doc_stride", 252, "leaves a SQuAD window of max_length 256 tokens"),
         ("sources.polarity.bytes", [1, 2], "2 bytes values given for 1 urls; give one per url"),
         ("istar_estimator.zetas", [0.0, 0.5, 0.5], "lists 0.5 more than once"),  # a row twice
-        ("sensitivity.blocks", [BLOCK, BLOCK], "more than once"),  # its runs twice
         ("sensitivity.phases", [PHASE, PHASE], "more than once"),  # its curve twice
         ("istar.resources.gpu", 2, "less than or equal to 1"),  # a run uses one GPU
         ("geometry.clusters.corpus.max_windows", 4, "sentences are read (windows: null)"),

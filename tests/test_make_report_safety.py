@@ -26,6 +26,9 @@ def test_shell_in_last_run_is_never_run(tmp_path, last_run):
     assert not (workdir / "INJECTED").exists(), result.stdout + result.stderr
     calls = (workdir / "calls.txt").read_text() if (workdir / "calls.txt").exists() else ""
     assert "INJECTED" not in calls
+    if result.returncode != 0:  # refused: one line naming the file and what to give instead
+        assert "logs/last_run.txt) is not one of" in result.stderr, result.stderr
+        assert "REPORT_TARGET=" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -106,7 +106,7 @@ class Sensitivity(Optimisation):
     x learning-rate factor."""
 
     DEFAULTS = {"metric_stride": 50}
-    blocks: Unique[Block] = Field(
+    blocks: list[Block] = Field(
         min_length=1,
         description="Cells in run order; each block is setups x vectors x label sets.",
     )
