@@ -21,9 +21,9 @@ def raw_manifest(source: str = "{source}") -> str:
 MODELS_ROOT = "resources/models"
 
 
-def split_model_manifest(name: str = "{split_model}", root: str = MODELS_ROOT) -> str:
+def split_model_manifest(name: str = "{split_model}") -> str:
     """The manifest of a model assembled from its byte-split volumes (isotropy.models)."""
-    return f"{root}/{name}/{MANIFEST_NAME}"
+    return f"{MODELS_ROOT}/{name}/{MANIFEST_NAME}"
 
 
 def dataset_table(dataset: str = "{dataset}") -> str:
