@@ -108,6 +108,4 @@ def duration(seconds: float) -> str:
     if seconds < 600:
         return f"{seconds / 60:.1f} min"
     minutes = round(seconds / 60)
-    return (
-        f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{max(minutes, 1)} min"
-    )
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"

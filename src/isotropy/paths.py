@@ -6,6 +6,8 @@ called with values, the path of one file.
 
 from __future__ import annotations
 
+import functools
+
 RAW_ROOT = "resources/raw"
 # Written last by a download: its presence means the folder is complete.
 MANIFEST_NAME = "manifest.json"
@@ -19,9 +21,9 @@ def raw_manifest(source: str = "{source}") -> str:
 MODELS_ROOT = "resources/models"
 
 
-def split_model_manifest(name: str = "{split_model}", root: str = MODELS_ROOT) -> str:
+def split_model_manifest(name: str = "{split_model}") -> str:
     """The manifest of a model assembled from its byte-split volumes (isotropy.models)."""
-    return f"{root}/{name}/{MANIFEST_NAME}"
+    return f"{MODELS_ROOT}/{name}/{MANIFEST_NAME}"
 
 
 def dataset_table(dataset: str = "{dataset}") -> str:
@@ -105,14 +107,21 @@ CORRELATION_TABLES = {"main": "correlations", "glue": "table3"}
 
 
 def study_file(name: str, study: str = "{study}") -> str:
-    """One table (``table1.csv``) or figure (``figure2.pdf``) of a direct-optimisation study."""
+    """One table (``table1.csv``) or figure (``figure2.pdf``) of a study's own folder."""
     return f"results/{study}/{name}"
 
 
-def sensitivity_file(name: str) -> str:
-    """A file of the sensitivity study's own (its table, figure, their logs)."""
-    return f"results/sensitivity/{name}"
-
+# The other studies' own folders, each named once.
+# The sensitivity study's table, figures, seeds and their logs.
+sensitivity_file = functools.partial(study_file, study="sensitivity")
+# The section 2 figure: figure.{pdf,png}, trace.csv, classes.csv.
+section2_file = functools.partial(study_file, study="section2")
+# The estimator figures (figure4, figures2_3, shapes: figures and tables).
+istar_estimator_file = functools.partial(study_file, study="istar_estimator")
+# The extension study's tables, figures and claims file.
+extensions_file = functools.partial(study_file, study="extensions")
+# The CLS study's tables and figures: runs.csv, layers.csv, claims.csv, layers.png, ...
+rajaee_cls_file = functools.partial(study_file, study="rajaee_cls")
 
 SENSITIVITY_TABLE = sensitivity_file("table.csv")
 SENSITIVITY_MARKDOWN = sensitivity_file("table.md")
@@ -166,16 +175,6 @@ def istar_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
     return f"results/istar/{figure}.{ext}"
 
 
-def section2_file(name: str) -> str:
-    """A file of the section 2 figure: figure.{pdf,png}, trace.csv, classes.csv."""
-    return f"results/section2/{name}"
-
-
-def istar_estimator_file(name: str) -> str:
-    """A file of the estimator figures (figure4, figures2_3, shapes: figures and tables)."""
-    return f"results/istar_estimator/{name}"
-
-
 GEOMETRY_COSINE = "results/geometry/cosine_by_layer.csv"
 GEOMETRY_LID = "results/geometry/lid.csv"
 GEOMETRY_STS = "results/geometry/sts.csv"
@@ -215,11 +214,6 @@ def extensions_heldout_file(
 ) -> str:
     """One held-out fine-tuning run of the extension study (epochs.csv, summary.json, logs)."""
     return f"results/extensions/heldout/{dataset}/seed{seed}/{artefact}"
-
-
-def extensions_file(name: str) -> str:
-    """A table, figure or claims file of the extension study."""
-    return f"results/extensions/{name}"
 
 
 CLAIMS = "results/claims.csv"
@@ -269,8 +263,3 @@ def rajaee_cls_run_file(
 ) -> str:
     """One file of a fine-tuning run with (``cluster``) or without (``none``) the method."""
     return f"results/rajaee_cls/{model}/{task}/{method}/seed{seed}/{artefact}"
-
-
-def rajaee_cls_file(name: str) -> str:
-    """A table or figure of the CLS study: runs.csv, layers.csv, claims.csv, layers.png, ..."""
-    return f"results/rajaee_cls/{name}"

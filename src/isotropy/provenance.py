@@ -21,7 +21,7 @@ from typing import Any
 
 from isotropy.compute import describe_device
 from isotropy.intake import RECORD_SUFFIX, parse_json
-from isotropy.io import plain_data, sha256_file, write_json
+from isotropy.io import npy_problem, plain_data, sha256_file, write_json
 
 RECORD_VERSION = 4
 STARTED = _dt.datetime.now(_dt.UTC)  # import time ≈ the step's start
@@ -234,8 +234,6 @@ def code_label(record: Mapping[str, Any]) -> str:
 def damaged_npy(path: str | os.PathLike) -> str | None:
     """Why an existing ``.npy`` input cannot be loaded (None if it can): its size against its
     header and its provenance record."""
-    from isotropy.io import npy_problem
-
     try:
         record = read_record(path)
     except (OSError, ValueError):
