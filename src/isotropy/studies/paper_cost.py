@@ -46,9 +46,8 @@ def embedding_seconds(
     texts = unique_text_count(dataset, workdir)
     model = str(_hub_name(config, encoder))
     measured = [v for (m, _), v in EMBED_CPU_SECONDS_PER_TEXT.items() if m == model]
-    per_text: float | None = EMBED_CPU_SECONDS_PER_TEXT.get((model, dataset))
-    if per_text is None and measured:
-        per_text = max(measured)  # another data set of the same model: its dearest per text
+    # else another data set of the same model: its dearest per text
+    per_text = EMBED_CPU_SECONDS_PER_TEXT.get((model, dataset), max(measured, default=None))
     if texts is None or per_text is None:
         return None
     return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads

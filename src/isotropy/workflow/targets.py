@@ -167,10 +167,7 @@ def verdict_files(config: dict, study: str, folder: str = "") -> dict[str, Any]:
 
 def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]:
     """Paths of one artefact (trace.parquet, summary.json) for every run of a study's tables."""
-    return [
-        paths.optimisation_run_file(artefact, study, r["encoder"], r["dataset"], r["seed"])
-        for r in table_runs(config, study)
-    ]
+    return [paths.optimisation_run_file(artefact, study, **r) for r in table_runs(config, study)]
 
 
 def names_pattern(names: Any) -> str:
