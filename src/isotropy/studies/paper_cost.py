@@ -129,10 +129,9 @@ def sensitivity_job_seconds(
     base_items = costs.by_dataset("sensitivity_items")
     if dim is None or setup not in base_items:
         return None
-    single = costs.by_dataset("sensitivity_single_items")
     items = section["paper_size"] if label_set == "paper_size" else base_items[setup]
     if label_set == "single":
-        items = single.get(setup, items)
+        items = costs.by_dataset("sensitivity_single_items").get(setup, items)
     scale_items = items / base_items["supersense"]
     updates, stride = section["updates"], section["metric_stride"]
     if config["device"] == "cuda":  # measured at 384-d, every update
