@@ -9,7 +9,7 @@
 rule extensions_optimize:
     input:
         table=paths.dataset_table(),
-        vectors=inputs.verified_embedding("vectors.npy", encoder_of=EXTENSIONS_ENCODER),
+        vectors=inputs.verified_embedding(encoder_of=EXTENSIONS_ENCODER),
         index=lambda wc: paths.embedding_file(
             "index.parquet", EXTENSIONS_ENCODER(wc), wc.dataset
         ),

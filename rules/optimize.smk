@@ -7,7 +7,7 @@
 rule optimize_embeddings:
     input:
         table=paths.dataset_table(),
-        vectors=inputs.verified_embedding("vectors.npy"),
+        vectors=inputs.verified_embedding(),
         index=paths.embedding_file("index.parquet"),
     output:
         trace=paths.optimisation_run_file("trace.parquet"),

@@ -54,17 +54,17 @@ def test_rule_all_builds_the_studies_one_way():
     assert _other_ways_into_rule_all(planted) == ["targets.section2_outputs(config)"]
 
 
-def test_a_record_joins_rule_all_when_listed_or_when_configured():
+def test_a_record_joins_rule_all_when_listed_or_when_configured(monkeypatch):
     """A fourth way is refused by mypy: ``StudySpec.rule_all`` is a Literal."""
-    config = {"studies": ["main"], "section2": {"dataset": "polarity"}}
-    listed = StudySpec(name="toy", outputs=list)
+    listed = StudySpec(name="toy", outputs=lambda config: ["toy.csv"])
+    present = StudySpec("toy", listed.outputs, rule_all="when_configured")
     assert listed.target == "toy_study"
-    assert not listed.in_rule_all({**config, "toy": {"x": 1}})  # configured, not listed
-    assert listed.in_rule_all({**config, "studies": ["toy"]})
-    present = StudySpec("toy", list, rule_all="when_configured")
     assert present.target is None  # rule all alone builds it
-    assert present.in_rule_all({"studies": [], "toy": {"x": 1}})
-    assert not present.in_rule_all({"studies": ["toy"], "toy": None})
+    for spec, configured, only_listed in ((listed, [], ["toy.csv"]), (present, ["toy.csv"], [])):
+        monkeypatch.setattr(studies, "REGISTRY", (spec,))
+        monkeypatch.setattr(studies, "BY_NAME", {"toy": spec})
+        assert studies.rule_all_targets({"studies": [], "toy": {"x": 1}}) == configured
+        assert studies.rule_all_targets({"studies": ["toy"], "toy": None}) == only_listed
 
 
 def test_each_record_is_consistent_with_the_rule_files():

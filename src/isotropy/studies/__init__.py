@@ -26,9 +26,9 @@ def study_targets(config: Config, names: list[str]) -> list[str]:
 def rule_all_targets(config: Config) -> list[str]:
     """The studies' files of ``rule all``: config ``studies`` in order, then every configured
     ``when_configured`` study."""
-    present = [s.name for s in REGISTRY if s.rule_all == "when_configured"]
-    names = [*(config.get("studies") or ()), *present]
-    return study_targets(config, [n for n in names if BY_NAME[n].in_rule_all(config)])
+    listed = [n for n in config.get("studies") or () if BY_NAME[n].rule_all == "when_listed"]
+    present = [s.name for s in REGISTRY if s.rule_all == "when_configured" and config.get(s.name)]
+    return study_targets(config, [*listed, *present])
 
 
 def target_rules(config: Config) -> dict[str, list[str]]:

@@ -46,9 +46,8 @@ def embedding_seconds(
     texts = unique_text_count(dataset, workdir)
     model = str(_hub_name(config, encoder))
     measured = [v for (m, _), v in EMBED_CPU_SECONDS_PER_TEXT.items() if m == model]
-    per_text: float | None = EMBED_CPU_SECONDS_PER_TEXT.get((model, dataset))
-    if per_text is None and measured:
-        per_text = max(measured)  # another data set of the same model: its dearest per text
+    # else another data set of the same model: its dearest per text
+    per_text = EMBED_CPU_SECONDS_PER_TEXT.get((model, dataset), max(measured, default=None))
     if texts is None or per_text is None:
         return None
     return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
@@ -130,10 +129,9 @@ def sensitivity_job_seconds(
     base_items = costs.by_dataset("sensitivity_items")
     if dim is None or setup not in base_items:
         return None
-    single = costs.by_dataset("sensitivity_single_items")
     items = section["paper_size"] if label_set == "paper_size" else base_items[setup]
     if label_set == "single":
-        items = single.get(setup, items)
+        items = costs.by_dataset("sensitivity_single_items").get(setup, items)
     scale_items = items / base_items["supersense"]
     updates, stride = section["updates"], section["metric_stride"]
     if config["device"] == "cuda":  # measured at 384-d, every update

@@ -40,12 +40,6 @@ class StudySpec:
         """Its target rule, ``<name>_study``; none for a study built whenever configured."""
         return None if self.rule_all == "when_configured" else f"{self.name}_study"
 
-    def in_rule_all(self, config: Config) -> bool:
-        """Whether ``rule all`` builds this study under ``config`` (its one way)."""
-        if self.rule_all == "when_listed":
-            return self.name in (config.get("studies") or ())
-        return self.rule_all == "when_configured" and bool(config.get(self.name))
-
 
 def section_files(
     section: str, file: Callable[[str], str], names: Sequence[str]

@@ -19,16 +19,14 @@ from isotropy.workflow.config import model_spec
 from isotropy.workflow.targets import geometry_models, study_runs
 
 
-def verified_embedding(
-    artefact: str, encoder_of: Callable[[Any], str] | None = None
-) -> Callable[[Any], str]:
-    """A run's embeddings file, checked when it exists: a damaged one is named while the DAG is
+def verified_embedding(encoder_of: Callable[[Any], str] | None = None) -> Callable[[Any], str]:
+    """A run's vectors.npy, checked when it exists: a damaged one is named while the DAG is
     built, before Snakemake removes any result made from it. The encoder is the ``encoder``
     wildcard, or ``encoder_of(wildcards)``."""
 
     def path(wildcards: Any) -> str:
         name = wildcards.encoder if encoder_of is None else encoder_of(wildcards)
-        file = paths.embedding_file(artefact, name, wildcards.dataset)
+        file = paths.embedding_file("vectors.npy", name, wildcards.dataset)
         if os.path.isfile(file):
             problem = provenance.damaged_npy(file)
             if problem is not None:

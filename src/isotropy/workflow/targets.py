@@ -83,6 +83,7 @@ def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
     """What a study's tables and figures hold, for their captions. ``band``: some panel has 2
     seeds or more."""
     section = study_section(config, study)
+    setups = section.get("setups", {})  # GLUE has none
     runs = table_runs(config, study, root)
     seeds_per_panel: dict[tuple[str, str], set[int]] = {}
     for run in runs:
@@ -92,11 +93,7 @@ def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
         "seeds": sorted({r["seed"] for r in runs}),
         "encoders": list(dict.fromkeys(r["encoder"] for r in runs)),
         "datasets": datasets,
-        "setups": (
-            {d: section["setups"][d] for d in datasets if d in section["setups"]}
-            if study in ("main", "preview")
-            else {}
-        ),
+        "setups": {d: setups[d] for d in datasets if d in setups},
         "band": any(len(seeds) >= 2 for seeds in seeds_per_panel.values()),
         "recorded": (
             "after every update"
@@ -167,10 +164,7 @@ def verdict_files(config: dict, study: str, folder: str = "") -> dict[str, Any]:
 
 def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]:
     """Paths of one artefact (trace.parquet, summary.json) for every run of a study's tables."""
-    return [
-        paths.optimisation_run_file(artefact, study, r["encoder"], r["dataset"], r["seed"])
-        for r in table_runs(config, study)
-    ]
+    return [paths.optimisation_run_file(artefact, study, **r) for r in table_runs(config, study)]
 
 
 def names_pattern(names: Any) -> str:
