@@ -127,17 +127,8 @@ def figure7(runs: pd.DataFrame, task: str = "sst2") -> tuple[plt.Figure, pd.Data
     return figure, table
 
 
+# name → (figure, the table it plots); options: figure 6's ``selection``, figure 7's ``task``
 FIGURES = {"figure5": figure5, "figure6": figure6, "figure7": figure7}
-
-
-def plot_figure(
-    name: str, runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, **options
-) -> pd.DataFrame:
-    """Figure ``name`` of :data:`FIGURES` (``options``: figure 6's ``selection``, figure 7's
-    ``task``) saved as PDF and PNG (:func:`save_figure`); returns the table it plots."""
-    figure, table = FIGURES[name](runs, **options)
-    save_figure(figure, pdf_path, png_path)
-    return table
 
 
 # The poster's estimator figures
