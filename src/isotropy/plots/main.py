@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,7 +16,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.checks import DECORATION, band, caption, panel_grid, save_figure, wrapped
+from isotropy.plots.checks import DECORATION, band, caption, panel_grid, wrapped
 
 SIGN_MARK = "sign differs from the paper"
 INTERVAL_NOTE = (
@@ -274,9 +273,7 @@ def phases(
     return fig
 
 
-def plot_section2(
-    trace: pd.DataFrame, classes: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
-) -> None:
+def plot_section2(trace: pd.DataFrame, classes: pd.DataFrame) -> plt.Figure:
     """The main paper's section 2 on real points, Eq. (3) optimised under norm bounds: left the
     isotropy side and the silhouette, right Eq. (1) and the intra-class spread."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
@@ -292,4 +289,4 @@ def plot_section2(
     figure.suptitle(
         f"‖w_c‖ / n_c per class: {ratios} (footnote 2: equal at the optimum)", fontsize=9
     )
-    save_figure(figure, pdf_path, png_path)
+    return figure
