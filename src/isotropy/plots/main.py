@@ -209,11 +209,10 @@ def silhouette_vs_isoscore(
 
 
 def r_by_condition(
-    table: pd.DataFrame, settings_line: str, vector_labels: dict[str, str] | None = None
+    table: pd.DataFrame, settings_line: str, vector_labels: dict[str, str]
 ) -> plt.Figure:
     """One row per cell of results/sensitivity/table.csv: every seed's Pearson r (dots) and the
     interval over seeds (bar); the caption states the settings and the interval's kind."""
-    vector_labels = vector_labels or {}
     fig, ax = plt.subplots(figsize=(8.0, 1.8 + 0.32 * len(table)), layout="constrained")
     rows = np.arange(len(table))
     colours = ["tab:red" if r > 0 else "tab:blue" for r in table["pearson_r"]]
@@ -244,12 +243,9 @@ def r_by_condition(
     return fig
 
 
-def phases(
-    traces: pd.DataFrame, settings_line: str, vector_labels: dict[str, str] | None = None
-) -> plt.Figure:
+def phases(traces: pd.DataFrame, settings_line: str, vector_labels: dict[str, str]) -> plt.Figure:
     """IsoScore (top) and silhouette (bottom) against updates, one column per cell, one line per
     seed; each seed's IsoScore minimum marked (a dot, and a dotted line on both panels)."""
-    vector_labels = vector_labels or {}
     cells = list(traces.groupby(["setup", "vectors", "label_set"], sort=False))
     fig, axes = panel_grid(2 * len(cells), len(cells), panel=(3.6, 2.6))
     for column, ((setup, vectors, label_set), frame) in enumerate(cells):
