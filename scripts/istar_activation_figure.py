@@ -13,6 +13,7 @@ from isotropy.io import atomic_path
 from isotropy.istar import estimator
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import istar as istar_plots
+from isotropy.plots.checks import save_figure
 from isotropy.provenance import record_step
 from isotropy.readers.tasks import load_task_split
 
@@ -39,7 +40,8 @@ def main(snakemake):
     for frame, path in ((activations, snakemake.output.table), (summary, snakemake.output.summary)):
         with atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False)
-    istar_plots.plot_figure1(activations, snakemake.output.pdf, snakemake.output.png)
+    figure = istar_plots.plot_figure1(activations)
+    save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake, device=device)
 
 

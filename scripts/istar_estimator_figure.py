@@ -11,6 +11,7 @@ from isotropy.io import atomic_path
 from isotropy.istar import estimator
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import istar as istar_plots
+from isotropy.plots.checks import save_figure
 from isotropy.provenance import record_step
 
 
@@ -49,13 +50,13 @@ def main(snakemake):
         log.info("mini-batch stability:\n%s", stability.to_string(index=False))
         _csv(curves, out.zeta_table)
         _csv(stability, out.batch_table)
-        istar_plots.plot_figure4(curves, stability, out.pdf, out.png)
+        figure = istar_plots.plot_figure4(curves, stability)
     elif snakemake.rule == "istar_shapes":
         points, summary = estimator.shape_clouds(settings["cloud_size"], settings["seed"])
         log.info("line, circle, sphere:\n%s", summary.to_string(index=False))
         _csv(summary, out.table)
         _csv(points, out.points)
-        istar_plots.plot_shapes(points, summary, out.pdf, out.png)
+        figure = istar_plots.plot_shapes(points, summary)
     else:
         points, summary = estimator.cosine_clouds(
             tuple(np.asarray(settings["cosine_targets"], dtype=float)),
@@ -65,7 +66,8 @@ def main(snakemake):
         log.info("Figures 2-3:\n%s", summary.to_string(index=False))
         _csv(summary, out.table)
         _csv(points, out.points)
-        istar_plots.plot_figures2_3(points, summary, out.pdf, out.png)
+        figure = istar_plots.plot_figures2_3(points, summary)
+    save_figure(figure, out.pdf, out.png)
     record_step(snakemake)
 
 

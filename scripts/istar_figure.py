@@ -6,6 +6,7 @@ import pandas as pd
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots import istar as istar_plots
+from isotropy.plots.checks import save_figure
 from isotropy.provenance import record_step
 
 
@@ -18,7 +19,8 @@ def main(snakemake):
         "figure6": {"selection": snakemake.params.figure6_selection},
         "figure7": {"task": snakemake.params.figure7_task},
     }.get(figure, {})
-    table = istar_plots.plot_figure(figure, runs, out.pdf, out.png, **options)
+    drawn, table = istar_plots.FIGURES[figure](runs, **options)
+    save_figure(drawn, out.pdf, out.png)
     with atomic_path(out.table) as tmp:
         table.to_csv(tmp, index=False)
     record_step(snakemake)

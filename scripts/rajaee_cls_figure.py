@@ -3,6 +3,7 @@
 import pandas as pd
 
 from isotropy.logs import configure_from_snakemake
+from isotropy.plots.checks import save_figure
 from isotropy.plots.rajaee_cls import plot_cls_layers
 from isotropy.provenance import record_step
 
@@ -23,9 +24,8 @@ def main(snakemake):
         f"{settings['cluster_method']['directions']} directions, fitted "
         f"{FITTED[settings['cluster_method']['fit']]}; {len(settings['seeds'])} seeds)"
     )
-    plot_cls_layers(
-        pd.read_csv(snakemake.input.layers), snakemake.output.pdf, snakemake.output.png, title
-    )
+    figure, _ = plot_cls_layers(pd.read_csv(snakemake.input.layers), title)
+    save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake, seeds=list(settings["seeds"]))
 
 

@@ -13,6 +13,7 @@ from isotropy.logs import configure_from_snakemake
 from isotropy.metrics import objectives
 from isotropy.optimize import build_problem
 from isotropy.plots import main as main_plots
+from isotropy.plots.checks import save_figure
 from isotropy.provenance import record_step
 
 
@@ -49,7 +50,8 @@ def main(snakemake):
     for frame, path in ((trace, snakemake.output.trace), (classes, snakemake.output.classes)):
         with atomic_path(path) as tmp:
             frame.to_csv(tmp, index=False)
-    main_plots.plot_section2(trace, classes, snakemake.output.pdf, snakemake.output.png)
+    figure = main_plots.plot_section2(trace, classes)
+    save_figure(figure, snakemake.output.pdf, snakemake.output.png)
     record_step(snakemake, seeds=[settings["seed"]])
 
 

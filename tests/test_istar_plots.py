@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -101,17 +100,12 @@ def test_figure6_compares_methods_at_their_best_lambda(runs):
     assert (table["tasks"] == 2).all()
 
 
-def test_figures_are_written(runs, tmp_path, monkeypatch):
+def test_figures_are_written(runs, tmp_path):
     drawn = {}
-
-    def keep(figure, pdf_path, png_path):  # the figure as saved, before it is closed
-        drawn[Path(pdf_path).stem] = figure
-        save_figure(figure, pdf_path, png_path)
-
-    monkeypatch.setattr(istar_plots, "save_figure", keep)
-    for number in (5, 6, 7):
-        pdf, png = tmp_path / f"figure{number}.pdf", tmp_path / f"figure{number}.png"
-        table = istar_plots.plot_figure(f"figure{number}", runs, pdf, png)
+    for name, draw in istar_plots.FIGURES.items():
+        pdf, png = tmp_path / f"{name}.pdf", tmp_path / f"{name}.png"
+        drawn[name], table = draw(runs)
+        save_figure(drawn[name], pdf, png)
         assert (pdf.read_bytes()[:4], png.read_bytes()[:4]) == (b"%PDF", b"\x89PNG")
         assert not table.empty
     # The plotted data, read back from the figures, against seed means of the runs themselves.

@@ -20,6 +20,7 @@ from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
 from isotropy.finetune.settings import check_run
+from isotropy.plots.checks import save_figure
 from isotropy.plots.rajaee_cls import plot_cls_layers
 from isotropy.rajaee_cls.method import (
     ClusterSettings,
@@ -198,7 +199,8 @@ def test_tables_and_figure_from_metrics_files(tmp_path):
             runs.append({"model": "m", "task": "rte", "method": method, "seed": seed})
     table, layers = collect(files, runs)
     assert list(table.columns) == RUN_COLUMNS and len(table) == 4 and len(layers) == 8
-    summary = plot_cls_layers(layers, tmp_path / "f.pdf", tmp_path / "f.png", "settings")
+    figure, summary = plot_cls_layers(layers, "settings")
+    save_figure(figure, tmp_path / "f.pdf", tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 0 and set(summary["seeds"]) == {2}
     stale = tmp_path / "stale.json"
     stale.write_text(json.dumps({"scores": {}}))

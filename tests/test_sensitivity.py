@@ -234,7 +234,7 @@ def test_figures_state_their_settings():
     from isotropy.plots.main import phases, r_by_condition
 
     table = sensitivity.cell_table(_cell_seeds([0.91, 0.63, 0.76, 0.82, 0.82]))
-    figure = r_by_condition(table, "1000 updates, test settings")
+    figure = r_by_condition(table, "1000 updates, test settings", {})
     texts = " ".join(t.get_text() for t in figure.texts)
     assert "1000 updates, test settings" in texts and "t-interval over 5 seeds" in texts
     traces = pd.concat(
@@ -243,7 +243,7 @@ def test_figures_state_their_settings():
             for s in range(3)
         ]
     )
-    figure = phases(traces, "phase settings")
+    figure = phases(traces, "phase settings", {})
     assert "phase settings" in " ".join(t.get_text() for t in figure.texts)
     # seeds, minima, their lines
     assert len(figure.axes) == 2 and len(figure.axes[0].lines) == 3 * 3

@@ -76,19 +76,13 @@ def _cell(value: object) -> str:
 
 
 def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str]) -> str:
-    """``frame``'s ``columns`` as HTML, renamed."""
-    shown = frame.copy()
-    for column in shown:
-        if pd.api.types.is_float_dtype(shown[column]):
-            shown[column] = shown[column].map(_cell)
-        elif not pd.api.types.is_numeric_dtype(shown[column]):  # Markdown's code marks go
-            shown[column] = shown[column].map(
-                lambda x: x.replace("`", "") if isinstance(x, str) else x
-            )
-    # renamed last: two columns may take one name ("paper")
-    present = {k: v for k, v in columns.items() if k in shown}
-    shown = shown[list(present)].rename(columns=present)
-    return shown.to_html(index=False, na_rep="", classes=css, border=0, escape=True)
+    """``frame``'s ``columns`` as HTML, renamed, numbers by :func:`_cell`."""
+    present = {k: v for k, v in columns.items() if k in frame}
+    # Markdown's code marks go; renamed last: two columns may take one name ("paper")
+    shown = frame[list(present)].replace("`", "", regex=True).rename(columns=present)
+    return shown.to_html(
+        index=False, na_rep="", classes=css, border=0, escape=True, float_format=_cell
+    )
 
 
 def _grouped(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
@@ -250,6 +244,8 @@ def overview_html(
     ]
     named = [text for key, text in stand_ins.items() if text and key != "word_vectors_label"]
     parts.append("<p>Stand-ins: " + html.escape("; ".join(named) if named else "none") + ".</p>")
+    # each row's rule by its kind alone; the whole rule stays in the full table's file
+    rule = comparison["tolerance"].fillna("").astype(str).str.split(r":| \(", n=1, regex=True)
     parts += [
         f"<h2>Claims check{mark}</h2>",
         f"<p>{len(claims)} checks: {_counts(claims['verdict'])}. "
@@ -259,20 +255,12 @@ def overview_html(
         f"<p>{len(comparison)} numbers: {_counts(comparison['verdict'])}. "
         "Conventions, stand-ins and notes: "
         f'<span class="file">{comparison_file}</span>.</p>',
-        _table(_short_rules(comparison), "overview-comparison", COMPARISON_COLUMNS),
+        _table(comparison.assign(tolerance=rule.str[0]), "overview-comparison", COMPARISON_COLUMNS),
         "<p>Figures and tables of each study are also in the menu; the rule graph follows "
         "below.</p>",
         "</div>",
     ]
     return "\n".join(parts) + "\n"
-
-
-def _short_rules(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Each row's rule by its kind alone; the whole rule stays in the full table's file."""
-    rule = (
-        comparison["tolerance"].fillna("").astype(str).str.split(r":| \(", n=1, regex=True).str[0]
-    )
-    return comparison.assign(tolerance=rule)
 
 
 def preview_mark(preview: object) -> str:

@@ -3,13 +3,11 @@ and the poster's estimator figures from the tables of :mod:`isotropy.istar.estim
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 from matplotlib.container import BarContainer
 
-from isotropy.plots.checks import DECORATION, panel_grid, plt, save_figure, seed_means
+from isotropy.plots.checks import DECORATION, panel_grid, plt, seed_means
 
 METHOD_LABELS = {"istar<0": "I-STAR (λ < 0)", "none": "no regulariser", "cosreg": "CosReg"}
 
@@ -127,25 +125,14 @@ def figure7(runs: pd.DataFrame, task: str = "sst2") -> tuple[plt.Figure, pd.Data
     return figure, table
 
 
+# name → (figure, the table it plots); options: figure 6's ``selection``, figure 7's ``task``
 FIGURES = {"figure5": figure5, "figure6": figure6, "figure7": figure7}
-
-
-def plot_figure(
-    name: str, runs: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, **options
-) -> pd.DataFrame:
-    """Figure ``name`` of :data:`FIGURES` (``options``: figure 6's ``selection``, figure 7's
-    ``task``) saved as PDF and PNG (:func:`save_figure`); returns the table it plots."""
-    figure, table = FIGURES[name](runs, **options)
-    save_figure(figure, pdf_path, png_path)
-    return table
 
 
 # The poster's estimator figures
 
 
-def plot_figure4(
-    curves: pd.DataFrame, stability: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
-) -> None:
+def plot_figure4(curves: pd.DataFrame, stability: pd.DataFrame) -> plt.Figure:
     """Left: IsoScore*(ζ) per sample size n, the dashed line the cloud's true isotropy. Right: mean
     ± std over draws of IsoScore and IsoScore* against the mini-batch size."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
@@ -167,12 +154,10 @@ def plot_figure4(
     right.set_title(f"stability over {int(stability['draws'].iloc[0])} draws")
     for ax in (left, right):
         ax.legend(fontsize=7, loc="lower right")
-    save_figure(figure, pdf_path, png_path)
+    return figure
 
 
-def plot_figures2_3(
-    points: pd.DataFrame, summary: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
-) -> None:
+def plot_figures2_3(points: pd.DataFrame, summary: pd.DataFrame) -> plt.Figure:
     """The two clouds, each titled with its average cosine and IsoScore."""
     figure, axes = plt.subplots(1, 2, figsize=(8, 4), layout="constrained")
     for ax, (_, row), colour in zip(axes, summary.iterrows(), ("tab:blue", "tab:orange")):
@@ -184,12 +169,10 @@ def plot_figures2_3(
         ax.set_title(f"{row['cloud']}\n{scores}", fontsize=9)
         ax.set(xlabel="dimension 1", ylabel="dimension 2")
         ax.set_aspect("equal", adjustable="datalim")
-    save_figure(figure, pdf_path, png_path)
+    return figure
 
 
-def plot_shapes(
-    points: pd.DataFrame, summary: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
-) -> None:
+def plot_shapes(points: pd.DataFrame, summary: pd.DataFrame) -> plt.Figure:
     """The poster's line, circle and sphere in 3-D axes, each titled with its IsoScore and the
     (k - 1)/(d - 1) it should be."""
     figure = plt.figure(figsize=(10, 3.8), layout="constrained")
@@ -203,10 +186,10 @@ def plot_shapes(
         used = f"{int(row['dimensions_used'])} of {int(row['d'])} dimensions"
         score = f"IsoScore {row['isoscore']:.3f} (expected {row['expected']:g})"
         ax.set_title(f"{row['shape']}: {used}\n{score}", fontsize=9)
-    save_figure(figure, pdf_path, png_path)
+    return figure
 
 
-def plot_figure1(activations: pd.DataFrame, pdf_path: str | Path, png_path: str | Path) -> None:
+def plot_figure1(activations: pd.DataFrame) -> plt.Figure:
     """Mean activation per dimension, one panel per encoder (column ``encoder``)."""
     encoders = list(dict.fromkeys(activations["encoder"]))
     figure, axes = panel_grid(len(encoders), 1, (9, 2.6))
@@ -217,4 +200,4 @@ def plot_figure1(activations: pd.DataFrame, pdf_path: str | Path, png_path: str 
         ax.set_title(name, fontsize=9)
         ax.set(xlabel="dimension", ylabel="average activation")
         ax.legend(fontsize=7, loc="upper right")
-    save_figure(figure, pdf_path, png_path)
+    return figure

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,7 +16,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter, NullLocator
 
 from isotropy.metrics import registry
-from isotropy.plots.checks import DECORATION, band, caption, panel_grid, save_figure, wrapped
+from isotropy.plots.checks import DECORATION, band, caption, panel_grid, wrapped
 
 SIGN_MARK = "sign differs from the paper"
 INTERVAL_NOTE = (
@@ -210,11 +209,10 @@ def silhouette_vs_isoscore(
 
 
 def r_by_condition(
-    table: pd.DataFrame, settings_line: str, vector_labels: dict[str, str] | None = None
+    table: pd.DataFrame, settings_line: str, vector_labels: dict[str, str]
 ) -> plt.Figure:
     """One row per cell of results/sensitivity/table.csv: every seed's Pearson r (dots) and the
     interval over seeds (bar); the caption states the settings and the interval's kind."""
-    vector_labels = vector_labels or {}
     fig, ax = plt.subplots(figsize=(8.0, 1.8 + 0.32 * len(table)), layout="constrained")
     rows = np.arange(len(table))
     colours = ["tab:red" if r > 0 else "tab:blue" for r in table["pearson_r"]]
@@ -245,12 +243,9 @@ def r_by_condition(
     return fig
 
 
-def phases(
-    traces: pd.DataFrame, settings_line: str, vector_labels: dict[str, str] | None = None
-) -> plt.Figure:
+def phases(traces: pd.DataFrame, settings_line: str, vector_labels: dict[str, str]) -> plt.Figure:
     """IsoScore (top) and silhouette (bottom) against updates, one column per cell, one line per
     seed; each seed's IsoScore minimum marked (a dot, and a dotted line on both panels)."""
-    vector_labels = vector_labels or {}
     cells = list(traces.groupby(["setup", "vectors", "label_set"], sort=False))
     fig, axes = panel_grid(2 * len(cells), len(cells), panel=(3.6, 2.6))
     for column, ((setup, vectors, label_set), frame) in enumerate(cells):
@@ -274,9 +269,7 @@ def phases(
     return fig
 
 
-def plot_section2(
-    trace: pd.DataFrame, classes: pd.DataFrame, pdf_path: str | Path, png_path: str | Path
-) -> None:
+def plot_section2(trace: pd.DataFrame, classes: pd.DataFrame) -> plt.Figure:
     """The main paper's section 2 on real points, Eq. (3) optimised under norm bounds: left the
     isotropy side and the silhouette, right Eq. (1) and the intra-class spread."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
@@ -292,4 +285,4 @@ def plot_section2(
     figure.suptitle(
         f"‖w_c‖ / n_c per class: {ratios} (footnote 2: equal at the optimum)", fontsize=9
     )
-    save_figure(figure, pdf_path, png_path)
+    return figure

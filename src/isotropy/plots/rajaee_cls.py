@@ -3,21 +3,17 @@ Rajaei & Sheikhi 2020 slides' figure), from results/rajaee_cls/layers.csv only."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
-from isotropy.plots.checks import plt, save_figure, seed_means
+from isotropy.plots.checks import plt, seed_means
 
 METHOD_LABELS = {"none": "without the method", "cluster": "with the method (cluster-based on CLS)"}
 PANELS = (("iw", "I(W) (log scale)"), ("isoscore", "IsoScore"))
 
 
-def plot_cls_layers(
-    layers: pd.DataFrame, pdf_path: str | Path, png_path: str | Path, title: str
-) -> pd.DataFrame:
+def plot_cls_layers(layers: pd.DataFrame, title: str) -> tuple[plt.Figure, pd.DataFrame]:
     """Two panels (I(W), IsoScore) against the layer, one line per model/task × method, mean ±
-    std over seeds; ``title`` states the settings; returns the plotted summary."""
+    std over seeds; ``title`` states the settings; returns the figure and the plotted summary."""
     keys = ["model", "task", "method", "layer"]
     summary = seed_means(layers, keys, ["iw", "isoscore"]).fillna(0.0)
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.6), layout="constrained")
@@ -32,5 +28,4 @@ def plot_cls_layers(
     # one legend under both panels: each panel draws the same curves
     figure.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", fontsize=7)
     figure.suptitle(title, fontsize=9)
-    save_figure(figure, pdf_path, png_path)
-    return summary
+    return figure, summary
