@@ -21,16 +21,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from isotropy import sources
-from isotropy.intake import RESULTS, escaped, intake, is_manifest, name_problem, parse_json
+from isotropy.intake import RESULTS, escaped, intake, is_manifest, name_problem
 from isotropy.intake import listing as listing_of
 from isotropy.io import atomic_path, sha256_file
 from isotropy.paths import REMADE_BY_REPORT
 from isotropy.provenance import module_source, record_path
 from isotropy.sources.pins import lock_path, read_lock
-from isotropy.trust import record_problem, validator
+from isotropy.trust import read_record, validator
 from isotropy.workflow.config import SOURCES_CONFIG, ConfigError, load_config_files
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -64,17 +62,6 @@ def listing(names: Sequence[str], limit: int = 3) -> str:
 
 REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and the file"
 PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
-
-
-def read_checked_json(
-    path: Path, validator: jsonschema.protocols.Validator
-) -> tuple[Any, str | None]:
-    """A JSON file and why it cannot be used (None: usable)."""
-    try:
-        document = parse_json(path.read_bytes())
-    except (OSError, ValueError) as error:  # parse_json's FolderError is one line
-        return None, str(error)
-    return document, record_problem(document, validator)
 
 
 MTIME_TOLERANCE_S = 1e-3
@@ -243,7 +230,7 @@ def audit_file(
         return [Finding(path, FAIL, "missing", "file does not exist")], []
     sidecar = record_path(target)
     found: list[Finding] = []
-    record, problem = read_checked_json(sidecar, PROVENANCE) if sidecar.is_file() else (None, None)
+    record, problem = read_record(sidecar, PROVENANCE) if sidecar.is_file() else (None, None)
     if problem is not None:  # a damaged record: nothing it says is used, not even its inputs
         reason = f"its provenance record {sidecar.name}: {problem}; {REMAKE}"
         record, found = None, [Finding(path, FAIL, "record", reason)]
@@ -273,7 +260,7 @@ REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
 def check_manifest(root: Path, path: str, mirror: Path | None = None) -> list[Finding]:
     """Every raw file of a source against its download manifest; its inputs against today's pins."""
     manifest_path = resolve_path(root, path)
-    manifest, problem = read_checked_json(manifest_path, MANIFEST)
+    manifest, problem = read_record(manifest_path, MANIFEST)
     if problem is not None:
         return [Finding(path, FAIL, "raw", f"download manifest: {problem}; {REFETCH}")]
     entries = manifest["files"]

@@ -155,9 +155,9 @@ class Intake:
             if by is not None:
                 self.named_by.setdefault(name, by)
 
-    def take(self, name: str) -> bytes | None:
-        """Copy ``name`` into the workspace once; its bytes for a .json or .yaml file, else
-        b"". None: absent or refused."""
+    def take(self, name: str) -> Path | None:
+        """Copy ``name`` into the workspace once; the copy, or None: absent, refused or a folder,
+        or taken before."""
         if name in self.taken or name in self.refused:
             return None
         if (problem := name_problem(name)) is not None:
@@ -182,7 +182,7 @@ class Intake:
         finally:
             os.close(fd)
 
-    def _copy(self, name: str, fd: int) -> bytes | None:
+    def _copy(self, name: str, fd: int) -> Path | None:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):  # a folder Snakemake names as an input: its files
             self.enqueue(f"{name}/{child}" for child in sorted(os.listdir(fd)))
@@ -208,7 +208,7 @@ class Intake:
             self.refuse(name, str(error))
             return None
         os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
-        return target.read_bytes() if name.endswith((".json", ".yaml")) else b""
+        return target
 
     def _write(self, fd: int, out: BinaryIO, size: int) -> None:
         """The data of ``fd`` into ``out``, holes kept, each byte counted against the budget."""
@@ -233,11 +233,9 @@ class Intake:
 
     def parsed(self, name: str) -> Any:
         """``name`` copied and parsed as JSON; None when it fails (the audit names the copy)."""
-        data = self.take(name)
-        if not data:
-            return None
+        copy = self.take(name)
         try:
-            return parse_json(data)
+            return parse_json(copy.read_bytes()) if copy is not None else None
         except FolderError:
             return None
 

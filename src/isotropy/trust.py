@@ -51,17 +51,17 @@ SCHEMAS["snakemake_record"]["properties"]["conda_env"]["enum"] = [
 ]
 
 
-def validator(name: str, **options: Any) -> jsonschema.protocols.Validator:
+def validator(name: str) -> jsonschema.protocols.Validator:
     """The validator of one schema of records.schema.yaml (its ``$defs`` shared)."""
     schema = {**SCHEMAS[name], "$defs": SCHEMAS["$defs"]}
-    return jsonschema.Draft202012Validator(schema, **options)
+    return jsonschema.Draft202012Validator(schema)
 
 
 RECORD = validator("snakemake_record")
 INCOMPLETE = validator("snakemake_incomplete")
 
 
-def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECORD) -> str | None:
+def record_problem(record: Any, validator: jsonschema.protocols.Validator) -> str | None:
     """Why one parsed record is not the shape of ``validator``'s schema (None: it is), naming
     the key and what it must be where the schema describes it."""
     error = jsonschema.exceptions.best_match(validator.iter_errors(record))
@@ -85,6 +85,20 @@ def record_problem(record: Any, validator: jsonschema.protocols.Validator = RECO
     return f"it does not fit its schema{f' at {where}' if where else ''} ({error.message[:120]})"
 
 
+def read_record(
+    path: Path, validator: jsonschema.protocols.Validator, *, constants: bool = True
+) -> tuple[Any, str | None]:
+    """The JSON record at ``path`` and why it cannot be used (None: usable), nesting and values
+    capped (:func:`~isotropy.intake.parse_json`, whose ``constants`` it takes)."""
+    try:
+        record = intake.parse_json(path.read_bytes(), constants=constants)
+    except intake.FolderError as error:
+        return None, str(error)
+    except OSError as error:
+        return None, f"it cannot be read ({error.strerror})"
+    return record, record_problem(record, validator)
+
+
 def _output_named(name: Path) -> str:
     """The output path a record's file name encodes (urlsafe base64, split into '@' folders)."""
     encoded = "".join(part.lstrip("@") for part in name.parts)
@@ -105,15 +119,10 @@ def snakemake_record_problem(root: Path, rel: Path, size: int) -> str | None:
     subject = next((s for s in SUBJECTS if rel.is_relative_to(s)), None)
     if subject is None or rel.name == MIGRATION_MARKER:
         return None
-    try:
-        if size > MAX_RECORD_BYTES:
-            raise intake.FolderError(f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB")
-        record = intake.parse_json((root / rel).read_bytes(), constants=False)
-        problem = record_problem(record, SUBJECTS[subject])
-    except intake.FolderError as error:
-        problem = str(error)
-    except OSError as error:
-        problem = f"it cannot be read ({error.strerror})"
+    if size <= MAX_RECORD_BYTES:
+        problem = read_record(root / rel, SUBJECTS[subject], constants=False)[1]
+    else:
+        problem = f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB"
     if problem is None:
         return None
     return f"the record of {_output_named(rel.relative_to(subject))}: {problem}"
