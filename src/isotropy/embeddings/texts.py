@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,12 +92,9 @@ def embed_sentences(
     model = load_sentence_encoder(spec, device)
     dim = model.get_embedding_dimension()
     log.info("encoding %d unique texts with %s on %s (dim %d)", len(texts), spec.model, device, dim)
-
-    def encode_batch(batch: list[str]) -> np.ndarray:
-        return model.encode(
-            batch, batch_size=spec.batch_size, convert_to_numpy=True, show_progress_bar=False
-        )
-
+    encode_batch = partial(
+        model.encode, batch_size=spec.batch_size, convert_to_numpy=True, show_progress_bar=False
+    )
     encode_to_file(texts, encode_batch, dim, vectors_path)
     write_index(texts, index_path)
     return len(texts)
