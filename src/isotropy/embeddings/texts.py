@@ -137,8 +137,7 @@ def lookup_word_vectors(
     Returns (rows written, words not found)."""
     texts = unique_texts(table)
     tagged = _tagged_entries(keyed_vectors)
-    found: list[str] = []
-    rows: list[np.ndarray] = []
+    keys: dict[str, str] = {}  # word → the entry it is found under
     missing: list[str] = []
     by_tag = 0
     for word in texts:
@@ -146,11 +145,10 @@ def lookup_word_vectors(
         if key not in keyed_vectors.key_to_index and key in tagged:
             key, by_tag = tagged[key], by_tag + 1
         if key in keyed_vectors.key_to_index:
-            found.append(word)
-            rows.append(np.asarray(keyed_vectors[key], dtype=np.float32))
+            keys[word] = key
         else:
             missing.append(word)
-    if not found:
+    if not keys:
         raise ValueError(
             f"none of the {len(texts)} words is in the word-vector vocabulary; wrong vector file?"
         )
@@ -166,7 +164,8 @@ def lookup_word_vectors(
             len(texts),
             missing[:5],
         )
-    matrix = np.stack(rows)
+    found = list(keys)
+    matrix = np.asarray(keyed_vectors[list(keys.values())], dtype=np.float32)  # gensim's vstack
     broken = [word for word, row in zip(found, matrix) if not np.isfinite(row).all()]
     if broken:  # named here: the metrics downstream can only count NaN, not name the words
         raise ValueError(
