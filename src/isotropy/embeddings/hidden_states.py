@@ -8,7 +8,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Self, cast
+from typing import Any, Self
 
 import numpy as np
 
@@ -195,7 +195,7 @@ def token_states_by_sentence(
     """One layer's hidden states of every sentence's tokens, padding (and with ``drop_special``
     the special tokens, as Rajaee & Pilehvar) removed, batched by length: ``(tokens, offsets)``,
     float32 (T, d), sentence i's tokens at ``offsets[i]:offsets[i+1]``."""
-    per_sentence: list[np.ndarray | None] = [None] * len(sentences)
+    per_sentence: dict[int, np.ndarray] = {}
     order = np.argsort([len(s) for s in sentences], kind="stable")
     logged = ProgressLog(len(sentences), desc, every=30.0 if progress else float("inf"))
     for start in range(0, len(order), batch_size):
@@ -210,8 +210,7 @@ def token_states_by_sentence(
         for b, i in enumerate(rows):
             per_sentence[i] = states[b][keep[b]]
         logged.update(len(rows))
-    # The batches are a permutation of every row (argsort), so no entry is left None.
-    filled = cast(list[np.ndarray], per_sentence)
+    filled = [per_sentence[i] for i in range(len(sentences))]  # the batches cover every row
     lengths = np.array([len(t) for t in filled], dtype=np.int64)
     tokens = np.concatenate(filled).astype(np.float32, copy=False)
     if not np.isfinite(tokens).all():

@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,12 +92,9 @@ def embed_sentences(
     model = load_sentence_encoder(spec, device)
     dim = model.get_embedding_dimension()
     log.info("encoding %d unique texts with %s on %s (dim %d)", len(texts), spec.model, device, dim)
-
-    def encode_batch(batch: list[str]) -> np.ndarray:
-        return model.encode(
-            batch, batch_size=spec.batch_size, convert_to_numpy=True, show_progress_bar=False
-        )
-
+    encode_batch = partial(
+        model.encode, batch_size=spec.batch_size, convert_to_numpy=True, show_progress_bar=False
+    )
     encode_to_file(texts, encode_batch, dim, vectors_path)
     write_index(texts, index_path)
     return len(texts)
@@ -139,8 +137,7 @@ def lookup_word_vectors(
     Returns (rows written, words not found)."""
     texts = unique_texts(table)
     tagged = _tagged_entries(keyed_vectors)
-    found: list[str] = []
-    rows: list[np.ndarray] = []
+    keys: dict[str, str] = {}  # word → the entry it is found under
     missing: list[str] = []
     by_tag = 0
     for word in texts:
@@ -148,11 +145,10 @@ def lookup_word_vectors(
         if key not in keyed_vectors.key_to_index and key in tagged:
             key, by_tag = tagged[key], by_tag + 1
         if key in keyed_vectors.key_to_index:
-            found.append(word)
-            rows.append(np.asarray(keyed_vectors[key], dtype=np.float32))
+            keys[word] = key
         else:
             missing.append(word)
-    if not found:
+    if not keys:
         raise ValueError(
             f"none of the {len(texts)} words is in the word-vector vocabulary; wrong vector file?"
         )
@@ -168,7 +164,8 @@ def lookup_word_vectors(
             len(texts),
             missing[:5],
         )
-    matrix = np.stack(rows)
+    found = list(keys)
+    matrix = np.asarray(keyed_vectors[list(keys.values())], dtype=np.float32)  # gensim's vstack
     broken = [word for word, row in zip(found, matrix) if not np.isfinite(row).all()]
     if broken:  # named here: the metrics downstream can only count NaN, not name the words
         raise ValueError(

@@ -54,6 +54,7 @@ GLUE_FORMATS: dict[str, GlueFormat] = {
     "wnli": GlueFormat(text="sentence1", text_pair="sentence2", label="label"),
 }
 GLUE_TASKS = tuple(GLUE_FORMATS)
+GLUE_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}  # a task's splits in GLUE
 
 
 def read_glue(task: str, raw_dir: str | os.PathLike, file_name: str = "train.tsv") -> pd.DataFrame:

@@ -75,12 +75,9 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
             break
         if word in labels:
             continue
-        # as a headword only: no morphological base-form lookup
-        tags = {
-            WORDNET_POS[synset.pos()]
-            for synset in wordnet.synsets(word)
-            if any(name.lower() == word.lower() for name in synset.lemma_names())
-        }
+        # as a headword only (nltk's lemmas: the synsets' lemmas named as the word, any case): no
+        # morphological base-form lookup
+        tags = {WORDNET_POS[lemma.synset().pos()] for lemma in wordnet.lemmas(word)}
         if tags:
             labels[word] = tags
     if len(labels) < size:

@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from isotropy.readers.glue import GLUE_SPLIT_FILES
 from isotropy.readers.registry import raw_file
 from isotropy.sources import HUB_FILE
 
 log = logging.getLogger(__name__)
 
-_STS_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}  # GLUE STS-B from a mirror
 _SICK_FILE = "SICK.txt"  # SICK from a mirror: every split in one file
 
 
@@ -94,7 +94,7 @@ def read_sts(name: str, split: str, raw_dir: str | os.PathLike) -> pd.DataFrame:
     # SentEval reads them), else the mirror's SICK.txt of every split; quotes are not balanced.
     semeval = raw_dir / ("SICK_test_annotated.txt" if split == "test" else f"SICK_{split}.txt")
     if name == "stsb":  # the schema allows its train and validation splits only
-        path = raw_file(raw_dir, _STS_SPLIT_FILES[split])
+        path = raw_file(raw_dir, GLUE_SPLIT_FILES[split])
     else:
         path = semeval if semeval.is_file() else raw_file(raw_dir, _SICK_FILE)
     table = pd.read_csv(path, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False, dtype=str)

@@ -107,9 +107,7 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     for column in table.columns:  # the word columns themselves: read_supersense_tikhonov names them
         if match := FLAG_COLUMN.match(column):
             flags[match.group(1)][match.group(2)] = column
-    labels: dict[str, set[str]] = {}
-    first: dict[str, frozenset[str]] = {}
-    disagreeing: set[str] = set()
+    sides = []
     for word_column in WORDS:
         columns = list(flags[word_column].values())
         values = table[columns].apply(lambda col: col.str.strip().str.lower())
@@ -120,28 +118,23 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
                 f"{label}, line {row + 2}: {columns[col]} is {table[columns[col]].iloc[row]!r}; "
                 "expected true/false, 1/0 or empty"
             )
-        table[f"_{word_column}_set"] = [
+        own = [
             frozenset(f"noun.{cls}" for cls, on in zip(flags[word_column], flags_row) if on)
             for flags_row in values.isin(_TRUE).to_numpy()
         ]
-    # Row by row, word1 before word2: the order of first occurrence.
-    for w1, s1, w2, s2 in zip(
-        table["word1"], table["_word1_set"], table["word2"], table["_word2_set"]
-    ):
-        for word, own in ((w1.strip(), s1), (w2.strip(), s2)):
-            if not word:
-                continue
-            if first.setdefault(word, own) != own:
-                disagreeing.add(word)
-            labels.setdefault(word, set()).update(own)
-    kept = {word: cls for word, cls in labels.items() if cls}
+        sides.append(pd.DataFrame({"word": table[word_column].str.strip(), "own": own}))
+    # Row by row, word1 before word2 (a stable sort of the rows): the order of first occurrence.
+    items = pd.concat(sides).sort_index(kind="stable")
+    occurrences = items[items["word"] != ""].groupby("word", sort=False)["own"]
+    labels = occurrences.agg(lambda own: set().union(*own))
+    kept = labels[labels.map(bool)].to_dict()
     log.info(
         "supersense (Tikhonov et al.): %d words, %d with at least one supersense flag kept, "
         "%d without any dropped, %d whose occurrences disagree (labelled with the union)",
         len(labels),
         len(kept),
         len(labels) - len(kept),
-        len(disagreeing),
+        (occurrences.nunique() > 1).sum(),
     )
     return multi_label_frame(kept)  # none kept: check_prepared refuses the empty data set
 

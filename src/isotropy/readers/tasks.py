@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isotropy.readers.glue import GLUE_FORMATS, read_glue
+from isotropy.readers.glue import GLUE_FORMATS, GLUE_SPLIT_FILES, read_glue
 from isotropy.readers.sts import read_sts
 from isotropy.sources import HUB_FILE
 
@@ -55,7 +55,6 @@ ISTAR_SPLITS = ("train", "validation")
 # I-STAR tasks read from a mirror's GLUE tsv files (the others come from the hub); each label's
 # class id is its place in the task's label domain, which is the hub's numbering for these tasks.
 _GLUE_TSV_TASKS = ("cola", "sst2", "mrpc", "rte", "qnli")
-_GLUE_SPLIT_FILES = {"train": "train.tsv", "validation": "dev.tsv"}
 TASK_COLUMNS = ["text", "text_pair", "label"]
 
 
@@ -77,7 +76,7 @@ def read_task_split(task: str, split: str, raw_dir: str | os.PathLike) -> pd.Dat
             raise ValueError(
                 f"I-STAR task {task!r} has no GLUE tsv reader; it comes from the hub only"
             )
-        table = read_glue(task, raw_dir, _GLUE_SPLIT_FILES[split])
+        table = read_glue(task, raw_dir, GLUE_SPLIT_FILES[split])
         return table.assign(label=table["label"].map(GLUE_FORMATS[task].labels.index).astype(int))
     table = pd.read_parquet(raw_dir / HUB_FILE)
     if spec.kind == "qa":
