@@ -70,6 +70,7 @@ DAMAGED = {
     "outside": (MANIFEST, {"files": [{"path": "../../etc/passwd", "sha256": "0"}]}, "files/0/path"),
     "mirror_path a number": (MANIFEST, {"inputs": [{"mirror_path": 3}]}, "inputs/0/mirror_path"),
     "url a number": (MANIFEST, {"inputs": [{"url": 1}]}, "does not fit its schema at inputs/0/url"),
+    "huge": (RECORD, b"{}" + b" " * 2**24, "it is larger than 16,777,216 bytes"),  # never read
 }
 
 

@@ -32,6 +32,8 @@ DISK_MARGIN = int(os.environ.get("ISOTROPY_INTAKE_DISK_MARGIN", 2**30))
 MAX_DEPTH = int(os.environ.get("ISOTROPY_INTAKE_MAX_DEPTH", 64))
 # Values in a record or config file: YAML aliases of aliases make a few lines stand for billions.
 MAX_VALUES = int(os.environ.get("ISOTROPY_INTAKE_MAX_VALUES", 200_000))
+# A record's bytes, checked before it is read: 200,000 values of a few dozen bytes each.
+MAX_RECORD_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_RECORD_BYTES", 16 * 2**20))
 MAX_JSON_DEPTH = 64  # records nest a few levels; Python's parser gives up near 1,000
 MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
 # Folders of the workflow that may themselves be links (to a scratch disk); nothing below them.
@@ -234,8 +236,10 @@ class Intake:
     def parsed(self, name: str) -> Any:
         """``name`` copied and parsed as JSON; None when it fails (the audit names the copy)."""
         copy = self.take(name)
+        if copy is None or copy.stat().st_size > MAX_RECORD_BYTES:  # never read whole into memory
+            return None
         try:
-            return parse_json(copy.read_bytes()) if copy is not None else None
+            return parse_json(copy.read_bytes())
         except FolderError:
             return None
 

@@ -35,7 +35,6 @@ import yaml
 from isotropy import intake
 
 METADATA = Path(".snakemake") / "metadata"
-MAX_RECORD_BYTES = 16 * 2**20
 SHOWN = 10  # problems listed; the rest counted
 
 SCHEMAS = yaml.safe_load(Path(__file__).with_name("records.schema.yaml").read_text("utf-8"))
@@ -91,6 +90,8 @@ def read_record(
     """The JSON record at ``path`` and why it cannot be used (None: usable), nesting and values
     capped (:func:`~isotropy.intake.parse_json`, whose ``constants`` it takes)."""
     try:
+        if path.stat().st_size > intake.MAX_RECORD_BYTES:  # checked before it is read
+            return None, f"it is larger than {intake.MAX_RECORD_BYTES:,} bytes"
         record = intake.parse_json(path.read_bytes(), constants=constants)
     except intake.FolderError as error:
         return None, str(error)
@@ -113,16 +114,13 @@ SUBJECTS = {METADATA: RECORD, Path(".snakemake") / "incomplete": INCOMPLETE}
 MIGRATION_MARKER = "migration_underway"
 
 
-def snakemake_record_problem(root: Path, rel: Path, size: int) -> str | None:
+def snakemake_record_problem(root: Path, rel: Path) -> str | None:
     """Why the regular file ``rel`` is not a record Snakemake writes, naming the output it
     describes (None: it is one, or it lies outside Snakemake's record folders)."""
     subject = next((s for s in SUBJECTS if rel.is_relative_to(s)), None)
     if subject is None or rel.name == MIGRATION_MARKER:
         return None
-    if size <= MAX_RECORD_BYTES:
-        problem = read_record(root / rel, SUBJECTS[subject], constants=False)[1]
-    else:
-        problem = f"it is larger than {MAX_RECORD_BYTES // 2**20} MiB"
+    problem = read_record(root / rel, SUBJECTS[subject], constants=False)[1]
     if problem is None:
         return None
     return f"the record of {_output_named(rel.relative_to(subject))}: {problem}"
@@ -165,7 +163,7 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
                 continue  # outside where the workflow writes, a link or hard link is no harm
             problem = intake.file_problem(info, path)
             if problem is None:
-                problem = snakemake_record_problem(root, rel, info.st_size)
+                problem = snakemake_record_problem(root, rel)
             if problem is not None:
                 problems.setdefault(str(rel), problem)
     last_run = root / LAST_RUN
