@@ -94,7 +94,7 @@ def _empty_over_full(
 ) -> Iterator[tuple[str, Mapping]]:
     for key, value in overlay.items():
         name = f"{prefix}.{key}" if prefix else str(key)
-        below = base.get(key) if isinstance(base, Mapping) else None
+        below = base.get(key)
         if isinstance(value, Mapping) and isinstance(below, Mapping):
             if not value and below:
                 yield name, below
@@ -296,9 +296,7 @@ def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
 def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
     """The width of a vector set from its record (a derived set's, its model's or its source's,
     for the files in use); None: no record gives it."""
-    derived = dict(config["sensitivity"].get("derived") or {})
-    if name in derived:
-        spec = derived[name]
+    if (spec := (config["sensitivity"].get("derived") or {}).get(name)) is not None:
         return spec.get("dim") or vector_dim(config, spec["of"])
     spec = config["encoders"][name]
     if spec["kind"] == "sentence-transformer":
