@@ -6,6 +6,8 @@ then the cross-references the models cannot express, each problem one sentence n
 from __future__ import annotations
 
 import copy
+import functools
+import operator
 import os
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
@@ -312,26 +314,18 @@ def _width_problems(config: Mapping[str, Any]) -> list[str]:
     dim <= d, padding or an isometry into dim needs dim >= d."""
     geometry, rajaee = config.get("geometry", {}), config["rajaee_cls"]
     sts, classified = geometry.get("sts", {}), geometry.get("classification", {})
-    removals = [
-        ("geometry.sts.abtt_directions", sts, _studied(sts, "all-but-the-top")),
-        (
-            "geometry.sts.n_directions",
-            sts,
-            _studied(sts, "cluster-based", "cluster-based-gmm")
-            + _studied(classified, "cluster-based"),
-        ),
-        (
-            "rajaee_cls.cluster_method.directions",
-            rajaee["cluster_method"],
-            _studied(rajaee, "cluster"),
-        ),
-    ]
+    removals = {  # the models whose states each count of directions is removed from
+        "geometry.sts.abtt_directions": _studied(sts, "all-but-the-top"),
+        "geometry.sts.n_directions": _studied(sts, "cluster-based", "cluster-based-gmm")
+        + _studied(classified, "cluster-based"),
+        "rajaee_cls.cluster_method.directions": _studied(rajaee, "cluster"),
+    }
     problems = []
-    for key, section, names in removals:
-        count = section.get(key.rpartition(".")[2])
-        for name in dict.fromkeys(names):
+    for key, names in removals.items():
+        for name in dict.fromkeys(names):  # a model studied: its section, so the key, is there
+            count = functools.reduce(operator.getitem, key.split("."), config)
             width = (config["models"].get(name) or {}).get("dimension")
-            if count is not None and width is not None and count >= width:
+            if width is not None and count >= width:
                 problems.append(
                     f"{key}: {count} directions cannot be removed from the {width}-dimensional "
                     f"states of models.{name} (its dimension), which keep one at least; give at "
