@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from isotropy.configuration.base import LearningRate, Section, Seed, Seeds, Unique, optional
-from isotropy.configuration.studies import SEEDS, Criterion, interval_level
+from isotropy.configuration.studies import SEEDS, Criterion, IntervalLevel
 
 WordSetup = Literal["supersense", "pos"]
 VectorName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$")]
@@ -125,4 +125,4 @@ class Sensitivity(Optimisation):
         [1], min_length=1, description="Multiples of learning_rate, each a cell of its own."
     )
     bias: bool = Field(True, description="The linear classifier has a bias.")
-    interval_level: float = interval_level()
+    interval_level: IntervalLevel = 0.95

@@ -3,7 +3,7 @@ points and the extensions."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -13,10 +13,9 @@ from isotropy.configuration.finetune import ClsResources, ClsTraining, Resources
 SEEDS = [0, 1, 2, 3, 4]
 IstarTask = Literal["sst2", "qnli", "rte", "mrpc", "qqp", "cola", "stsb", "sst5", "squad"]
 Criterion = Literal["dunn", "calinski_harabasz", "davies_bouldin"]
-
-
-def interval_level() -> Any:
-    return Field(0.95, gt=0, lt=1, description="Confidence level of the intervals over seeds.")
+IntervalLevel = Annotated[
+    float, Field(gt=0, lt=1, description="Confidence level of the intervals over seeds.")
+]
 
 
 class Istar(Section):
@@ -211,4 +210,4 @@ class Extensions(Section):
     )
     triplet: Triplet = Field(default_factory=Triplet)
     heldout: Heldout = Field(default_factory=Heldout)
-    interval_level: float = interval_level()
+    interval_level: IntervalLevel = 0.95

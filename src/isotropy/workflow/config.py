@@ -6,6 +6,8 @@ then the cross-references the models cannot express, each problem one sentence n
 from __future__ import annotations
 
 import copy
+import functools
+import operator
 import os
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,7 +21,6 @@ from snakemake.utils import update_config
 from isotropy import models, sensitivity, sources
 from isotropy.configuration import Config, fill_defaults
 from isotropy.configuration.base import sections
-from isotropy.configuration.geometry import Splits
 from isotropy.extensions.design import heldout_model
 from isotropy.intake import load_yaml, plain_config_problem
 from isotropy.istar import study as istar_study
@@ -95,7 +96,7 @@ def _empty_over_full(
 ) -> Iterator[tuple[str, Mapping]]:
     for key, value in overlay.items():
         name = f"{prefix}.{key}" if prefix else str(key)
-        below = base.get(key) if isinstance(base, Mapping) else None
+        below = base.get(key)
         if isinstance(value, Mapping) and isinstance(below, Mapping):
             if not value and below:
                 yield name, below
@@ -143,30 +144,29 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 
 def references(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
     """(key, name, section) of every name the configuration gives of another section's entry."""
-    for name, spec in (config.get("encoders") or {}).items():
-        field = "model" if spec.get("kind") == "sentence-transformer" else "source"
-        yield f"encoders.{name}.{field}", spec.get(field), f"{field}s"
-    for dataset, setup in ((config.get("main") or {}).get("setups") or {}).items():
-        yield f"main.setups.{dataset}.encoder", setup.get("encoder"), "encoders"
-    for index, name in enumerate((config.get("glue") or {}).get("encoders") or []):
+    for name, spec in config["encoders"].items():
+        field = "model" if spec["kind"] == "sentence-transformer" else "source"
+        yield f"encoders.{name}.{field}", spec[field], f"{field}s"
+    for dataset, setup in config["main"]["setups"].items():
+        yield f"main.setups.{dataset}.encoder", setup["encoder"], "encoders"
+    for index, name in enumerate(config.get("glue", {}).get("encoders", [])):
         yield f"glue.encoders[{index}]", name, "encoders"
-    geometry = config.get("geometry") or {}
-    clusters = geometry.get("clusters") or {}
-    for part in ("corpus", "static"):
-        if (source := (clusters.get(part) or {}).get("source")) is not None:
-            yield f"geometry.clusters.{part}.source", source, "sources"
-    for name in clusters.get("pca_layers") or {}:
-        yield "geometry.clusters.pca_layers", name, "models"
-    for part in ("clusters", "sts", "classification"):
-        for name in (geometry.get(part) or {}).get("models") or []:
-            yield f"geometry.{part}.models", name, "models"
+    if geometry := config.get("geometry"):
+        for part in ("corpus", "static"):
+            if (source := geometry["clusters"][part]["source"]) is not None:
+                yield f"geometry.clusters.{part}.source", source, "sources"
+        for name in geometry["clusters"]["pca_layers"]:
+            yield "geometry.clusters.pca_layers", name, "models"
+        for part in ("clusters", "sts", "classification"):
+            for name in geometry[part]["models"]:
+                yield f"geometry.{part}.models", name, "models"
     for study in ("istar", "rajaee_cls"):
-        for name in (config.get(study) or {}).get("models") or []:
+        for name in config.get(study, {}).get("models", []):
             yield f"{study}.models", name, "models"
-    for name in (config.get("istar_estimator") or {}).get("figure1_encoders") or []:
+    for name in (config.get("istar_estimator") or {}).get("figure1_encoders", []):
         yield "istar_estimator.figure1_encoders", name, "encoders"
-    if "encoder" in (config.get("section2") or {}):
-        yield "section2.encoder", config["section2"]["encoder"], "encoders"
+    if section2 := config.get("section2"):
+        yield "section2.encoder", section2["encoder"], "encoders"
 
 
 def check_config(config: dict) -> None:
@@ -174,7 +174,7 @@ def check_config(config: dict) -> None:
     problems = []
     sentence_encoders = ", ".join(encoders_of_kind(config, "sentence-transformer")) or "none"
     for key, name, section in references(config):
-        defined = config.get(section) or {}
+        defined = config[section]
         if name not in defined:
             listed = f" (registered: {', '.join(sorted(defined))})" if len(defined) <= 20 else ""
             problems.append(
@@ -241,23 +241,23 @@ def _member_pin_problems(name: str, source: Mapping[str, Any]) -> list[str]:
 
 def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
     """A word-vector encoder, or the geometry's static vectors, reading a source of another kind,
-    and the geometry corpus reading a hub split as a file or a file as a hub split (the job would
-    fail on its files, or the fix be asked of the source)."""
-    configured = config["sources"]
-    clusters = (config.get("geometry") or {}).get("clusters") or {}
-    static, corpus = clusters.get("static") or {}, clusters.get("corpus") or {}
-    keys: list[tuple[str, Any]] = [("geometry.clusters.static.source", static.get("source"))]
-    keys += [
-        (f"encoders.{name}.source", spec.get("source"))
-        for name, spec in (config.get("encoders") or {}).items()
-        if spec.get("kind") == "word-vectors"
-    ]
+    the geometry corpus reading a hub split as a file or a file as a hub split (the job would
+    fail on its files, or the fix be asked of the source), and a main data set whose source has
+    another raw layout than its record asks."""
     kinds: dict[str, str | None] = {}
-    for name, source in configured.items():
+    for name, source in config["sources"].items():
         try:
             kinds[name] = sources.source_kind(name, source)
         except ValueError:
             kinds[name] = None  # no layout: its download refuses it, naming the fix
+    clusters = config.get("geometry", {}).get("clusters", {})
+    static, corpus = clusters.get("static", {}), clusters.get("corpus", {})
+    keys: list[tuple[str, Any]] = [("geometry.clusters.static.source", static.get("source"))]
+    keys += [
+        (f"encoders.{name}.source", spec["source"])
+        for name, spec in config["encoders"].items()
+        if spec["kind"] == "word-vectors"
+    ]
     vectors = ", ".join(name for name, kind in kinds.items() if kind == "word_vectors")
     problems = [
         f"{key}: {given!r} is a {kinds[given]!r} source, not word vectors; name one of kind "
@@ -275,15 +275,30 @@ def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
             f"geometry.clusters.corpus.source: {corpus['source']!r} is a {kind!r} source, but "
             f"format {corpus['format']} reads {reads}; name a source {fix}"
         )
+    for dataset in config["main"]["setups"]:
+        if dataset not in DATASETS:
+            continue  # named by dataset_problems
+        layouts = DATASETS[dataset].layouts
+        try:
+            roles = dataset_sources(config, dataset)
+        except ValueError as error:  # e.g. pos from WordNet without a word-vector encoder
+            problems.append(f"main.setups.{dataset}: {error}")
+            continue
+        for role, source in roles.items():
+            if role not in layouts or source not in kinds:
+                continue  # required_sources names a missing source while the DAG is built
+            if kinds[source] != layouts[role]:
+                problems.append(
+                    f"sources.{source}: data set {dataset!r} reads it as a {layouts[role]!r} "
+                    f"source, but its kind is {kinds[source]!r}; give it kind: {layouts[role]}"
+                )
     return problems
 
 
 def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
     """The width of a vector set from its record (a derived set's, its model's or its source's,
     for the files in use); None: no record gives it."""
-    derived = dict(config["sensitivity"].get("derived") or {})
-    if name in derived:
-        spec = derived[name]
+    if (spec := (config["sensitivity"].get("derived") or {}).get(name)) is not None:
         return spec.get("dim") or vector_dim(config, spec["of"])
     spec = config["encoders"][name]
     if spec["kind"] == "sentence-transformer":
@@ -297,34 +312,26 @@ def _width_problems(config: Mapping[str, Any]) -> list[str]:
     vectors rules out (their job would refuse it only after reading them): removing k top
     directions needs k < d (all-but-the-top, the cluster-based methods), PCA to dim needs
     dim <= d, padding or an isometry into dim needs dim >= d."""
-    geometry, rajaee = config.get("geometry") or {}, config.get("rajaee_cls") or {}
-    sts, classified = geometry.get("sts") or {}, geometry.get("classification") or {}
-    removals = [
-        ("geometry.sts.abtt_directions", sts, _studied(sts, "all-but-the-top")),
-        (
-            "geometry.sts.n_directions",
-            sts,
-            _studied(sts, "cluster-based", "cluster-based-gmm")
-            + _studied(classified, "cluster-based"),
-        ),
-        (
-            "rajaee_cls.cluster_method.directions",
-            rajaee.get("cluster_method") or {},
-            _studied(rajaee, "cluster"),
-        ),
-    ]
+    geometry, rajaee = config.get("geometry", {}), config["rajaee_cls"]
+    sts, classified = geometry.get("sts", {}), geometry.get("classification", {})
+    removals = {  # the models whose states each count of directions is removed from
+        "geometry.sts.abtt_directions": _studied(sts, "all-but-the-top"),
+        "geometry.sts.n_directions": _studied(sts, "cluster-based", "cluster-based-gmm")
+        + _studied(classified, "cluster-based"),
+        "rajaee_cls.cluster_method.directions": _studied(rajaee, "cluster"),
+    }
     problems = []
-    for key, section, names in removals:
-        count = section.get(key.rpartition(".")[2])
-        for name in dict.fromkeys(names):
+    for key, names in removals.items():
+        for name in dict.fromkeys(names):  # a model studied: its section, so the key, is there
+            count = functools.reduce(operator.getitem, key.split("."), config)
             width = (config["models"].get(name) or {}).get("dimension")
-            if count is not None and width is not None and count >= width:
+            if width is not None and count >= width:
                 problems.append(
                     f"{key}: {count} directions cannot be removed from the {width}-dimensional "
                     f"states of models.{name} (its dimension), which keep one at least; give at "
                     f"most {width - 1}"
                 )
-    for name, spec in ((config.get("sensitivity") or {}).get("derived") or {}).items():
+    for name, spec in config.get("sensitivity", {}).get("derived", {}).items():
         dim, transform = spec.get("dim"), spec["transform"]
         try:  # an undefined encoder, model or source, or a missing mirror, is named elsewhere
             of_encoder = spec["of"] in config["encoders"]  # else refused as it is, not followed
@@ -353,20 +360,20 @@ def _studied(section: Mapping[str, Any], *methods: str) -> list[str]:
 def _token_windows(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
     """(key, tokens, the models reading them) of every window of tokens a model reads whole,
     special tokens included: corpus windows and every ``max_length`` (the inputs truncated)."""
-    geometry = config.get("geometry") or {}
-    clusters, sts, classes = (geometry.get(k) or {} for k in ("clusters", "sts", "classification"))
-    windows = (clusters.get("corpus") or {}).get("windows")
-    sentences = [] if windows else clusters.get("models") or []  # windows read no sentences
+    geometry = config.get("geometry", {})
+    clusters, sts, classes = (geometry.get(k, {}) for k in ("clusters", "sts", "classification"))
+    windows = clusters.get("corpus", {}).get("windows")
+    sentences = [] if windows else clusters.get("models", [])  # windows read no sentences
     yield "geometry.clusters.corpus.windows", windows, clusters.get("models")
-    yield "geometry.max_length", geometry.get("max_length"), sentences + (sts.get("models") or [])
+    yield "geometry.max_length", geometry.get("max_length"), sentences + sts.get("models", [])
     yield "geometry.classification.max_length", classes.get("max_length"), classes.get("models")
     for study in ("istar", "rajaee_cls"):
-        section = config.get(study) or {}
-        length = (section.get("training") or {}).get("max_length")
+        section = config.get(study, {})
+        length = section.get("training", {}).get("max_length")
         yield f"{study}.training.max_length", length, section.get("models")
-    heldout = (config.get("extensions") or {}).get("heldout") or {}
+    heldout = config.get("extensions", {}).get("heldout", {})
     try:  # a setup or encoder not defined is named elsewhere
-        tuned = [heldout_model(config, setup) for setup in heldout.get("setups") or []]
+        tuned = [heldout_model(config, setup) for setup in heldout.get("setups", [])]
     except KeyError:
         tuned = []
     yield "extensions.heldout.max_length", heldout.get("max_length"), tuned
@@ -376,14 +383,14 @@ def _model_problems(config: Mapping[str, Any]) -> list[str]:
     """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
     hub model or commit than the entry says (its files would be read under the wrong name), and
     a ``dimension``, PCA layer or window of tokens that the model's files on disk contradict."""
-    split_models, problems = config.get("split_models") or {}, []
-    clusters = (config.get("geometry") or {}).get("clusters") or {}
-    pca_layers, lengths = clusters.get("pca_layers") or {}, list(_token_windows(config))
+    split_models, problems = config["split_models"], []
+    clusters = config.get("geometry", {}).get("clusters", {})
+    pca_layers, lengths = clusters.get("pca_layers", {}), list(_token_windows(config))
     for name, model in config["models"].items():
         layers = {}
-        if name in (clusters.get("models") or []):  # studies.geometry.pca_layer's choice
+        if name in clusters.get("models", []):  # studies.geometry.pca_layer's choice
             key = f"pca_layers.{name}" if name in pca_layers else "pca_layer"
-            layers[f"geometry.clusters.{key}"] = pca_layers.get(name, clusters.get("pca_layer", -1))
+            layers[f"geometry.clusters.{key}"] = pca_layers.get(name, clusters["pca_layer"])
         windows = {key: n for key, n, names in lengths if n and name in (names or [])}
         spec = ModelSpec.from_config(config, name)
         problems += models.config_json_problems(spec, layers, windows)
@@ -414,11 +421,8 @@ def _embedded_by(config: Mapping[str, Any], key: str) -> str:
 def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
     """The STS splits whose hub download ``sources`` lacks (readers.inputs.sts_inputs relies on
     it)."""
-    sts = (config.get("geometry") or {}).get("sts") or {}
-    splits = {
-        name: (sts.get("splits") or {}).get(name, Splits.default(name))
-        for name in (sts.get("datasets") or [] if sts.get("models") else [])
-    }
+    sts = config.get("geometry", {}).get("sts", {})
+    splits = {name: sts["splits"][name] for name in sts["datasets"]} if sts.get("models") else {}
     return [
         f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under 'sources'"
         for name, split in splits.items()
@@ -428,12 +432,10 @@ def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
 
 def dataset_problems(config: Mapping[str, Any]) -> list[str]:
     """A main setup, section2's data set or ``dataset_options`` naming no registered data set or
-    option, section2 on words or pairs, an extension setup main lacks, and
-    :func:`_layout_problems`."""
+    option, section2 on words or pairs, and an extension setup main lacks."""
     registered = ", ".join(sorted(DATASETS))
-    setups = (config.get("main") or {}).get("setups") or {}
-    options = config.get("dataset_options") or {}
-    section2 = [name] if (name := (config.get("section2") or {}).get("dataset")) else []
+    setups, options = config["main"]["setups"], config["dataset_options"]
+    section2 = [config["section2"]["dataset"]] if config.get("section2") else []
     problems = [
         f"{key}: {shown_key(name)} is not a registered data set (registered: {registered}); "
         "check its spelling"
@@ -445,13 +447,13 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
         for name in names
         if name not in DATASETS
     ]
-    extensions = config.get("extensions") or {}
+    extensions = config.get("extensions", {})
     problems += [
         f"{key}: {name!r} is not under main.setups (defined: {', '.join(setups)}); the extension "
         "study reuses main's setups: add it there or leave it out here"
         for key, names in (
             ("extensions.setups", extensions.get("setups")),
-            ("extensions.heldout.setups", (extensions.get("heldout") or {}).get("setups")),
+            ("extensions.heldout.setups", extensions.get("heldout", {}).get("setups")),
         )
         for name in names or []
         if name not in setups
@@ -472,33 +474,6 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
             for key in given
             if key not in keys
         ]
-    return problems + _layout_problems(config, setups)
-
-
-def _layout_problems(config: Mapping[str, Any], setups: Mapping[str, Any]) -> list[str]:
-    """A main data set whose source has another raw layout (``kind``) than its record asks."""
-    configured, problems = config.get("sources") or {}, []
-    for dataset in setups:
-        if dataset not in DATASETS:
-            continue  # named above
-        layouts = DATASETS[dataset].layouts
-        try:
-            roles = dataset_sources(config, dataset)
-        except ValueError as error:  # e.g. pos from WordNet without a word-vector encoder
-            problems.append(f"main.setups.{dataset}: {error}")
-            continue
-        for role, source in roles.items():
-            if role not in layouts or source not in configured:
-                continue  # required_sources names a missing source while the DAG is built
-            try:
-                kind = sources.source_kind(source, configured[source])
-            except ValueError:
-                kind = None
-            if kind != layouts[role]:
-                problems.append(
-                    f"sources.{source}: data set {dataset!r} reads it as a {layouts[role]!r} "
-                    f"source, but its kind is {kind!r}; give it kind: {layouts[role]}"
-                )
     return problems
 
 
