@@ -378,17 +378,26 @@ def test_a_table_past_the_memory_budget_is_refused_unread(tmp_path, monkeypatch)
     from isotropy.traces import ResultFileError, read_trace
 
     monkeypatch.setattr(intake, "MAX_READ_BYTES", 100_000, raising=False)
+    monkeypatch.setattr(intake, "MAX_RECORD_BYTES", 1000)
     folder = tmp_path / "work"
     (folder / "results").mkdir(parents=True)
+    # A result CSV past an eighth of the budget, a JSON file past the record cap: never copied.
+    sizes = {"a.csv": 12_500, "b.csv": 12_501, "a.json": 1000, "b.json": 1001, "b.jsonl": 12_501}
+    sizes["b.jsonl.provenance.json"] = 1001  # a record: copied, never parsed; the audit says why
+    for name, size in sizes.items():
+        (folder / "results" / name).write_text("0\n".rjust(size))
     narrow = {"seed": [0] * 2000, "step": range(2000)}  # 32,000 bytes once read: taken
     pd.DataFrame(narrow).to_parquet(folder / "results" / "narrow.parquet")
     wide = pd.DataFrame({**narrow, **{f"extra{i}": 0.0 for i in range(20)}})  # 352,000 bytes
     wide.to_parquet(folder / "results" / "trace.parquet")
     refused = intake.intake(folder, tmp_path / "copy")
-    assert "results/narrow.parquet" not in refused
+    assert [name for name in sizes if f"results/{name}" in refused] == ["b.csv", "b.json"]
+    assert "12,501 bytes, past the intake's cap of 12,500 for a .csv" in refused["results/b.csv"]
+    assert "1,001 bytes, past the intake's cap of 1,000 for a .json" in refused["results/b.json"]
+    copied = ["a.csv", "a.json", "b.jsonl", "b.jsonl.provenance.json", "narrow.parquet"]
+    assert sorted(os.listdir(tmp_path / "copy" / "results")) == copied
     cause = refused["results/trace.parquet"]
     assert "bytes once read (2,000 rows of 22 columns), past the intake's budget" in cause
-    assert not (tmp_path / "copy" / "results" / "trace.parquet").exists()
     with pytest.raises(ResultFileError, match="budget of 100,000 bytes of memory"):
         read_trace(folder / "results" / "trace.parquet")
 

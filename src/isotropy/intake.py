@@ -25,14 +25,15 @@ from isotropy.paths import AUDIT_TABLE, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
 MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
 MAX_TOTAL_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_TOTAL_BYTES", 256 * 2**30))
 MAX_ROWS = int(os.environ.get("ISOTROPY_INTAKE_MAX_ROWS", 50_000_000))
-# A Parquet table's memory once read (8 bytes a value at least); the disk the copy leaves free.
+# A table's memory once read (Parquet: 8 bytes a value at least; a CSV file: up to 8 times its
+# bytes, pandas measured at 4.5); the disk the copy leaves free.
 MAX_READ_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_READ_BYTES", 2 * 2**30))
 DISK_MARGIN = int(os.environ.get("ISOTROPY_INTAKE_DISK_MARGIN", 2**30))
 # Folders below the folder: the workflow's go 6 deep; Python's walks recurse (about 1,000).
 MAX_DEPTH = int(os.environ.get("ISOTROPY_INTAKE_MAX_DEPTH", 64))
 # Values in a record or config file: YAML aliases of aliases make a few lines stand for billions.
 MAX_VALUES = int(os.environ.get("ISOTROPY_INTAKE_MAX_VALUES", 200_000))
-# A record's bytes, checked before it is read: 200,000 values of a few dozen bytes each.
+# A JSON file's bytes (a record, a result), checked before it is read: 200,000 values of ~80 bytes.
 MAX_RECORD_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_RECORD_BYTES", 16 * 2**20))
 MAX_JSON_DEPTH = 64  # records nest a few levels; Python's parser gives up near 1,000
 MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
@@ -192,6 +193,15 @@ class Intake:
         problem = file_problem(info)
         if problem is None and info.st_size > MAX_FILE_BYTES:
             problem = f"is larger than the intake's cap of {MAX_FILE_BYTES:,} bytes"
+        # A result table or JSON file the report reads whole (a record: never read past its cap).
+        suffix = "" if name.endswith(RECORD_SUFFIX) else PurePosixPath(name).suffix
+        if problem is None and name.startswith(f"{RESULTS}/") and suffix in (".csv", ".json"):
+            cap, times = (MAX_READ_BYTES // 8, 8) if suffix == ".csv" else (MAX_RECORD_BYTES, 20)
+            if info.st_size > cap:
+                problem = (
+                    f"is {info.st_size:,} bytes, past the intake's cap of {cap:,} for a {suffix} "
+                    f"result read whole (up to {times} times its bytes in memory once read)"
+                )
         if problem is None and self.files >= MAX_FILES:
             problem = f"is past the {MAX_FILES:,} files the intake copies"
         if problem is not None:
