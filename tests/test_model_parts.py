@@ -7,6 +7,7 @@ The volumes are made on the fly from a tiny zip, wrapped in wheels laid out like
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 import zipfile
@@ -214,3 +215,17 @@ def test_a_hub_model_missing_offline_is_named_with_the_fix(monkeypatch, hub, tra
     load = mock.Mock(side_effect=OSError("We couldn't connect to 'https://huggingface.co'"))
     with pytest.raises(OSError, match=said):
         models.load_pretrained(models.ModelSpec(model="o/bert", revision="0", name="bert"), load)
+
+
+@pytest.mark.parametrize(
+    ("kind", "window", "refused"),
+    [("roberta", 512, False), ("roberta", 513, True), ("deberta-v2", 4096, False)],
+)
+def test_a_window_is_read_against_the_positions_a_model_embeds(tmp_path, kind, window, refused):
+    """RoBERTa's 514 positions start after its pad id (1): 512 tokens; DeBERTa-v3's are relative."""
+    given = {"model_type": kind, "max_position_embeddings": 514}
+    if kind == "deberta-v2":  # DeBERTa-v3's config.json: relative positions only
+        given |= {"relative_attention": True, "position_biased_input": False}
+    (tmp_path / "config.json").write_text(json.dumps(given))
+    problems = models.config_json_problems(models.ModelSpec(path=str(tmp_path)), {}, {"w": window})
+    assert bool(problems) == refused, problems

@@ -300,6 +300,8 @@ def config_json_problems(
         if count and not -count <= layer < count  # no count given: its job says
     ]
     positions = next((found[key] for key in POSITION_KEYS if key in found), None)
+    if found.get("relative_attention") and not found.get("position_biased_input", True):
+        positions = None  # relative positions only (DeBERTa-v2/v3): no length limit to read
     if positions is not None and found.get("model_type") in PADDED_POSITIONS:
         pad = found.get("pad_token_id", 1)  # a null one stops the model: its job says
         positions = positions - pad - 1 if isinstance(pad, int) else None
