@@ -22,6 +22,8 @@ from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
 R_LIMIT = 1 - 1e-12
+# The correlations a table or claim reports, each judged on Fisher's z.
+CORRELATIONS = ("pearson_r", "spearman_rho")
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,8 @@ from scipy import stats
 
 from isotropy.embeddings.texts import unique_texts
 from isotropy.metrics import registry
-from isotropy.statistics import matches, seed_interval, signs_disagree
+from isotropy.statistics import CORRELATIONS, matches, seed_interval, signs_disagree
 
-CORRELATIONS = ("pearson_r", "spearman_rho")
 # A correlation this close to ±1 is ±1 in meaning (identical ranks give ρ = -0.9999999999999999).
 _UNIT_TOLERANCE = 1e-12
 

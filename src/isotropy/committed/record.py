@@ -30,10 +30,11 @@ def made_by(
     """The one code commit, package set and ``device`` of the provenance records of a run's
     ``sources``, and each source's sha256 by its path under ``base``; a source without its
     record is refused."""
-    records = [record for path in sources if (record := read_record(path)) is not None]
-    if len(records) != len(sources):  # name the first without one
-        missing = next(path for path in sources if read_record(path) is None)
+    found = [read_record(path) for path in sources]  # each read once
+    if None in found:  # name the first without one
+        missing = sources[found.index(None)]
         raise FileNotFoundError(f"{missing}: no provenance record beside it; not a workflow output")
+    records = [record for record in found if record is not None]
     return {
         "code_commit": one_value(records, code_label, "code versions"),
         "packages": one_value(records, lambda r: r.get("packages"), "package sets"),

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.statistics import SeedClaim, fisher_z
+from isotropy.statistics import CORRELATIONS, SeedClaim, fisher_z
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
@@ -113,7 +113,7 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
     """(p the claimed way, p the other way, seeds going the claimed way, seeds): a one-sided t
     over seeds (r on Fisher's z); with no spread, the sign test's 0.5 ** seeds."""
     kind, bound = parse_tolerance(claim.bound)
-    on_z = claim.quantity in ("pearson_r", "spearman_rho")  # a correlation: tested on Fisher z
+    on_z = claim.quantity in CORRELATIONS  # a correlation: tested on Fisher z
     y = fisher_z(values) if on_z else np.asarray(values)
     along = int(sum(holds_bound(kind, bound, v) for v in values))
     if len(y) < 2:
@@ -225,7 +225,7 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
     verdict, rule, p = _judge_claim(claim, m)
     undefined = "" if math.isfinite(m["value"]) else "measurement undefined"
     parts = [flag, rule, m["note"] or undefined]
-    if claim.quantity in ("pearson_r", "spearman_rho") and math.isfinite(m["n"]):
+    if claim.quantity in CORRELATIONS and math.isfinite(m["n"]):
         parts.insert(2, f"{int(m['n'])} points pooled")
     if m["stand_in"]:
         parts.append(f"{STAND_IN_NOTE} (a direction, not a number): {m['stand_in']}")

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from isotropy.statistics import signs_disagree
+from isotropy.statistics import CORRELATIONS, signs_disagree
 from isotropy.verdicts import equivalence as eq
 
 AGREES, DIFFERS = "agrees", "differs"
@@ -327,7 +327,7 @@ SIMPSON_MARK = "⚠ pooled outside its seeds"
 def simpson_flag(measured: Mapping[str, Any]) -> str:
     """A warning when a pooled correlation lies :data:`SIMPSON_GAP` outside its seeds' range."""
     seeds, pooled = finite(measured["per_seed"]), float(measured["value"])
-    correlation = measured["quantity"] in ("pearson_r", "spearman_rho")
+    correlation = measured["quantity"] in CORRELATIONS
     if not correlation or len(seeds) < 2 or not math.isfinite(pooled):
         return ""
     low, high = min(seeds), max(seeds)
