@@ -382,7 +382,7 @@ def test_a_table_past_the_memory_budget_is_refused_unread(tmp_path, monkeypatch)
     folder = tmp_path / "work"
     (folder / "results").mkdir(parents=True)
     # A result CSV past an eighth of the budget, a JSON file past the record cap: never copied.
-    sizes = {"a.csv": 12_500, "b.csv": 12_501, "a.json": 1000, "b.json": 1001, "b.jsonl": 12_501}
+    sizes = {"a.csv": 12_500, "b.csv": 12_501, "a.json": 1000, "b.JSON": 1001, "b.jsonl": 12_501}
     sizes["b.jsonl.provenance.json"] = 1001  # a record: copied, never parsed; the audit says why
     for name, size in sizes.items():
         (folder / "results" / name).write_text("0\n".rjust(size))
@@ -391,9 +391,9 @@ def test_a_table_past_the_memory_budget_is_refused_unread(tmp_path, monkeypatch)
     wide = pd.DataFrame({**narrow, **{f"extra{i}": 0.0 for i in range(20)}})  # 352,000 bytes
     wide.to_parquet(folder / "results" / "trace.parquet")
     refused = intake.intake(folder, tmp_path / "copy")
-    assert [name for name in sizes if f"results/{name}" in refused] == ["b.csv", "b.json"]
+    assert [name for name in sizes if f"results/{name}" in refused] == ["b.csv", "b.JSON"]
     assert "12,501 bytes, past the intake's cap of 12,500 for a .csv" in refused["results/b.csv"]
-    assert "1,001 bytes, past the intake's cap of 1,000 for a .json" in refused["results/b.json"]
+    assert "1,001 bytes, past the intake's cap of 1,000 for a .json" in refused["results/b.JSON"]
     copied = ["a.csv", "a.json", "b.jsonl", "b.jsonl.provenance.json", "narrow.parquet"]
     assert sorted(os.listdir(tmp_path / "copy" / "results")) == copied
     cause = refused["results/trace.parquet"]

@@ -194,7 +194,7 @@ class Intake:
         if problem is None and info.st_size > MAX_FILE_BYTES:
             problem = f"is larger than the intake's cap of {MAX_FILE_BYTES:,} bytes"
         # A result table or JSON file the report reads whole (a record: never read past its cap).
-        suffix = "" if name.endswith(RECORD_SUFFIX) else PurePosixPath(name).suffix
+        suffix = "" if name.endswith(RECORD_SUFFIX) else PurePosixPath(name).suffix.lower()
         if problem is None and name.startswith(f"{RESULTS}/") and suffix in (".csv", ".json"):
             cap, times = (MAX_READ_BYTES // 8, 8) if suffix == ".csv" else (MAX_RECORD_BYTES, 20)
             if info.st_size > cap:
