@@ -184,20 +184,25 @@ def test_the_tiny_runs_glue_study_is_copied(tiny_run, tmp_path):
 def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(
     tmp_path, glue_results, capsys
 ):
-    root = ["--root", str(tmp_path)]
-    copy = [*root, "copy", "glue", str(tmp_path)]
+    (tmp_path / "docs/data").mkdir(parents=True)  # a repository with no committed run yet
+    root, elsewhere = ["--root", str(tmp_path)], ["--root", str(tmp_path / "docs")]
+    copy = ["copy", "glue", str(tmp_path)]
     effective = ["--effective-config", str(glue_results / "effective.yaml")]
-    for argv in ([*copy, *effective], [*copy, "--facts", str(tmp_path)], [*root, "check"]):
+    for argv in (
+        [*root, *copy, *effective],
+        [*root, *copy, "--facts", str(tmp_path)],
+        [*elsewhere, "check"],
+        [*elsewhere, *copy, *effective],
+    ):
         with pytest.raises(SystemExit, match="2"):  # one line, never a traceback
             command(argv)
     said = capsys.readouterr().err
     assert "table2.csv is missing" in said and f"--facts {tmp_path}: [Errno 21]" in said
-    assert f"--root {tmp_path} is not this repository: no docs/data there" in said
+    assert said.count(f"--root {tmp_path / 'docs'} is not this repository: no docs/data") == 2
     extensions = next(run for run in REGISTRY if run.name == "extensions")
-    (tmp_path / "docs").mkdir()
     (tmp_path / "docs/extensions.md").write_text("no markers\n", encoding="utf-8")
     seeds = tmp_path / "seeds.csv"
     seeds.write_text("question,setup,item,quantity,seed,value\n", encoding="utf-8")
     with pytest.raises(ValueError, match="markers"):
         extensions.copy_in(tmp_path, [seeds], {"run": "a test"}, None)
-    assert not (tmp_path / "docs/data").exists()
+    assert not any((tmp_path / "docs/data").iterdir())

@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     copy.add_argument("--effective-config", type=Path, help="default: the run's target's")
     copy.add_argument("--into", type=Path, help="which of the run's records (default: the first)")
     args = parser.parse_args(argv)
+    if not (args.root / record.DATA).is_dir():  # one line, not an error a page, nothing copied
+        parser.error(f"--root {args.root} is not this repository: no {record.DATA} there")
     if args.command == "copy":
         run = BY_NAME[args.run]
         if run.source_count and len(args.sources) != run.source_count:
@@ -48,8 +50,6 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(error))
         print(f"copied {args.run} into {into.path}; wrote its pages", file=sys.stderr)
         return 0
-    if not (args.root / record.DATA).is_dir():  # one line, not an error a page
-        parser.error(f"--root {args.root} is not this repository: no {record.DATA} there")
     if unknown := sorted(set(args.runs) - set(BY_NAME)):
         parser.error(f"no committed run {', '.join(unknown)}: choose from {', '.join(BY_NAME)}")
     chosen = [BY_NAME[name] for name in args.runs] or list(REGISTRY)
