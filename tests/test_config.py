@@ -68,7 +68,7 @@ def test_the_studies_runs_and_settings(config):
     assert polarity["bias"] is False and polarity["seed"] == 3 and polarity["updates"] == 1000
     assert targets.optimisation_settings(config, "main", "snli", 0)["bias"] is True
     glue = targets.study_runs(config, "glue")
-    assert len(glue) == 3 * 8
+    assert len(glue) == 3 * 8 * 3  # encoders x tasks x seeds
     assert targets.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
     preview = targets.study_runs(config, "preview")
     assert {r["dataset"] for r in preview} == set(config["main"]["setups"])
