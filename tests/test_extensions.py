@@ -11,9 +11,10 @@ from sklearn.metrics import silhouette_score
 from test_optimize import CPU, word_task
 
 from isotropy.extensions import design, results
-from isotropy.extensions.heldout import converged, split
+from isotropy.extensions.heldout import HeldoutSettings, converged, finetune, split
 from isotropy.extensions.probes import HiddenLayerProbe
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
+from isotropy.models import ModelSpec
 from isotropy.optimize import (
     EmbeddingClassifier,
     Head,
@@ -376,9 +377,6 @@ def test_heldout_embeddings_at_epoch_0_are_the_main_studys_sentence_embeddings()
     """Epoch 0 scores the pretrained encoder: its held-out embeddings are what
     sentence-transformers makes of the same sentences (the main study's vectors)."""
     from sentence_transformers import SentenceTransformer
-
-    from isotropy.extensions.heldout import HeldoutSettings, finetune
-    from isotropy.models import ModelSpec
 
     words = ["good", "bad", "fine", "awful", "great", "poor", "nice", "dull"]
     texts = [f"a {w} film about {v}" for w in words for v in ("cats", "rain", "love")]

@@ -2,6 +2,7 @@
 estimate: tests/test_study_estimates.py), and (slow) the few-minute version end to end on a
 cut-down copy of the mirror."""
 
+import copy
 import re
 
 import pandas as pd
@@ -9,7 +10,9 @@ import pytest
 import tiny_workflow
 import yaml
 
+from isotropy.extensions import design
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
+from isotropy.workflow import config as workflow_config
 
 ROOT = tiny_workflow.ROOT
 TINY_EXTENSIONS = ROOT / "config" / "extensions_tiny.yaml"
@@ -66,9 +69,6 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):
     """A run made for another item sample is to do again: the rule's params carry the run's
     settings, so Snakemake's params trigger plans it again and the estimate, which sums the dry
     run's jobs, counts it (the trigger itself: test_estimate.py, issue 34 case 11)."""
-    from isotropy.extensions import design
-    from isotropy.workflow import config as workflow_config
-
     config = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)])
     run = design.run_settings(config, "polarity", "linear", 0)
     other = {**config, "extensions": {**config["extensions"], "items": 999}}
@@ -79,11 +79,6 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):
 
 
 def test_captions_state_only_what_the_configuration_runs():
-    import copy
-
-    from isotropy.extensions import design
-    from isotropy.workflow import config as workflow_config
-
     full = workflow_config.load_config([str(ROOT / "config.yaml")])
     full["main"]["setups"]["polarity"]["encoder"] = "mpnet"  # named: the model fine-tuned
     line = design.settings_line(full)

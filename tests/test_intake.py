@@ -16,14 +16,17 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from tiny_workflow import make_workdir, run_make
 
 from isotropy import audit as audit_cli
 from isotropy import intake, trust
-from isotropy.audit import FAIL, NOT_COPIED, Finding, audit, format_table
+from isotropy.audit import FAIL, NOT_COPIED, Finding, audit, format_table, write_tsv
 from isotropy.io import sha256_file, write_json
+from isotropy.traces import ResultFileError, read_trace
 
 DIGEST = "0" * 64
 ROOT = Path(__file__).resolve().parents[1]
@@ -303,10 +306,6 @@ def test_a_full_disk_is_one_line_naming_the_cause(tmp_path, monkeypatch, capsys)
     ],
 )
 def test_a_record_nested_deep_or_naming_many_inputs_is_one_finding(tmp_path, record, said):
-    import pandas as pd
-
-    from isotropy.traces import ResultFileError, read_trace
-
     trace = tmp_path / "results" / "trace.parquet"
     trace.parent.mkdir()
     pd.DataFrame({"seed": [0], "step": [0]}).to_parquet(trace)
@@ -349,11 +348,6 @@ def _zigzag(value: int) -> bytes:
 @pytest.mark.parametrize("footer", [None, 100])
 def test_rows_are_counted_from_the_row_groups_before_any_read(tmp_path, monkeypatch, footer):
     """Memory: a footer claiming 100 rows over larger row groups passes no cap."""
-    import pandas as pd
-    import pyarrow.parquet as pq
-
-    from isotropy.traces import ResultFileError, read_trace
-
     monkeypatch.setattr(intake, "MAX_ROWS", 1000)
     trace = tmp_path / "work" / "results" / "main" / "trace.parquet"
     trace.parent.mkdir(parents=True)
@@ -373,10 +367,6 @@ def test_rows_are_counted_from_the_row_groups_before_any_read(tmp_path, monkeypa
 
 
 def test_a_table_past_the_memory_budget_is_refused_unread(tmp_path, monkeypatch):
-    import pandas as pd
-
-    from isotropy.traces import ResultFileError, read_trace
-
     monkeypatch.setattr(intake, "MAX_READ_BYTES", 100_000, raising=False)
     monkeypatch.setattr(intake, "MAX_RECORD_BYTES", 1000)
     folder = tmp_path / "work"
@@ -497,8 +487,6 @@ def test_an_entry_that_vanishes_before_it_is_opened_is_a_finding(tmp_path, monke
 
 
 def test_a_name_that_is_not_utf8_is_audited_and_tabulated(tmp_path):
-    from isotropy.audit import write_tsv
-
     folder = tmp_path / "work"
     (folder / "results").mkdir(parents=True)
     Path(os.fsdecode(os.fsencode(folder / "results") + b"/caf\xe9.csv")).write_text("x\n")

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import torch
 
-from isotropy import traces
+from isotropy import optimize, traces
 from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
 
 CPU = torch.device("cpu")
@@ -192,8 +192,6 @@ CUDA_ONLY = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CU
 def test_cuda_graph_replays_give_the_launched_evaluations_values(monkeypatch, multilabel):
     """On CUDA the metrics are replayed as one graph; the trace equals the one evaluated as
     launched (the same kernels on the same storage) at every recorded step."""
-    from isotropy import optimize
-
     problem = build_problem(*word_task(n=3000, dim=64, multilabel=multilabel))
     cuda = torch.device("cuda")
     graphed, _ = run_optimisation(problem, settings(updates=40, metric_stride=3), cuda)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from isotropy.reporting import overview_html
+from isotropy.reporting import configuration_line, overview_html
 from isotropy.workflow import targets
 
 
@@ -155,8 +155,6 @@ def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoke
     """The overview's parameters must not change with the config files' spelling: the audit
     re-reads the same configuration from one temporary file, and `make report` from the recorded
     effective configuration; a file list in the page's params made it stale on every audit."""
-    from isotropy.reporting import configuration_line
-
     config = {"seeds": [0, 1], "models": {"miniLM": {"path": "x"}}}
     same = {"models": {"miniLM": {"path": "x"}}, "seeds": [0, 1]}  # another order, one file
     page = "results/report/overview.html"

@@ -15,7 +15,7 @@ from test_download import POLARITY, cornell_members, mirror_params, served_param
 from test_download import online as online  # autouse: every source fetched from its URL
 from test_download import params as url_params
 
-from isotropy import sources
+from isotropy import audit, sources
 from isotropy.audit import FAIL, OK, walk
 from isotropy.readers.registry import input_trust, read_source_manifest
 from isotropy.sources.download import url_file_name
@@ -273,8 +273,6 @@ def test_the_audit_checks_a_download_against_its_git_object_id_or_commit(
     monkeypatch, settings, fetched, field, name
 ):
     """The recorded git object id or hub commit against today's pin: another one is a mismatch."""
-    from isotropy import audit
-
     monkeypatch.setattr(audit, "project_sources", lambda: {"s": settings})
     where = settings.get("url") or "org/set"
     entry = {fetched: where, "sha256": "ab" * 32, field: PIN}

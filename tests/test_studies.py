@@ -12,6 +12,7 @@ from tiny_workflow import choices, run_snakemake
 from isotropy import studies
 from isotropy.configuration import Config
 from isotropy.studies.record import StudySpec
+from isotropy.workflow import config as workflow_config
 
 ROOT = Path(__file__).resolve().parents[1]
 # What rule all may list beside the studies' files: the verdict pages and the report.
@@ -90,8 +91,6 @@ def test_each_record_is_consistent_with_the_rule_files():
 
 
 def test_rule_all_takes_the_listed_studies_in_order_then_the_configured_ones():
-    from isotropy.workflow import config as workflow_config
-
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     made = studies.rule_all_targets(config)
     expected = [
@@ -121,8 +120,6 @@ def test_each_target_rule_builds_its_records_outputs(tmp_path):
     """The target rules (the Snakefile's loop over the records) take exactly their records'
     outputs, and rule all the records' (studies.rule_all_targets): one dry run of every
     target."""
-    from isotropy.workflow import config as workflow_config
-
     config = workflow_config.load_config([str(ROOT / "config.yaml")])
     specs = [s for s in studies.REGISTRY if s.target]
     args = ["-n", "--forceall", "all", *(s.target for s in specs)]
