@@ -29,7 +29,7 @@ from isotropy.verdicts.tolerances import near_guaranteed
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = Path("docs/coverage.csv")
-PAGE = Path("docs/coverage.md")
+PAGE, README = Path("docs/coverage.md"), Path("README.md")
 PUBLISHED = "config/published_values.csv"
 TEST = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
 TABLE = re.compile(r"((?:tests/golden|docs|config)/[\w./-]+\.(?:csv|md))(?:\[(.+)\])?")
@@ -290,7 +290,7 @@ def _held_up_by(row, root: Path) -> str:
     return "; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–"
 
 
-def block(root: Path = ROOT) -> str:
+def block(root: Path = ROOT, counts_only: bool = False) -> str:
     """The counts per paper and status, then one table per paper (the reasons stay in
     docs/coverage.csv)."""
     for cached in (table, _tests):  # the pages it reads may have been rewritten
@@ -300,6 +300,8 @@ def block(root: Path = ROOT) -> str:
     counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
     counts = counts.reindex(index=[*papers(data), "ours"], columns=STATUSES, fill_value=0)
     lines = [markdown_table(counts.assign(items=counts.sum(axis=1)).reset_index()).rstrip()]
+    if counts_only:  # the README's first screen: what replicated, per paper
+        return lines[0] + "\n"
     for title, part in [(p, data[(data["paper"] == p) & ~ours]) for p in papers(data)] + [
         ("The project's own additions (not items of the papers)", data[ours])
     ]:
@@ -313,4 +315,10 @@ def block(root: Path = ROOT) -> str:
     return "\n".join(lines) + "\n"
 
 
-COVERAGE = CommittedRun(name="coverage", pages=(Page(PAGE, block, page_markers("coverage")),))
+COVERAGE = CommittedRun(
+    name="coverage",
+    pages=(
+        Page(PAGE, block, page_markers("coverage")),
+        Page(README, functools.partial(block, counts_only=True), page_markers("coverage counts")),
+    ),
+)
