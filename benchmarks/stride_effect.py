@@ -10,7 +10,7 @@ The bound is derived from runs that are *not* the committed protocol run, so tha
 (issue 79, item 5: a bound taken as the maximum over the run it is checked on cannot fail):
 
 * **appendix A**: the committed GLUE run's traces (docs/data/glue_traces.csv.gz: other tasks,
-  MiniLM and MPNet, one seed × 250 updates each, metrics at every update);
+  MiniLM and MPNet, each seed's 250 updates, metrics at every update);
 * **simulated**: ``--replications`` sets of 5 simulated seeds of each trajectory shape
   (tests/seed_simulator.py), 1,000 updates.
 
@@ -120,6 +120,7 @@ def effects(replications: int = REPLICATIONS) -> pd.DataFrame:
 def effect_rows(table: pd.DataFrame, replications: int = REPLICATIONS) -> pd.DataFrame:
     """config/protocol_effects.csv's rows from :func:`effects`."""
     sources = [c for c in table.columns if c.startswith("A:")]
+    seeds = pd.read_csv(SOURCES)["seed"].nunique()  # the committed appendix A run's
     held_out = [c for c in table.columns if "/" in c and not c.startswith("A:")]
     rows = []
     for _, row in table.iterrows():
@@ -128,7 +129,7 @@ def effect_rows(table: pd.DataFrame, replications: int = REPLICATIONS) -> pd.Dat
         how = (
             "largest |Δz| against every update, over every phase of the stride, of the pooled r "
             "and of the seeds' mean z, in runs other than the protocol run: appendix A "
-            f"(docs/data/glue_traces.csv.gz, {len(sources)} setups × 1 seed × 250 updates), "
+            f"(docs/data/glue_traces.csv.gz, {len(sources)} setups × {seeds} seeds × 250 updates), "
             f"largest {largest[2:]} {row[largest]:.4f}; simulated, {replications} sets of 5 seeds "
             f"of each trajectory shape (fall, dip, phases), 1000 updates: "
             f"{row['simulated']:.4f}; bound: {HEADROOM:g} × the larger, rounded up to {STEP:g}. "

@@ -72,7 +72,7 @@ def test_the_bound_is_derived_from_other_runs_with_its_headroom():
     """Each bound is the headroom × the largest effect of the appendix A run's setups (and of
     the simulated seeds, checked below), rounded up: not the held-out run's."""
     sources = stride_effect.protocol_traces(stride_effect.SOURCES)
-    assert len(sources) == 10 and {iso.shape for iso, _ in sources.values()} == {(1, 251)}
+    assert len(sources) == 10 and {iso.shape for iso, _ in sources.values()} == {(3, 251)}
     for stride, bound in stride_bounds().items():
         largest = max(stride_effect.stride_effect(i, s, stride) for i, s in sources.values())
         assert bound >= stride_effect.HEADROOM * largest > largest, stride
