@@ -257,6 +257,7 @@ def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
     _add_toy_study(repo)
     touched = _touched(repo)
     assert touched == [
+        "README.md",
         "config.yaml",
         "config/published_values.csv",
         "docs/architecture.md",
