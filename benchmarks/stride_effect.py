@@ -120,7 +120,8 @@ def effects(replications: int = REPLICATIONS) -> pd.DataFrame:
 def effect_rows(table: pd.DataFrame, replications: int = REPLICATIONS) -> pd.DataFrame:
     """config/protocol_effects.csv's rows from :func:`effects`."""
     sources = [c for c in table.columns if c.startswith("A:")]
-    seeds = pd.read_csv(SOURCES)["seed"].nunique()  # the committed appendix A run's
+    glue = pd.read_csv(SOURCES)  # the committed appendix A run: its seeds and updates, counted
+    seeds, updates = glue["seed"].nunique(), int(glue["step"].max())
     held_out = [c for c in table.columns if "/" in c and not c.startswith("A:")]
     rows = []
     for _, row in table.iterrows():
@@ -129,7 +130,8 @@ def effect_rows(table: pd.DataFrame, replications: int = REPLICATIONS) -> pd.Dat
         how = (
             "largest |Δz| against every update, over every phase of the stride, of the pooled r "
             "and of the seeds' mean z, in runs other than the protocol run: appendix A "
-            f"(docs/data/glue_traces.csv.gz, {len(sources)} setups × {seeds} seeds × 250 updates), "
+            f"(docs/data/glue_traces.csv.gz, {len(sources)} setups × {seeds} seeds × {updates} "
+            "updates), "
             f"largest {largest[2:]} {row[largest]:.4f}; simulated, {replications} sets of 5 seeds "
             f"of each trajectory shape (fall, dip, phases), 1000 updates: "
             f"{row['simulated']:.4f}; bound: {HEADROOM:g} × the larger, rounded up to {STEP:g}. "
