@@ -11,7 +11,7 @@ GPU runbook (its runs on an H200 and an H100: docs/istar-gpu.md):
 1. Here (CPU, seconds): check config.yaml + the overlay as the workflow does and pack what the
    device needs into ``.istar_device/`` (git-ignored, 55 MiB beside the 6 MiB tree: under the
    64 MiB a call carries): MiniLM as float16 safetensors, SST-2's two mirror files, plan.json,
-   and pydantic for the device's Python 3.12 in ``pylib/`` (:func:`bundle_packages`, from PyPI)::
+   and pydantic for the device's Python 3.12 in ``pylib/`` (on_device.bundle_packages, from PyPI)::
 
        ISOTROPY_MIRROR=../shared/mirror .venv/bin/python benchmarks/istar_on_device.py pack
 
@@ -55,10 +55,6 @@ import argparse
 import json
 import math
 import os
-import platform
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -69,6 +65,7 @@ from isotropy.compute import apply_job_environment, mixed_precision_dtype, resol
 os.environ.update(apply_job_environment(dict(os.environ)))
 os.environ.setdefault("TQDM_DISABLE", "1")
 
+import on_device
 import pandas as pd
 import torch
 from optimize import synchronise
@@ -77,12 +74,7 @@ from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.evaluation import evaluate_model
 from isotropy.finetune.features import load_model_and_tokenizer, task_features
 from isotropy.finetune.regularisers import estimate_reference_covariance
-from isotropy.finetune.training import (
-    make_optimiser,
-    run_and_save,
-    task_splits,
-    train_epoch,
-)
+from isotropy.finetune.training import make_optimiser, run_and_save, task_splits, train_epoch
 from isotropy.io import sha256_file, write_json
 from isotropy.istar.runs import collect_runs
 from isotropy.istar.study import configured_lambda, run_grid, run_path
@@ -91,65 +83,12 @@ from isotropy.readers.tasks import task_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 PACK = ROOT / ".istar_device"
-WEIGHTS = "model.safetensors"
 REGULARISERS = ("none", "istar", "cosreg")
 STAND_IN = "MiniLM (all-MiniLM-L6-v2), a stand-in for the I-STAR poster's BERT, ALBERT, DistilBERT"
 SUBSET_STEP = 1000  # the training subset is a multiple of this many rows
 # Training rows the fixed costs are measured on: enough for Σ_S's 250,000 token states on SST-2
 # (11.3 MiniLM tokens a sentence), so that its cost is the one every run pays.
 MEASURED_ROWS = 25_000
-
-
-# ----------------------------------------------------------------------------- float16 weights
-
-
-# The device's Python has torch and transformers but not pydantic, which the configuration models
-# need: the versions installed here, as wheels for its Python, unpacked into the pack's pylib/
-# (on the device: PYTHONPATH=src:PACK/pylib).
-DEVICE_PYTHON = "3.12"
-DEVICE_PACKAGES = (
-    "pydantic",
-    "pydantic_core",
-    "annotated_types",
-    "typing_inspection",
-    "typing_extensions",
-)
-
-
-def bundle_packages(dest: Path, python: str = DEVICE_PYTHON) -> list[str]:
-    """Download :data:`DEVICE_PACKAGES` at the versions installed here, as wheels for ``python``
-    on x86-64 Linux, and unpack them into ``dest / "pylib"``; the pins it bundled."""
-    import importlib.metadata
-    import tempfile
-    import zipfile
-
-    pins = [f"{name}=={importlib.metadata.version(name)}" for name in DEVICE_PACKAGES]
-    with tempfile.TemporaryDirectory() as wheels:
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
-        command += ["--only-binary=:all:", "--python-version", python, "--dest", wheels]
-        command += ["--platform", "manylinux_2_17_x86_64", *pins]
-        subprocess.run(command, check=True)
-        for wheel in sorted(Path(wheels).glob("*.whl")):
-            with zipfile.ZipFile(wheel) as archive:
-                archive.extractall(dest / "pylib")
-    return pins
-
-
-def convert_weights(source: Path, dest: Path, dtype: torch.dtype) -> None:
-    """Copy a model folder's top-level files to ``dest`` with every floating tensor of its
-    ``model.safetensors`` cast to ``dtype`` (float16 to travel: half the bytes; float32 back)."""
-    from safetensors.torch import load_file, save_file
-
-    dest.mkdir(parents=True, exist_ok=True)
-    for path in source.iterdir():
-        if path.is_file() and path.name != WEIGHTS and path.suffix in (".json", ".txt"):
-            shutil.copyfile(path, dest / path.name)
-    tensors = load_file(source / WEIGHTS)
-    cast = {k: v.to(dtype) if v.is_floating_point() else v for k, v in tensors.items()}
-    overflow = [k for k, v in cast.items() if v.is_floating_point() and not v.isfinite().all()]
-    if overflow:
-        raise ValueError(f"{overflow[:3]} overflow in {dtype}: these weights cannot travel so")
-    save_file(cast, dest / WEIGHTS, metadata={"format": "pt"})
 
 
 def pack(config_files: list[Path], mirror: Path, dest: Path) -> dict:
@@ -165,12 +104,9 @@ def pack(config_files: list[Path], mirror: Path, dest: Path) -> dict:
     if len(models) != 1 or len(tasks) != 1:
         raise ValueError("the device script runs one model on one task; the overlay lists more")
     name, task = models.pop(), tasks[0]
-    shutil.rmtree(dest, ignore_errors=True)
-    convert_weights(Path(ModelSpec.from_config(config, name).source), dest / "model", torch.float16)
-    for split in ("train", "validation"):
-        for file in config["sources"][task_source(task, split)]["mirror"]:
-            (dest / "data").mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(mirror / file, dest / "data" / Path(file).name)
+    sources = [config["sources"][task_source(task, split)] for split in ("train", "validation")]
+    files = [mirror / file for source in sources for file in source["mirror"]]
+    on_device.pack_model(dest, Path(ModelSpec.from_config(config, name).source), files)
     plan = {
         "config_files": [os.path.relpath(p, ROOT) for p in config_files],
         "model_name": name,
@@ -178,25 +114,7 @@ def pack(config_files: list[Path], mirror: Path, dest: Path) -> dict:
         "task": task,
         "istar": section,
     }
-    return write_plan(dest, plan, f"{name} ({task})")
-
-
-def write_plan(dest: Path, plan: dict, what: str) -> dict:
-    """``plan`` with the code's commit and the checksum of every file packed in ``dest``, written
-    to ``dest/plan.json`` (:func:`load_plan` checks them); prints the pack's size."""
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True
-    ).stdout.strip()
-    files = [p for p in sorted(dest.rglob("*")) if p.is_file()]
-    plan = {
-        **plan,
-        "code_commit": commit,
-        "files_sha256": {str(p.relative_to(dest)): sha256_file(p) for p in files},
-    }
-    write_json(dest / "plan.json", plan)
-    size = sum(p.stat().st_size for p in files)
-    print(f"packed {what} into {dest}: {size / 2**20:.1f} MiB")
-    return plan
+    return on_device.write_plan(dest, plan, f"{name} ({task})")
 
 
 # ----------------------------------------------------------------------------- costs
@@ -250,7 +168,7 @@ def step_costs(model, tokenizer, features, sigma, settings, device, steps: int, 
 
 
 def print_costs(costs: dict, device: torch.device, settings) -> None:
-    print(f"per optimiser step on {device_name(device)} (batch {settings.batch_size}):")
+    print(f"per optimiser step on {on_device.device_name(device)} (batch {settings.batch_size}):")
     for r in REGULARISERS:
         wall, cpu = costs[f"step_s_{r}"], costs[f"step_cpu_s_{r}"]
         print(
@@ -314,33 +232,16 @@ def fit_subset(runs, rows: int, cap: int | None, costs: dict, settings, budget: 
     )
 
 
-def device_name(device: torch.device) -> str:
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    return f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
-
-
 # ----------------------------------------------------------------------------- the grid
 
 
-def load_plan(folder: Path, name: str = "plan.json") -> dict:
-    """The plan ``name`` (plan.json), every packed file checked against its checksum."""
-    plan = json.loads((folder / name).read_text())
-    for name, digest in plan["files_sha256"].items():
-        if sha256_file(folder / name) != digest:
-            raise ValueError(f"{folder / name} is not the file packed (checksum differs)")
-    return plan
-
-
 def run_grid_on_device(args: argparse.Namespace) -> None:
-    begun = time.perf_counter()
-    plan = load_plan(args.pack, args.plan)
+    begun, deadline_at = time.perf_counter(), time.time() + args.deadline_s
+    plan = on_device.load_plan(args.pack, args.plan)
     device = resolve_device(args.device)
     section = plan["istar"]
     work = args.work or args.pack / "work"
-    model_folder = work / "model-float32"
-    convert_weights(args.pack / "model", model_folder, torch.float32)
-    spec = ModelSpec(path=str(model_folder), name=plan["model_name"])
+    spec = ModelSpec(path=str(on_device.unpack_model(args.pack, work)), name=plan["model_name"])
     settings = TrainingSettings.model_validate(dict(section["training"]))
     data_folder = args.pack / "data"
     whole = task_splits(
@@ -375,16 +276,15 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
     data = task_splits(plan["task"], data_folder, data_folder, settings)
     args.out.mkdir(parents=True, exist_ok=True)
     pd.DataFrame([costs]).to_csv(args.out / "costs.csv", index=False)
-    record = {
-        "what": f"the I-STAR grid of {plan['config_files'][-1]} on one device ({STAND_IN})",
-        "code_commit": plan["code_commit"],
-        "device": device_name(device),
-        "versions": versions(device),
-        "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "command": "python benchmarks/istar_on_device.py run --out OUT "
+    command = (
+        "python benchmarks/istar_on_device.py run --out OUT "
         f"--budget-s {args.budget_s:g} --deadline-s {args.deadline_s:g}"
         + (f" --finish {args.finish.name}" if args.finish else "")
-        + (f" --plan {args.plan}" if args.plan != "plan.json" else ""),
+        + (f" --plan {args.plan}" if args.plan != "plan.json" else "")
+    )
+    record = {
+        "what": f"the I-STAR grid of {plan['config_files'][-1]} on one device ({STAND_IN})",
+        **on_device.record_header(plan, device, command),
         "istar": section,
         "costs": costs,
         "overhead_vs_plain": {
@@ -399,8 +299,7 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
     done = []
     for run in runs:
         key, predicted = run_path(run), run_seconds(run, rows, costs, settings)
-        if time.perf_counter() - begun + predicted > args.deadline_s:
-            print(f"{key}: not started (the deadline would pass)")
+        if not on_device.starts_in_time(key, predicted, deadline_at):
             continue
         record["runs_not_started"].remove(key)
         started = time.perf_counter()
@@ -438,20 +337,6 @@ def write_outputs(out: Path, record: dict, files: list[Path], runs: list[dict]) 
     write_json(out / "record.json", record)
 
 
-def versions(device: torch.device) -> dict:
-    import transformers
-
-    found = {"torch": torch.__version__, "transformers": transformers.__version__}
-    if device.type == "cuda":
-        found["cuda"] = str(torch.version.cuda)
-        query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
-        try:
-            found["driver"] = subprocess.run(query, capture_output=True, text=True).stdout.strip()
-        except OSError:
-            pass
-    return found
-
-
 def measure_steps(args: argparse.Namespace) -> None:
     """``costs``: seconds per step of the three regularisers, the overlay's model and settings
     (a smaller Σ_S sample: the step's cost does not depend on it) on ``--rows`` SST-2 rows."""
@@ -473,14 +358,10 @@ def measure_steps(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    packing = commands.add_parser("pack", help="here: check the overlay, pack model and data")
-    packing.add_argument("--to", type=Path, default=PACK)
-    running = commands.add_parser("run", help="on the device: costs, sizing, the grid")
-    running.add_argument("--pack", type=Path, default=PACK)
-    running.add_argument("--work", type=Path, default=None, help="runs' folders (PACK/work)")
-    running.add_argument("--out", type=Path, required=True)
+    description = __doc__.split("\n\n")[0]
+    parser, commands, packing, running = on_device.command_line(
+        description, PACK, "the overlay's run"
+    )
     # A second grid on the same model and data travels as a second plan in the same pack.
     running.add_argument("--plan", default="plan.json", help="the plan's file name in --pack")
     running.add_argument("--budget-s", type=float, default=300.0, help="the grid's estimate")
@@ -491,10 +372,9 @@ def main() -> None:
     stepping = commands.add_parser("costs", help="seconds per step of the three regularisers")
     stepping.add_argument("--rows", type=int, default=1024)
     stepping.add_argument("--reference-sample-size", type=int, default=4000)
+    stepping.add_argument("--mirror", type=Path, default=packing.get_default("mirror"))
+    stepping.add_argument("--device", default="auto")
     for sub in (packing, stepping):
-        sub.add_argument(
-            "--mirror", type=Path, default=Path(os.environ.get("ISOTROPY_MIRROR", "."))
-        )
         sub.add_argument(
             "--config",
             type=Path,
@@ -502,17 +382,10 @@ def main() -> None:
             default=[ROOT / "config.yaml", ROOT / "config" / "istar_gpu.yaml"],
         )
     for sub in (running, stepping):
-        sub.add_argument("--device", default="auto")
         sub.add_argument("--steps", type=int, default=20, help="timed steps per regulariser")
         sub.add_argument("--rounds", type=int, default=2)
-    args = parser.parse_args()
-    if args.command == "pack":
-        pack(args.config, args.mirror, args.to)
-        bundle_packages(args.to)
-    elif args.command == "run":
-        run_grid_on_device(args)
-    else:
-        measure_steps(args)
+    actions = {"pack": lambda args: pack(args.config, args.mirror, args.to)}
+    on_device.dispatch(parser, actions | {"run": run_grid_on_device, "costs": measure_steps})
 
 
 if __name__ == "__main__":

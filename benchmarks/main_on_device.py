@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import torch
+from on_device import device_name
 from optimize import synchronise
 
 from isotropy.optimize import OptimisationSettings, problem_from_files, run_optimisation
@@ -74,8 +75,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     pd.concat(traces).to_csv(args.out / "traces.csv.gz", index=False)
     pd.DataFrame(walls).to_csv(args.out / "walls.csv", index=False)
-    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
-    print(f"{name}, torch {torch.__version__}: {sum(w['wall_s'] for w in walls):.0f} s in all")
+    total = sum(w["wall_s"] for w in walls)
+    print(f"{device_name(device)}, torch {torch.__version__}: {total:.0f} s in all")
 
 
 if __name__ == "__main__":

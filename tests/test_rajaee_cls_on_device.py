@@ -186,7 +186,7 @@ def test_the_pack_bundles_pydantic_for_the_devices_python(tmp_path):
     apart."""
     import pydantic_core
 
-    bundle = device_script().bundle_packages
+    bundle = load_script("benchmarks/on_device.py").bundle_packages
     built = {}
     for python in ("3.12", "3.11"):
         pins = bundle(tmp_path / python, python=python)
