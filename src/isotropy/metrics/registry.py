@@ -121,40 +121,40 @@ def with_role(role: str) -> TraceMetric:
     return found[0]
 
 
+def _cluster_criterion(
+    name: str, label: str, function: str, colour: str, higher_is_better: bool = True
+) -> TraceMetric:
+    """A criterion of the clusters of the labelled representations: >= 0, on the right axis."""
+    return TraceMetric(
+        name,
+        label,
+        function,
+        points="representations",
+        labels=True,
+        colour=colour,
+        axis="right",
+        bounds=(0.0, math.inf),
+        higher_is_better=higher_is_better,
+    )
+
+
 # Per-update metrics a study may add to its traces (``extra_metrics`` of an optimisation section,
 # off by default): the cluster criteria the main paper names beside the silhouette (its
 # Limitations), recorded after the metrics above in this order. Dunn costs O(n²) like the
 # silhouette; Caliński–Harabasz and Davies–Bouldin O(n d).
 OPTIONAL_METRICS: tuple[TraceMetric, ...] = (
-    TraceMetric(
-        "dunn",
-        "Dunn index",
-        "criteria:dunn_tensor",
-        points="representations",
-        labels=True,
-        colour="tab:green",
-        axis="right",
-        bounds=(0.0, math.inf),
-    ),
-    TraceMetric(
+    _cluster_criterion("dunn", "Dunn index", "criteria:dunn_tensor", "tab:green"),
+    _cluster_criterion(
         "calinski_harabasz",
         "Caliński–Harabasz index",
         "criteria:calinski_harabasz_tensor",
-        points="representations",
-        labels=True,
-        colour="tab:purple",
-        axis="right",
-        bounds=(0.0, math.inf),
+        "tab:purple",
     ),
-    TraceMetric(
+    _cluster_criterion(
         "davies_bouldin",
         "Davies–Bouldin index",
         "criteria:davies_bouldin_tensor",
-        points="representations",
-        labels=True,
-        colour="tab:brown",
-        axis="right",
-        bounds=(0.0, math.inf),
+        "tab:brown",
         higher_is_better=False,
     ),
 )
