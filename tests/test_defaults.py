@@ -95,7 +95,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b or (isinstance(a, float) and a == b)
 
 
-STS_FUNCTIONS = (sts.enhance, sts.evaluate_sts, sts.evaluate_sts_tokens)
+STS_FUNCTIONS = (sts.enhance, sts.evaluate_sts)
 # (section, its model, the code that restates its defaults)
 RESTATED = [
     ("rajaee_cls.cluster_method", ClusterMethod, ClusterSettings),

@@ -34,12 +34,7 @@ from isotropy.geometry.layers import (
     pca_view,
     within_cluster_isotropy,
 )
-from isotropy.geometry.sts import (
-    enhance,
-    evaluate_sts,
-    evaluate_sts_tokens,
-    pair_cosines,
-)
+from isotropy.geometry.sts import enhance, evaluate_sts, pair_cosines
 from isotropy.geometry.tokens import FREQUENCY_COLUMNS, token_frequencies, window_frequencies
 from isotropy.models import ModelSpec
 from isotropy.readers.corpus import read_corpus, read_corpus_text, wikitext_sentences
@@ -289,8 +284,14 @@ def sts_tokens(n_pairs=60, dim=12, seed=5):
 
 def test_sts_pipeline_transforms_tokens_then_pools():
     tokens, offsets, first, second, gold = sts_tokens()
-    table = evaluate_sts_tokens(
-        tokens, offsets, first, second, gold, methods=("none", "centring"), model="synthetic"
+    table = evaluate_sts(
+        tokens,
+        first,
+        second,
+        gold,
+        offsets=offsets,
+        methods=("none", "centring"),
+        model="synthetic",
     ).set_index("method")
     # independent reference: numpy loops over pairs, pandas correlations
     wide = tokens.astype(np.float64)

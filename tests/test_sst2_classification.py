@@ -17,7 +17,7 @@ from isotropy.geometry.classification import (
     feature_seconds,
     pooled,
 )
-from isotropy.geometry.sts import evaluate_sts_tokens
+from isotropy.geometry.sts import evaluate_sts
 
 
 def clustered_tokens(n_sentences=120, dim=16, seed=0):
@@ -51,16 +51,16 @@ def test_cluster_method_on_frozen_features_changes_iw_as_the_sts_path_does():
     # 'none' has no seed: one computation, repeated for each seed
     none = table[table["method"] == "none"]
     assert len(none) == 4 and none.groupby("reading")["accuracy"].nunique().eq(1).all()
-    # The same I(W) as the STS path's on the same tokens and method (evaluate_sts_tokens
+    # The same I(W) as the STS path's on the same tokens and method (evaluate_sts
     # fits the transform on the token set and measures I(W) there).
     offsets, n = features.offsets, len(features.labels)
     gold = np.linspace(0, 5, n // 2)
-    sts = evaluate_sts_tokens(
+    sts = evaluate_sts(
         features.tokens,
-        offsets,
         np.arange(0, n, 2),
         np.arange(1, n, 2),
         gold,
+        offsets=offsets,
         methods=("none", "cluster-based"),
         n_clusters=4,
         n_directions=2,

@@ -176,9 +176,8 @@ class StsEmbeddings:
 def sts_table(
     embeddings: StsEmbeddings, *, model: str, seed: int = 0, **settings: Any
 ) -> pd.DataFrame:
-    """The STS table of stored vectors: :func:`evaluate_sts_tokens` for token states (the
-    authors' pipeline), :func:`evaluate_sts` for sentence vectors; an empty table (header only)
-    when the data set was unavailable."""
+    """The STS table of stored vectors (:func:`evaluate_sts`: token states or sentence vectors);
+    an empty table (header only) when the data set was unavailable."""
     if not embeddings.available:
         log.warning(
             "STS data set %s (%s) was unavailable; writing an empty table",
@@ -192,25 +191,15 @@ def sts_table(
         "dataset": embeddings.dataset,
         "split": embeddings.split,
     }
-    if embeddings.token_level:
-        table = evaluate_sts_tokens(
-            embeddings.vectors,
-            embeddings.offsets,
-            embeddings.first,
-            embeddings.second,
-            embeddings.gold,
-            **labels,
-            **settings,
-        )
-    else:
-        table = evaluate_sts(
-            embeddings.vectors,
-            embeddings.first,
-            embeddings.second,
-            embeddings.gold,
-            **labels,
-            **settings,
-        )
+    table = evaluate_sts(
+        embeddings.vectors,
+        embeddings.first,
+        embeddings.second,
+        embeddings.gold,
+        offsets=embeddings.offsets if embeddings.token_level else None,
+        **labels,
+        **settings,
+    )
     return table[STS_COLUMNS]
 
 
@@ -262,6 +251,7 @@ def evaluate_sts(
     second: np.ndarray,
     gold: np.ndarray,
     *,
+    offsets: np.ndarray | None = None,
     methods: Sequence[str] = STS_METHODS,
     n_clusters: int = 27,
     n_directions: int = 12,
@@ -269,52 +259,47 @@ def evaluate_sts(
     seed: int = 0,
     **labels: Any,
 ) -> pd.DataFrame:
-    """Pearson and Spearman (x100) of pair cosines vs. gold scores, and I(W), per method, on
-    *sentence* vectors.
+    """Pearson and Spearman (x100) of pair cosines vs. gold scores, and I(W), one row per method.
 
-    Each transform is fitted on the given sentence vectors (one per unique sentence) and I(W) is
-    measured on them. This is NOT Rajaee & Pilehvar's pipeline, which transforms token vectors
-    and pools afterwards (:func:`evaluate_sts_tokens`, what the workflow runs); it is kept for
+    With ``offsets``, Rajaee & Pilehvar's pipeline (what the workflow runs): transform *token*
+    vectors, then mean-pool, then cosine. ``vectors`` holds the last-layer states of each unique
+    sentence's tokens without [CLS]/[SEP] (sentence i: rows ``offsets[i]:offsets[i+1]``). As in
+    their notebook, the token set is the tokens of every pair side in pair order (repeated
+    sentences repeated); each transform is fitted on it; each side's sentence vector is the mean
+    of its transformed tokens; a pair is scored by the cosine of its two sentence vectors. I(W)
+    is measured on the transformed tokens, with numpy's eigenvector signs (``isotropy``, their
+    number) and sign-free.
+
+    Without, ``vectors`` are *sentence* vectors (one per unique sentence): each transform is
+    fitted on them and I(W) measured on them. This is NOT their pipeline; it is kept for
     sentence encoders whose pooled output is the object of study.
     """
     gold = _check_pairs(first, second, gold)
-    return _sts_table(
-        vectors,
-        lambda transformed: pair_cosines(transformed, first, second),
-        gold,
-        methods=methods,
-        transform={
-            "n_clusters": n_clusters,
-            "n_directions": n_directions,
-            "abtt_directions": abtt_directions,
-        },
-        seed=seed,
-        fixed={
-            **labels,
-            "seed": seed,
-            "n_pairs": len(gold),
-            "n_sentences": len(vectors),
-            "n_tokens": 0,
-            "dim": vectors.shape[1],
-            "pipeline": PIPELINE_SENTENCES,
-        },
-        pipeline_name="sentences",
-    )
+    fixed = {**labels, "seed": seed, "n_pairs": len(gold), "dim": vectors.shape[1]}
+    if offsets is None:
+        points, pipeline = vectors, "sentences"
+        fixed |= {"n_sentences": len(vectors), "n_tokens": 0, "pipeline": PIPELINE_SENTENCES}
 
+        def score_pairs(transformed: np.ndarray) -> np.ndarray:
+            return pair_cosines(transformed, first, second)
 
-def _sts_table(
-    points: np.ndarray,
-    score_pairs,
-    gold: np.ndarray,
-    *,
-    methods: Sequence[str],
-    transform: dict[str, int],
-    seed: int,
-    fixed: dict[str, Any],
-    pipeline_name: str,
-) -> pd.DataFrame:
-    """One STS row per method: fit the transform on ``points``, score the pairs with
-    ``score_pairs(transformed)`` (their cosines) and measure I(W) on the transformed points."""
+    else:
+        sides, starts = pair_side_tokens(np.asarray(offsets), np.asarray(first), np.asarray(second))
+        points, pipeline = np.asarray(vectors[sides], dtype=np.float64), "tokens"
+        lengths = np.diff(np.append(starts, len(points)))
+        pair_first, pair_second = np.arange(0, 2 * len(gold), 2), np.arange(1, 2 * len(gold), 2)
+        fixed |= {"n_sentences": len(offsets) - 1, "n_tokens": len(points)}
+        fixed["pipeline"] = PIPELINE_TOKENS
+
+        def score_pairs(transformed: np.ndarray) -> np.ndarray:
+            sentences = np.add.reduceat(transformed, starts, axis=0) / lengths[:, None]
+            return pair_cosines(sentences, pair_first, pair_second)
+
+    transform = {
+        "n_clusters": n_clusters,
+        "n_directions": n_directions,
+        "abtt_directions": abtt_directions,
+    }
     rows = []
     for method in methods:
         transformed = np.asarray(enhance(points, method, seed=seed, **transform), dtype=np.float64)
@@ -323,7 +308,7 @@ def _sts_table(
         log.info(
             "STS %s (%s): pearson %.2f spearman %.2f I(W) %.3g",
             method,
-            pipeline_name,
+            pipeline,
             row["pearson"],
             row["spearman"],
             row["isotropy"],
@@ -348,62 +333,3 @@ def pair_side_tokens(
     rows = np.concatenate([np.arange(offsets[s], offsets[s + 1]) for s in sides])
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     return rows, starts
-
-
-def evaluate_sts_tokens(
-    tokens: np.ndarray,
-    offsets: np.ndarray,
-    first: np.ndarray,
-    second: np.ndarray,
-    gold: np.ndarray,
-    *,
-    methods: Sequence[str] = STS_METHODS,
-    n_clusters: int = 27,
-    n_directions: int = 12,
-    abtt_directions: int = 12,
-    seed: int = 0,
-    **labels: Any,
-) -> pd.DataFrame:
-    """Rajaee & Pilehvar's STS pipeline: transform *token* vectors, then mean-pool, then cosine.
-
-    ``tokens`` holds the last-layer states of each unique sentence's tokens without [CLS]/[SEP]
-    (sentence i: rows ``offsets[i]:offsets[i+1]``). As in their notebook, the token set is the
-    tokens of every pair side in pair order (repeated sentences repeated); each transform is
-    fitted on it; each side's sentence vector is the mean of its transformed tokens; a pair is
-    scored by the cosine of its two sentence vectors. I(W) is measured on the transformed
-    tokens, with numpy's eigenvector signs (``isotropy``, their number) and sign-free.
-    """
-    gold = _check_pairs(first, second, gold)
-    rows_of_sides, starts = pair_side_tokens(
-        np.asarray(offsets), np.asarray(first), np.asarray(second)
-    )
-    side_tokens = np.asarray(tokens[rows_of_sides], dtype=np.float64)
-    lengths = np.diff(np.append(starts, len(side_tokens)))
-    pair_first, pair_second = np.arange(0, 2 * len(gold), 2), np.arange(1, 2 * len(gold), 2)
-
-    def score_pairs(transformed: np.ndarray) -> np.ndarray:
-        sentences = np.add.reduceat(transformed, starts, axis=0) / lengths[:, None]
-        return pair_cosines(sentences, pair_first, pair_second)
-
-    return _sts_table(
-        side_tokens,
-        score_pairs,
-        gold,
-        methods=methods,
-        transform={
-            "n_clusters": n_clusters,
-            "n_directions": n_directions,
-            "abtt_directions": abtt_directions,
-        },
-        seed=seed,
-        fixed={
-            **labels,
-            "seed": seed,
-            "n_pairs": len(gold),
-            "n_sentences": len(offsets) - 1,
-            "n_tokens": len(side_tokens),
-            "dim": tokens.shape[1],
-            "pipeline": PIPELINE_TOKENS,
-        },
-        pipeline_name="tokens",
-    )
