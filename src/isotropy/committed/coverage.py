@@ -262,14 +262,17 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
     if file.endswith(".json"):
         try:
             short = below_scale(facts(root, file), RUN)
-        except (ValueError, KeyError, AttributeError) as error:
-            return set(), {}, [f"{file}: {error}"], ""
+        except (ValueError, KeyError, AttributeError, TypeError) as error:
+            return set(), {}, [f"{file}: {error!r}"[:300]], ""
         said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
         return {"below scale" if short else "equal"}, {} if short else {file: {file}}, [], said
     selected, problems = select(root, file, conditions)
     if file == PUBLISHED or problems:
         return set(), {}, problems, ""
-    reads, claims, said = _table_reads(root, file, conditions, selected, cited)
+    try:  # a record that is no JSON object, or a configuration without its sections
+        reads, claims, said = _table_reads(root, file, conditions, selected, cited)
+    except (ValueError, KeyError, AttributeError, TypeError) as error:
+        return set(), {}, [f"{file}'s record: {error!r}"[:300]], ""
     return reads, claims, problems, said
 
 
