@@ -44,8 +44,8 @@ CLASSES = {  # a verdict's class by the words it starts with (after its mark)
     "for": ("supported", "agrees", "consistent"),
     "stand-in": ("stand-in",),
 }
-# What a status allows its checks to read, and what it needs one of (reproduced: computed by
-# :func:`unreproduced`; a formula is not reproduced by a tested counterexample too). ``tiny``:
+# What a status allows its checks to read, and what it needs one of (reproduced: computed in
+# :func:`row_problems`; a formula is not reproduced by a tested counterexample too). ``tiny``:
 # a table of the tiny test run (tests/golden/), never the paper's scale.
 ANY = {"undecided", "computed", "test", "stand-in", "tiny"}
 ALLOWED = {"reproduced": {"for", "equal", "computed", "test"}}
@@ -259,13 +259,17 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
     if not (match := TABLE.fullmatch(check)):
         return set(), {}, [f"{check!r} is no table, record, test or plan"], ""
     file, conditions = match.groups()
-    if file.endswith(".json"):
+    if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
         try:
-            short = below_scale(facts(root, file), RUN)
+            known = facts(root, file)
         except (ValueError, KeyError, AttributeError, TypeError) as error:
             return set(), {}, [f"{file}: {error!r}"[:300]], ""
+        short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
+        words = {
+            "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
+        }
         said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
-        return {"below scale" if short else "equal"}, {} if short else {file: {file}}, [], said
+        return {"below scale" if short else "equal"}, {} if short else {file: words}, [], said
     selected, problems = select(root, file, conditions)
     if file == PUBLISHED or problems:
         return set(), {}, problems, ""
@@ -324,6 +328,10 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
         if (against := read - ALLOWED[status]) and status != "reproduced":
             problems.append(f"{item}: {status}, yet {check} reads {sorted(against)}")
         unmet += [f"{check} reads {sorted(r)}" for r in [read - ALLOWED["reproduced"]] if r]
+        if check.endswith(".json"):  # a record holds up only the protocol the statement states
+            claims = {
+                c: {"run"} for c, w in claims.items() if all(p in row["statement"] for p in w)
+            }
         for claim, setups in claims.items():
             named.setdefault(claim, set()).update(setups)
     needs = NEEDS.get((status, kind), NEEDS.get(status, set()))
