@@ -38,7 +38,8 @@ def _copy_of_the_docs(tmp_path: Path) -> Path:
     tests and config the coverage page reads)."""
     for folder in ("docs", "schemas", "tests", "config"):
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__py*"))
-    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    for name in ("README.md", "config.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
     return tmp_path
 
 

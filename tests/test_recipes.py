@@ -185,9 +185,9 @@ def test_the_toy_table_has_one_row_per_seed():
     assert toy_table(3).splitlines() == ["seed,value", "0,1", "1,2", "2,3"]
 '''
 TOY_COVERAGE = (
-    'toy:rows,Toy 2025,"Table 1, rows",three rows,reproduced,'
+    'toy:rows,Toy 2025,"Table 1, rows",three rows,not judged,'
     '"tests/test_toy.py::test_the_toy_table_has_one_row_per_seed | '
-    'config/published_values.csv[paper=Toy et al. 2025]",results/toy/table.csv,,formula\n'
+    'config/published_values.csv[paper=Toy et al. 2025]",results/toy/table.csv,a test,formula,\n'
 )
 TOY_SECTION = '''
 

@@ -1,80 +1,107 @@
-"""docs/coverage.md, generated from docs/coverage.csv and from what each row's checks read;
-tests/test_coverage.py fails when a check's outcome contradicts its row's status (the statuses
-and what holds each up: docs/coverage.md).
-
-A row's ``checks``, separated by `` | ``: a table row ``<file>[column=value; column~text]`` of
-a CSV or of a generated page's tables (it reads their ``verdict`` cells, else *computed*, or
-*equal* when every number it pins is one the row cites from the paper); a test
-``tests/test_x.py::test_name`` naming the row in ``@pytest.mark.covers("<id>", on=…)`` (``on``:
-the committed file or ``"mirror"`` it reads; without it, synthetic); a plan ``config.yaml
-[+ config/overlay.yaml] > results/…``, which a dry run must plan; the paper's numbers
-``config/published_values.csv[…]``, each of which some row must select. A row's ``kind`` is
-``formula`` or ``empirical`` (anything measured on data; an empty cell reads empirical).
+"""docs/coverage.md from docs/coverage.csv and what its rows' checks read (the rule and the check
+kinds: docs/coverage.md, :func:`outcome`); tests/test_coverage.py fails on a row whose status
+is not what they read. What a verdict stands on (models, data, updates, stand-ins) is read from
+its run's record (else its configuration), never from the row, and no test's marks are read.
 """
 
 from __future__ import annotations
 
-import ast
+import csv
 import functools
+import io
 import itertools
+import os
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+import yaml
 
+from isotropy import intake
 from isotropy.committed.record import CommittedRun, Page, page_markers
-from isotropy.io import markdown_table
+from isotropy.io import decode_text, markdown_table
 from isotropy.verdicts.tolerances import near_guaranteed
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = Path("docs/coverage.csv")
 PAGE, README = Path("docs/coverage.md"), Path("README.md")
+# ``setups``: how many setups the statement covers (empty: one)
+COLUMNS = "id paper item statement status checks produced_by why kind setups".split()
 PUBLISHED = "config/published_values.csv"
 TEST = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
-TABLE = re.compile(r"((?:tests/golden|docs|config)/[\w./-]+\.(?:csv|md))(?:\[(.+)\])?")
+TABLE = re.compile(r"((?:tests/golden|docs|config)/[\w./-]+\.(?:csv|md|json))(?:\[(.+)\])?")
 PLAN = re.compile(r"((?:config\.yaml)(?: \+ config/[\w.-]+\.yaml)*) > (results/\S+)")
-# Verdict classes by the words a verdict starts with (after its mark); a verdict the page itself
-# calls near-guaranteed, or judged on a stand-in, says neither for nor against.
-CLASSES = {
+CAP, TINY = 8 << 20, "tests/golden/"  # bytes read of a file; the tiny test run (never at scale)
+# Each study's protocol as the paper states it (Mickus et al. §3, appendix A): below it a run is
+# not the item's scale; seeds replicate a claim and are no part of it, but of the record check.
+EVERY = {"metric_stride": 1}  # metrics after every update
+PROTOCOL = {"main": {"updates": 1000, **EVERY}, "glue": {"updates": 250, **EVERY}}
+RUN = {"main": {**PROTOCOL["main"], "seeds": 5}, "glue": PROTOCOL["glue"]}
+CLASSES = {  # a verdict's class by the words it starts with (after its mark)
     "against": ("not supported", "not consistent", "differs", "untested: fails"),
     "for": ("supported", "agrees", "consistent"),
     "stand-in": ("stand-in",),
-    "not run": ("not run",),
 }
-# A table of the tiny test run (tests/golden/) is not the paper's scale: what it reads is tagged.
-TINY = "tests/golden/"
-TESTS = {"test", "test on the paper's data"}
-KINDS = ("empirical", "formula")
-TINY_VERDICTS = {"tiny: for", "tiny: against", "tiny: undecided"}
-# What a status allows its checks to read (kinds or verdict classes) ...
-ALLOWED = {
-    "reproduced": {"for", "equal", "computed", "tiny: for", *TESTS},
-    "not reproduced": {"against", "undecided", "computed", *TESTS},
-    "not judged": {"undecided", "near-guaranteed", "computed", "equal", *TESTS, *TINY_VERDICTS},
-    "stand-in": {"stand-in", "undecided", "against", "not run", "computed", "test"}
-    | {*TINY_VERDICTS, "tiny: stand-in", "tiny: not run"},
-    "online or GPU only": {"not run", "tiny: not run", "plan", "test"},
-    "no counterpart": set(),
-}
-STATUSES = tuple(ALLOWED)
-# ... and what it needs, by the row's kind (why: docs/coverage.md).
-ON_DATA = {"for", "equal", "test on the paper's data"}
-NEEDS: dict[str, dict[str, set[str]]] = {
-    "reproduced": {"empirical": ON_DATA, "formula": ON_DATA | {"test"}},
-    "not reproduced": {
-        "empirical": {"against", "test on the paper's data"},
-        "formula": {"against", *TESTS},
-    },
-    "not judged": dict.fromkeys(KINDS, ALLOWED["not judged"]),
-    "stand-in": dict.fromkeys(KINDS, {"stated stand-in", "test"}),
-    "online or GPU only": dict.fromkeys(KINDS, {"plan"}),
-    "no counterpart": dict.fromkeys(KINDS, set()),
-}
+# What a status allows its checks to read, and what it needs one of (reproduced: computed in
+# :func:`row_problems`; a formula is not reproduced by a tested counterexample too). ``tiny``:
+# a table of the tiny test run (tests/golden/), never the paper's scale.
+ANY = {"undecided", "computed", "test", "stand-in", "tiny"}
+ALLOWED = {"reproduced": {"for", "equal", "computed", "test"}}
+ALLOWED["not reproduced"] = {"against", "undecided", "computed", "test"}
+ALLOWED |= {"not judged": ANY | {"for", "equal", "near-guaranteed", "below scale"}}
+ALLOWED |= {"stand-in": ANY | {"against", "for"}, "online or GPU only": {"tiny", "plan", "test"}}
+ALLOWED |= {"no counterpart": set()}
+STATUSES, KINDS = tuple(ALLOWED), ("empirical", "formula")
+TAGS = {"stand-in": "on a stand-in", "below scale": "below the scale"}
+TAGS["near-guaranteed"] = "near-guaranteed: not counted"
+NEEDS: dict[Any, set[str]] = {"reproduced": {"for", "equal"}, "not reproduced": {"against"}}
+NEEDS |= {"stand-in": {"stand-in", "test"}, "online or GPU only": {"plan"}}
+NEEDS[("not reproduced", "formula")] = {"against", "test"}
+
+
+def read(root: Path, name: str) -> bytes:
+    """``name``'s bytes: a regular file inside ``root``, no link on the way, at most :data:`CAP`
+    bytes; else ValueError saying why in one line."""
+    if problem := intake.name_problem(name):
+        raise ValueError(f"{name} {problem}")
+    try:
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fd = intake.open_inside(top, name)
+        finally:
+            os.close(top)
+    except OSError as error:
+        raise ValueError(f"{name} cannot be read inside the repository: {error.strerror}") from None
+    with os.fdopen(fd, "rb") as file:
+        if problem := intake.file_problem(os.fstat(file.fileno())):
+            raise ValueError(f"{name} {problem}")
+        data = file.read(CAP + 1)
+    if len(data) > CAP:
+        raise ValueError(f"{name} is over {CAP:,} bytes: never read")
+    return data
+
+
+def _text(root: Path, name: str) -> str:
+    return decode_text(read(root, name), "utf-8", name)
 
 
 def rows(root: Path = ROOT) -> pd.DataFrame:
-    return pd.read_csv(root / DATA, dtype=str, keep_default_na=False)
+    """docs/coverage.csv, or ValueError naming its file, row and column in one line."""
+    found: list[list[str]] = []
+    try:
+        found.extend(csv.reader(io.StringIO(_text(root, str(DATA))), strict=True))
+    except csv.Error as error:
+        raise ValueError(f"{DATA}, row {len(found) + 1}: not CSV ({error})") from None
+    header = found[0] if found else []
+    if missing := [c for c in COLUMNS if c not in header]:
+        raise ValueError(f"{DATA}, row 1 (the header): no column {', '.join(missing)}")
+    for number, line in enumerate(found[1:], start=2):
+        if len(line) != len(header):
+            where = f"{DATA}, row {number}, column {min(len(line), len(header)) + 1}"
+            raise ValueError(f"{where}: {len(line)} cells, the header has {len(header)}")
+    return pd.DataFrame(found[1:], columns=header, dtype=str)
 
 
 def papers(data: pd.DataFrame) -> list[str]:
@@ -87,28 +114,26 @@ def checks_of(row) -> list[str]:
 
 
 @functools.cache
-def table(file: Path) -> pd.DataFrame:
-    """A CSV's rows, or every markdown table of a page as one frame (cells without ``*`` and
-    backticks)."""
-    if file.suffix != ".md":
-        return pd.read_csv(file, dtype=str, keep_default_na=False)
-    lines = file.read_text(encoding="utf-8").splitlines()
+def table(root: Path, file: str) -> pd.DataFrame:
+    """A CSV's rows, or a page's markdown tables as one frame (cells without ``*`` and `)."""
+    text = _text(root, file)
+    if not file.endswith(".md"):
+        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     frames = []
-    for is_table, block in itertools.groupby(lines, key=lambda line: line.startswith("|")):
-        rows = [
-            [c.strip().strip("*`").strip() for c in r.strip().strip("|").split("|")] for r in block
-        ]
-        header, body = rows[0], [r for r in rows[1:] if not set("".join(r)) <= set("-: ")]
+    for is_table, block in itertools.groupby(text.splitlines(), key=lambda s: s.startswith("|")):
+        cells = [[c.strip().strip("*`").strip() for c in r.strip("| ").split("|")] for r in block]
+        header, body = cells[0], [r for r in cells[1:] if not set("".join(r)) <= set("-: ")]
         if is_table and body:
             frames.append(pd.DataFrame([b for b in body if len(b) == len(header)], columns=header))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return pd.concat(frames, ignore_index=True).fillna("") if frames else pd.DataFrame()
 
 
 def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame, list[str]]:
     """The rows of ``file`` meeting ``column=value; column~text``, and what is wrong with them."""
-    if not (root / file).is_file():
-        return pd.DataFrame(), [f"{file} does not exist"]
-    frame, problems = table(root / file), []
+    try:
+        frame, problems = table(root, file), []
+    except ValueError as error:  # pandas' ParserError too
+        return pd.DataFrame(), [str(error).splitlines()[0]]
     keep = pd.Series(True, index=frame.index)
     for condition in filter(None, (c.strip() for c in (conditions or "").split(";"))):
         match = re.fullmatch(r"(.+?)\s*([=~])\s*(.+)", condition)
@@ -116,7 +141,7 @@ def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame,
             problems.append(f"{file}: {condition!r} names no column of the table")
             continue
         column, how, value = match.groups()
-        cells = frame[column].fillna("")
+        cells = frame[column]
         keep &= (cells == value) if how == "=" else cells.str.contains(value, regex=False)
     if not problems and not keep.any():
         problems.append(f"no row of {file} meets [{conditions}]")
@@ -125,52 +150,70 @@ def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame,
 
 def verdict_class(verdict: str) -> str:
     word = verdict.strip("*✅❌❔➖ ").casefold()
-    if "near-guaranteed" in word:
+    if "near-guaranteed" in word:  # a stand-in's: the row's cells say so (:func:`_table_reads`)
         return "near-guaranteed"
-    if "on a stand-in" in word:
-        return "stand-in"
     return next((c for c, starts in CLASSES.items() if word.startswith(starts)), "undecided")
 
 
 @functools.cache
-def _tests(root: Path, file: str) -> dict[str, tuple[ast.FunctionDef, set[str], set[str]]]:
-    """Each test of ``file``: its node, the row ids and the ``on=`` its covers marks name."""
-    tree = ast.parse((root / file).read_text(encoding="utf-8"))
-    found = {}
-    for node in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
-        marks = [m for m in node.decorator_list if isinstance(m, ast.Call)]
-        marks = [m for m in marks if ast.unparse(m.func) == "pytest.mark.covers"]
-        ids = {str(a.value) for m in marks for a in m.args if isinstance(a, ast.Constant)}
-        on = {
-            str(k.value.value)
-            for m in marks
-            for k in m.keywords
-            if k.arg == "on" and isinstance(k.value, ast.Constant)
-        }
-        found[node.name] = (node, ids, on)
-    return found
+def record_of(root: Path, file: str) -> str | None:
+    """The committed record of a docs/ table: its page's run's, or the one listing the file."""
+    from isotropy.committed import REGISTRY  # the registry holds this module's run
+
+    for run in REGISTRY:
+        if any(str(p.path) == file for p in run.pages) and run.records:
+            return str(run.records[0].path)
+    for path in sorted((root / "docs/data").glob("*.json")):
+        named = intake.parse_json(read(root, f"docs/data/{path.name}"))
+        if file in named.get("files_sha256", {}) or named.get("file") == file:
+            return f"docs/data/{path.name}"
+    return None
 
 
-def covers(root: Path, file: str) -> dict[str, set[str]]:
-    """The row ids each test of ``file`` names in ``@pytest.mark.covers(…)``."""
-    return {name: ids for name, (_, ids, _) in _tests(root, file).items()}
+@functools.cache
+def facts(root: Path, record: str) -> dict[str, Any]:
+    """A run's facts from its record, else from config.yaml: its study's settings, the encoders
+    of models pinned by id and revision (none a stand-in), each data set's encoder, stand-ins."""
+    found, base = intake.parse_json(read(root, record)), yaml.safe_load(_text(root, "config.yaml"))
+    study = Path(record).stem.removesuffix("_run").removesuffix("_record")
+    config, stand_ins = found.get("config") or {}, found.get("stand_ins") or {}
+    models = config.get("models") or base["models"]
+    pinned = {n for n, m in models.items() if m.get("model") and m.get("revision")} - set(stand_ins)
+    encoders = config.get("encoders") or base["encoders"]
+    setups = (config.get("main") or base["main"])["setups"]
+    paper_models = {e for e, v in encoders.items() if v.get("model") in pinned}
+    settings = config.get(study) or base.get(study) or {}
+    encoder_of = {d: s["encoder"] for d, s in setups.items()}
+    return dict(
+        settings=settings,
+        study=study,
+        paper_models=paper_models,
+        encoder_of=encoder_of,
+        stand_ins=stand_ins,
+    )
 
 
-def runs_on(root: Path, file: str, name: str) -> tuple[bool, list[str]]:
-    """Whether a test says it ran on the paper's data (``on=`` of its covers mark), and what is
-    wrong with that claim."""
-    node, _, on = _tests(root, file)[name]
-    source = "\n".join(ast.unparse(statement) for statement in node.body)  # not the mark
-    problems = []
-    for data in on:
-        if data == "mirror":
-            if "mirror_root" not in (root / file).read_text(encoding="utf-8"):
-                problems.append(f"{file}::{name} says on='mirror' without the mirror_root fixture")
-        elif not (data.startswith("docs/data/") and (root / data).is_file()):
-            problems.append(f"{file}::{name}: on={data!r} is no committed file of docs/data")
-        elif Path(data).name.split(".")[0] not in source:
-            problems.append(f"{file}::{name} says on={data!r} but never names it")
-    return bool(on) and not problems, problems
+def below_scale(known: dict[str, Any], protocol: dict[str, dict[str, int]] = PROTOCOL) -> str:
+    """How a run's settings fall short of its study's protocol ('' when they do not)."""
+    settings = {**known["settings"], "seeds": len(known["settings"].get("seeds", []))}
+    wanted = protocol.get(known["study"], {}).items()
+    return ", ".join(
+        f"{k} {settings.get(k)}, the paper's {v}" for k, v in wanted if settings.get(k) != v
+    )
+
+
+def on_paper(known: dict[str, Any], setup: str) -> bool:
+    """Whether a setup (``encoder/data…``) ran the paper's model on the paper's data."""
+    parts, encoder_of = set(re.split(r"[/ ,]+", setup)), known["encoder_of"]
+    encoders = parts & {*encoder_of.values(), *known["paper_models"]}
+    encoders |= {encoder_of[p] for p in parts if p in encoder_of}
+    labels = any(f"{p}_labels" in known["stand_ins"] for p in parts)
+    return bool(encoders) and encoders <= known["paper_models"] and not labels
+
+
+def setup_of(row: dict[str, str]) -> str:
+    columns = ("setup", "setup (ours)", "encoder", "model", "dataset", "task")
+    return "/".join(row[c] for c in columns if row.get(c))
 
 
 def _published(root: Path, row) -> list[pd.DataFrame]:
@@ -182,86 +225,129 @@ def _published(root: Path, row) -> list[pd.DataFrame]:
     ]
 
 
-def _cited(root: Path, row) -> set[str]:
-    """The numbers the row cites from the paper."""
-    return {v.replace(",", "") for rows in _published(root, row) for v in rows.get("value", [])}
+def _cited(root: Path, row) -> pd.DataFrame:
+    return pd.concat([pd.DataFrame(), *_published(root, row)], ignore_index=True)
 
 
-def _equal(conditions: str | None, cited: frozenset[str]) -> bool:
-    """Whether a check's conditions pin numbers (``column=number``), all cited from the paper."""
-    pinned = [
-        match.group(1)
-        for condition in (conditions or "").split(";")
-        if (match := re.fullmatch(r"\s*[^=~]+=\s*(-?[\d.]+)\s*", condition))
-    ]
-    return bool(pinned) and set(pinned) <= cited
+def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
+    """Whether each number a check pins (``column=number``) is the paper's for that column in a
+    setup the check names."""
+    pairs = [[s.strip() for s in c.split("=", 1)] for c in (conditions or "").split(";")]
+    pinned = [p for p in pairs if len(p) == 2 and re.fullmatch(r"-?[\d.]+", p[1])]
+    if cited.empty or not pinned:
+        return False
+    setups = cited["setup"].str.removeprefix("*/").isin({p[-1] for p in pairs})
+    values, quantity = cited["value"].str.replace(",", ""), cited["quantity"]
+    return all(
+        (setups & (values == v) & quantity.str.startswith(k.rstrip("s"))).any() for k, v in pinned
+    )
 
 
-def outcome(root: Path, item: str, check: str, cited: frozenset[str] = frozenset()):
-    """What one check reads (:data:`ALLOWED`'s words), what is wrong with it, and what the page
-    says it holds up (empty: nothing)."""
+def outcome(root: Path, check: str, cited: pd.DataFrame):
+    """What one check reads (:data:`ALLOWED`'s words), the setups each claim reads *for* or
+    *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing)."""
     if match := TEST.fullmatch(check):
         file, name = match.groups()
-        if not (root / file).is_file():
-            return set(), [f"{file} does not exist"], "a test"
-        named = covers(root, file)
-        if name not in named:
-            return set(), [f"{file} has no test {name}"], "a test"
-        if item not in named[name]:
-            return set(), [f"{check} does not name {item} in @pytest.mark.covers"], "a test"
-        on_data, problems = runs_on(root, file, name)
-        read = "test on the paper's data" if on_data else "test"
-        return {read}, problems, f"a {read}"
+        try:
+            found = re.search(rf"^\s*def {name}\(", _text(root, file), flags=re.M)
+        except ValueError as error:
+            return set(), {}, [str(error)], "a test"
+        return {"test"}, {}, [] if found else [f"{file} has no test {name}"], "a test"
     if match := PLAN.fullmatch(check):
         missing = [f for f in match.group(1).split(" + ") if not (root / f).is_file()]
-        return {"plan"}, [f"{f} does not exist" for f in missing], "a dry run's plan"
-    if match := TABLE.fullmatch(check):
-        file, conditions = match.groups()
-        selected, problems = select(root, file, conditions)
-        if file == PUBLISHED:
-            return set(), problems, ""
-        tiny = file.startswith(TINY)
-        verdicts = selected["verdict"].dropna() if "verdict" in selected else pd.Series()
-        reads = {
-            ("tiny: " if tiny else "")
-            + ("near-guaranteed" if near_guaranteed(r) else verdict_class(v))
-            for r, v in zip(selected.loc[verdicts.index].to_dict("records"), verdicts)
-        }  # a passing ρ is near-guaranteed in a data file too, which no page marks
-        if verdicts.empty and not selected.empty:
-            reads.add("equal" if not tiny and _equal(conditions, cited) else "computed")
-        in_column = "stand_in" in selected and (selected["stand_in"] != "").any()
-        in_cells = selected.fillna("").apply(lambda c: c.str.contains("stand-in")).any().any()
-        if not selected.empty and (in_column or in_cells):
-            reads.add("stated stand-in")
-        shown = sorted(set(map(_short, verdicts)))
-        if not shown:
-            said = {"stated stand-in": "states the stand-in", "equal": "equals the paper's"}
-            shown = [next((w for r, w in said.items() if r in reads), "computed")]
-        name = f"{Path(file).name}{' (tiny run)' if tiny else ''}"
-        return reads, problems, f"{name}: {', '.join(shown)}"
-    return set(), [f"{check!r} is no check (a table row, a test or a plan)"], ""
+        return {"plan"}, {}, [f"{f} does not exist" for f in missing], "a dry run's plan"
+    if not (match := TABLE.fullmatch(check)):
+        return set(), {}, [f"{check!r} is no table, record, test or plan"], ""
+    file, conditions = match.groups()
+    if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
+        try:
+            known = facts(root, file)
+        except (ValueError, KeyError, AttributeError, TypeError) as error:
+            return set(), {}, [f"{file}: {error!r}"[:300]], ""
+        short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
+        words = {
+            "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
+        }
+        said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
+        return {"below scale" if short else "equal"}, {} if short else {file: words}, [], said
+    selected, problems = select(root, file, conditions)
+    if file == PUBLISHED or problems:
+        return set(), {}, problems, ""
+    try:  # a record that is no JSON object, or a configuration without its sections
+        reads, claims, said = _table_reads(root, file, conditions, selected, cited)
+    except (ValueError, KeyError, AttributeError, TypeError) as error:
+        return set(), {}, [f"{file}'s record: {error!r}"[:300]], ""
+    return reads, claims, problems, said
+
+
+def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cited):
+    """What each selected row reads, the setups each claim reads for in, and the label."""
+    tiny, reads, shown, claims = file.startswith(TINY), set(), set(), dict[str, set[str]]()
+    known = None if tiny or not (record := record_of(root, file)) else facts(root, record)
+    short = below_scale(known) if known else ""
+    for cells in selected.to_dict("records"):
+        verdict, setup = cells.get("verdict"), setup_of(cells)
+        read = verdict_class(verdict) if verdict else "equal" if _equal(conditions, cited) else ""
+        read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
+        if tiny or known is None or not setup:  # nothing known of the run or the setup
+            read = "tiny" if tiny else {"equal": "computed", "for": "undecided"}.get(read, read)
+            read = "undecided" if read == "against" else read
+        elif not on_paper(known, setup) and read != "near-guaranteed":
+            read = "stand-in"
+        elif short and read in ("for", "against", "equal"):
+            read = "below scale"
+        if cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values())):
+            read = "stand-in" if read != "near-guaranteed" else read
+        reads.add(read)
+        if verdict:  # the verdict, and what the record says of it
+            word, tag = _short(verdict), "" if tiny else TAGS.get(read, "")
+            shown.add(
+                word if tag.split(":")[0] in word or "stand-in" in word else f"{word} ({tag})"
+            )
+        if read in ("for", "equal"):
+            key = cells.get("claim") or cells.get("statistic") or cells.get("quantity") or file
+            claims.setdefault(key, set()).add(setup_of(cells))
+    words = {"stand-in": "states the stand-in", "equal": "equals the paper's"}
+    said = next((w for r, w in words.items() if r in reads), "computed")
+    name = f"{Path(file).name}{' (tiny run)' if tiny else ''}"
+    return reads, claims, f"{name}: {', '.join(sorted(shown) or [said])}"
 
 
 def row_problems(row, root: Path = ROOT) -> list[str]:
-    """Why a row's checks do not hold it up, or read against its status (empty: they fit)."""
+    """Why a row's checks do not hold it up, or read against its status (empty: they fit).
+    *Reproduced* is computed: every claim the row names counted, on the paper's model and data
+    at its scale, each in as many setups as its statement covers."""
     item, status, kind = row["id"], row["status"], row.get("kind", "") or "empirical"
-    if status not in STATUSES:
-        return [f"{item}: status {status!r} is none of {STATUSES}"]
-    if kind not in KINDS:
-        return [f"{item}: kind {kind!r} is none of {KINDS}"]
-    problems, reads, cited = [], set(), frozenset(_cited(root, row))
+    if status not in STATUSES or kind not in KINDS:
+        return [f"{item}: status {status!r} or kind {kind!r} is none of {STATUSES + KINDS}"]
+    problems, reads, named, unmet = [], set(), dict[str, set[str]](), []
     for check in checks_of(row):
-        read, found, _ = outcome(root, item, check, cited)
+        read, claims, found, _ = outcome(root, check, _cited(root, row))
         problems += [f"{item}: {p}" for p in found]
         reads |= read
-        against = read - ALLOWED[status] - {"stated stand-in"}
-        if status == "reproduced" and "stated stand-in" in read:
-            against.add("a stand-in")
-        if against:
+        if (against := read - ALLOWED[status]) and status != "reproduced":
             problems.append(f"{item}: {status}, yet {check} reads {sorted(against)}")
-    needs = NEEDS[status][kind]
+        unmet += [f"{check} reads {sorted(r)}" for r in [read - ALLOWED["reproduced"]] if r]
+        if check.endswith(".json"):  # a record holds up only the protocol the statement states
+            claims = {
+                c: {"run"} for c, w in claims.items() if all(p in row["statement"] for p in w)
+            }
+        for claim, setups in claims.items():
+            named.setdefault(claim, set()).update(setups)
+    needs = NEEDS.get((status, kind), NEEDS.get(status, set()))
     if needs and not reads & needs:
         problems.append(f"{item}: {status} ({kind}) needs a check reading one of {sorted(needs)}")
+    wanted = int(row.get("setups") or 1)
+    unmet += [
+        f"{c} holds in {len(s)} setup(s), the statement covers {wanted}"
+        for c, s in named.items()
+        if len(s) < wanted
+    ]
+    unmet += ["no check reads for it on the paper's model and data at its scale"] * (not named)
+    if status == "reproduced":
+        problems += [f"{item}: reproduced, yet {reason}" for reason in unmet]
+    elif not unmet:
+        problems.append(f"{item}: {status}, yet its checks reproduce it")
     if not row["why"] and status != "reproduced":
         problems.append(f"{item}: {status} says why")
     return problems
@@ -277,28 +363,32 @@ def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> 
 
 
 def _short(verdict: str) -> str:
-    """A verdict cell's word, and the qualifier that decides its class."""
-    word = re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔➖ "))[0]
-    qualifier = next((q for q in ("near-guaranteed", "on a stand-in") if q in verdict), "")
-    return f"{word} ({qualifier})" if qualifier else word
+    """A verdict cell's word (its qualifiers: :data:`TAGS`)."""
+    return re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔➖ "))[0]
+
+
+def cell(text: str, bar: str = "\\|") -> str:
+    """``text`` safe in one Markdown table cell: one line, ``|`` escaped, no comment opened."""
+    return " ".join(str(text).split()).replace("|", bar).replace("<!--", "&lt;!--")
 
 
 def _held_up_by(row, root: Path) -> str:
-    cited = frozenset(_cited(root, row))
-    counted = Counter(outcome(root, row["id"], check, cited)[2] for check in checks_of(row))
+    cited = _cited(root, row)
+    counted = Counter(outcome(root, check, cited)[3] for check in checks_of(row))
     counted.pop("", None)
-    return "; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–"
+    return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–")
 
 
 def block(root: Path = ROOT, counts_only: bool = False) -> str:
-    """The counts per paper and status, then one table per paper (the reasons stay in
-    docs/coverage.csv)."""
-    for cached in (table, _tests):  # the pages it reads may have been rewritten
+    """The counts per paper and status, then one table per paper (reasons: docs/coverage.csv)."""
+    for cached in (table, record_of, facts):  # the files it reads may have been rewritten
         cached.cache_clear()
-    data = rows(root)
+    raw = rows(root)
+    data, names = raw.map(cell), raw["paper"].map(functools.partial(cell, bar="|"))
     ours = data["id"].str.startswith("ours:")
-    counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
-    counts = counts.reindex(index=[*papers(data), "ours"], columns=STATUSES, fill_value=0)
+    counts = pd.crosstab(names.where(~ours, "ours"), data["status"])
+    counts = counts.reindex(index=[*papers(raw.assign(paper=names)), "ours"], columns=STATUSES)
+    counts = counts.fillna(0).astype(int)
     lines = [markdown_table(counts.assign(items=counts.sum(axis=1)).reset_index()).rstrip()]
     if counts_only:  # the README's first screen: what replicated, per paper
         return lines[0] + "\n"
@@ -309,9 +399,11 @@ def block(root: Path = ROOT, counts_only: bool = False) -> str:
         prefix = prefixes.pop() if len(prefixes) == 1 else ""  # said once, in the header
         header = f"| id{f' (`{prefix}…`)' if prefix else ''} | item | status | held up by |"
         lines += ["", f"## {title}", "", header, "|---|---|---|---|"]
-        for _, row in part.iterrows():
-            what, short = f"{row['item']}: {row['statement']}", row["id"].removeprefix(prefix)
-            lines.append(f"| {short} | {what} | {row['status']} | {_held_up_by(row, root)} |")
+        for index, row in part.iterrows():
+            what, held = f"{row['item']}: {row['statement']}", _held_up_by(raw.loc[index], root)
+            lines.append(
+                f"| {row['id'].removeprefix(prefix)} | {what} | {row['status']} | {held} |"
+            )
     return "\n".join(lines) + "\n"
 
 
