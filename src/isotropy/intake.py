@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import stat
 from collections import deque
@@ -43,6 +44,7 @@ MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
 LINKABLE = frozenset({"results", "logs", "benchmarks"})
 RECORD_SUFFIX = ".provenance.json"
 RESULTS = "results"
+STAGING = re.compile(r"\A\..+\.part(\.|\Z)")  # a write's staging file: io.atomic_path
 
 
 class FolderError(ValueError):
@@ -321,11 +323,14 @@ def tree(
 
 def listing(folder: Path, top: str, problems: dict[str, str] | None = None) -> list[str]:
     """Every non-folder entry below ``top`` but records, hidden ones and the audit's table; a
-    folder not walked (unreadable, too deep) goes into ``problems``."""
+    folder not walked (unreadable, too deep), or a staging name that is no file (what
+    :func:`isotropy.io.atomic_path` removes), goes into ``problems``."""
     names = []
     entries = tree(folder / top, lambda path: path.name.startswith("."), len(Path(top).parts))
     for path, info, problem in entries:
         rel = path.relative_to(folder).as_posix()
+        if problem is None and info is not None and STAGING.search(path.name):
+            problem = None if stat.S_ISREG(info.st_mode) else file_problem(info, path)
         if problem is not None and problems is not None:
             problems[rel] = problem
         elif info is None or stat.S_ISDIR(info.st_mode) or path.name.startswith("."):
