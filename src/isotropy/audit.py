@@ -411,17 +411,15 @@ WORKSPACE = "isotropy-audit-"  # then the pid of the audit that made it
 @contextlib.contextmanager
 def quarantine() -> Iterator[Path]:
     """A fresh workspace in the temporary folder, removed on return, an error, SIGTERM or SIGHUP;
-    one that a killed audit left (its pid gone: SIGKILL) is removed first."""
+    one of this user's that a killed audit left (its pid gone: SIGKILL) is removed first."""
     for old in Path(tempfile.gettempdir()).glob(f"{WORKSPACE}*-*"):
         pid, info = old.name.removeprefix(WORKSPACE).partition("-")[0], old.lstat()
         mine = stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
-        if mine and pid.isdigit() and not _alive(int(pid)):
+        if mine and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
             shutil.rmtree(old, ignore_errors=True)
-    handlers = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(sig) == signal.SIG_DFL:
-                handlers[sig] = signal.signal(sig, _stop)
+    main = threading.current_thread() is threading.main_thread()
+    signals = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) == signal.SIG_DFL]
+    handlers = {s: signal.signal(s, lambda n, _: sys.exit(128 + n)) for s in signals if main}
     try:
         with tempfile.TemporaryDirectory(prefix=f"{WORKSPACE}{os.getpid()}-") as tmp:
             (Path(tmp) / "folder").mkdir()
@@ -429,20 +427,6 @@ def quarantine() -> Iterator[Path]:
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
-
-
-def _stop(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)  # the workspace is removed on the way out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):
-        return False
-    except PermissionError:  # another user's
-        pass
-    return True
 
 
 def failures(findings: Iterable[Finding]) -> list[Finding]:

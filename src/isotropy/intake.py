@@ -212,8 +212,9 @@ class Intake:
         if problem is None and self.files >= MAX_FILES:
             problem = f"is past the {MAX_FILES:,} files the intake copies"
         if problem is None and self.hashed + info.st_size > MAX_HASHED_BYTES:
-            cap = f"the intake's cap of {MAX_HASHED_BYTES:,} bytes hashed in all, holes included"
-            problem = f"is {info.st_size:,} bytes, past {cap}"
+            problem = (
+                f"is {info.st_size:,} bytes, past the cap of {MAX_HASHED_BYTES:,} hashed in all"
+            )
         if problem is not None:
             self.refuse(name, problem)
             return None
