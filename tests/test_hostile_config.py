@@ -64,8 +64,7 @@ def test_a_full_disk_before_anything_is_written_says_so(tmp_path):
 
 
 def test_a_list_is_checked_for_repeats_in_linear_time():
-    """150,000 seeds through a folder's effective configuration took minutes (list.count per
-    item): each item is compared about once, repeats still named, unhashable ones too."""
+    """150,000 seeds through a folder's configuration took minutes: each item compared ~once."""
     from pydantic import TypeAdapter, ValidationError
 
     from isotropy.configuration.base import Seeds, Unique
@@ -84,5 +83,3 @@ def test_a_list_is_checked_for_repeats_in_linear_time():
     assert TypeAdapter(Seeds).validate_python(list(range(150_000)))[-1] == 149_999
     with pytest.raises(ValidationError, match="lists 7, 9 more than once"):
         TypeAdapter(Seeds).validate_python([9, 7, 1, 9, 7])
-    with pytest.raises(ValidationError, match=r"lists \{'a': 1\} more than once"):
-        TypeAdapter(Unique[dict]).validate_python([{"a": 1}, {"a": 2}, {"a": 1}])

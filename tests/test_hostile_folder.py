@@ -105,27 +105,20 @@ def test_a_damaged_trace_with_an_updated_record_is_still_refused(
 
 
 def test_checking_a_trace_takes_little_memory_beyond_the_table():
-    """A valid 44-million-row trace ended `make report` in MemoryError: its steps were checked
-    as lists of ints (about 36 bytes a row each) and its values copied whole."""
+    """A valid trace of 44 million rows ended `make report` in MemoryError (lists of ints)."""
     import tracemalloc
 
     from isotropy import traces
 
-    steps = np.arange(500_000)
-    frame = pd.DataFrame(
-        {"seed": 0, "step": steps, **dict.fromkeys(traces.trace_columns()[2:], 0.5)}
-    )
-    summary = {"settings": {"seed": 0, "updates": 499_999, "metric_stride": 1}}
+    values = dict.fromkeys(traces.trace_columns()[2:], 0.5)
+    frame = pd.DataFrame({"seed": 0, "step": np.arange(500_000), **values})  # 24 MB
     tracemalloc.start()
     try:
+        summary = {"settings": {"seed": 0, "updates": 499_999, "metric_stride": 1}}
         assert traces.trace_problem(frame, summary) is None
-        assert tracemalloc.get_traced_memory()[1] < 10 * 2**20  # the table: 24 MB
+        assert tracemalloc.get_traced_memory()[1] < 10 * 2**20  # was 60 MB
     finally:
         tracemalloc.stop()
-    summary["settings"]["metric_stride"] = 2
-    assert "it has 500000 rows, but its run recorded 250001 steps" in traces.trace_problem(
-        frame, summary
-    )
 
 
 # --- two reports at once; a report or an audit table killed while written ---------------------
@@ -465,20 +458,3 @@ def test_a_killed_make_report_is_finished_by_the_next(tmp_path):
     second = run_make(workdir, "report")
     assert second.returncode == 0, second.stderr
     assert (workdir / "report.html").read_text() == "<html></html>\n"
-
-
-def test_a_folder_named_like_a_staging_file_is_a_finding(tmp_path):
-    """atomic_path removes an earlier writer's staging files: a folder of that name is left
-    alone and named by the audit, never a traceback of `make audit` or `make report`."""
-    from isotropy.audit import FAIL, audit, write_tsv
-
-    _result(tmp_path, "results/a.csv", "a\n")
-    planted = tmp_path / "results" / ".audit.tsv.x1.part.tsv"
-    planted.mkdir()
-    (planted / "kept").write_text("kept\n")
-    findings = audit(tmp_path)
-    write_tsv(findings, tmp_path / "results" / "audit.tsv")
-    assert (planted / "kept").read_text() == "kept\n"
-    (bad,) = [f for f in findings if f.status == FAIL]
-    assert (bad.file, bad.check) == ("results/.audit.tsv.x1.part.tsv", "intake")
-    assert bad.reason.startswith("is a folder, not a file")

@@ -263,7 +263,6 @@ def test_the_size_and_count_caps_refuse_before_a_copy(tmp_path, monkeypatch):
     refused = intake.intake(folder, tmp_path / "copy2")
     assert "past the 2 files the intake copies" in refused["results/e.txt"]
     assert sorted(p.name for p in (tmp_path / "copy2" / "results").iterdir()) == copied[:2]
-    # A refused file's bytes are given back: a file that fits after it is taken.
     # Disk: the caps (256 GiB in all) exceeded the free disk of an ordinary machine.
     monkeypatch.setattr(intake, "MAX_FILES", 10)
     free = shutil.disk_usage(tmp_path)._replace(free=intake.DISK_MARGIN + 15)
@@ -278,9 +277,9 @@ def test_the_size_and_count_caps_refuse_before_a_copy(tmp_path, monkeypatch):
     assert list(intake.intake(folder, tmp_path / "copy4")) == ["results/a.parquet"]
 
 
-def test_a_killed_audit_leaves_no_workspace(tmp_path, monkeypatch):
+def test_a_killed_audit_leaves_no_workspace_nor_a_staging_folder(tmp_path, monkeypatch):
     """SIGTERM: removed as it stops; SIGKILL (of make report's gate too): by the next audit,
-    which leaves a live audit's alone."""
+    which leaves a live audit's alone, and names a folder planted as a staging file."""
     temp, folder = tmp_path / "tmp", tmp_path / "work"
     temp.mkdir()
     _result(folder, "results/a.csv", "a\n")
@@ -294,9 +293,14 @@ def test_a_killed_audit_leaves_no_workspace(tmp_path, monkeypatch):
             run.send_signal(sig)
         assert len(list(temp.iterdir())) == left
     (temp / f"isotropy-audit-{os.getpid()}-live").mkdir()
+    planted = folder / "results" / ".audit.tsv.x1.part.tsv"  # one io.atomic_path removes
+    (planted / "kept").mkdir(parents=True)
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    audit(folder)
+    (bad,) = [f for f in audit(folder) if f.status == FAIL]
+    write_tsv([bad], folder / "results" / "audit.tsv")  # once a traceback: IsADirectoryError
     assert [p.name for p in temp.iterdir()] == [f"isotropy-audit-{os.getpid()}-live"]
+    assert bad.file == "results/.audit.tsv.x1.part.tsv" and bad.check == "intake"
+    assert bad.reason.startswith("is a folder, not a file") and (planted / "kept").is_dir()
 
 
 # --- crash: .snakemake/metadata, .snakemake or logs/effective-config a plain file -------------

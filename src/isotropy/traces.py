@@ -15,6 +15,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,12 +68,12 @@ def _matches_record(path: Path) -> str | None:
     return None
 
 
-def evaluates(step: int, updates: int, stride: int) -> bool:
+def evaluates(step: Any, updates: int, stride: int) -> Any:
     """Whether a run of ``updates`` updates with ``metric_stride`` ``stride`` evaluates the state
-    after ``step`` updates: step 0, every ``stride``-th update and the last. The one definition:
-    the optimisation records these steps, a trace is checked to hold one row each, the costs
-    count them."""
-    return step == 0 or step % stride == 0 or step == updates
+    after ``step`` updates (an int, or an array of them): step 0, every ``stride``-th update and
+    the last. The one definition: the optimisation records these steps, a trace is checked to
+    hold one row each, the costs count them."""
+    return (step == 0) | (step % stride == 0) | (step == updates)
 
 
 def evaluation_steps(updates: int, stride: int) -> list[int]:
@@ -88,18 +89,14 @@ def evaluation_count(updates: int, stride: int) -> int:
 
 
 def _steps_problem(steps: np.ndarray, settings: Mapping) -> str | None:
-    """Why ``steps`` are not the steps the run's settings evaluate, counted before any is listed
-    (a summary may claim 10**11 updates) and compared as one array, never a list of ints."""
+    """Why ``steps`` (rising from 0) are not those the run's settings evaluate: counted first (a
+    summary may claim 10**11 updates), then :func:`evaluates` over the whole array at once."""
     updates, stride = settings.get("updates"), settings.get("metric_stride")
     if not isinstance(updates, int) or not isinstance(stride, int) or stride < 1 or updates < 0:
         return None
-    stride = min(stride, updates + 1)  # the same steps, and within int64 below
-    count = evaluation_count(updates, stride)
-    if len(steps) == count and updates < 2**63 - 1:
-        expected = np.arange(count, dtype=np.int64) * stride
-        expected[-1] = updates if updates % stride else expected[-1]
-        if np.array_equal(steps, expected):
-            return None
+    count, stride = evaluation_count(updates, stride), min(stride, max(updates, 1))  # same steps
+    if len(steps) == count and steps[-1] == updates and evaluates(steps, updates, stride).all():
+        return None
     return f"it has {len(steps)} rows, but its run recorded {count} steps (summary.json)"
 
 
