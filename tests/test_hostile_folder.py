@@ -221,16 +221,10 @@ def _snakemake(
     """The real Snakemake of .venv in ``workdir`` (targets first: --configfile takes several),
     its messages on stdout or stderr (a dry run logs to stdout) together in ``.stderr``; run as
     make runs it (PYTHONSAFEPATH=1) unless ``safe_path`` is False."""
-    overlay = str(ROOT / "config" / "offline.yaml")
+    overlay, out = str(ROOT / "config" / "offline.yaml"), subprocess.STDOUT
     env = {**os.environ, "PYTHONSAFEPATH": "1"} if safe_path else None
     ran = snakemake(
-        *args,
-        "--configfile",
-        overlay,
-        cwd=workdir,
-        env=env,
-        timeout=timeout,
-        stderr=subprocess.STDOUT,
+        *args, "--configfile", overlay, cwd=workdir, env=env, timeout=timeout, stderr=out
     )
     return subprocess.CompletedProcess(ran.args, ran.returncode, "", ran.stdout)
 
