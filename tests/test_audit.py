@@ -163,9 +163,7 @@ OTHER_SHA256 = hashlib.sha256(b"1\n2\n4\n").hexdigest()
         ("values.txt\t6", {FAIL: "MANIFEST.tsv line 2: row 'values.txt' needs a path"}),  # cut
     ],
 )
-def test_raw_inputs_are_checked_against_the_users_pins_not_the_record(
-    chain, monkeypatch, row, said
-):
+def test_raw_inputs_are_checked_by_the_users_pins_not_the_record(chain, monkeypatch, row, said):
     _mirror_manifest(chain, row, monkeypatch)
     findings = [f for f in audit(chain) if f.file == "resources/raw/toy/manifest.json"]
     assert {f.status for f in findings} == set(said), findings

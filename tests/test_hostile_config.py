@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import TypeAdapter
 from test_config import put
 from tiny_workflow import overlay_refusal
+
+from isotropy.configuration.base import Seeds, Unique
 
 HOSTILE_VALUES = [
     "x\n\n.. raw:: html\n\n   <img src=x onerror=alert(1)>",
@@ -51,19 +54,14 @@ def test_markup_is_refused_in_a_key_a_list_item_and_a_value_anywhere(tmp_path):
 
 def test_a_list_is_checked_for_repeats_in_linear_time():
     """150,000 seeds through a folder's configuration took minutes: each item compared ~once."""
-    from pydantic import TypeAdapter
-
-    from isotropy.configuration.base import Seeds, Unique
+    compared = []
 
     class Counted(int):
-        compared = 0
-
-        def __eq__(self, other: object) -> bool:
-            Counted.compared += 1
-            return int(self) == other
-
         __hash__ = int.__hash__
 
+        def __eq__(self, other: object) -> bool:
+            return compared.append(other) or int(self) == other
+
     TypeAdapter(Unique[object]).validate_python([Counted(i) for i in range(1000)])
-    assert Counted.compared < 2000
+    assert len(compared) < 2000
     assert TypeAdapter(Seeds).validate_python(list(range(150_000)))[-1] == 149_999

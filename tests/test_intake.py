@@ -280,15 +280,14 @@ def test_the_size_and_count_caps_refuse_before_a_copy(tmp_path, monkeypatch):
 def test_a_killed_audit_leaves_no_workspace_nor_a_staging_folder(tmp_path, monkeypatch):
     """SIGTERM: removed as it stops; SIGKILL (of make report's gate too): by the next audit,
     which leaves a live audit's alone, and names a folder planted as a staging file."""
-    temp, folder = tmp_path / "tmp", tmp_path / "work"
-    temp.mkdir()
+    temp, folder = Path(tempfile.mkdtemp(dir=tmp_path)), tmp_path / "work"
     _result(folder, "results/a.csv", "a\n")
     code = "import sys, time; from isotropy import audit as a; a.walk = lambda *_, **k: "
     code += "print('copied', flush=True) or time.sleep(60); a.audit(sys.argv[1])"
-    env = {**os.environ, "TMPDIR": str(temp)}
+    monkeypatch.setenv("TMPDIR", str(temp))
     for sig, left in ((signal.SIGTERM, 0), (signal.SIGKILL, 1)):
         command = [sys.executable, "-c", code, str(folder)]
-        with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) as run:
+        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as run:
             assert run.stdout and run.stdout.readline() == "copied\n"
             run.send_signal(sig)
         assert len(list(temp.iterdir())) == left
@@ -509,9 +508,8 @@ def test_an_entry_that_vanishes_before_it_is_opened_is_a_finding(tmp_path, monke
 
     monkeypatch.setattr(intake, "open_inside", vanishing)
     refused = intake.intake(folder, tmp_path / "copy")
-    assert refused == {
-        "results/gone.csv": "vanished or cannot be opened (No such file or directory)"
-    }
+    said = "vanished or cannot be opened (No such file or directory)"
+    assert refused == {"results/gone.csv": said}
 
 
 def test_a_name_that_is_not_utf8_is_audited_and_tabulated(tmp_path):

@@ -68,10 +68,8 @@ def name_problem(name: str) -> str | None:
         return "names a path outside the folder (absolute, or with '..'): never read"
     if not path.parts or len(path.parts) > MAX_DEPTH + 1:
         return f"names the folder itself, or a path over {MAX_DEPTH} folders deep: never read"
-    if (
-        len(name.removesuffix(RECORD_SUFFIX)) > 1024
-        or max(len(os.fsencode(part)) for part in path.parts) > 255
-    ):
+    longest = max(len(os.fsencode(part)) for part in path.parts)
+    if len(name.removesuffix(RECORD_SUFFIX)) > 1024 or longest > 255:  # a record: as its file
         return f"names a path of {len(name):,} characters, longer than files have: never read"
     return None
 
