@@ -188,6 +188,13 @@ REPORT_READY = @plan=$$($(BIN)/snakemake -n $(REPORT_TARGET) $(REPORT_ARGS) --re
 	--allowed-rules $(REPORT_TARGET) $(REPORT_RULES) $(COPY_RULES) 2>&1) || { $(BIN)/python -m \
 	isotropy.estimate --whole --target $(REPORT_TARGET) --configfile $(REPORT_CONFIG_FILES) || exit 1; \
 	printf '%s\n' "$$plan" | tail -n 25; exit 1; }
+# Snakemake writes the report; a full disk there is one line naming the file, not its traceback.
+REPORT_WRITE = @out=$$($(BIN)/snakemake --cores 1 --report $(REPORT_PARTIAL) --report-stylesheet \
+	report/style.css $(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS) 2>&1) \
+	|| { rm -f $(REPORT_PARTIAL); case "$$out" in *"[Errno 28]"*|*"[Errno 122]"*) echo "make report: \
+	no space left on the device of $(REPORT_PARTIAL) while Snakemake wrote the report ($$(df -Pk . \
+	| awk 'NR==2 {print $$4}') KiB free there): nothing was kept; free some space and run again" >&2;; \
+	*) printf '%s\n' "$$out" >&2;; esac; exit 1; }; printf '%s\n' "$$out" >&2
 # make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
 # first, as a prerequisite (a pipe there would block make itself).
 folder-check: install
@@ -201,8 +208,7 @@ report: install folder-check  ## report.html: the last run, its claims, the pape
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
 		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(COPY_RULES) $(SNAKEMAKE_ARGS))
 	rm -f $(REPORT_PARTIAL)  # a planted link there is removed, never written through
-	$(BIN)/snakemake --cores 1 --report $(REPORT_PARTIAL) --report-stylesheet report/style.css \
-		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
+	$(REPORT_WRITE)
 	mv -fT $(REPORT_PARTIAL) $(REPORT)
 
 lint: install  ## ruff, mypy, snakefmt, snakemake --lint and the commit messages

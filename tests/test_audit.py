@@ -46,14 +46,9 @@ def _step(rule: str, inputs: list[str], output: str, text: str, script: str | No
 
 def _toy_steps() -> None:
     """The toy chain's metric and table, each with its provenance record, from its raw manifest."""
-    _step(
-        "metric",
-        ["resources/raw/toy/manifest.json"],
-        "results/toy/metric.csv",
-        "value\n2\n4\n6\n",
-        script="step.py",
-    )
-    _step("table", ["results/toy/metric.csv"], "results/table.csv", "total\n12\n")
+    raw, metric = "resources/raw/toy/manifest.json", "results/toy/metric.csv"
+    _step("metric", [raw], metric, "value\n2\n4\n6\n", script="step.py")
+    _step("table", [metric], "results/table.csv", "total\n12\n")
 
 
 @pytest.fixture
@@ -87,11 +82,8 @@ def test_the_console_script_is_the_audits_main():
 def test_clean_chain_passes(chain):
     findings = audit(chain)  # the command line's pass: test_cli_takes_several_config_files_...
     assert not failures(findings)
-    assert {f.file for f in findings if f.status == OK} == {
-        "results/toy/metric.csv",
-        "results/table.csv",
-        "resources/raw/toy/manifest.json",
-    }
+    ok = {f.file for f in findings if f.status == OK}
+    assert ok == {"results/toy/metric.csv", "results/table.csv", "resources/raw/toy/manifest.json"}
 
 
 def test_tampered_metric_file_is_caught_and_tabulated(chain, capsys, tmp_path):
@@ -102,15 +94,12 @@ def test_tampered_metric_file_is_caught_and_tabulated(chain, capsys, tmp_path):
     checksums = [r for r in bad["results/toy/metric.csv"] if r.startswith("checksum:")]
     assert len(checksums) == 1 and checksums[0].startswith("checksum: modified after it was made")
     # The table made from it is flagged too: its input changed and is newer.
+    changed = "input: input results/toy/metric.csv (sha256 recorded"
+    made = bad["results/table.csv"]
     assert any(
-        r.startswith("input: input results/toy/metric.csv (sha256 recorded")
-        and r.endswith("changed since this file was made")
-        for r in bad["results/table.csv"]
+        r.startswith(changed) and r.endswith("changed since this file was made") for r in made
     )
-    assert any(
-        r.startswith("stale: input results/toy/metric.csv is newer")
-        for r in bad["results/table.csv"]
-    )
+    assert any(r.startswith("stale: input results/toy/metric.csv is newer") for r in made)
     assert main(["-d", str(chain)]) == 1
     assert "MISMATCH results/toy/metric.csv: modified after it was made" in capsys.readouterr().err
     lines = format_table(findings).splitlines()
@@ -151,19 +140,9 @@ def _mirror_manifest(chain: Path, row: str | None, monkeypatch) -> Path:
     (mirror / "MANIFEST.tsv").write_text("path\tbytes\tsha256\n" + (row + "\n" if row else ""))
     manifest = json.loads(Path("resources/raw/toy/manifest.json").read_text())
     digest = manifest["files"][0]["sha256"]
-    manifest.update(
-        source="toy",
-        mirror=str(mirror),
-        inputs=[
-            {
-                "mirror_path": "values.txt",
-                "sha256": digest,
-                "pinned": True,
-                "pinned_by": ["MANIFEST.tsv"],
-                "trust": "the mirror's MANIFEST.tsv",
-            }
-        ],
-    )
+    entry = {"mirror_path": "values.txt", "sha256": digest, "pinned": True}
+    entry.update(pinned_by=["MANIFEST.tsv"], trust="the mirror's MANIFEST.tsv")
+    manifest.update(source="toy", mirror=str(mirror), inputs=[entry])
     Path("resources/raw/toy/manifest.json").write_text(json.dumps(manifest))
     # The steps after it, made again from this manifest.
     _toy_steps()
@@ -184,9 +163,7 @@ OTHER_SHA256 = hashlib.sha256(b"1\n2\n4\n").hexdigest()
         ("values.txt\t6", {FAIL: "MANIFEST.tsv line 2: row 'values.txt' needs a path"}),  # cut
     ],
 )
-def test_raw_inputs_are_checked_against_the_users_pins_not_the_record(
-    chain, monkeypatch, row, said
-):
+def test_raw_inputs_are_checked_by_the_users_pins_not_the_record(chain, monkeypatch, row, said):
     _mirror_manifest(chain, row, monkeypatch)
     findings = [f for f in audit(chain) if f.file == "resources/raw/toy/manifest.json"]
     assert {f.status for f in findings} == set(said), findings

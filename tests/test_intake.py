@@ -10,9 +10,11 @@ import json
 import os
 import runpy
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -267,6 +269,37 @@ def test_the_size_and_count_caps_refuse_before_a_copy(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "disk_usage", lambda path: free)
     cause = intake.intake(folder, tmp_path / "copy3")["results/c.txt"]
     assert "cap of 15 bytes in all, the workspace's free space less a margin" in cause
+    # A refused file's bytes are given back: the files that fit after it are taken.
+    monkeypatch.undo()
+    pd.DataFrame({"seed": [0] * 2000}).to_parquet(folder / "results" / "a.parquet")
+    monkeypatch.setattr(intake, "MAX_ROWS", 1000)
+    monkeypatch.setattr(intake, "MAX_TOTAL_BYTES", (folder / "results/a.parquet").stat().st_size)
+    assert list(intake.intake(folder, tmp_path / "copy4")) == ["results/a.parquet"]
+
+
+def test_a_killed_audit_leaves_no_workspace_nor_a_staging_folder(tmp_path, monkeypatch):
+    """SIGTERM: removed as it stops; SIGKILL (of make report's gate too): by the next audit,
+    which leaves a live audit's alone, and names a folder planted as a staging file."""
+    temp, folder = Path(tempfile.mkdtemp(dir=tmp_path)), tmp_path / "work"
+    _result(folder, "results/a.csv", "a\n")
+    code = "import sys, time; from isotropy import audit as a; a.walk = lambda *_, **k: "
+    code += "print('copied', flush=True) or time.sleep(60); a.audit(sys.argv[1])"
+    monkeypatch.setenv("TMPDIR", str(temp))
+    for sig, left in ((signal.SIGTERM, 0), (signal.SIGKILL, 1)):
+        command = [sys.executable, "-c", code, str(folder)]
+        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as run:
+            assert run.stdout and run.stdout.readline() == "copied\n"
+            run.send_signal(sig)
+        assert len(list(temp.iterdir())) == left
+    (temp / f"isotropy-audit-{os.getpid()}-live").mkdir()
+    planted = folder / "results" / ".audit.tsv.x1.part.tsv"  # one io.atomic_path removes
+    (planted / "kept").mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    (bad,) = [f for f in audit(folder) if f.status == FAIL]
+    write_tsv([bad], folder / "results" / "audit.tsv")  # once a traceback: IsADirectoryError
+    assert [p.name for p in temp.iterdir()] == [f"isotropy-audit-{os.getpid()}-live"]
+    assert bad.file == "results/.audit.tsv.x1.part.tsv" and bad.check == "intake"
+    assert bad.reason.startswith("is a folder, not a file") and (planted / "kept").is_dir()
 
 
 # --- crash: .snakemake/metadata, .snakemake or logs/effective-config a plain file -------------
@@ -392,7 +425,7 @@ def test_a_table_past_the_memory_budget_is_refused_unread(tmp_path, monkeypatch)
         read_trace(folder / "results" / "trace.parquet")
 
 
-def test_a_sparse_file_is_copied_sparse(tmp_path):
+def test_a_sparse_file_is_copied_sparse(tmp_path, monkeypatch):
     folder = tmp_path / "work"
     (folder / "results").mkdir(parents=True)
     sparse = folder / "results" / "sparse.bin"
@@ -405,6 +438,8 @@ def test_a_sparse_file_is_copied_sparse(tmp_path):
     copy = tmp_path / "copy" / "results" / "sparse.bin"
     assert copy.stat().st_size == 64 * 2**20 and copy.stat().st_blocks * 512 < 2**20
     assert sha256_file(copy) == sha256_file(sparse)
+    monkeypatch.setenv("ISOTROPY_INTAKE_MAX_HASHED_BYTES", str(32 * 2**20))  # holes hashed too
+    assert "is 67,108,864 bytes, past the cap of 33,554,432 hashed in all" in _cli(folder).stdout
 
 
 @pytest.fixture
@@ -414,21 +449,13 @@ def deep_folder(tmp_path, monkeypatch):
     folder = tmp_path / "work"
     _result(folder, "results/x.csv", "x\n")
     monkeypatch.chdir(folder / "results")
-    for _ in range(1100):
-        os.mkdir("d")
-        os.chdir("d")
-    Path("deep.csv").write_text("x\n")
-    monkeypatch.chdir(tmp_path)
+    for depth in range(1, 1101):  # a relative name of 2,200 characters: within PATH_MAX
+        os.mkdir("/".join(["d"] * depth))
+    Path("/".join(["d"] * 1100 + ["deep.csv"])).write_text("x\n")
     yield folder
-    os.chdir(folder / "results")
-    depth = 0
-    while os.path.isdir("d"):
-        os.chdir("d")
-        depth += 1
-    os.remove("deep.csv")
-    for _ in range(depth):
-        os.chdir("..")
-        os.rmdir("d")
+    os.remove("/".join(["d"] * 1100 + ["deep.csv"]))
+    for depth in range(1100, 0, -1):
+        os.rmdir("/".join(["d"] * depth))
 
 
 def test_a_results_tree_past_the_depth_cap_is_one_line(deep_folder):
@@ -481,9 +508,8 @@ def test_an_entry_that_vanishes_before_it_is_opened_is_a_finding(tmp_path, monke
 
     monkeypatch.setattr(intake, "open_inside", vanishing)
     refused = intake.intake(folder, tmp_path / "copy")
-    assert refused == {
-        "results/gone.csv": "vanished or cannot be opened (No such file or directory)"
-    }
+    said = "vanished or cannot be opened (No such file or directory)"
+    assert refused == {"results/gone.csv": said}
 
 
 def test_a_name_that_is_not_utf8_is_audited_and_tabulated(tmp_path):
@@ -497,13 +523,18 @@ def test_a_name_that_is_not_utf8_is_audited_and_tabulated(tmp_path):
     assert "results/caf\\udce9.csv\tFAIL" in (tmp_path / "audit.tsv").read_text("utf-8")
 
 
-def test_other_spellings_of_an_honest_path_are_one_file(tmp_path):
+def test_other_spellings_of_an_honest_path_and_names_at_the_cap_are_one_file(tmp_path):
+    """A name at the cap (1,024 characters, 255 bytes a part) made a phantom finding for its
+    record's name, or a traceback (ENAMETOOLONG)."""
     folder = tmp_path / "work"
     made_from = sha256_file(_result(folder, "results/in.csv", "in\n"))
     _result(folder, "results/sub/f.csv", "f\n")
+    _result(folder, "results/" + "/".join(["b" * 200] * 5) + "/c.csv", "c\n")  # 1,018 in all
+    (folder / "results" / ("a" * 250)).write_text("a\n")  # no record's name fits beside it
     spellings = {"results//in.csv": made_from, "results/./in.csv": made_from}
     _result(folder, "results/table.csv", "x\n", spellings)
-    assert [f for f in audit(folder) if f.status == FAIL] == []
+    (bad,) = [f for f in audit(folder) if f.status == FAIL]
+    assert (bad.file, bad.check) == ("results/" + "a" * 250, "record")  # none: its origin unknown
     _result(folder, "results/table.csv", "x\n", {**spellings, "results/sub/.": DIGEST})
     assert intake.intake(folder, tmp_path / "copy") == {}
 

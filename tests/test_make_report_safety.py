@@ -105,3 +105,17 @@ def test_the_report_forces_only_the_rules_of_its_target(tmp_path, target, overvi
     assert f"snakemake --cores 1 {overview} " in first
     assert f"--forcerun {rules} --allowed-rules {rules} " in first + " "
     assert "--report report.partial.html" in rest[0] and f" {target} {overview} " in rest[0] + " "
+
+
+def test_a_full_disk_while_the_report_is_written_is_one_line(tmp_path):
+    """Snakemake's report writer meets ENOSPC: one line naming the file, not its traceback."""
+    workdir = make_workdir(tmp_path, "TARGET=sensitivity_study\n")
+    full = "OSError: [Errno 28] No space left on device"
+    (workdir / ".venv/bin/snakemake").write_text(
+        f'#!/bin/sh\ncase "$*" in *--report*) printf "Traceback\\n{full}\\n" >&2; exit 1;; esac\n'
+    )
+    result = run_make(workdir, "report")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    line, *rest = result.stderr.splitlines()
+    assert line.startswith("make report: no space left on the device of report.partial.html")
+    assert line.endswith("free some space and run again") and len(rest) <= 1

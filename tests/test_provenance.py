@@ -129,17 +129,21 @@ def test_every_workflow_script_records_provenance():
 # Never a record without its file
 
 
-def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files):
+@pytest.mark.parametrize(
+    "size, said", [(2048, "2,048 bytes written before it stopped"), (0, "nothing written yet")]
+)
+def test_a_full_disk_while_writing_a_result_names_it_and_keeps_nothing(files, size, said):
     from isotropy.io import DiskFullError, atomic_path
 
     with pytest.raises(DiskFullError) as info:
         with atomic_path("results/table.csv") as tmp:
-            tmp.write_bytes(b"x" * 2048)
+            tmp.write_bytes(b"x" * size)
             raise OSError(errno.ENOSPC, "No space left on device")
-    assert str(info.value).startswith(
-        "no space left on the device of results/table.csv while writing it (2,048 bytes written "
-        "before it stopped, "
+    message = str(info.value)  # never "0 bytes needed"; one line
+    assert message.startswith(
+        f"no space left on the device of results/table.csv while writing it ({said}, "
     )
+    assert "\n" not in message and message.endswith("and run again")
     assert list(Path("results").iterdir()) == []
 
 

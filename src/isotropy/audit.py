@@ -9,20 +9,25 @@ never the record's. ``isotropy-audit`` (:func:`main`) prints the table and exits
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import functools
 import hashlib
 import os
+import shutil
+import signal
+import stat
 import sys
 import tempfile
+import threading
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from isotropy import sources
-from isotropy.intake import RESULTS, escaped, intake, is_manifest, name_problem
+from isotropy.intake import RECORD_SUFFIX, RESULTS, escaped, intake, is_manifest, name_problem
 from isotropy.intake import listing as listing_of
 from isotropy.io import atomic_path, sha256_file
 from isotropy.paths import REMADE_BY_REPORT
@@ -230,7 +235,8 @@ def audit_file(
         return [Finding(path, FAIL, "missing", "file does not exist")], []
     sidecar = record_path(target)
     found: list[Finding] = []
-    record, problem = read_record(sidecar, PROVENANCE) if sidecar.is_file() else (None, None)
+    kept = name_problem(path + RECORD_SUFFIX) is None and sidecar.is_file()  # a name too long: none
+    record, problem = read_record(sidecar, PROVENANCE) if kept else (None, None)
     if problem is not None:  # a damaged record: nothing it says is used, not even its inputs
         reason = f"its provenance record {sidecar.name}: {problem}; {REMAKE}"
         record, found = None, [Finding(path, FAIL, "record", reason)]
@@ -380,9 +386,7 @@ def audit(
     refused file); mirror files against the user's ``mirror`` unless it lies inside the folder;
     inputs that are ``remade`` are not required."""
     root = Path(root).resolve()
-    with tempfile.TemporaryDirectory(prefix="isotropy-audit-") as tmp:
-        workspace = Path(tmp) / "folder"  # all below reads this copy, never the folder
-        workspace.mkdir()
+    with quarantine() as workspace:  # all below reads this copy, never the folder
         try:
             refused = [
                 Finding(name, FAIL, "intake", cause + NOT_COPIED)  # escaped where printed
@@ -399,6 +403,30 @@ def audit(
             folder = None
         found = walk(workspace, mirror=folder, remade=remade)
         return [*refused, *found]
+
+
+WORKSPACE = "isotropy-audit-"  # then the pid of the audit that made it
+
+
+@contextlib.contextmanager
+def quarantine() -> Iterator[Path]:
+    """A fresh workspace in the temporary folder, removed on return, an error, SIGTERM or SIGHUP;
+    one of this user's that a killed audit left (its pid gone: SIGKILL) is removed first."""
+    for old in Path(tempfile.gettempdir()).glob(f"{WORKSPACE}*-*"):
+        pid, info = old.name.removeprefix(WORKSPACE).partition("-")[0], old.lstat()
+        mine = stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
+        if mine and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(old, ignore_errors=True)
+    main = threading.current_thread() is threading.main_thread()
+    signals = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) == signal.SIG_DFL]
+    handlers = {s: signal.signal(s, lambda n, _: sys.exit(128 + n)) for s in signals if main}
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"{WORKSPACE}{os.getpid()}-") as tmp:
+            (Path(tmp) / "folder").mkdir()
+            yield Path(tmp) / "folder"
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 def failures(findings: Iterable[Finding]) -> list[Finding]:

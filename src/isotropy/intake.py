@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import stat
 from collections import deque
@@ -24,6 +25,8 @@ from isotropy.paths import AUDIT_TABLE, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
 # Caps, each overridable by ISOTROPY_INTAKE_<name>.
 MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
 MAX_TOTAL_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_TOTAL_BYTES", 256 * 2**30))
+# The bytes the audit hashes, holes included (a sparse file's copy costs no disk, its sha256 does).
+MAX_HASHED_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_HASHED_BYTES", 64 * 2**30))
 MAX_ROWS = int(os.environ.get("ISOTROPY_INTAKE_MAX_ROWS", 50_000_000))
 # A table's memory once read (Parquet: 8 bytes a value at least; a CSV file: up to 8 times its
 # bytes, pandas measured at 4.5); the disk the copy leaves free.
@@ -41,6 +44,7 @@ MAX_FILES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILES", 500_000))
 LINKABLE = frozenset({"results", "logs", "benchmarks"})
 RECORD_SUFFIX = ".provenance.json"
 RESULTS = "results"
+STAGING = re.compile(r"\A\..+\.part(\.|\Z)")  # a write's staging file: io.atomic_path
 
 
 class FolderError(ValueError):
@@ -64,7 +68,8 @@ def name_problem(name: str) -> str | None:
         return "names a path outside the folder (absolute, or with '..'): never read"
     if not path.parts or len(path.parts) > MAX_DEPTH + 1:
         return f"names the folder itself, or a path over {MAX_DEPTH} folders deep: never read"
-    if len(name) > 1024 or max(len(os.fsencode(part)) for part in path.parts) > 255:
+    longest = max(len(os.fsencode(part)) for part in path.parts)
+    if len(name.removesuffix(RECORD_SUFFIX)) > 1024 or longest > 255:  # a record: as its file
         return f"names a path of {len(name):,} characters, longer than files have: never read"
     return None
 
@@ -139,7 +144,7 @@ class Intake:
         self.named_by: dict[str, str] = {}  # a name a record gave: that record
         self.taken: set[str] = set()
         self.listed: set[str] = set()
-        self.total = self.files = 0
+        self.total = self.files = self.hashed = 0
         self.workspace.mkdir(parents=True, exist_ok=True)
         free = shutil.disk_usage(self.workspace).free - DISK_MARGIN
         self.budget, self.by_disk = max(0, min(MAX_TOTAL_BYTES, free)), free < MAX_TOTAL_BYTES
@@ -204,21 +209,28 @@ class Intake:
                 )
         if problem is None and self.files >= MAX_FILES:
             problem = f"is past the {MAX_FILES:,} files the intake copies"
+        if problem is None and self.hashed + info.st_size > MAX_HASHED_BYTES:
+            problem = (
+                f"is {info.st_size:,} bytes, past the cap of {MAX_HASHED_BYTES:,} hashed in all"
+            )
         if problem is not None:
             self.refuse(name, problem)
             return None
-        self.files += 1
-        target = self.workspace / name
+        target, total = self.workspace / name, self.total
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             with open(target, "xb") as out:
                 self._write(fd, out, info.st_size)
             if name.endswith(".parquet") and (problem := parquet_problem(target)) is not None:
                 raise FolderError(problem)
-        except FolderError as error:
-            target.unlink()
+        except (FolderError, OSError) as error:  # its bytes given back to the cap in all
+            target.unlink(missing_ok=True)
+            self.total = total
+            if not isinstance(error, FolderError):
+                raise
             self.refuse(name, str(error))
             return None
+        self.files, self.hashed = self.files + 1, self.hashed + info.st_size
         os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
         return target
 
@@ -258,7 +270,8 @@ class Intake:
         manifest = self.parsed(name) if is_manifest(name) else self.take(name)
         if name in self.refused:
             return
-        record = self.parsed(name + RECORD_SUFFIX)
+        # A record's name too long for a file (a name at the cap): none, never a finding.
+        record = None if name_problem(name + RECORD_SUFFIX) else self.parsed(name + RECORD_SUFFIX)
         if isinstance(record, dict):
             for key in ("inputs", "outputs"):
                 if isinstance(entries := record.get(key), dict):
@@ -309,11 +322,14 @@ def tree(
 
 def listing(folder: Path, top: str, problems: dict[str, str] | None = None) -> list[str]:
     """Every non-folder entry below ``top`` but records, hidden ones and the audit's table; a
-    folder not walked (unreadable, too deep) goes into ``problems``."""
+    folder not walked (unreadable, too deep), or a staging name that is no file (what
+    :func:`isotropy.io.atomic_path` removes), goes into ``problems``."""
     names = []
     entries = tree(folder / top, lambda path: path.name.startswith("."), len(Path(top).parts))
     for path, info, problem in entries:
         rel = path.relative_to(folder).as_posix()
+        if problem is None and info is not None and STAGING.search(path.name):
+            problem = None if stat.S_ISREG(info.st_mode) else file_problem(info, path)
         if problem is not None and problems is not None:
             problems[rel] = problem
         elif info is None or stat.S_ISDIR(info.st_mode) or path.name.startswith("."):

@@ -25,9 +25,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     suffix = "".join(path.suffixes)
-    # An earlier writer's staging file, killed outright: one writer per target, so debris.
+    # An earlier writer's staging file, killed outright: one writer per target, so debris. A
+    # folder of that name is left alone (the audit names it).
     for stale in path.parent.glob(f".{glob.escape(path.name)}.*.part{glob.escape(suffix)}"):
-        stale.unlink(missing_ok=True)
+        with contextlib.suppress(IsADirectoryError):
+            stale.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".part{suffix}", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)

@@ -15,6 +15,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,12 +68,12 @@ def _matches_record(path: Path) -> str | None:
     return None
 
 
-def evaluates(step: int, updates: int, stride: int) -> bool:
+def evaluates(step: Any, updates: int, stride: int) -> Any:
     """Whether a run of ``updates`` updates with ``metric_stride`` ``stride`` evaluates the state
-    after ``step`` updates: step 0, every ``stride``-th update and the last. The one definition:
-    the optimisation records these steps, a trace is checked to hold one row each, the costs
-    count them."""
-    return step == 0 or step % stride == 0 or step == updates
+    after ``step`` updates (an int, or an array of them): step 0, every ``stride``-th update and
+    the last. The one definition: the optimisation records these steps, a trace is checked to
+    hold one row each, the costs count them."""
+    return (step == 0) | (step % stride == 0) | (step == updates)
 
 
 def evaluation_steps(updates: int, stride: int) -> list[int]:
@@ -87,12 +88,16 @@ def evaluation_count(updates: int, stride: int) -> int:
     return 1 + updates // stride + (updates % stride != 0)
 
 
-def _expected_steps(summary: Mapping) -> list[int] | None:
-    settings = summary.get("settings") or {}
+def _steps_problem(steps: np.ndarray, settings: Mapping) -> str | None:
+    """Why ``steps`` (rising from 0) are not those the run's settings evaluate: counted first (a
+    summary may claim 10**11 updates), then :func:`evaluates` over the whole array at once."""
     updates, stride = settings.get("updates"), settings.get("metric_stride")
-    if not isinstance(updates, int) or not isinstance(stride, int) or stride < 1:
+    if not isinstance(updates, int) or not isinstance(stride, int) or stride < 1 or updates < 0:
         return None
-    return evaluation_steps(updates, stride)
+    count, stride = evaluation_count(updates, stride), min(stride, max(updates, 1))  # same steps
+    if len(steps) == count and steps[-1] == updates and evaluates(steps, updates, stride).all():
+        return None
+    return f"it has {len(steps)} rows, but its run recorded {count} steps (summary.json)"
 
 
 def trace_problem(frame: pd.DataFrame, summary: Mapping | None = None) -> str | None:
@@ -108,15 +113,15 @@ def trace_problem(frame: pd.DataFrame, summary: Mapping | None = None) -> str | 
     values = frame[list(frame.columns[2:])]
     if not all(pd.api.types.is_numeric_dtype(values[c]) for c in values):
         return "a value column is not numeric"
-    if not np.isfinite(values.to_numpy(dtype=float)).all():
-        bad = [c for c in values if not np.isfinite(values[c].to_numpy(dtype=float)).all()]
-        return f"column {bad[0]} holds NaN or infinite values"
+    for name in values:  # a column at a time: never a copy of the whole table
+        if not np.isfinite(values[name].to_numpy(dtype=float)).all():
+            return f"column {name} holds NaN or infinite values"
     bounds = {**STATE_BOUNDS, **{m.name: m.bounds for m in registry.trace_metrics()}}
     for name, (low, high) in bounds.items():
         if not frame[name].between(low, high).all():
             return f"column {name} leaves its range [{low:g}, {high:g}]"
-    steps = frame["step"].tolist()
-    if steps[0] != 0 or any(b <= a for a, b in zip(steps, steps[1:])):
+    steps = frame["step"].to_numpy()
+    if steps[0] != 0 or (steps[1:] <= steps[:-1]).any():
         return "its steps do not rise from 0"
     return _summary_problem(frame, summary) if summary is not None else None
 
@@ -124,11 +129,11 @@ def trace_problem(frame: pd.DataFrame, summary: Mapping | None = None) -> str | 
 def _summary_problem(frame: pd.DataFrame, summary: Mapping) -> str | None:
     """The trace against its run's summary.json: seed, recorded steps and final state."""
     settings = summary.get("settings") or {}
-    if "seed" in settings and set(frame["seed"]) != {settings["seed"]}:
+    seed = settings.get("seed", 0)
+    if "seed" in settings and (not isinstance(seed, int) or (frame["seed"] != seed).any()):
         return f"its seed column is not the run's seed {settings['seed']}"
-    steps = _expected_steps(summary)
-    if steps is not None and frame["step"].tolist() != steps:
-        return f"it has {len(frame)} rows, but its run recorded {len(steps)} steps (summary.json)"
+    if (problem := _steps_problem(frame["step"].to_numpy(), settings)) is not None:
+        return problem
     final = summary.get("final") or {}
     last = frame.iloc[-1]
     differing = [

@@ -12,7 +12,7 @@ import copy
 import re
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
@@ -26,9 +26,17 @@ ABSENT_KEY = "x-absent"
 
 
 def _unique(items: list) -> list:
-    repeated = sorted({repr(item) for item in items if items.count(item) > 1})
+    """``items`` when none is listed twice, in linear time (150,000 seeds: a moment); an
+    unhashable item (a phase) by its repr."""
+    seen: set[Any] = set()
+    repeated: set[str] = set()
+    for item in items:
+        key = item if isinstance(item, Hashable) else repr(item)
+        if key in seen:
+            repeated.add(repr(item))
+        seen.add(key)
     if repeated:
-        raise ValueError(f"lists {', '.join(repeated)} more than once; list each once")
+        raise ValueError(f"lists {', '.join(sorted(repeated))} more than once; list each once")
     return items
 
 
