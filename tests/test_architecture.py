@@ -324,22 +324,24 @@ def _relative(path: Path, root: Path = ROOT) -> str:
     return path.relative_to(root).as_posix()
 
 
-def _formatter_pragmas(files: list[Path], root: Path = ROOT) -> list[str]:
+def _lines_where(files: list[Path], root: Path, found, note=lambda line: "") -> list[str]:
+    """``path:lineno`` (and ``note(line)``) of every line of ``files`` where ``found(line)``."""
     return [
-        f"{_relative(path, root)}:{lineno}"
+        f"{_relative(path, root)}:{lineno}{note(line)}"
         for path in files
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if FORMATTER_PRAGMA.search(line)
+        if found(line)
     ]
+
+
+def _formatter_pragmas(files: list[Path], root: Path = ROOT) -> list[str]:
+    return _lines_where(files, root, FORMATTER_PRAGMA.search)
 
 
 def _long_lines(files: list[Path], root: Path = ROOT, limit: int = MAX_LINE) -> list[str]:
-    return [
-        f"{_relative(path, root)}:{lineno} ({len(line)} characters)"
-        for path in files
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if len(line) > limit
-    ]
+    return _lines_where(
+        files, root, lambda line: len(line) > limit, lambda line: f" ({len(line)} characters)"
+    )
 
 
 def _mypy_exemptions(pyproject: dict, files: list[Path], root: Path = ROOT) -> list[str]:
@@ -350,11 +352,7 @@ def _mypy_exemptions(pyproject: dict, files: list[Path], root: Path = ROOT) -> l
         if override.get("ignore_errors"):
             modules = override["module"]
             found += [modules] if isinstance(modules, str) else modules
-    for path in files:
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if BARE_IGNORE.search(line):
-                found.append(f"{_relative(path, root)}:{lineno}")
-    return found
+    return found + _lines_where(files, root, BARE_IGNORE.search)
 
 
 def test_ruff_format_owns_every_line():

@@ -16,22 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_optimize_benchmark_prints_where_the_time_goes():
     # The cheapest sections at the polarity shape (10,662 x 384): two updates, one call per part,
     # timed once after its warm-up (--rounds 1; the best of 3 by default).
+    options = "--synthetic --updates 2 --repeats 1 --rounds 1 --device cpu"
+    skip = ["--skip", "reference,clusters,memory,syncs"]
     result = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "optimize.py"),
-            "--synthetic",
-            "--updates",
-            "2",
-            "--repeats",
-            "1",
-            "--rounds",
-            "1",
-            "--device",
-            "cpu",
-            "--skip",
-            "reference,clusters,memory,syncs",
-        ],
+        [sys.executable, str(ROOT / "benchmarks" / "optimize.py"), *options.split(), *skip],
         capture_output=True,
         text=True,
         timeout=600,

@@ -25,11 +25,7 @@ ENVS = ROOT / "envs"
 FAMILIES = ("data", "torch", "plots")
 
 # conda-forge names that differ from the PyPI distribution they package.
-CONDA_TO_PYPI = {
-    "pytorch": "torch",
-    "matplotlib-base": "matplotlib",
-    "seaborn-base": "seaborn",
-}
+CONDA_TO_PYPI = {"pytorch": "torch", "matplotlib-base": "matplotlib", "seaborn-base": "seaborn"}
 # conda packages with no PyPI pin to agree with: the interpreter, pip, the CUDA runtime.
 CONDA_ONLY = {"python", "pip", "cuda-version"}
 # Modules the scripts may import without their environment installing them: Snakemake puts
@@ -124,12 +120,15 @@ RULES = parse_rules()
 RULES_WITH_ACTION = sorted(name for name, rule in RULES.items() if rule["action"])
 
 
-def test_one_environment_file_per_family():
+def test_one_conda_forge_environment_file_per_family_and_torch_built_for_cuda():
     assert sorted(p.stem for p in ENVS.glob("*.yaml")) == sorted(FAMILIES)
     for family in FAMILIES:
         env = load_env(family)
         assert env["channels"][0] == "conda-forge", f"{family}: conda-forge must come first"
         assert "defaults" not in env["channels"], f"{family}: the defaults channel is not used"
+    conda, _ = env_packages(load_env("torch"))
+    assert conda["pytorch"][1] == "cuda*", "envs/torch.yaml must select a CUDA build of pytorch"
+    assert conda["cuda-version"][0]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -162,12 +161,6 @@ def test_environment_versions_equal_pyproject_pins(family):
         assert pins.get(name) == spec.version, (
             f"{family}: pip {text} but pyproject.toml pins {name}=={pins.get(name)}"
         )
-
-
-def test_torch_environment_is_a_cuda_build():
-    conda, _ = env_packages(load_env("torch"))
-    assert conda["pytorch"][1] == "cuda*", "envs/torch.yaml must select a CUDA build of pytorch"
-    assert conda["cuda-version"][0]
 
 
 def test_rules_found():
@@ -371,9 +364,7 @@ def test_post_deploy_installs_the_project_package(tmp_path):
         == (ROOT / "src" / "isotropy" / "__init__.py").resolve()
     )
     freeze = run_captured(
-        [str(bin_dir / "python"), "-m", "pip", "list", "--format=freeze"],
-        env=env,
-        timeout=60,
+        [str(bin_dir / "python"), "-m", "pip", "list", "--format=freeze"], env=env, timeout=60
     ).stdout
     assert "torch" not in freeze and "numpy" not in freeze, freeze
 

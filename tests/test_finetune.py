@@ -29,17 +29,9 @@ from isotropy.finetune.features import (
     qa_eval_features,
     qa_train_features,
 )
-from isotropy.finetune.regularisers import (
-    cosine_penalty,
-    estimate_reference_covariance,
-)
+from isotropy.finetune.regularisers import cosine_penalty, estimate_reference_covariance
 from isotropy.finetune.settings import check_run
-from isotropy.finetune.training import (
-    CHECKPOINT_NAME,
-    TrainingInterrupted,
-    finetune,
-    run_and_save,
-)
+from isotropy.finetune.training import CHECKPOINT_NAME, TrainingInterrupted, finetune, run_and_save
 from isotropy.io import sha256_file
 from isotropy.istar.study import run_grid, run_path
 from isotropy.models import ModelSpec

@@ -344,10 +344,7 @@ def test_wikitext_lines_become_sentences():
         " The game began in 2010 . It was released in Japan . ",
         " = = Plot = = ",
     ]
-    assert wikitext_sentences(lines) == [
-        "The game began in 2010 .",
-        "It was released in Japan .",
-    ]
+    assert wikitext_sentences(lines) == ["The game began in 2010 .", "It was released in Japan ."]
 
 
 # ---- Real data: all-MiniLM-L6-v2 on mirror sentences ---------------------------------------------

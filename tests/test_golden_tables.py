@@ -168,9 +168,7 @@ def test_the_correlation_checker_recomputes_the_package_table_and_catches_a_chan
 
 # Declarations for the synthetic tables below (the real ones: tests/golden/precision.yaml).
 SYNTHETIC = golden_tables.Precision(
-    {
-        "t.csv": {"dataset": "exact", "items": "exact", "pearson_r": "float32", "r": "float64"},
-    },
+    {"t.csv": {"dataset": "exact", "items": "exact", "pearson_r": "float32", "r": "float64"}},
     golden_tables.Precision.load().tolerances,
 )
 
@@ -227,9 +225,7 @@ def test_the_sign_dependent_iw_is_held_to_its_bounds_not_to_a_golden_value(tmp_p
         check(tmp_path, name, table, ["isotropy", "isotropy_centred"], {})
 
 
-def test_the_condition_number_checker_recomputes_the_package_table_and_catches_a_change(
-    tmp_path,
-):
+def test_the_condition_number_checker_recomputes_the_package_table_and_catches_a_change(tmp_path):
     """golden_recompute's numpy recomputation against isotropy.geometry.cosine_by_layer on
     LayerNorm-like token states (rank d - 1 once centred) stored as the run stores them: equal
     to 1e-12 and the same rank; a value moved by 1e-9 or a rank moved by one is caught."""

@@ -18,11 +18,7 @@ from isotropy import studies
 from isotropy.extensions import results
 from isotropy.studies import rajaee_cls as cls_record
 from isotropy.verdicts import learning
-from isotropy.verdicts.claims import (
-    SUPPORTED,
-    check_claims,
-    claims_markdown,
-)
+from isotropy.verdicts.claims import SUPPORTED, check_claims, claims_markdown
 from isotropy.verdicts.extension_answers import claims_table, judged_claims
 from isotropy.verdicts.measurements import fine_tuned_not_learned
 from isotropy.verdicts.measurements.istar import istar_measurements

@@ -98,11 +98,7 @@ def test_a_registered_metric_gains_its_trace_column(monkeypatch):
     figure = metric_curves(_toy_traces(), panel="dataset")
     texts = [t.get_text() for legend in figure.legends for t in legend.get_texts()]
     plt.close(figure)
-    assert texts[:3] == [
-        "IsoScore (left axis)",
-        "Silhouette (right axis)",
-        "Mean norm (left axis)",
-    ]
+    assert texts[:3] == ["IsoScore (left axis)", "Silhouette (right axis)", "Mean norm (left axis)"]
 
 
 def test_correlation_table_and_figure3_follow_the_registered_roles(monkeypatch):

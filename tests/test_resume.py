@@ -44,9 +44,8 @@ def test_killed_run_is_resumed_by_unlock_and_rerun(tmp_path):
     killed.wait(timeout=30)
 
     rerun = snakemake(*PROFILE, cwd=tmp_path, timeout=120)
-    assert rerun.returncode != 0 and "LockException" in rerun.stderr + rerun.stdout, rerun.stderr[
-        -2000:
-    ]
+    output = rerun.stderr + rerun.stdout
+    assert rerun.returncode != 0 and "LockException" in output, output[-2000:]
 
     # make resume: unlock, then the run again; the job cut off after writing "partial" is made
     # again (rerun-incomplete), not taken for finished.

@@ -28,9 +28,10 @@ def test_jobs_get_the_chosen_wait_policy_unless_the_user_chose_one():
     assert compute.apply_job_environment(environ) == {}  # a second call changes nothing
 
 
-def test_use_threads_holds_torch_and_blas_to_the_count():
+def test_use_threads_holds_torch_and_blas_to_the_count_and_refuses_none():
     """In a fresh process started with more threads than the job has (as a library's default
-    would be), use_threads brings torch's pool and every loaded BLAS pool down to it."""
+    would be), use_threads brings torch's pool and every loaded BLAS pool down to it; 0 is
+    refused."""
     code = textwrap.dedent(
         """
         import json, numpy, torch
@@ -48,9 +49,6 @@ def test_use_threads_holds_torch_and_blas_to_the_count():
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["torch"] == 1
     assert seen["pools"] and set(seen["pools"]) == {1}
-
-
-def test_use_threads_refuses_no_threads():
     with pytest.raises(ValueError, match="at least 1"):
         compute.use_threads(0)
 
