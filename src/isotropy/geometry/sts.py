@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -276,25 +276,7 @@ def evaluate_sts(
     """
     gold = _check_pairs(first, second, gold)
     fixed = {**labels, "seed": seed, "n_pairs": len(gold), "dim": vectors.shape[1]}
-    if offsets is None:
-        points, pipeline = vectors, "sentences"
-        fixed |= {"n_sentences": len(vectors), "n_tokens": 0, "pipeline": PIPELINE_SENTENCES}
-
-        def score_pairs(transformed: np.ndarray) -> np.ndarray:
-            return pair_cosines(transformed, first, second)
-
-    else:
-        sides, starts = pair_side_tokens(np.asarray(offsets), np.asarray(first), np.asarray(second))
-        points, pipeline = np.asarray(vectors[sides], dtype=np.float64), "tokens"
-        lengths = np.diff(np.append(starts, len(points)))
-        pair_first, pair_second = np.arange(0, 2 * len(gold), 2), np.arange(1, 2 * len(gold), 2)
-        fixed |= {"n_sentences": len(offsets) - 1, "n_tokens": len(points)}
-        fixed["pipeline"] = PIPELINE_TOKENS
-
-        def score_pairs(transformed: np.ndarray) -> np.ndarray:
-            sentences = np.add.reduceat(transformed, starts, axis=0) / lengths[:, None]
-            return pair_cosines(sentences, pair_first, pair_second)
-
+    points, score_pairs, pipeline = _pipeline(vectors, first, second, offsets, fixed)
     transform = {
         "n_clusters": n_clusters,
         "n_directions": n_directions,
@@ -314,6 +296,33 @@ def evaluate_sts(
             row["isotropy"],
         )
     return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
+
+
+def _pipeline(
+    vectors: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    offsets: np.ndarray | None,
+    fixed: dict[str, Any],
+) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray], str]:
+    """The points ``evaluate_sts`` transforms, how it scores the pairs from them and the
+    pipeline's name; ``fixed`` gains the pipeline's counts."""
+    if offsets is None:
+        fixed |= {"n_sentences": len(vectors), "n_tokens": 0, "pipeline": PIPELINE_SENTENCES}
+        return vectors, lambda transformed: pair_cosines(transformed, first, second), "sentences"
+    sides, starts = pair_side_tokens(np.asarray(offsets), np.asarray(first), np.asarray(second))
+    points = np.asarray(vectors[sides], dtype=np.float64)
+    lengths = np.diff(np.append(starts, len(points)))
+    n_pairs = len(first)
+    pair_first, pair_second = np.arange(0, 2 * n_pairs, 2), np.arange(1, 2 * n_pairs, 2)
+    fixed |= {"n_sentences": len(offsets) - 1, "n_tokens": len(points)}
+    fixed["pipeline"] = PIPELINE_TOKENS
+
+    def score_pairs(transformed: np.ndarray) -> np.ndarray:
+        sentences = np.add.reduceat(transformed, starts, axis=0) / lengths[:, None]
+        return pair_cosines(sentences, pair_first, pair_second)
+
+    return points, score_pairs, "tokens"
 
 
 def pair_side_tokens(
