@@ -397,9 +397,8 @@ def run_make(
 
 
 def offline_config() -> dict:
-    """config.yaml with its sources and config/offline.yaml merged in, not validated."""
-    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
-    return deep_merge(config, yaml.safe_load((ROOT / "config" / "offline.yaml").read_text()))
+    """config.yaml with its sources and config/offline.yaml merged in, defaults filled in."""
+    return workflow_config.load_config([ROOT / "config.yaml", ROOT / "config" / "offline.yaml"])
 
 
 def overlay_refusal(tmp_path: Path, overlay: str) -> list[str]:
