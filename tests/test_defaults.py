@@ -16,10 +16,8 @@ from isotropy import readers, transforms
 from isotropy.configuration import Config, fill_defaults
 from isotropy.configuration.finetune import ClsTraining, TrainingSettings
 from isotropy.configuration.geometry import Classification, Sts
-from isotropy.configuration.optimisation import Main
 from isotropy.configuration.studies import ClusterMethod
 from isotropy.geometry import classification, sts
-from isotropy.optimize import OptimisationSettings
 from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.sources import DOWNLOAD_DEFAULTS
 from isotropy.workflow import config as workflow_config
@@ -99,7 +97,6 @@ STS_FUNCTIONS = (sts.enhance, sts.evaluate_sts, sts.evaluate_sts_tokens)
 # (section, its model, the code that restates its defaults)
 RESTATED = [
     ("rajaee_cls.cluster_method", ClusterMethod, ClusterSettings),
-    ("main", Main, OptimisationSettings),
     *(("geometry.sts", Sts, f) for f in (transforms.cluster_based_isotropy, *STS_FUNCTIONS)),
     ("geometry.classification", Classification, classification.classification_table),
 ]
@@ -124,6 +121,6 @@ def test_every_restated_default_equals_the_models_and_a_planted_mismatch_is_foun
     assert set(code_defaults(ClusterSettings)) == set(models["rajaee_cls.cluster_method"])
     for function in STS_FUNCTIONS:
         assert {"n_clusters", "n_directions", "abtt_directions"} <= set(code_defaults(function))
-    models["main"]["learning_rate"] = 0.01
+    models["rajaee_cls.cluster_method"]["clusters"] = 4
     found = "\n".join(all_mismatches(models))
-    assert "main (OptimisationSettings).learning_rate: code says 0.001, the model 0.01" in found
+    assert "cluster_method (ClusterSettings).clusters: code says 3, the model 4" in found
