@@ -58,7 +58,7 @@ def run_settings(config: Mapping[str, Any], dataset: str, head: str, seed: int) 
     settings = {
         "updates": section["updates"],
         "learning_rate": section["learning_rate"],
-        "bias": setup.get("bias", True),
+        "bias": setup["bias"],
         "metric_stride": section["metric_stride"],
         "metric_sample_size": section["metric_sample_size"],
         "seed": seed,
