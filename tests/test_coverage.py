@@ -11,12 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import tiny_workflow
-import yaml
 
 from isotropy import paths, studies
 from isotropy.committed import coverage as C
 from isotropy.workflow import targets
-from isotropy.workflow.config import with_sources
+from isotropy.workflow.config import load_config
 
 ROOT = C.ROOT
 MS, G, GOLD, P = (
@@ -211,7 +210,7 @@ def _workflow_targets() -> set[str]:
     """The inputs of the Snakefile's ``rule all`` and of every study's own target rule (the
     Snakefile's loop over :func:`isotropy.studies.target_rules`), evaluated with
     ``config.yaml`` (so a target added to or dropped from them counts here too)."""
-    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8")))
+    config = load_config([ROOT / "config.yaml"])
     names = {"targets": targets, "paths": paths, "config": config, "studies": studies}
     made = _rule_inputs((ROOT / "Snakefile").read_text(encoding="utf-8"), "rule all:", names)
     assert made, "rule all lists no input"

@@ -3,47 +3,33 @@ dataclasses, keyword defaults) equals the model's, as pypsa-eur tests its config
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import pytest
 from pydantic import BaseModel
 
 from isotropy import readers, transforms
 from isotropy.configuration import Config, fill_defaults
 from isotropy.configuration.finetune import ClsTraining, TrainingSettings
 from isotropy.configuration.geometry import Classification, Sts
-from isotropy.configuration.optimisation import Main
 from isotropy.configuration.studies import ClusterMethod
 from isotropy.geometry import classification, sts
-from isotropy.optimize import OptimisationSettings
 from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.sources import DOWNLOAD_DEFAULTS
-from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs
 
 
-@pytest.fixture(scope="module")
-def filled(shipped_config):
-    """config.yaml's required sections alone, with the defaults the models fill in."""
-    keys = ("sources", "encoders", "main", "models")
-    config = copy.deepcopy({key: shipped_config[key] for key in keys})
-    workflow_config.check_loaded_config(config)
-    return config
-
-
-def test_a_partial_configuration_reads_the_same_defaults_as_a_validated_one(filled):
-    assert DOWNLOAD_DEFAULTS == filled["downloads"]
+def test_a_partial_configuration_reads_the_same_defaults_as_a_validated_one(shipped_config):
+    """config.yaml gives none of these: the models fill them in."""
+    assert DOWNLOAD_DEFAULTS == shipped_config["downloads"]
     assert DOWNLOAD_DEFAULTS["max_extracted_bytes"] == 32 * 1024**3
     for dataset in ("pos", "supersense"):
-        assert readers.inputs.dataset_options({}, dataset) == readers.inputs.dataset_options(
-            filled, dataset
-        )
+        options = readers.inputs.dataset_options(shipped_config, dataset)
+        assert readers.inputs.dataset_options({}, dataset) == options
     assert inputs.configured_studies({"main": {"updates": 9}}) == ["main"]
-    assert Config.default("studies") == filled["studies"]
+    assert Config.default("studies") == shipped_config["studies"]
 
 
 def test_filling_keeps_what_is_given_and_leaves_optional_keys_out():
@@ -99,7 +85,6 @@ STS_FUNCTIONS = (sts.enhance, sts.evaluate_sts)
 # (section, its model, the code that restates its defaults)
 RESTATED = [
     ("rajaee_cls.cluster_method", ClusterMethod, ClusterSettings),
-    ("main", Main, OptimisationSettings),
     *(("geometry.sts", Sts, f) for f in (transforms.cluster_based_isotropy, *STS_FUNCTIONS)),
     ("geometry.classification", Classification, classification.classification_table),
 ]
@@ -124,6 +109,6 @@ def test_every_restated_default_equals_the_models_and_a_planted_mismatch_is_foun
     assert set(code_defaults(ClusterSettings)) == set(models["rajaee_cls.cluster_method"])
     for function in STS_FUNCTIONS:
         assert {"n_clusters", "n_directions", "abtt_directions"} <= set(code_defaults(function))
-    models["main"]["learning_rate"] = 0.01
+    models["rajaee_cls.cluster_method"]["clusters"] = 4
     found = "\n".join(all_mismatches(models))
-    assert "main (OptimisationSettings).learning_rate: code says 0.001, the model 0.01" in found
+    assert "cluster_method (ClusterSettings).clusters: code says 3, the model 4" in found

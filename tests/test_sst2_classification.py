@@ -172,7 +172,7 @@ def test_geometry_study_plans_the_table_only_for_configured_models(monkeypatch):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     root = Path(__file__).resolve().parents[1]
     files = [root / "config.yaml", root / "config/offline.yaml"]
-    config = workflow_config.with_sources(workflow_config.load_config_files(files))
+    config = workflow_config.load_config(files)
     planned = studies.geometry.outputs(config)
     assert paths.GEOMETRY_CLASSIFICATION in planned and paths.GEOMETRY_ISOTROPY in planned
     assert workflow_inputs.classification_files(config) == [

@@ -58,10 +58,8 @@ def test_senteval_layout_reads_as_the_sts_table_and_its_errors_name_the_file(tmp
 
 def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
-    config = workflow_config.with_sources(
-        workflow_config.load_config_files(
-            [REPO_ROOT / "config.yaml", REPO_ROOT / "config" / "offline.yaml"]
-        )
+    config = workflow_config.load_config(
+        [REPO_ROOT / "config.yaml", REPO_ROOT / "config" / "offline.yaml"]
     )
     config["mirror"] = str(tmp_path)  # a mirror without the STS sets (nor SICK-R)
     lacking = {"sickr", "sts12", "sts13", "sts14", "sts15", "sts16"}

@@ -129,7 +129,7 @@ def test_a_dry_run_plans_no_job_the_mirror_cannot_feed(tmp_path, targets, planne
 
 
 def test_section2_metrics_parameter_only_when_a_study_records_them():
-    config = {"main": {"section2_metrics": False}, "glue": {}}
+    config = {"main": {"section2_metrics": False}, "glue": {"section2_metrics": False}}
     assert targets.section2_params(config) == {}
     config["main"]["section2_metrics"] = True
     params = targets.section2_params(config)

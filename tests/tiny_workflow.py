@@ -252,15 +252,18 @@ def run_snakemake(
 # Runs Snakemake in this interpreter and prints which heavy modules it loaded, after it exits,
 # and every rule parameter Snakemake cannot compare between runs: it records a parameter only
 # when it is a plain value (persistence._serialize_param_builtin), and ignores any other
-# object, so a change inside it would re-run nothing.
+# object, so a change inside it would re-run nothing; then every job's rule, output and
+# parameters as Snakemake records them (tests/test_effective_config.py).
 WRAPPER = """
-import runpy, sys
+import json, runpy, sys
 from snakemake.persistence import UNREPRESENTABLE, PersistenceBase
 from snakemake.rules import Rule
-untracked = set()
+untracked, jobs = set(), set()
 expand_params = Rule.expand_params
-def checked_expand_params(self, *args, **kwargs):
-    params, non_derived = expand_params(self, *args, **kwargs)
+def checked_expand_params(self, wildcards, input, output, *args, **kwargs):
+    params, non_derived = expand_params(self, wildcards, input, output, *args, **kwargs)
+    seen = [str(PersistenceBase._serialize_param_builtin(None, p)) for p in non_derived]
+    jobs.add(json.dumps([self.name, sorted(map(str, output)), sorted(seen)]))
     for name, value in params.items():
         if any(value is item for item in non_derived):
             if PersistenceBase._serialize_param_builtin(None, value) is UNREPRESENTABLE:
@@ -276,6 +279,7 @@ except SystemExit as stop:
 heavy = ("torch", "transformers", "sentence_transformers")
 print("HEAVY_MODULES_LOADED=" + ",".join(sorted(m for m in heavy if m in sys.modules)))
 print("UNTRACKED_PARAMS=" + ",".join(sorted(untracked)))
+print("JOBS=" + json.dumps(sorted(jobs)))
 sys.exit(code)
 """
 
@@ -397,9 +401,8 @@ def run_make(
 
 
 def offline_config() -> dict:
-    """config.yaml with its sources and config/offline.yaml merged in, not validated."""
-    config = with_sources(yaml.safe_load((ROOT / "config.yaml").read_text()))
-    return deep_merge(config, yaml.safe_load((ROOT / "config" / "offline.yaml").read_text()))
+    """config.yaml with its sources and config/offline.yaml merged in, defaults filled in."""
+    return workflow_config.load_config([ROOT / "config.yaml", ROOT / "config" / "offline.yaml"])
 
 
 def overlay_refusal(tmp_path: Path, overlay: str) -> list[str]:

@@ -12,15 +12,18 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 import pandas as pd
 import torch
+from pydantic import ConfigDict, field_validator
 from torch import nn
 
 from isotropy import metrics
+from isotropy.configuration.base import Seed
+from isotropy.configuration.optimisation import Optimisation
 from isotropy.io import atomic_path, write_json
 from isotropy.logs import duration
 from isotropy.metrics import registry
@@ -223,40 +226,30 @@ class EmbeddingClassifier(nn.Module):
         return self.classifier(points)
 
 
-@dataclass
-class OptimisationSettings:
-    """Everything that decides a run; recorded in its summary."""
+# The settings a run's summary records, in its order.
+RECORDED = (
+    *("updates", "learning_rate", "bias", "metric_stride", "metric_sample_size", "seed"),
+    *("extra", "extra_metrics"),
+)
 
-    updates: int = 1000
-    learning_rate: float = 1e-3
+
+class OptimisationSettings(Optimisation):
+    """Everything that decides a run: its study's keys (:class:`Optimisation`, whose defaults
+    and bounds it takes), less the seeds, plus the run's own; recorded in its summary."""
+
+    model_config = ConfigDict(strict=False)
     bias: bool = True
-    metric_stride: int = 1
-    metric_sample_size: int | None = None
-    seed: int = 0
+    seed: Seed = 0
     progress: bool = True
-    extra: dict = field(default_factory=dict)
+    extra: dict = {}
     # Optional metrics of the registry (registry.OPTIONAL_METRICS) recorded after the default ones.
-    extra_metrics: tuple[str, ...] = ()
+    extra_metrics: tuple[str, ...] = ()  # type: ignore[assignment]
 
-    def __post_init__(self) -> None:
-        if self.updates < 1:
-            raise ValueError(f"updates must be >= 1, got {self.updates}")
-        if self.metric_stride < 1:
-            raise ValueError(f"metric_stride must be >= 1, got {self.metric_stride}")
-        # Adam moves each float32 weight by about the learning rate per update; beyond float32's
-        # range torch fails with only "cannot be converted to type float without overflow".
-        if not self.learning_rate < float(np.finfo(np.float32).max):
-            raise FloatingPointError(
-                f"learning rate {self.learning_rate:g} diverges at the first update: Adam moves "
-                "each float32 weight by about the learning rate, beyond float32's range "
-                f"({np.finfo(np.float32).max:.3g}); lower the learning rate"
-            )
-        if self.metric_sample_size is not None and self.metric_sample_size < 2:
-            raise ValueError(
-                f"metric_sample_size must be >= 2 or null, got {self.metric_sample_size}"
-            )
-        self.extra_metrics = tuple(self.extra_metrics)
-        registry.optional_metrics(self.extra_metrics)  # refuses an unknown name now
+    @field_validator("extra_metrics")
+    @classmethod
+    def _registered(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        registry.optional_metrics(names)  # refuses an unknown name now
+        return names
 
     def records(self, step: int) -> bool:
         """Whether the state after ``step`` updates is evaluated and recorded
@@ -647,8 +640,8 @@ def _summary(
         "wall_seconds": wall,
         "settings": {
             k: list(v) if isinstance(v, tuple) else v
-            for k, v in asdict(settings).items()
-            if k != "progress" and not (k == "extra_metrics" and not v)  # as before when unused
+            for k in RECORDED
+            if (v := getattr(settings, k)) or k != "extra_metrics"  # as before when unused
         },
         "final": final,
     }

@@ -58,7 +58,7 @@ def run_settings(config: Mapping[str, Any], dataset: str, head: str, seed: int) 
     settings = {
         "updates": section["updates"],
         "learning_rate": section["learning_rate"],
-        "bias": setup.get("bias", True),
+        "bias": setup["bias"],
         "metric_stride": section["metric_stride"],
         "metric_sample_size": section["metric_sample_size"],
         "seed": seed,
@@ -84,7 +84,7 @@ def heldout_model(config: Mapping[str, Any], dataset: str) -> str:
 
 
 def heldout_run_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Keyword arguments of :class:`isotropy.extensions.heldout.HeldoutSettings`: the section's
+    """The fields of :class:`isotropy.configuration.studies.Heldout` a run reads: the section's
     ``heldout`` block less its ``setups``."""
     return {k: v for k, v in config[SECTION]["heldout"].items() if k != "setups"}
 

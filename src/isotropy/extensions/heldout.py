@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,6 +29,7 @@ import torch
 from torch import nn
 
 from isotropy import metrics
+from isotropy.configuration.studies import Heldout
 from isotropy.finetune.features import (
     classification_features,
     collate,
@@ -44,23 +44,6 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class HeldoutSettings:
-    """One fine-tuning run's settings (config ``extensions.heldout``, less ``setups``)."""
-
-    train_size: int = 1000
-    heldout_size: int = 1000
-    split_seed: int = 0
-    max_epochs: int = 6
-    patience: int = 2
-    tolerance: float = 0.005
-    learning_rate: float = 2e-5
-    head_learning_rate: float = 1e-3
-    batch_size: int = 32
-    max_length: int = 64
-    eval_batch_size: int = 128
 
 
 def split(table: pd.DataFrame, train_size: int, heldout_size: int, seed: int):
@@ -78,7 +61,7 @@ def split(table: pd.DataFrame, train_size: int, heldout_size: int, seed: int):
     return train, heldout
 
 
-def heldout_baseline(table: pd.DataFrame, settings: HeldoutSettings) -> tuple[float, int]:
+def heldout_baseline(table: pd.DataFrame, settings: Heldout) -> tuple[float, int]:
     """The learning guard's inputs: the commonest label's share of the held-out sentences and
     their count. The split depends on ``split_seed`` alone: every training seed shares them."""
     _, heldout = split(table, settings.train_size, settings.heldout_size, settings.split_seed)
@@ -86,7 +69,7 @@ def heldout_baseline(table: pd.DataFrame, settings: HeldoutSettings) -> tuple[fl
 
 
 def with_baselines(
-    seeds: pd.DataFrame, setup: str, table: pd.DataFrame, settings: HeldoutSettings
+    seeds: pd.DataFrame, setup: str, table: pd.DataFrame, settings: Heldout
 ) -> pd.DataFrame:
     """Per-seed values (:func:`isotropy.extensions.results.heldout_seeds`) of runs from before
     the learning guard, with its inputs (:func:`heldout_baseline`) added for each seed of
@@ -121,7 +104,7 @@ class SentenceClassifier(nn.Module):
 
 
 @torch.no_grad()
-def score(model: SentenceClassifier, features, tokenizer, settings: HeldoutSettings, device):
+def score(model: SentenceClassifier, features, tokenizer, settings: Heldout, device):
     """Accuracy, IsoScore and silhouette of a set of sentences under the current model."""
     model.eval()
     embeddings, correct = [], 0
@@ -165,7 +148,7 @@ def converged(accuracies: list[float], patience: int, tolerance: float) -> bool:
     return max(accuracies[-patience:]) < best_before + tolerance
 
 
-def finetune(spec: ModelSpec, table: pd.DataFrame, settings: HeldoutSettings, seed: int, device):
+def finetune(spec: ModelSpec, table: pd.DataFrame, settings: Heldout, seed: int, device):
     """Fine-tune until convergence (module docstring); the per-epoch table and a summary."""
     from transformers import AutoModel, AutoTokenizer
 
@@ -209,7 +192,7 @@ def finetune(spec: ModelSpec, table: pd.DataFrame, settings: HeldoutSettings, se
     summary = {
         "seed": seed,
         "model": spec.as_record(),
-        "settings": asdict(settings),
+        "settings": settings.model_dump(exclude={"setups"}),
         "train_items": len(train),
         "heldout_items": len(heldout),
         "epochs_run": int(epochs["epoch"].max()),

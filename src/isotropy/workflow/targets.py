@@ -20,7 +20,7 @@ def study_section(config: dict, study: str) -> dict[str, Any]:
     """A direct-optimisation study's settings (preview: main's with its own seeds and stride,
     the only keys its model allows)."""
     if study == "preview":
-        return deep_merge(config["main"], config.get("preview", {}))
+        return deep_merge(config["main"], config["preview"])
     return config[study]
 
 
@@ -103,14 +103,14 @@ def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
         "metric_stride": section["metric_stride"],
         "updates": section["updates"],
         "learning_rate": section["learning_rate"],
-        "metric_sample_size": section.get("metric_sample_size"),
+        "metric_sample_size": section["metric_sample_size"],
     }
 
 
 def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> dict[str, Any]:
     """Keyword arguments of :class:`isotropy.optimize.OptimisationSettings` for one run."""
     section = study_section(config, study)
-    bias = section["setups"][dataset].get("bias", True) if study in ("main", "preview") else True
+    bias = section["setups"][dataset]["bias"] if study in ("main", "preview") else True
     return {
         "updates": section["updates"],
         "learning_rate": section["learning_rate"],
@@ -131,7 +131,7 @@ def section2_params(config: dict) -> dict[str, Any]:
         return {}
     return {
         "section2_metrics": lambda wildcards: bool(
-            study_section(config, wildcards.study).get("section2_metrics", False)
+            study_section(config, wildcards.study)["section2_metrics"]
         )
     }
 
