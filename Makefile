@@ -12,8 +12,11 @@ CONFIG ?=
 # Later files win key by key; one --configfile takes them all (a second --configfile would replace the first).
 CONFIG_FILES ?= config.yaml $(if $(ISOTROPY_MIRROR),config/offline.yaml) $(CONFIG)
 CONFIGFILES := --configfile $(CONFIG_FILES)
-# Before a long run: the settings and the time left, from measured per-update costs.
-ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --target
+# Before a long run: the settings and the time left, from measured per-update costs; refused when
+# the target's results are a finished run with other settings, unless REPLACE=1 (isotropy.estimate).
+REPLACE ?=
+ESTIMATE = $(BIN)/python -m isotropy.estimate $(if $(plan_only),--plan-only,$(if $(REPLACE),--replace)) \
+	--configfile $(CONFIG_FILES) --target
 
 .PHONY: help slurm-plan run preview sensitivity resume test test-fast figures traces-check audit report folder-check lint install clean-venv relock
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -198,7 +199,6 @@ def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
 
 
 def test_a_run_started_records_its_configuration_for_word_targets(tmp_path, capsys, monkeypatch):
-    from types import SimpleNamespace
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # a user's own: started() adds nothing
@@ -393,3 +393,33 @@ def test_runs_are_costed_only_where_measured():
         paper_cost.run_seconds("x", {**other, "updates": n}, "cuda") for n in (250, 1000)
     )
     assert short > 0 and long == pytest.approx(4 * short)
+
+
+def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, monkeypatch, capsys):
+    """A preview, then the tiny overlay into the same results/preview/: refused before it starts,
+    naming the finished run's files; REPLACE=1 runs, its stale report files removed; the same
+    settings, or a folder without its results, run on."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(estimate, "dry_run_jobs", lambda *_: [])  # no Snakemake: the plan is empty
+    files = [str(ROOT / "config.yaml"), str(ROOT / "tests/config/tiny.yaml")]
+    estimate.started(
+        SimpleNamespace(
+            dag_settings=SimpleNamespace(targets={"preview_study"}), overwrite_configfiles=files[:1]
+        ),
+        workflow_config.load_config(files[:1]),
+    )
+    args = ["--configfile", *files, "--target", "preview_study"]
+    assert estimate.main(args) == 0  # none of its results there: nothing overwritten
+    made = Path(studies.target_rules(workflow_config.load_config(files[:1]))["preview_study"][0])
+    claims = Path("results/preview/claims.csv")
+    for path in (made, claims):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    assert estimate.main(["--configfile", files[0], "--target", "preview_study"]) == 0
+    capsys.readouterr()
+    assert estimate.main(args) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("preview_study: refused before it starts: results/preview/ holds ")
+    assert f"made with {files[0]} (logs/effective-config/preview_study.yaml)" in said
+    assert "settings differ (device, " in said and said.endswith("with REPLACE=1\n")
+    assert estimate.main(["--replace", *args]) == 0 and made.exists() and not claims.exists()

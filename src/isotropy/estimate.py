@@ -12,6 +12,7 @@ effective configuration when it starts (:func:`started`).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -39,6 +40,14 @@ def main(argv: list[str] | None = None) -> int:
         "--target", required=True, help="the Snakemake target: main_study, preview_study, ..."
     )
     parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="run over a finished run of the target made with other settings (make ... REPLACE=1)",
+    )
+    parser.add_argument(
+        "--plan-only", action="store_true", help="a dry run: such a finished run is only named"
+    )
+    parser.add_argument(
         "--whole",
         action="store_true",
         help="instead: are the target's results all there? (make report; one line if not)",
@@ -57,6 +66,22 @@ def main(argv: list[str] | None = None) -> int:
     except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 1
+    if (clash := finished_run(args.target, config)) and args.plan_only:
+        print(f"{args.target}: {clash}: a run, not this dry run, would be refused (REPLACE=1)")
+    elif clash:
+        if not args.replace:
+            print(
+                f"{args.target}: refused before it starts: {clash}; to keep it, make its report "
+                f"first (make report REPORT_TARGET={args.target} REPORT=<name>.html) or run in a "
+                "copy of this folder; to replace it, give the same command with REPLACE=1",
+                file=sys.stderr,
+            )
+            return 1
+        removed = [path for path in report_outputs(args.target) if path.is_file()]
+        for path in removed:
+            path.unlink()
+        gone = f" (its report's own files removed: {', '.join(map(str, removed))})"
+        print(f"REPLACE=1: {clash}: this run replaces it{gone if removed else ''}")
     recorded = Path(paths.EFFECTIVE_CONFIG) / f"{args.target}.yaml"
     print(
         f"Configuration: {' + '.join(args.configfile)} (later files win); the run records its "
@@ -71,6 +96,66 @@ def main(argv: list[str] | None = None) -> int:
     lines, _ = describe(config, jobs, device, args.target)
     print("\n".join(lines))
     return 0
+
+
+MADE_WITH = "# made with: "  # the effective configuration's first line: the files laid over
+
+
+def made_with(recorded: Path) -> str:
+    """The configuration files a recorded effective configuration says it was made with."""
+    with open(recorded, encoding="utf-8", errors="replace") as handle:
+        first = handle.readline(4096).rstrip("\n")
+    return first[len(MADE_WITH) :] if first.startswith(MADE_WITH) else "files not recorded"
+
+
+def differences(old: Any, new: Any, key: str = "") -> list[str]:
+    """The dotted keys whose values differ between two configurations."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        keys = list(dict.fromkeys([*old, *new]))
+        return [
+            d for k in keys for d in differences(old.get(k), new.get(k), f"{key}.{k}".lstrip("."))
+        ]
+    return [] if old == new else [key or "(all)"]
+
+
+def finished_run(target: str, config: Mapping[str, Any]) -> str:
+    """Which run of ``target`` a run with ``config`` would overwrite: the one recorded for
+    ``target``, made with other settings, when any of its results is there; "" if none."""
+    recorded = Path(paths.EFFECTIVE_CONFIG) / f"{target}.yaml"
+    if not recorded.is_file():
+        return ""
+    try:
+        before: Mapping[str, Any] = workflow_config.load_config([recorded])
+        changed = differences(before, config)
+    except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
+        before, changed = config, [f"its settings cannot be read ({error})"]
+    if not changed:
+        return ""
+    wanted = studies.target_rules(before).get(target) or studies.rule_all_targets(before)
+    made = [path for path in wanted if Path(path).exists()]
+    if not made:  # nothing of it left to overwrite
+        return ""
+    folder = os.path.commonpath([os.path.dirname(path) for path in wanted]) + "/"
+    more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+    return (
+        f"{folder} holds the {target} run made with {made_with(recorded)} ({recorded}), and these "
+        f"settings differ ({', '.join(changed[:3])}{more})"
+    )
+
+
+def report_outputs(target: str) -> list[Path]:
+    """The files ``make report`` re-makes for ``target`` from its results."""
+    preview = target == "preview_study"
+    names = (
+        [paths.PREVIEW_CLAIMS, paths.PREVIEW_CLAIMS_MARKDOWN, paths.PREVIEW_PAPER_COMPARISON]
+        + [paths.PREVIEW_PAPER_COMPARISON_MARKDOWN, paths.PREVIEW_REPORT_OVERVIEW]
+        + [paths.PREVIEW_REPORT_FOREST + ".pdf", paths.PREVIEW_REPORT_FOREST + ".png"]
+        if preview
+        else [paths.CLAIMS, paths.CLAIMS_MARKDOWN, paths.PAPER_COMPARISON]
+        + [paths.PAPER_COMPARISON_MARKDOWN, paths.REPORT_OVERVIEW]
+        + [paths.REPORT_FOREST + ".pdf", paths.REPORT_FOREST + ".png"]
+    )
+    return [Path(name) for name in names]
 
 
 # The targets `make run` and `make preview` make, offered when the reported one is missing.
@@ -223,11 +308,18 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
             + " (isotropy.compute; set OMP_WAIT_POLICY yourself to choose otherwise)",
             file=sys.stderr,
         )
+    here = Path.cwd()
+    files = [
+        str(Path(f).relative_to(here) if Path(f).is_relative_to(here) else f)
+        for f in getattr(workflow, "overwrite_configfiles", None) or ()
+    ]
+    header = MADE_WITH + (" + ".join(dict.fromkeys(files)) or "the defaults (config.yaml)")
     for target in sorted(workflow.dag_settings.targets):
         if re.fullmatch(r"\w+", target):
             path = Path(paths.EFFECTIVE_CONFIG) / f"{target}.yaml"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(yaml.safe_dump(dict(config), sort_keys=False))
+            text = yaml.safe_dump(dict(config), sort_keys=False)
+            path.write_text(header.replace("\n", " ") + "\n" + text)
 
 
 if __name__ == "__main__":
