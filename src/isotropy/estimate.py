@@ -66,22 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 1
-    if (clash := finished_run(args.target, config)) and args.plan_only:
-        print(f"{args.target}: {clash}: a run, not this dry run, would be refused (REPLACE=1)")
-    elif clash:
-        if not args.replace:
-            print(
-                f"{args.target}: refused before it starts: {clash}; to keep it, make its report "
-                f"first (make report REPORT_TARGET={args.target} REPORT=<name>.html) or run in a "
-                "copy of this folder; to replace it, give the same command with REPLACE=1",
-                file=sys.stderr,
-            )
-            return 1
-        removed = [path for path in report_outputs(args.target) if path.is_file()]
-        for path in removed:
-            path.unlink()
-        gone = f" (its report's own files removed: {', '.join(map(str, removed))})"
-        print(f"REPLACE=1: {clash}: this run replaces it{gone if removed else ''}")
+    if not over_finished_run(args.target, config, args.replace, args.plan_only):
+        return 1
     recorded = Path(paths.EFFECTIVE_CONFIG) / f"{args.target}.yaml"
     print(
         f"Configuration: {' + '.join(args.configfile)} (later files win); the run records its "
@@ -96,6 +82,29 @@ def main(argv: list[str] | None = None) -> int:
     lines, _ = describe(config, jobs, device, args.target)
     print("\n".join(lines))
     return 0
+
+
+def over_finished_run(target: str, config: Mapping[str, Any], replace: bool, plan: bool) -> bool:
+    """Whether a run of ``target`` with ``config`` may start: not over a finished run with other
+    settings (:func:`finished_run`) unless told to ``replace`` it; a ``plan`` only names it."""
+    clash = finished_run(target, config)
+    if clash and plan:
+        print(f"{target}: {clash}: a run, not this dry run, would be refused (REPLACE=1)")
+    elif clash and not replace:
+        print(
+            f"{target}: refused before it starts: {clash}; to keep it, make its report first "
+            f"(make report REPORT_TARGET={target} REPORT=<name>.html) or run in a copy of this "
+            "folder; to replace it, give the same command with REPLACE=1",
+            file=sys.stderr,
+        )
+        return False
+    elif clash:
+        removed = [path for path in report_outputs(target) if path.is_file()]
+        for path in removed:
+            path.unlink()
+        gone = f" (its report's own files removed: {', '.join(map(str, removed))})"
+        print(f"REPLACE=1: {clash}: this run replaces it{gone if removed else ''}")
+    return True
 
 
 MADE_WITH = "# made with: "  # the effective configuration's first line: the files laid over
