@@ -36,6 +36,8 @@ plan_only = $(strip $(filter $(PLAN_OPTIONS),$(SNAKEMAKE_ARGS)) $(foreach word,$
 remember = $(if $(plan_only),@echo "$(plan_only) only plans: $(LAST_RUN) unchanged (make report reports the last run)",\
 	@mkdir -p logs && tmp=$$(mktemp logs/.last_run.XXXXXX) && \
 	printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > "$$tmp" && mv -f "$$tmp" $(LAST_RUN))
+# Each target's last line: what it made and what to run next (a dry run: that it only planned).
+said = @echo 'make $@: $(if $(plan_only),$(plan_only) only planned it; next: the same without $(plan_only),$(1); next: $(2))'
 # The folder may be someone else's: before Snakemake starts, its records, links, pipes and the
 # config files are checked (isotropy.trust), and no `python -m` here imports from it
 # (PYTHONSAFEPATH; Snakemake's processes: rules/common.smk).
@@ -64,6 +66,7 @@ run: install  ## the main study as in the paper -> results/main/ (prints its est
 	$(ESTIMATE) main_study
 	$(call remember,main_study)
 	$(BIN)/snakemake --cores $(CORES) main_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,results/main/ holds the main_study results,make report (report.html))
 
 # The main study's tables and figures with one seed and a coarse metric stride (config `preview`),
 # in results/preview/: a first look in minutes, never to be mistaken for results/main/.
@@ -72,11 +75,13 @@ preview: install  ## the main study, one seed, coarse metrics -> results/preview
 	$(ESTIMATE) preview_study
 	$(call remember,preview_study)
 	$(BIN)/snakemake --cores $(CORES) preview_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,results/preview/ holds the preview_study results,make report (report.html))
 
 # The sensitivity study (config `sensitivity`; docs/sensitivity.md): its cost first.
 sensitivity: install  ## the sensitivity study -> results/sensitivity/
 	$(ESTIMATE) sensitivity_study
 	$(BIN)/snakemake --cores $(CORES) sensitivity_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,results/sensitivity/ holds the sensitivity_study results,make report REPORT_TARGET=sensitivity_study)
 
 # After a killed run (Ctrl-C twice, SIGKILL, a lost session): release Snakemake's lock, then carry
 # on; the profile's rerun-incomplete makes the half-written jobs again. TARGET=preview_study etc.
@@ -89,6 +94,7 @@ resume: install  ## after a killed run: unlock, then run TARGET (default main_st
 	$(ESTIMATE) $(TARGET)
 	$(call remember,$(TARGET))
 	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,$(TARGET) ran to its end,make report (report.html))
 
 # SLURM's plan for TARGET without running a job: each rule's job count and what it asks SLURM for
 # (threads, memory, minutes, GPU), one line a rule instead of the dry run's block a job.
@@ -120,6 +126,7 @@ traces-check:
 figures: traces-check install  ## re-draw the main study's figures from stored traces; never trains
 	$(BIN)/snakemake --cores $(CORES) figures $(CONFIGFILES) --config 'studies=[$(FIGURE_STUDIES)]' \
 		--allowed-rules $(PLOT_RULES) --forcerun $(PLOT_RULES) $(SNAKEMAKE_ARGS)
+	$(call said,the figures of results/$(FIGURE_STUDIES)/ re-drawn,make report (report.html))
 
 # Accept a changed upstream file of a source that no public record pins, deliberately: fetch
 # SOURCE again and record its new sha256 in the sources lock (config/sources.lock), keeping
@@ -148,6 +155,7 @@ audit: install folder-check  ## walk every result of the last run back to the ra
 	$(BIN)/python -m isotropy.trust --configfile $(AUDIT_CONFIG_FILES)
 	@echo "make audit: target $(AUDIT_TARGET) with $(AUDIT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); AUDIT_TARGET=... AUDIT_CONFIG_FILES=\"...\" choose another)"
 	$(BIN)/snakemake --cores 1 audit --configfile $(AUDIT_CONFIG_FILES) $(SNAKEMAKE_ARGS)
+	$(call said,every result audited: results/audit.tsv,make report (report.html))
 
 # The report of the last run (LAST_RUN), with the configuration that run used (its effective
 # configuration, so later edits of the files do not change it): its target's results, and for a study target its claims,
@@ -207,6 +215,7 @@ report: install folder-check  ## report.html: the last run, its claims, the pape
 	$(BIN)/snakemake --cores 1 --report $(REPORT_PARTIAL) --report-stylesheet report/style.css \
 		$(REPORT_TARGET) $(REPORT_OVERVIEW) $(REPORT_ARGS) $(SNAKEMAKE_ARGS)
 	mv -fT $(REPORT_PARTIAL) $(REPORT)
+	$(call said,$(REPORT) reports $(REPORT_TARGET),open $(REPORT) in a browser)
 
 lint: install  ## ruff, mypy, snakefmt, snakemake --lint and the commit messages
 	$(BIN)/ruff check .

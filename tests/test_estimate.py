@@ -3,6 +3,7 @@ over from every file given, and the time left from measured per-update costs."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -423,3 +424,18 @@ def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, mon
     assert f"made with {files[0]} (logs/effective-config/preview_study.yaml)" in said
     assert "settings differ (device, " in said and said.endswith("with REPLACE=1\n")
     assert estimate.main(["--replace", *args]) == 0 and made.exists() and not claims.exists()
+
+
+@pytest.mark.parametrize(
+    "target", ["run", "preview", "sensitivity", "resume", "figures", "audit", "report"]
+)
+def test_each_target_ends_saying_what_it_made_and_what_to_run_next(target):
+    for args, said in [
+        ((), r"[^;]+; next: (make \w+|open report.html in a browser).*"),
+        (("SNAKEMAKE_ARGS=-n",), "-n only planned it; next: the same without -n"),
+    ]:
+        make = subprocess.run(
+            ["make", "-n", target, *args], cwd=ROOT, capture_output=True, text=True
+        )
+        last = [line for line in make.stdout.splitlines() if not line.startswith("make:")][-1]
+        assert re.fullmatch(f"echo 'make {target}: {said}'", last), last
