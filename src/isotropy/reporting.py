@@ -64,6 +64,11 @@ def _counts(verdicts: pd.Series) -> str:
     return ", ".join(f"{html.escape(str(v) or 'no verdict')} ({n})" for v, n in ordered)
 
 
+def counted(verdicts: pd.Series, what: str) -> str:
+    """ "3 checks: supported (2), not run (1)": every verdict, so the parts add up to the whole."""
+    return f"{len(verdicts)} {what}: {_counts(verdicts)}"
+
+
 def _cell(value: object) -> str:
     """A whole number in full, any other to 4 significant digits."""
     try:
@@ -248,11 +253,11 @@ def overview_html(
     rule = comparison["tolerance"].fillna("").astype(str).str.split(r":| \(", n=1, regex=True)
     parts += [
         f"<h2>Claims check{mark}</h2>",
-        f"<p>{len(claims)} checks: {_counts(claims['verdict'])}. "
+        f"<p>{counted(claims['verdict'], 'checks')}. "
         f'Full table with evidence and notes: <span class="file">{claims_file}</span>.</p>',
         _table(tried, "overview-claims", CLAIM_COLUMNS),
         f"<h2>Paper comparison{mark}</h2>",
-        f"<p>{len(comparison)} numbers: {_counts(comparison['verdict'])}. "
+        f"<p>{counted(comparison['verdict'], 'numbers')}. "
         "Conventions, stand-ins and notes: "
         f'<span class="file">{comparison_file}</span>.</p>',
         _table(comparison.assign(tolerance=rule.str[0]), "overview-comparison", COMPARISON_COLUMNS),
