@@ -15,10 +15,10 @@ CONFIGFILES := --configfile $(CONFIG_FILES)
 # Before a long run: the settings and the time left, from measured per-update costs; refused when
 # the target's results are a finished run with other settings, unless REPLACE=1 (isotropy.estimate).
 REPLACE ?=
-ESTIMATE = $(BIN)/python -m isotropy.estimate $(if $(plan_only),--plan-only,$(if $(REPLACE),--replace)) \
+ESTIMATE = $(BIN)/python -m isotropy.estimate --finished $(if $(plan_only),plan,$(if $(REPLACE),replace,refuse)) \
 	--configfile $(CONFIG_FILES) --target
 
-.PHONY: help slurm-plan run preview sensitivity resume test test-fast figures traces-check audit report folder-check lint install clean-venv relock
+.PHONY: help slurm-plan run preview sensitivity study resume test test-fast figures traces-check audit report folder-check lint install clean-venv relock
 
 # `make run`, `make preview` and `make resume` remember their target in LAST_RUN once their
 # estimate took it and its configuration (a typo leaves LAST_RUN as it was; the run, when it
@@ -42,7 +42,7 @@ said = @echo 'make $@: $(if $(plan_only),$(plan_only) only planned it; next: the
 # config files are checked (isotropy.trust), and no `python -m` here imports from it
 # (PYTHONSAFEPATH; Snakemake's processes: rules/common.smk).
 TRUST = $(BIN)/python -m isotropy.trust
-run preview resume folder-check: export PYTHONSAFEPATH = 1
+run preview study resume folder-check: export PYTHONSAFEPATH = 1
 
 # `make` alone, or `make help`: every target with its one line (the `## ` after its name).
 .DEFAULT_GOAL := help
@@ -82,6 +82,15 @@ sensitivity: install  ## the sensitivity study -> results/sensitivity/
 	$(ESTIMATE) sensitivity_study
 	$(BIN)/snakemake --cores $(CORES) sensitivity_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
 	$(call said,results/sensitivity/ holds the sensitivity_study results,make report REPORT_TARGET=sensitivity_study)
+
+# Any other target (docs: README, "The other studies"), its estimate first: TARGET=glue_study,
+# or several, TARGET="check_claims compare_with_papers"; a study target is what make report reports.
+study: install  ## any TARGET (a study, or several targets), its estimate first
+	$(TRUST) --configfile $(CONFIG_FILES)
+	$(ESTIMATE) $(TARGET)
+	$(if $(filter $(REPORT_TARGETS),$(TARGET)),$(call remember,$(TARGET)))
+	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,$(TARGET) ran to its end,make report$(if $(filter $(REPORT_TARGETS),$(TARGET)),, REPORT_TARGET=all) (report.html))
 
 # After a killed run (Ctrl-C twice, SIGKILL, a lost session): release Snakemake's lock, then carry
 # on; the profile's rerun-incomplete makes the half-written jobs again. TARGET=preview_study etc.

@@ -3,7 +3,6 @@ over from every file given, and the time left from measured per-update costs."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import shutil
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import costs, estimate, resume, studies
+from isotropy import costs, estimate, paths, resume, studies
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -150,6 +149,7 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         f"{estimate.duration(12 * start_up)}",
     ]
     assert estimate.duration(total) == "2 h 57 min" and estimate.duration(0) == "0 s"
+    assert lines[-1].startswith("a long run: more than 15 min on 2 idle cores; it starts now")
     assert estimate.duration(330) == "5.5 min"
     # where the probe takes twice the CPU time, every CPU cost doubles, not the start-ups
     monkeypatch.setattr(costs, "speed_probe", lambda: 2 * costs.PROBE_CPU_SECONDS)
@@ -199,18 +199,6 @@ def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
     assert [rule for rule, _ in planned(twelve)] == ["tabulate", "all"]
 
 
-def test_a_run_started_records_its_configuration_for_word_targets(tmp_path, capsys, monkeypatch):
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # a user's own: started() adds nothing
-    targets = {"preview_study", "results/main/table1.csv"}
-    estimate.started(SimpleNamespace(dag_settings=SimpleNamespace(targets=targets)), {"a": 1})
-    assert capsys.readouterr().err == ""
-    recorded = list((tmp_path / "logs/effective-config").iterdir())
-    assert [path.name for path in recorded] == ["preview_study.yaml"]
-    assert yaml.safe_load(recorded[0].read_text()) == {"a": 1}
-
-
 @pytest.mark.slow
 def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
     """onstart (as rules/common.smk calls it) records the effective configuration of the run's
@@ -255,6 +243,7 @@ def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monke
     assert lines[0].endswith(
         f"about {estimate.duration(total)} for 2 idle cores, start-ups included"
     )
+    assert total < 900 and not any("a long run" in line for line in lines)  # over 15 min: above
     loaded = costs.Pace(job_overhead=7.0, contention=3.0, contention_serial=1.5)
     busy, same = estimate.describe(config, jobs, "cpu", "x", loaded)
     # a run of one thread at a time (measured: docs/measurements.md), all cores' slowdown the bound
@@ -397,45 +386,28 @@ def test_runs_are_costed_only_where_measured():
 
 
 def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, monkeypatch, capsys):
-    """A preview, then the tiny overlay into the same results/preview/: refused before it starts,
-    naming the finished run's files; REPLACE=1 runs, its stale report files removed; the same
-    settings, or a folder without its results, run on."""
+    """A run records its configuration. A preview, then the tiny overlay: refused before it starts,
+    naming the finished run's files; REPLACE=1 runs, its stale report files removed."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(estimate, "dry_run_jobs", lambda *_: [])  # no Snakemake: the plan is empty
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # a user's own: started() adds nothing
     files = [str(ROOT / "config.yaml"), str(ROOT / "tests/config/tiny.yaml")]
-    estimate.started(
-        SimpleNamespace(
-            dag_settings=SimpleNamespace(targets={"preview_study"}), overwrite_configfiles=files[:1]
-        ),
-        workflow_config.load_config(files[:1]),
-    )
+    run = SimpleNamespace(dag_settings=SimpleNamespace(targets={"preview_study", "results/x"}))
+    run.overwrite_configfiles, config = files[:1], workflow_config.load_config(files[:1])
+    estimate.started(run, config)
+    recorded = Path("logs/effective-config/preview_study.yaml")
+    assert capsys.readouterr().err == "" and list(recorded.parent.iterdir()) == [recorded]
+    assert yaml.safe_load(recorded.read_text()) == config
     args = ["--configfile", *files, "--target", "preview_study"]
     assert estimate.main(args) == 0  # none of its results there: nothing overwritten
-    made = Path(studies.target_rules(workflow_config.load_config(files[:1]))["preview_study"][0])
-    claims = Path("results/preview/claims.csv")
-    for path in (made, claims):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-    assert estimate.main(["--configfile", files[0], "--target", "preview_study"]) == 0
-    capsys.readouterr()
-    assert estimate.main(args) == 1
+    made, claims = Path(paths.PREVIEW_CLAIMS).with_name("table1.csv"), Path(paths.PREVIEW_CLAIMS)
+    claims.parent.mkdir(parents=True)
+    made.touch(), claims.touch()
+    assert estimate.main(["--configfile", files[0], "--target", "preview_study"]) == 0  # the same
+    assert capsys.readouterr() and estimate.main(args) == 1
     said = capsys.readouterr().err
     assert said.startswith("preview_study: refused before it starts: results/preview/ holds ")
     assert f"made with {files[0]} (logs/effective-config/preview_study.yaml)" in said
     assert "settings differ (device, " in said and said.endswith("with REPLACE=1\n")
-    assert estimate.main(["--replace", *args]) == 0 and made.exists() and not claims.exists()
-
-
-@pytest.mark.parametrize(
-    "target", ["run", "preview", "sensitivity", "resume", "figures", "audit", "report"]
-)
-def test_each_target_ends_saying_what_it_made_and_what_to_run_next(target):
-    for args, said in [
-        ((), r"[^;]+; next: (make \w+|open report.html in a browser).*"),
-        (("SNAKEMAKE_ARGS=-n",), "-n only planned it; next: the same without -n"),
-    ]:
-        make = subprocess.run(
-            ["make", "-n", target, *args], cwd=ROOT, capture_output=True, text=True
-        )
-        last = [line for line in make.stdout.splitlines() if not line.startswith("make:")][-1]
-        assert re.fullmatch(f"echo 'make {target}: {said}'", last), last
+    assert estimate.main(["--finished", "replace", *args]) == 0 and made.exists()
+    assert not claims.exists()

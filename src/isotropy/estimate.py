@@ -36,16 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--configfile", nargs="+", required=True, help="config.yaml, then overlays (later wins)"
     )
+    parser.add_argument("--target", nargs="+", required=True, help="main_study, preview_study, ...")
     parser.add_argument(
-        "--target", required=True, help="the Snakemake target: main_study, preview_study, ..."
-    )
-    parser.add_argument(
-        "--replace",
-        action="store_true",
-        help="run over a finished run of the target made with other settings (make ... REPLACE=1)",
-    )
-    parser.add_argument(
-        "--plan-only", action="store_true", help="a dry run: such a finished run is only named"
+        "--finished",
+        choices=("refuse", "replace", "plan"),
+        default="refuse",
+        help="over a finished run with other settings: refuse, replace it, or a dry run's plan",
     )
     parser.add_argument(
         "--whole",
@@ -53,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         help="instead: are the target's results all there? (make report; one line if not)",
     )
     args = parser.parse_args(argv)
+    args.target = " ".join(args.target)
     if args.whole:
         return report_ready(args.target, args.configfile)
     study = next((s for s in studies.REGISTRY if s.target == args.target), None)
@@ -66,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 1
-    if not over_finished_run(args.target, config, args.replace, args.plan_only):
+    if not over_finished_run(args.target, config, args.finished):
         return 1
     recorded = Path(paths.EFFECTIVE_CONFIG) / f"{args.target}.yaml"
     print(
@@ -84,87 +81,65 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def over_finished_run(target: str, config: Mapping[str, Any], replace: bool, plan: bool) -> bool:
-    """Whether a run of ``target`` with ``config`` may start: not over a finished run with other
-    settings (:func:`finished_run`) unless told to ``replace`` it; a ``plan`` only names it."""
+def over_finished_run(target: str, config: Mapping[str, Any], finished: str) -> bool:
+    """Whether a run of ``target`` with ``config`` may start over a finished run with other
+    settings (:func:`finished_run`): refused, or replaced (its report's own files removed), or
+    only named in a dry run's ``plan``."""
     clash = finished_run(target, config)
-    if clash and plan:
-        print(f"{target}: {clash}: a run, not this dry run, would be refused (REPLACE=1)")
-    elif clash and not replace:
+    if clash and finished == "refuse":
+        keep = f"make report REPORT_TARGET={target} REPORT=<name>.html"
         print(
             f"{target}: refused before it starts: {clash}; to keep it, make its report first "
-            f"(make report REPORT_TARGET={target} REPORT=<name>.html) or run in a copy of this "
-            "folder; to replace it, give the same command with REPLACE=1",
+            f"({keep}) or run in a copy of this folder; to replace it, the same with REPLACE=1",
             file=sys.stderr,
         )
         return False
+    if clash and finished == "plan":
+        print(f"{target}: {clash}: a run, not this dry run, is refused (REPLACE=1)")
     elif clash:
-        removed = [path for path in report_outputs(target) if path.is_file()]
-        for path in removed:
+        folder = Path(paths.PREVIEW_CLAIMS if target == "preview_study" else paths.CLAIMS).parent
+        stale = [*folder.glob("claims.*"), *folder.glob("paper_comparison.*")]
+        for path in [*stale, *folder.glob("report/*")]:
             path.unlink()
-        gone = f" (its report's own files removed: {', '.join(map(str, removed))})"
-        print(f"REPLACE=1: {clash}: this run replaces it{gone if removed else ''}")
+        print(f"REPLACE=1: {clash}: replaced; its report's files removed")
     return True
 
 
 MADE_WITH = "# made with: "  # the effective configuration's first line: the files laid over
 
 
-def made_with(recorded: Path) -> str:
-    """The configuration files a recorded effective configuration says it was made with."""
-    with open(recorded, encoding="utf-8", errors="replace") as handle:
-        first = handle.readline(4096).rstrip("\n")
-    return first[len(MADE_WITH) :] if first.startswith(MADE_WITH) else "files not recorded"
-
-
 def differences(old: Any, new: Any, key: str = "") -> list[str]:
     """The dotted keys whose values differ between two configurations."""
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        keys = list(dict.fromkeys([*old, *new]))
-        return [
-            d for k in keys for d in differences(old.get(k), new.get(k), f"{key}.{k}".lstrip("."))
-        ]
-    return [] if old == new else [key or "(all)"]
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return [] if old == new else [key]
+    keys = dict.fromkeys([*old, *new])
+    return [d for k in keys for d in differences(old.get(k), new.get(k), f"{key}.{k}".lstrip("."))]
 
 
 def finished_run(target: str, config: Mapping[str, Any]) -> str:
     """Which run of ``target`` a run with ``config`` would overwrite: the one recorded for
     ``target``, made with other settings, when any of its results is there; "" if none."""
-    recorded = Path(paths.EFFECTIVE_CONFIG) / f"{target}.yaml"
-    if not recorded.is_file():
-        return ""
+    recorded, before = Path(paths.EFFECTIVE_CONFIG) / f"{target}.yaml", config
     try:
-        before: Mapping[str, Any] = workflow_config.load_config([recorded])
+        first, before = (
+            recorded.read_text().partition("\n")[0],
+            workflow_config.load_config([recorded]),
+        )
         changed = differences(before, config)
-    except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
-        before, changed = config, [f"its settings cannot be read ({error})"]
-    if not changed:
+    except FileNotFoundError:
         return ""
+    except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
+        first, changed = "", [f"its settings cannot be read ({error})"]
     wanted = studies.target_rules(before).get(target) or studies.rule_all_targets(before)
-    made = [path for path in wanted if Path(path).exists()]
-    if not made:  # nothing of it left to overwrite
+    if not changed or not any(Path(path).exists() for path in wanted):  # nothing overwritten
         return ""
     folder = os.path.commonpath([os.path.dirname(path) for path in wanted]) + "/"
+    files = first.removeprefix(MADE_WITH) if first.startswith(MADE_WITH) else "unrecorded files"
     more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
     return (
-        f"{folder} holds the {target} run made with {made_with(recorded)} ({recorded}), and these "
-        f"settings differ ({', '.join(changed[:3])}{more})"
+        f"{folder} holds the {target} run made with {files} ({recorded}), and these settings "
+        f"differ ({', '.join(changed[:3])}{more})"
     )
-
-
-def report_outputs(target: str) -> list[Path]:
-    """The files ``make report`` re-makes for ``target`` from its results."""
-    preview = target == "preview_study"
-    names = (
-        [paths.PREVIEW_CLAIMS, paths.PREVIEW_CLAIMS_MARKDOWN, paths.PREVIEW_PAPER_COMPARISON]
-        + [paths.PREVIEW_PAPER_COMPARISON_MARKDOWN, paths.PREVIEW_REPORT_OVERVIEW]
-        + [paths.PREVIEW_REPORT_FOREST + ".pdf", paths.PREVIEW_REPORT_FOREST + ".png"]
-        if preview
-        else [paths.CLAIMS, paths.CLAIMS_MARKDOWN, paths.PAPER_COMPARISON]
-        + [paths.PAPER_COMPARISON_MARKDOWN, paths.REPORT_OVERVIEW]
-        + [paths.REPORT_FOREST + ".pdf", paths.REPORT_FOREST + ".png"]
-    )
-    return [Path(name) for name in names]
 
 
 # The targets `make run` and `make preview` make, offered when the reported one is missing.
@@ -218,7 +193,7 @@ def dry_run_jobs(
 ) -> list[tuple[str, dict[str, str]]]:
     """(rule, wildcards) of every job Snakemake's dry run of ``target`` plans; RuntimeError when
     the dry run fails or its jobs do not add up to its own count."""
-    command = [sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", target]
+    command = [sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", *target.split()]
     command += ["--snakefile", str(snakefile), "--directory", str(workdir), "--configfile"]
     command += [str(Path(file).resolve()) for file in configfiles]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -241,6 +216,9 @@ def dry_run_jobs(
         raise RuntimeError(f"read {len(jobs)} jobs of the {counted} Snakemake's dry run counts")
     return jobs
 
+
+LONG_SECONDS = 15 * 60  # a run said to be long before it starts
+LONG_RUN = "a long run: more than {} on {} idle cores; it starts now (Ctrl-C stops it, make resume)"
 
 # rule -> the wall seconds one of its jobs adds at a pace; a rule without one counts its start-up.
 JOB_COSTS: dict[str, costs.JobCost] = studies.job_costs()
@@ -302,6 +280,8 @@ def describe(
         )
     if unknown:
         lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    if total > LONG_SECONDS:
+        lines.append(LONG_RUN.format(duration(LONG_SECONDS), pace.cores))
     return lines, total
 
 
