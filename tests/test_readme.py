@@ -207,6 +207,8 @@ def test_every_make_command_of_the_readme_runs_as_printed():
     assert {"make preview", "make report", "make help", "make run SNAKEMAKE_ARGS=-n"} <= set(
         commands
     )
+    papers = re.findall(r"^\| ([^|]+?) \| \d", text, re.M)  # the coverage table's rows
+    assert len(papers) == 5 and all(f"**{name}**" in text.split("\n\n")[1] for name in papers)
     first = min(i for i, c in enumerate(commands) if c.startswith("snakemake"))
     assert "source .venv/bin/activate" in commands[:first], commands
     assert unrunnable(commands) == []

@@ -105,17 +105,9 @@ def test_caption_facts_follow_the_runs_tabulated(tmp_path):
 
 
 def _make_report_commands(workdir, *args):
-    import subprocess
+    from tiny_workflow import run_make
 
-    from tiny_workflow import ROOT
-
-    result = subprocess.run(
-        ["make", "-n", "-f", str(ROOT / "Makefile"), "report", *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_make(workdir, "report", "-n", *args, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.replace("\\\n", " ").splitlines()  # continuation lines joined
     # the audit gate runs first, on the configuration the report will use
