@@ -208,6 +208,11 @@ REPORT_READY = @plan=$$($(BIN)/snakemake -n $(REPORT_TARGET) $(REPORT_ARGS) --re
 	--allowed-rules $(REPORT_TARGET) $(REPORT_RULES) $(COPY_RULES) 2>&1) || { $(BIN)/python -m \
 	isotropy.estimate --whole --target $(REPORT_TARGET) --configfile $(REPORT_CONFIG_FILES) || exit 1; \
 	printf '%s\n' "$$plan" | tail -n 25; exit 1; }
+# The configuration files the reported run was made with (its effective configuration's first
+# line, isotropy.estimate.started), read once the target is known good, kept to plain characters.
+MADE_WITH = $(strip $(if $(filter $(REPORT_TARGETS),$(REPORT_TARGET)),$(if $(filter 1,$(words $(REPORT_TARGET))),\
+	$(shell head -n 1 logs/effective-config/$(REPORT_TARGET).yaml 2>/dev/null | head -c 2000 | \
+	sed -n 's/^\# made with: //p' | tr -cd '[:alnum:] ./+_-'))))
 # make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
 # first, as a prerequisite (a pipe there would block make itself).
 folder-check: install
@@ -217,7 +222,7 @@ report: install folder-check  ## report.html: the last run, its claims, the pape
 	$(TRUST) --configfile $(REPORT_CONFIG_FILES)
 	$(AUDIT_GATE)
 	$(REPORT_READY)
-	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
+	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES)$(if $(MADE_WITH), (made with $(MADE_WITH)),) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
 		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(COPY_RULES) $(SNAKEMAKE_ARGS))
 	rm -f $(REPORT_PARTIAL)  # a planted link there is removed, never written through

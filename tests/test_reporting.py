@@ -126,10 +126,14 @@ def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_p
     (tmp_path / "pyproject.toml").write_text("")  # the install step's prerequisite (dry run)
     logs = tmp_path / "logs"
     (logs / "effective-config").mkdir(parents=True)
-    (logs / "effective-config/main_study.yaml").write_text("main: {seeds: [0]}\n")
+    made = "# made with: config.yaml + lean.yaml$(shell touch INJECTED)`x`\n"  # plain characters
+    (logs / "effective-config/main_study.yaml").write_text(made + "main: {seeds: [0]}\n")
     (logs / "last_run.txt").write_text("TARGET=main_study\nCONFIG_FILES=config.yaml lean.yaml\n")
     lines = _make_report_commands(tmp_path)
-    assert "target main_study with logs/effective-config/main_study.yaml" in lines[0]
+    said = "main_study with logs/effective-config/main_study.yaml (made with config.yaml + lean"
+    assert (
+        f"{said}.yamlshell touch INJECTEDx) (" in lines[0] and not (tmp_path / "INJECTED").exists()
+    )
     made, reported = lines[1], " ".join(lines[2:])
     assert "results/report/overview.html" in made and "--config 'studies=[main]'" in made
     assert "--report report.partial.html" in reported and "main_study" in reported
