@@ -386,28 +386,30 @@ def test_runs_are_costed_only_where_measured():
 
 
 def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, monkeypatch, capsys):
-    """A run records its configuration. A preview, then the tiny overlay: refused before it starts,
-    naming the finished run's files; REPLACE=1 runs, its stale report files removed."""
+    """A run records its configuration. A preview, then the tiny overlay (or all, over main_study):
+    refused before it starts, naming the finished run; REPLACE=1 runs, its report files removed."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(estimate, "dry_run_jobs", lambda *_: [])  # no Snakemake: the plan is empty
     monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # a user's own: started() adds nothing
     files = [str(ROOT / "config.yaml"), str(ROOT / "tests/config/tiny.yaml")]
-    run = SimpleNamespace(dag_settings=SimpleNamespace(targets={"preview_study", "results/x"}))
+    targets = {"preview_study", "main_study", "x/y"}  # a file target: not recorded
+    run = SimpleNamespace(dag_settings=SimpleNamespace(targets=targets))
     run.overwrite_configfiles, config = files[:1], workflow_config.load_config(files[:1])
     estimate.started(run, config)
     recorded = Path("logs/effective-config/preview_study.yaml")
-    assert capsys.readouterr().err == "" and list(recorded.parent.iterdir()) == [recorded]
+    assert capsys.readouterr().err == "" and len(list(recorded.parent.iterdir())) == 2
     assert yaml.safe_load(recorded.read_text()) == config
     args = ["--configfile", *files, "--target", "preview_study"]
     assert estimate.main(args) == 0  # none of its results there: nothing overwritten
     made, claims = Path(paths.PREVIEW_CLAIMS).with_name("table1.csv"), Path(paths.PREVIEW_CLAIMS)
-    claims.parent.mkdir(parents=True)
-    made.touch(), claims.touch()
+    claims.parent.mkdir(parents=True), Path("results/main").mkdir()
+    made.touch(), claims.touch(), Path("results/main/table1.csv").touch()
     assert estimate.main(["--configfile", files[0], "--target", "preview_study"]) == 0  # the same
     assert capsys.readouterr() and estimate.main(args) == 1
     said = capsys.readouterr().err
     assert said.startswith("preview_study: refused before it starts: results/preview/ holds ")
     assert f"made with {files[0]} (logs/effective-config/preview_study.yaml)" in said
     assert "settings differ (device, " in said and said.endswith("with REPLACE=1\n")
+    assert estimate.main([*args[:4], "all"]) == 1 and "main_study run" in capsys.readouterr().err
     assert estimate.main(["--finished", "replace", *args]) == 0 and made.exists()
     assert not claims.exists()

@@ -85,9 +85,9 @@ def over_finished_run(target: str, config: Mapping[str, Any], finished: str) -> 
     """Whether a run of ``target`` with ``config`` may start over a finished run with other
     settings (:func:`finished_run`): refused, or replaced (its report's own files removed), or
     only named in a dry run's ``plan``."""
-    clash = finished_run(target, config)
+    other, clash = finished_run(target, config)
     if clash and finished == "refuse":
-        keep = f"make report REPORT_TARGET={target} REPORT=<name>.html"
+        keep = f"make report REPORT_TARGET={other} REPORT=<name>.html"
         print(
             f"{target}: refused before it starts: {clash}; to keep it, make its report first "
             f"({keep}) or run in a copy of this folder; to replace it, the same with REPLACE=1",
@@ -97,7 +97,7 @@ def over_finished_run(target: str, config: Mapping[str, Any], finished: str) -> 
     if clash and finished == "plan":
         print(f"{target}: {clash}: a run, not this dry run, is refused (REPLACE=1)")
     elif clash:
-        folder = Path(paths.PREVIEW_CLAIMS if target == "preview_study" else paths.CLAIMS).parent
+        folder = Path(paths.PREVIEW_CLAIMS if other == "preview_study" else paths.CLAIMS).parent
         stale = [*folder.glob("claims.*"), *folder.glob("paper_comparison.*")]
         for path in [*stale, *folder.glob("report/*")]:
             path.unlink()
@@ -116,30 +116,39 @@ def differences(old: Any, new: Any, key: str = "") -> list[str]:
     return [d for k in keys for d in differences(old.get(k), new.get(k), f"{key}.{k}".lstrip("."))]
 
 
-def finished_run(target: str, config: Mapping[str, Any]) -> str:
-    """Which run of ``target`` a run with ``config`` would overwrite: the one recorded for
-    ``target``, made with other settings, when any of its results is there; "" if none."""
-    recorded, before = Path(paths.EFFECTIVE_CONFIG) / f"{target}.yaml", config
-    try:
-        first, before = (
-            recorded.read_text().partition("\n")[0],
-            workflow_config.load_config([recorded]),
+def results_of(target: str, config: Mapping[str, Any]) -> list[str]:
+    """The final files of ``target`` (a study target, else ``rule all``'s) under ``config``."""
+    return studies.target_rules(config).get(target) or studies.rule_all_targets(config)
+
+
+def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
+    """Which finished run a run of ``target`` with ``config`` would overwrite: one recorded with
+    other settings (this target's, or a study's or all's whose results this one makes too),
+    some of its results there: its target and what it is; ("", "") if none."""
+    mine, targets = set(results_of(target, config)), (target, "all", *studies.target_rules(config))
+    for recorded in sorted(Path(paths.EFFECTIVE_CONFIG).glob("*.yaml")):
+        if recorded.stem not in targets:
+            continue
+        before: Mapping[str, Any] = config
+        try:
+            first, before = (
+                recorded.read_text().partition("\n")[0],
+                workflow_config.load_config([recorded]),
+            )
+            changed = differences(before, config)
+        except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
+            first, changed = "", [f"its settings cannot be read ({error})"]
+        made = [path for path in results_of(recorded.stem, before) if Path(path).exists()]
+        if not changed or not (mine & set(made) or recorded.stem == target and made):
+            continue
+        folder = os.path.commonpath([os.path.dirname(path) for path in made]) + "/"
+        files = first.removeprefix(MADE_WITH) if first.startswith(MADE_WITH) else "unrecorded files"
+        more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        return recorded.stem, (
+            f"{folder} holds the {recorded.stem} run made with {files} ({recorded}), and these "
+            f"settings differ ({', '.join(changed[:3])}{more})"
         )
-        changed = differences(before, config)
-    except FileNotFoundError:
-        return ""
-    except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
-        first, changed = "", [f"its settings cannot be read ({error})"]
-    wanted = studies.target_rules(before).get(target) or studies.rule_all_targets(before)
-    if not changed or not any(Path(path).exists() for path in wanted):  # nothing overwritten
-        return ""
-    folder = os.path.commonpath([os.path.dirname(path) for path in wanted]) + "/"
-    files = first.removeprefix(MADE_WITH) if first.startswith(MADE_WITH) else "unrecorded files"
-    more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
-    return (
-        f"{folder} holds the {target} run made with {files} ({recorded}), and these settings "
-        f"differ ({', '.join(changed[:3])}{more})"
-    )
+    return "", ""
 
 
 # The targets `make run` and `make preview` make, offered when the reported one is missing.
@@ -149,8 +158,7 @@ REPORTABLE = ("preview_study", "main_study")
 def missing_results(target: str, configfiles: list[str]) -> list[str]:
     """The final files of ``target`` under ``configfiles`` that the folder lacks."""
     config = workflow_config.load_config(configfiles)
-    wanted = studies.target_rules(config).get(target) or studies.rule_all_targets(config)
-    return [path for path in wanted if not Path(path).exists()]
+    return [path for path in results_of(target, config) if not Path(path).exists()]
 
 
 def report_ready(target: str, configfiles: list[str]) -> int:
