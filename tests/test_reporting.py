@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
+from tiny_workflow import run_make
 
 from isotropy.reporting import configuration_line, counted, overview_html
 from isotropy.workflow import targets
@@ -104,8 +105,6 @@ def test_caption_facts_follow_the_runs_tabulated(tmp_path):
 
 
 def _make_report_commands(workdir, *args):
-    from tiny_workflow import run_make
-
     result = run_make(workdir, "report", "-n", *args, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.replace("\\\n", " ").splitlines()  # continuation lines joined
@@ -174,6 +173,7 @@ def _verdict_rows() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             "threshold": ["> 0", "< 0", ""],
             "verdict": ["supported", "not supported", "not run"],
             "paper": ["p", "p", "p"],
+            "stand_in": [None, "GloVe 50-d for word2vec", ""],
         }
     )
     comparison = pd.DataFrame(
@@ -227,8 +227,9 @@ def test_the_page_opens_on_what_replicated_beside_the_committed_run():
     summary = page[: page.index("FOREST")]
     assert page.index("Summary (PREVIEW)") < page.index("FOREST") < page.index("<h2>This run")
     assert (
-        "3 paper numbers and 3 claims: replicated: 2; not replicated: 1; not judged: 1; "
-        "stand-in: 1. Not replicated: IsoScore falls, see results/main/x.csv (miniLM/snli)."
+        "3 paper numbers and 3 claims: replicated: 1; exact counts: 1; not replicated: 1; not "
+        "judged: 1; stand-in: 1; not run: 1. Not replicated: IsoScore falls, see "
+        "results/main/x.csv (miniLM/snli) (on a stand-in)."
     ) in summary
     assert "code ed3f5e44d86a; 5 seeds, 1000 updates" in summary
     assert "replicated: Pearson r on miniLM/polarity, Pearson r on miniLM/snli" in summary

@@ -52,8 +52,8 @@ VERDICT_ORDER = (
     "1 seed: not judged",
     *SUMMARY_GROUPS["replicated"],
 )
-LEFT_OUT = ("not run", "stated")
-GROUP_ORDER = ("replicated", "not replicated", "not judged", "stand-in")
+LEFT_OUT = ("not run", "stated")  # counted apart, each its own group
+GROUP_ORDER = ("replicated", "exact counts", "not replicated", "not judged", "stand-in", *LEFT_OUT)
 STATISTICS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
 
 
@@ -90,14 +90,21 @@ def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str]) -> str:
     )
 
 
-def _grouped(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """The label of each (verdict, label) under its verdict's group, those LEFT_OUT left out."""
+def _grouped(rows: Iterable[tuple[str, str, bool]]) -> dict[str, list[str]]:
+    """The label of each (verdict, label, exact) under its verdict's group; a replicated exact
+    count is an "exact count", apart."""
     groups: dict[str, list[str]] = {g: [] for g in GROUP_ORDER}
-    for verdict, label in rows:
-        if verdict not in LEFT_OUT:
-            members = SUMMARY_GROUPS.items()
-            groups[next((g for g, m in members if verdict in m), "not judged")].append(label)
+    for verdict, label, exact in rows:
+        group = next((g for g, m in SUMMARY_GROUPS.items() if verdict in m), "not judged")
+        group = verdict if verdict in LEFT_OUT else group
+        groups["exact counts" if exact and group == "replicated" else group].append(label)
     return groups
+
+
+def _stand_in(row: Mapping) -> str:
+    """ " (on a stand-in)" for a row whose ``stand_in`` names one."""
+    named = row.get("stand_in")
+    return " (on a stand-in)" if pd.notna(named) and str(named).strip() else ""
 
 
 def _named(labels: Sequence[str], most: int = 4) -> str:
@@ -105,23 +112,34 @@ def _named(labels: Sequence[str], most: int = 4) -> str:
     return shown + (f" and {len(labels) - most} more" if len(labels) > most else "")
 
 
+def _rows(claims: pd.DataFrame, comparison: pd.DataFrame) -> list[tuple[str, str, bool]]:
+    """(verdict, label, an exact count?) of each paper number, then of each claim."""
+    return [
+        (
+            str(r.get("verdict")),
+            f"{STATISTICS.get(r.get('quantity'), r.get('quantity'))} on {r.get('setup')}"
+            + _stand_in(r),
+            r.get("tolerance") == "exact",
+        )
+        for r in comparison.to_dict("records")
+    ] + [
+        (
+            str(r.get("verdict")),
+            f"{r.get('statement')} ({r.get('setup')}){_stand_in(r)}".replace("`", ""),
+            False,
+        )
+        for r in claims.to_dict("records")
+    ]
+
+
 def summary_html(
     claims: pd.DataFrame, comparison: pd.DataFrame, committed: pd.DataFrame, mark: str = ""
 ) -> str:
     """The page's first lines: what replicated in this run, then the §3.2 correlations beside
     those of the ``committed`` protocol run (column ``run``: what made them)."""
-    rows = [
-        (
-            str(r.get("verdict")),
-            f"{STATISTICS.get(r.get('quantity'), r.get('quantity'))} on {r.get('setup')}",
-        )
-        for r in comparison.to_dict("records")
-    ] + [
-        (str(r.get("verdict")), f"{r.get('statement')} ({r.get('setup')})".replace("`", ""))
-        for r in claims.to_dict("records")
-    ]
-    groups = _grouped(rows)
-    counts = "; ".join(f"{g}: {len(labels)}" for g, labels in groups.items())
+    groups = _grouped(_rows(claims, comparison))
+    always = ("replicated", "not replicated")  # every count of the rows, each rows' group once
+    counts = "; ".join(f"{g}: {len(v)}" for g, v in groups.items() if v or g in always)
     failed = groups["not replicated"]
     parts = [
         f"<h2>Summary{mark}</h2>",
@@ -150,7 +168,7 @@ def summary_html(
             }
         )
         judged = _grouped(
-            (str(r.verdict), f"{STATISTICS[r.quantity]} on {r.setup}")
+            (str(r.verdict), f"{STATISTICS[r.quantity]} on {r.setup}", False)
             for r in committed.itertuples()
         )
         said = "; ".join(f"{g}: {_named(v) or 'none'}" for g, v in judged.items() if v)
