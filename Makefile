@@ -211,7 +211,7 @@ REPORT_READY = @plan=$$($(BIN)/snakemake -n $(REPORT_TARGET) $(REPORT_ARGS) --re
 # The configuration files the reported run was made with (its effective configuration's first
 # line, isotropy.estimate.started), read once the target is known good, kept to plain characters.
 MADE_WITH = $(strip $(if $(filter $(REPORT_TARGETS),$(REPORT_TARGET)),$(if $(filter 1,$(words $(REPORT_TARGET))),\
-	$(shell head -n 1 logs/effective-config/$(REPORT_TARGET).yaml 2>/dev/null | head -c 2000 | \
+	$(shell f=logs/effective-config/$(REPORT_TARGET).yaml; test -f $$f && head -n 1 $$f | head -c 2000 | \
 	sed -n 's/^\# made with: //p' | tr -cd '[:alnum:] ./+_-'))))
 # make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
 # first, as a prerequisite (a pipe there would block make itself).
