@@ -256,7 +256,7 @@ def test_a_previews_tables_say_so_and_read_by_eye():
     comparison = page[page.index("Paper comparison") :]
     assert comparison.count("<td>10662</td>") == 2 and "1.066e+04" not in page
     assert "10662.0" not in page and "<td>-0.8075</td>" in comparison
-    assert "`" not in page and "<code" not in page
+    assert "`" not in page and "<code" not in page and comparison.count("<th>paper</th>") == 1
     assert '<span class="file">results/preview/claims.csv</span>' in page
     assert "3 numbers: 1 seed: not judged (1), agrees (1), stand-in: not judged (1)." in page
     assert not re.search(r"\d 1 seed", page)

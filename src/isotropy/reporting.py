@@ -22,7 +22,7 @@ CLAIM_COLUMNS = {
 }
 COMPARISON_COLUMNS = {
     "verdict": "verdict",
-    "source": "paper",
+    "source": "printed in",
     "quantity": "quantity",
     "setup": "setup",
     "paper_value": "paper",
@@ -83,7 +83,7 @@ def _cell(value: object) -> str:
 def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str]) -> str:
     """``frame``'s ``columns`` as HTML, renamed, numbers by :func:`_cell`."""
     present = {k: v for k, v in columns.items() if k in frame}
-    # Markdown's code marks go; renamed last: two columns may take one name ("paper")
+    # Markdown's code marks go; renamed last
     shown = frame[list(present)].replace("`", "", regex=True).rename(columns=present)
     return shown.to_html(
         index=False, na_rep="", classes=css, border=0, escape=True, float_format=_cell
