@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if not over_finished_run(args.target, config, args.finished):
         return 1
-    recorded = Path(paths.EFFECTIVE_CONFIG) / f"{args.target}.yaml"
+    recorded = ", ".join(f"{paths.EFFECTIVE_CONFIG}/{word}.yaml" for word in args.target.split())
     print(
         f"Configuration: {' + '.join(args.configfile)} (later files win); the run records its "
         f"effective configuration in {recorded} when it starts"
