@@ -12,10 +12,13 @@ CONFIG ?=
 # Later files win key by key; one --configfile takes them all (a second --configfile would replace the first).
 CONFIG_FILES ?= config.yaml $(if $(ISOTROPY_MIRROR),config/offline.yaml) $(CONFIG)
 CONFIGFILES := --configfile $(CONFIG_FILES)
-# Before a long run: the settings and the time left, from measured per-update costs.
-ESTIMATE = $(BIN)/python -m isotropy.estimate --configfile $(CONFIG_FILES) --target
+# Before a long run: the settings and the time left, from measured per-update costs; refused when
+# the target's results are a finished run with other settings, unless REPLACE=1 (isotropy.estimate).
+REPLACE ?=
+ESTIMATE = $(BIN)/python -m isotropy.estimate --finished $(if $(plan_only),plan,$(if $(REPLACE),replace,refuse)) \
+	--configfile $(CONFIG_FILES) --target
 
-.PHONY: help slurm-plan run preview sensitivity resume test test-fast figures traces-check audit report folder-check lint install clean-venv relock
+.PHONY: help slurm-plan run preview sensitivity study resume test test-fast figures traces-check audit report folder-check lint install clean-venv relock
 
 # `make run`, `make preview` and `make resume` remember their target in LAST_RUN once their
 # estimate took it and its configuration (a typo leaves LAST_RUN as it was; the run, when it
@@ -33,11 +36,13 @@ plan_only = $(strip $(filter $(PLAN_OPTIONS),$(SNAKEMAKE_ARGS)) $(foreach word,$
 remember = $(if $(plan_only),@echo "$(plan_only) only plans: $(LAST_RUN) unchanged (make report reports the last run)",\
 	@mkdir -p logs && tmp=$$(mktemp logs/.last_run.XXXXXX) && \
 	printf 'TARGET=%s\nCONFIG_FILES=%s\n' '$(1)' '$(CONFIG_FILES)' > "$$tmp" && mv -f "$$tmp" $(LAST_RUN))
+# Each target's last line: what it made and what to run next (a dry run: that it only planned).
+said = @echo 'make $@: $(if $(plan_only),$(plan_only) only planned it; next: the same without $(plan_only),$(1); next: $(2))'
 # The folder may be someone else's: before Snakemake starts, its records, links, pipes and the
 # config files are checked (isotropy.trust), and no `python -m` here imports from it
 # (PYTHONSAFEPATH; Snakemake's processes: rules/common.smk).
 TRUST = $(BIN)/python -m isotropy.trust
-run preview resume folder-check: export PYTHONSAFEPATH = 1
+run preview study resume folder-check: export PYTHONSAFEPATH = 1
 
 # `make` alone, or `make help`: every target with its one line (the `## ` after its name).
 .DEFAULT_GOAL := help
@@ -61,6 +66,7 @@ run: install  ## the main study as in the paper -> results/main/ (prints its est
 	$(ESTIMATE) main_study
 	$(call remember,main_study)
 	$(BIN)/snakemake --cores $(CORES) main_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,results/main/ holds the main_study results,make report (report.html))
 
 # The main study's tables and figures with one seed and a coarse metric stride (config `preview`),
 # in results/preview/: a first look in minutes, never to be mistaken for results/main/.
@@ -69,11 +75,22 @@ preview: install  ## the main study, one seed, coarse metrics -> results/preview
 	$(ESTIMATE) preview_study
 	$(call remember,preview_study)
 	$(BIN)/snakemake --cores $(CORES) preview_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,results/preview/ holds the preview_study results,make report (report.html))
 
 # The sensitivity study (config `sensitivity`; docs/sensitivity.md): its cost first.
 sensitivity: install  ## the sensitivity study -> results/sensitivity/
 	$(ESTIMATE) sensitivity_study
 	$(BIN)/snakemake --cores $(CORES) sensitivity_study $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,results/sensitivity/ holds the sensitivity_study results,make report REPORT_TARGET=sensitivity_study)
+
+# Any other target (docs: README, "The other studies"), its estimate first: TARGET=glue_study,
+# or several, TARGET="check_claims compare_with_papers"; a study target is what make report reports.
+study: install  ## any TARGET (a study, or several targets), its estimate first
+	$(TRUST) --configfile $(CONFIG_FILES)
+	$(ESTIMATE) $(TARGET)
+	$(if $(filter $(REPORT_TARGETS),$(TARGET)),$(call remember,$(TARGET)))
+	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,$(TARGET) ran to its end,make report$(if $(filter $(REPORT_TARGETS),$(TARGET)),, REPORT_TARGET=all) (report.html))
 
 # After a killed run (Ctrl-C twice, SIGKILL, a lost session): release Snakemake's lock, then carry
 # on; the profile's rerun-incomplete makes the half-written jobs again. TARGET=preview_study etc.
@@ -86,6 +103,7 @@ resume: install  ## after a killed run: unlock, then run TARGET (default main_st
 	$(ESTIMATE) $(TARGET)
 	$(call remember,$(TARGET))
 	$(BIN)/snakemake --cores $(CORES) $(TARGET) $(CONFIGFILES) $(SNAKEMAKE_ARGS)
+	$(call said,$(TARGET) ran to its end,make report (report.html))
 
 # SLURM's plan for TARGET without running a job: each rule's job count and what it asks SLURM for
 # (threads, memory, minutes, GPU), one line a rule instead of the dry run's block a job.
@@ -117,6 +135,7 @@ traces-check:
 figures: traces-check install  ## re-draw the main study's figures from stored traces; never trains
 	$(BIN)/snakemake --cores $(CORES) figures $(CONFIGFILES) --config 'studies=[$(FIGURE_STUDIES)]' \
 		--allowed-rules $(PLOT_RULES) --forcerun $(PLOT_RULES) $(SNAKEMAKE_ARGS)
+	$(call said,the figures of results/$(FIGURE_STUDIES)/ re-drawn,make report (report.html))
 
 # Accept a changed upstream file of a source that no public record pins, deliberately: fetch
 # SOURCE again and record its new sha256 in the sources lock (config/sources.lock), keeping
@@ -145,6 +164,7 @@ audit: install folder-check  ## walk every result of the last run back to the ra
 	$(BIN)/python -m isotropy.trust --configfile $(AUDIT_CONFIG_FILES)
 	@echo "make audit: target $(AUDIT_TARGET) with $(AUDIT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); AUDIT_TARGET=... AUDIT_CONFIG_FILES=\"...\" choose another)"
 	$(BIN)/snakemake --cores 1 audit --configfile $(AUDIT_CONFIG_FILES) $(SNAKEMAKE_ARGS)
+	$(call said,every result audited: results/audit.tsv,make report (report.html))
 
 # The report of the last run (LAST_RUN), with the configuration that run used (its effective
 # configuration, so later edits of the files do not change it): its target's results, and for a study target its claims,
@@ -195,6 +215,11 @@ REPORT_WRITE = @out=$$($(BIN)/snakemake --cores 1 --report $(REPORT_PARTIAL) --r
 	no space left on the device of $(REPORT_PARTIAL) while Snakemake wrote the report ($$(df -Pk . \
 	| awk 'NR==2 {print $$4}') KiB free there): nothing was kept; free some space and run again" >&2;; \
 	*) printf '%s\n' "$$out" >&2;; esac; exit 1; }; printf '%s\n' "$$out" >&2
+# The configuration files the reported run was made with (its effective configuration's first
+# line, isotropy.estimate.started), read once the target is known good, kept to plain characters.
+MADE_WITH = $(strip $(if $(filter $(REPORT_TARGETS),$(REPORT_TARGET)),$(if $(filter 1,$(words $(REPORT_TARGET))),\
+	$(shell f=logs/effective-config/$(REPORT_TARGET).yaml; test -f $$f && head -n 1 $$f | head -c 2000 | \
+	sed -n 's/^\# made with: //p' | tr -cd '[:alnum:] ./+_-'))))
 # make expands a recipe whole before its first line runs, LAST_RUN read in: the folder is checked
 # first, as a prerequisite (a pipe there would block make itself).
 folder-check: install
@@ -204,12 +229,13 @@ report: install folder-check  ## report.html: the last run, its claims, the pape
 	$(TRUST) --configfile $(REPORT_CONFIG_FILES)
 	$(AUDIT_GATE)
 	$(REPORT_READY)
-	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
+	@echo "make report: target $(REPORT_TARGET) with $(REPORT_CONFIG_FILES)$(if $(MADE_WITH), (made with $(MADE_WITH)),) ($(if $(wildcard $(LAST_RUN)),the last make run/preview/resume,no $(LAST_RUN) yet: the defaults); REPORT_TARGET=... REPORT_CONFIG_FILES=\"...\" choose another)"
 	$(if $(REPORT_OVERVIEW),$(BIN)/snakemake --cores 1 $(REPORT_OVERVIEW) $(REPORT_ARGS) --rerun-triggers mtime \
 		--forcerun $(REPORT_RULES) --allowed-rules $(REPORT_RULES) $(COPY_RULES) $(SNAKEMAKE_ARGS))
 	rm -f $(REPORT_PARTIAL)  # a planted link there is removed, never written through
 	$(REPORT_WRITE)
 	mv -fT $(REPORT_PARTIAL) $(REPORT)
+	$(call said,$(REPORT) reports $(REPORT_TARGET),open $(REPORT) in a browser)
 
 lint: install  ## ruff, mypy, snakefmt, snakemake --lint and the commit messages
 	$(BIN)/ruff check .

@@ -14,14 +14,9 @@ from isotropy import studies
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.reporting import counted
 from isotropy.standins import StandIns
-from isotropy.verdicts.claims import (
-    NOT_RUN,
-    NOT_SUPPORTED,
-    SUPPORTED,
-    check_claims,
-    claims_markdown,
-)
+from isotropy.verdicts.claims import check_claims, claims_markdown
 from isotropy.verdicts.measurements import as_preview, load_tables, measure
 
 
@@ -41,14 +36,7 @@ def main(snakemake):
         table.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.markdown) as tmp:
         tmp.write_text(claims_markdown(table), encoding="utf-8")
-    counts = table["verdict"].value_counts()
-    logging.getLogger("isotropy.verdicts").info(
-        "%d checks: %d supported, %d not supported, %d not run",
-        len(table),
-        counts.get(SUPPORTED, 0),
-        counts.get(NOT_SUPPORTED, 0),
-        counts.get(NOT_RUN, 0),
-    )
+    logging.getLogger("isotropy.verdicts").info("%s", counted(table["verdict"], "checks"))
     record_step(snakemake)
 
 

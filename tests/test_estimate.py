@@ -9,13 +9,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import costs, estimate, resume, studies
+from isotropy import costs, estimate, paths, resume, studies
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -148,6 +149,7 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         f"{estimate.duration(12 * start_up)}",
     ]
     assert estimate.duration(total) == "2 h 57 min" and estimate.duration(0) == "0 s"
+    assert lines[-1].startswith("a long run: more than 15 min on 2 idle cores; it starts now")
     assert estimate.duration(330) == "5.5 min"
     # where the probe takes twice the CPU time, every CPU cost doubles, not the start-ups
     monkeypatch.setattr(costs, "speed_probe", lambda: 2 * costs.PROBE_CPU_SECONDS)
@@ -197,19 +199,6 @@ def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
     assert [rule for rule, _ in planned(twelve)] == ["tabulate", "all"]
 
 
-def test_a_run_started_records_its_configuration_for_word_targets(tmp_path, capsys, monkeypatch):
-    from types import SimpleNamespace
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # a user's own: started() adds nothing
-    targets = {"preview_study", "results/main/table1.csv"}
-    estimate.started(SimpleNamespace(dag_settings=SimpleNamespace(targets=targets)), {"a": 1})
-    assert capsys.readouterr().err == ""
-    recorded = list((tmp_path / "logs/effective-config").iterdir())
-    assert [path.name for path in recorded] == ["preview_study.yaml"]
-    assert yaml.safe_load(recorded[0].read_text()) == {"a": 1}
-
-
 @pytest.mark.slow
 def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
     """onstart (as rules/common.smk calls it) records the effective configuration of the run's
@@ -254,6 +243,7 @@ def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monke
     assert lines[0].endswith(
         f"about {estimate.duration(total)} for 2 idle cores, start-ups included"
     )
+    assert total < 900 and not any("a long run" in line for line in lines)  # over 15 min: above
     loaded = costs.Pace(job_overhead=7.0, contention=3.0, contention_serial=1.5)
     busy, same = estimate.describe(config, jobs, "cpu", "x", loaded)
     # a run of one thread at a time (measured: docs/measurements.md), all cores' slowdown the bound
@@ -393,3 +383,33 @@ def test_runs_are_costed_only_where_measured():
         paper_cost.run_seconds("x", {**other, "updates": n}, "cuda") for n in (250, 1000)
     )
     assert short > 0 and long == pytest.approx(4 * short)
+
+
+def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, monkeypatch, capsys):
+    """A run records its configuration. A preview, then the tiny overlay (or all, over main_study):
+    refused before it starts, naming the finished run; REPLACE=1 runs, its report files removed."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(estimate, "dry_run_jobs", lambda *_: [])  # no Snakemake: the plan is empty
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # a user's own: started() adds nothing
+    files = [str(ROOT / "config.yaml"), str(ROOT / "tests/config/tiny.yaml")]
+    targets = {"preview_study", "main_study", "x/y"}  # a file target: not recorded
+    run = SimpleNamespace(dag_settings=SimpleNamespace(targets=targets))
+    run.overwrite_configfiles, config = files[:1], workflow_config.load_config(files[:1])
+    estimate.started(run, config)
+    recorded = Path("logs/effective-config/preview_study.yaml")
+    assert capsys.readouterr().err == "" and len(list(recorded.parent.iterdir())) == 2
+    assert yaml.safe_load(recorded.read_text()) == config
+    args = ["--configfile", *files, "--target", "preview_study"]
+    assert estimate.main(args) == 0  # none of its results there: nothing overwritten
+    made, claims = Path(paths.PREVIEW_CLAIMS).with_name("table1.csv"), Path(paths.PREVIEW_CLAIMS)
+    claims.parent.mkdir(parents=True), Path("results/main").mkdir()
+    made.touch(), claims.touch(), Path("results/main/table1.csv").touch()
+    assert estimate.main(["--configfile", files[0], "--target", "preview_study"]) == 0  # the same
+    assert capsys.readouterr() and estimate.main(args) == 1
+    said = capsys.readouterr().err
+    assert said.startswith("preview_study: refused before it starts: results/preview/ holds ")
+    assert f"made with {files[0]} (logs/effective-config/preview_study.yaml)" in said
+    assert "settings differ (device, " in said and said.endswith("with REPLACE=1\n")
+    assert estimate.main([*args[:4], "all"]) == 1 and "main_study run" in capsys.readouterr().err
+    assert estimate.main(["--finished", "replace", *args]) == 0 and made.exists()
+    assert not claims.exists()

@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 import pandas as pd
+from tiny_workflow import run_make
 
-from isotropy.reporting import configuration_line, overview_html
+from isotropy.reporting import configuration_line, counted, overview_html
 from isotropy.workflow import targets
 
 
@@ -24,6 +25,8 @@ def test_overview_lists_the_run_then_claims_then_comparison():
     )
     assert page.index("This run") < page.index("Claims check") < page.index("Paper comparison")
     assert "3 checks: not supported (1), supported (1), not run (1)" in page
+    # check_claims' log line: every verdict (it once named 3 of them: "20 checks: 2 ... 4 not run")
+    assert counted(pd.Series(["stated", "supported"] * 2), "x") == "4 x: supported (2), stated (2)"
     assert "silhouette &lt;rises&gt;" in page  # escaped
     assert "0.06349" in page and "Seeds: main 0." in page and "GloVe 50-d for word2vec" in page
     assert page.count("<tr") == 3 + 4  # the claims run, every paper number
@@ -102,17 +105,7 @@ def test_caption_facts_follow_the_runs_tabulated(tmp_path):
 
 
 def _make_report_commands(workdir, *args):
-    import subprocess
-
-    from tiny_workflow import ROOT
-
-    result = subprocess.run(
-        ["make", "-n", "-f", str(ROOT / "Makefile"), "report", *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_make(workdir, "report", "-n", *args, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.replace("\\\n", " ").splitlines()  # continuation lines joined
     # the audit gate runs first, on the configuration the report will use
@@ -131,10 +124,14 @@ def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_p
     (tmp_path / "pyproject.toml").write_text("")  # the install step's prerequisite (dry run)
     logs = tmp_path / "logs"
     (logs / "effective-config").mkdir(parents=True)
-    (logs / "effective-config/main_study.yaml").write_text("main: {seeds: [0]}\n")
+    made = "# made with: config.yaml + lean.yaml$(shell touch INJECTED)`x`\n"  # plain characters
+    (logs / "effective-config/main_study.yaml").write_text(made + "main: {seeds: [0]}\n")
     (logs / "last_run.txt").write_text("TARGET=main_study\nCONFIG_FILES=config.yaml lean.yaml\n")
     lines = _make_report_commands(tmp_path)
-    assert "target main_study with logs/effective-config/main_study.yaml" in lines[0]
+    said = "main_study with logs/effective-config/main_study.yaml (made with config.yaml + lean"
+    assert (
+        f"{said}.yamlshell touch INJECTEDx) (" in lines[0] and not (tmp_path / "INJECTED").exists()
+    )
     made, reported = lines[1], " ".join(lines[2:])
     assert "results/report/overview.html" in made and "--config 'studies=[main]'" in made
     assert "--report report.partial.html" in reported and "main_study" in reported
@@ -176,6 +173,7 @@ def _verdict_rows() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             "threshold": ["> 0", "< 0", ""],
             "verdict": ["supported", "not supported", "not run"],
             "paper": ["p", "p", "p"],
+            "stand_in": [None, "GloVe 50-d for word2vec", ""],
         }
     )
     comparison = pd.DataFrame(
@@ -229,8 +227,9 @@ def test_the_page_opens_on_what_replicated_beside_the_committed_run():
     summary = page[: page.index("FOREST")]
     assert page.index("Summary (PREVIEW)") < page.index("FOREST") < page.index("<h2>This run")
     assert (
-        "3 paper numbers and 3 claims: replicated: 2; not replicated: 1; not judged: 1; "
-        "stand-in: 1. Not replicated: IsoScore falls, see results/main/x.csv (miniLM/snli)."
+        "3 paper numbers and 3 claims: replicated: 1; exact counts: 1; not replicated: 1; not "
+        "judged: 1; stand-in: 1; not run: 1. Not replicated: IsoScore falls, see "
+        "results/main/x.csv (miniLM/snli) (on a stand-in)."
     ) in summary
     assert "code ed3f5e44d86a; 5 seeds, 1000 updates" in summary
     assert "replicated: Pearson r on miniLM/polarity, Pearson r on miniLM/snli" in summary
@@ -257,7 +256,7 @@ def test_a_previews_tables_say_so_and_read_by_eye():
     comparison = page[page.index("Paper comparison") :]
     assert comparison.count("<td>10662</td>") == 2 and "1.066e+04" not in page
     assert "10662.0" not in page and "<td>-0.8075</td>" in comparison
-    assert "`" not in page and "<code" not in page
+    assert "`" not in page and "<code" not in page and comparison.count("<th>paper</th>") == 1
     assert '<span class="file">results/preview/claims.csv</span>' in page
     assert "3 numbers: 1 seed: not judged (1), agrees (1), stand-in: not judged (1)." in page
     assert not re.search(r"\d 1 seed", page)

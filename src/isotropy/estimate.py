@@ -12,6 +12,7 @@ effective configuration when it starts (:func:`started`).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -35,8 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--configfile", nargs="+", required=True, help="config.yaml, then overlays (later wins)"
     )
+    parser.add_argument("--target", nargs="+", required=True, help="main_study, preview_study, ...")
     parser.add_argument(
-        "--target", required=True, help="the Snakemake target: main_study, preview_study, ..."
+        "--finished",
+        choices=("refuse", "replace", "plan"),
+        default="refuse",
+        help="over a finished run with other settings: refuse, replace it, or a dry run's plan",
     )
     parser.add_argument(
         "--whole",
@@ -44,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         help="instead: are the target's results all there? (make report; one line if not)",
     )
     args = parser.parse_args(argv)
+    args.target = " ".join(args.target)
     if args.whole:
         return report_ready(args.target, args.configfile)
     study = next((s for s in studies.REGISTRY if s.target == args.target), None)
@@ -57,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 1
-    recorded = Path(paths.EFFECTIVE_CONFIG) / f"{args.target}.yaml"
+    if not over_finished_run(args.target, config, args.finished):
+        return 1
+    recorded = ", ".join(f"{paths.EFFECTIVE_CONFIG}/{word}.yaml" for word in args.target.split())
     print(
         f"Configuration: {' + '.join(args.configfile)} (later files win); the run records its "
         f"effective configuration in {recorded} when it starts"
@@ -73,6 +81,76 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def over_finished_run(target: str, config: Mapping[str, Any], finished: str) -> bool:
+    """Whether a run of ``target`` with ``config`` may start over a finished run with other
+    settings (:func:`finished_run`): refused, or replaced (its report's own files removed), or
+    only named in a dry run's ``plan``."""
+    other, clash = finished_run(target, config)
+    if clash and finished == "refuse":
+        keep = f"make report REPORT_TARGET={other} REPORT=<name>.html"
+        print(
+            f"{target}: refused before it starts: {clash}; to keep it, make its report first "
+            f"({keep}) or run in a copy of this folder; to replace it, the same with REPLACE=1",
+            file=sys.stderr,
+        )
+        return False
+    if clash and finished == "plan":
+        print(f"{target}: {clash}: a run, not this dry run, is refused (REPLACE=1)")
+    elif clash:
+        folder = Path(paths.PREVIEW_CLAIMS if other == "preview_study" else paths.CLAIMS).parent
+        stale = [*folder.glob("claims.*"), *folder.glob("paper_comparison.*")]
+        for path in [*stale, *folder.glob("report/*")]:
+            path.unlink()
+        print(f"REPLACE=1: {clash}: replaced; its report's files removed")
+    return True
+
+
+MADE_WITH = "# made with: "  # the effective configuration's first line: the files laid over
+
+
+def differences(old: Any, new: Any, key: str = "") -> list[str]:
+    """The dotted keys whose values differ between two configurations."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return [] if old == new else [key]
+    keys = dict.fromkeys([*old, *new])
+    return [d for k in keys for d in differences(old.get(k), new.get(k), f"{key}.{k}".lstrip("."))]
+
+
+def results_of(target: str, config: Mapping[str, Any]) -> list[str]:
+    """The final files of ``target`` (a study target, else ``rule all``'s) under ``config``."""
+    return studies.target_rules(config).get(target) or studies.rule_all_targets(config)
+
+
+def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
+    """Which finished run a run of ``target`` with ``config`` would overwrite: one recorded with
+    other settings (this target's, or a study's or all's whose results this one makes too),
+    some of its results there: its target and what it is; ("", "") if none."""
+    mine, targets = set(results_of(target, config)), (target, "all", *studies.target_rules(config))
+    for recorded in sorted(Path(paths.EFFECTIVE_CONFIG).glob("*.yaml")):
+        if recorded.stem not in targets:
+            continue
+        before: Mapping[str, Any] = config
+        try:
+            first, before = (
+                recorded.read_text().partition("\n")[0],
+                workflow_config.load_config([recorded]),
+            )
+            changed = differences(before, config)
+        except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
+            first, changed = "", [f"its settings cannot be read ({error})"]
+        made = [path for path in results_of(recorded.stem, before) if Path(path).exists()]
+        if not changed or not (mine & set(made) or recorded.stem == target and made):
+            continue
+        folder = os.path.commonpath([os.path.dirname(path) for path in made]) + "/"
+        files = first.removeprefix(MADE_WITH) if first.startswith(MADE_WITH) else "unrecorded files"
+        more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        return recorded.stem, (
+            f"{folder} holds the {recorded.stem} run made with {files} ({recorded}), and these "
+            f"settings differ ({', '.join(changed[:3])}{more})"
+        )
+    return "", ""
+
+
 # The targets `make run` and `make preview` make, offered when the reported one is missing.
 REPORTABLE = ("preview_study", "main_study")
 
@@ -80,8 +158,7 @@ REPORTABLE = ("preview_study", "main_study")
 def missing_results(target: str, configfiles: list[str]) -> list[str]:
     """The final files of ``target`` under ``configfiles`` that the folder lacks."""
     config = workflow_config.load_config(configfiles)
-    wanted = studies.target_rules(config).get(target) or studies.rule_all_targets(config)
-    return [path for path in wanted if not Path(path).exists()]
+    return [path for path in results_of(target, config) if not Path(path).exists()]
 
 
 def report_ready(target: str, configfiles: list[str]) -> int:
@@ -124,7 +201,7 @@ def dry_run_jobs(
 ) -> list[tuple[str, dict[str, str]]]:
     """(rule, wildcards) of every job Snakemake's dry run of ``target`` plans; RuntimeError when
     the dry run fails or its jobs do not add up to its own count."""
-    command = [sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", target]
+    command = [sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", *target.split()]
     command += ["--snakefile", str(snakefile), "--directory", str(workdir), "--configfile"]
     command += [str(Path(file).resolve()) for file in configfiles]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -147,6 +224,9 @@ def dry_run_jobs(
         raise RuntimeError(f"read {len(jobs)} jobs of the {counted} Snakemake's dry run counts")
     return jobs
 
+
+LONG_SECONDS = 15 * 60  # a run said to be long before it starts
+LONG_RUN = "a long run: more than {} on {} idle cores; it starts now (Ctrl-C stops it, make resume)"
 
 # rule -> the wall seconds one of its jobs adds at a pace; a rule without one counts its start-up.
 JOB_COSTS: dict[str, costs.JobCost] = studies.job_costs()
@@ -208,6 +288,8 @@ def describe(
         )
     if unknown:
         lines.append(f"no measured cost for {', '.join(unknown)}: not included above")
+    if total > LONG_SECONDS:
+        lines.append(LONG_RUN.format(duration(LONG_SECONDS), pace.cores))
     return lines, total
 
 
@@ -223,11 +305,18 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
             + " (isotropy.compute; set OMP_WAIT_POLICY yourself to choose otherwise)",
             file=sys.stderr,
         )
+    here = Path.cwd()
+    files = [
+        str(Path(f).relative_to(here) if Path(f).is_relative_to(here) else f)
+        for f in getattr(workflow, "overwrite_configfiles", None) or ()
+    ]
+    header = MADE_WITH + (" + ".join(dict.fromkeys(files)) or "the defaults (config.yaml)")
     for target in sorted(workflow.dag_settings.targets):
         if re.fullmatch(r"\w+", target):
             path = Path(paths.EFFECTIVE_CONFIG) / f"{target}.yaml"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(yaml.safe_dump(dict(config), sort_keys=False))
+            text = yaml.safe_dump(dict(config), sort_keys=False)
+            path.write_text(header.replace("\n", " ") + "\n" + text)
 
 
 if __name__ == "__main__":

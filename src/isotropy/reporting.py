@@ -22,7 +22,7 @@ CLAIM_COLUMNS = {
 }
 COMPARISON_COLUMNS = {
     "verdict": "verdict",
-    "source": "paper",
+    "source": "printed in",
     "quantity": "quantity",
     "setup": "setup",
     "paper_value": "paper",
@@ -52,8 +52,8 @@ VERDICT_ORDER = (
     "1 seed: not judged",
     *SUMMARY_GROUPS["replicated"],
 )
-LEFT_OUT = ("not run", "stated")
-GROUP_ORDER = ("replicated", "not replicated", "not judged", "stand-in")
+LEFT_OUT = ("not run", "stated")  # counted apart, each its own group
+GROUP_ORDER = ("replicated", "exact counts", "not replicated", "not judged", "stand-in", *LEFT_OUT)
 STATISTICS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
 
 
@@ -62,6 +62,11 @@ def _counts(verdicts: pd.Series) -> str:
     counts = verdicts.fillna("").value_counts()
     ordered = sorted(counts.items(), key=lambda kv: (VERDICT_ORDER + (kv[0],)).index(kv[0]))
     return ", ".join(f"{html.escape(str(v) or 'no verdict')} ({n})" for v, n in ordered)
+
+
+def counted(verdicts: pd.Series, what: str) -> str:
+    """ "3 checks: supported (2), not run (1)": every verdict, so the parts add up to the whole."""
+    return f"{len(verdicts)} {what}: {_counts(verdicts)}"
 
 
 def _cell(value: object) -> str:
@@ -78,21 +83,28 @@ def _cell(value: object) -> str:
 def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str]) -> str:
     """``frame``'s ``columns`` as HTML, renamed, numbers by :func:`_cell`."""
     present = {k: v for k, v in columns.items() if k in frame}
-    # Markdown's code marks go; renamed last: two columns may take one name ("paper")
+    # Markdown's code marks go; renamed last
     shown = frame[list(present)].replace("`", "", regex=True).rename(columns=present)
     return shown.to_html(
         index=False, na_rep="", classes=css, border=0, escape=True, float_format=_cell
     )
 
 
-def _grouped(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """The label of each (verdict, label) under its verdict's group, those LEFT_OUT left out."""
+def _grouped(rows: Iterable[tuple[str, str, bool]]) -> dict[str, list[str]]:
+    """The label of each (verdict, label, exact) under its verdict's group; a replicated exact
+    count is an "exact count", apart."""
     groups: dict[str, list[str]] = {g: [] for g in GROUP_ORDER}
-    for verdict, label in rows:
-        if verdict not in LEFT_OUT:
-            members = SUMMARY_GROUPS.items()
-            groups[next((g for g, m in members if verdict in m), "not judged")].append(label)
+    for verdict, label, exact in rows:
+        group = next((g for g, m in SUMMARY_GROUPS.items() if verdict in m), "not judged")
+        group = verdict if verdict in LEFT_OUT else group
+        groups["exact counts" if exact and group == "replicated" else group].append(label)
     return groups
+
+
+def _stand_in(row: Mapping) -> str:
+    """ " (on a stand-in)" for a row whose ``stand_in`` names one."""
+    named = row.get("stand_in")
+    return " (on a stand-in)" if pd.notna(named) and str(named).strip() else ""
 
 
 def _named(labels: Sequence[str], most: int = 4) -> str:
@@ -100,23 +112,34 @@ def _named(labels: Sequence[str], most: int = 4) -> str:
     return shown + (f" and {len(labels) - most} more" if len(labels) > most else "")
 
 
+def _rows(claims: pd.DataFrame, comparison: pd.DataFrame) -> list[tuple[str, str, bool]]:
+    """(verdict, label, an exact count?) of each paper number, then of each claim."""
+    return [
+        (
+            str(r.get("verdict")),
+            f"{STATISTICS.get(r.get('quantity'), r.get('quantity'))} on {r.get('setup')}"
+            + _stand_in(r),
+            r.get("tolerance") == "exact",
+        )
+        for r in comparison.to_dict("records")
+    ] + [
+        (
+            str(r.get("verdict")),
+            f"{r.get('statement')} ({r.get('setup')}){_stand_in(r)}".replace("`", ""),
+            False,
+        )
+        for r in claims.to_dict("records")
+    ]
+
+
 def summary_html(
     claims: pd.DataFrame, comparison: pd.DataFrame, committed: pd.DataFrame, mark: str = ""
 ) -> str:
     """The page's first lines: what replicated in this run, then the §3.2 correlations beside
     those of the ``committed`` protocol run (column ``run``: what made them)."""
-    rows = [
-        (
-            str(r.get("verdict")),
-            f"{STATISTICS.get(r.get('quantity'), r.get('quantity'))} on {r.get('setup')}",
-        )
-        for r in comparison.to_dict("records")
-    ] + [
-        (str(r.get("verdict")), f"{r.get('statement')} ({r.get('setup')})".replace("`", ""))
-        for r in claims.to_dict("records")
-    ]
-    groups = _grouped(rows)
-    counts = "; ".join(f"{g}: {len(labels)}" for g, labels in groups.items())
+    groups = _grouped(_rows(claims, comparison))
+    always = ("replicated", "not replicated")  # every count of the rows, each rows' group once
+    counts = "; ".join(f"{g}: {len(v)}" for g, v in groups.items() if v or g in always)
     failed = groups["not replicated"]
     parts = [
         f"<h2>Summary{mark}</h2>",
@@ -145,7 +168,7 @@ def summary_html(
             }
         )
         judged = _grouped(
-            (str(r.verdict), f"{STATISTICS[r.quantity]} on {r.setup}")
+            (str(r.verdict), f"{STATISTICS[r.quantity]} on {r.setup}", False)
             for r in committed.itertuples()
         )
         said = "; ".join(f"{g}: {_named(v) or 'none'}" for g, v in judged.items() if v)
@@ -248,11 +271,11 @@ def overview_html(
     rule = comparison["tolerance"].fillna("").astype(str).str.split(r":| \(", n=1, regex=True)
     parts += [
         f"<h2>Claims check{mark}</h2>",
-        f"<p>{len(claims)} checks: {_counts(claims['verdict'])}. "
+        f"<p>{counted(claims['verdict'], 'checks')}. "
         f'Full table with evidence and notes: <span class="file">{claims_file}</span>.</p>',
         _table(tried, "overview-claims", CLAIM_COLUMNS),
         f"<h2>Paper comparison{mark}</h2>",
-        f"<p>{len(comparison)} numbers: {_counts(comparison['verdict'])}. "
+        f"<p>{counted(comparison['verdict'], 'numbers')}. "
         "Conventions, stand-ins and notes: "
         f'<span class="file">{comparison_file}</span>.</p>',
         _table(comparison.assign(tolerance=rule.str[0]), "overview-comparison", COMPARISON_COLUMNS),
