@@ -409,7 +409,7 @@ def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, mon
     said = capsys.readouterr().err
     assert said.startswith("preview_study: refused before it starts: results/preview/ holds ")
     assert f"made with {files[0]} (logs/effective-config/preview_study.yaml)" in said
-    assert "settings differ (device, " in said and said.endswith("with REPLACE=1\n")
+    assert "these settings differ (" in said and said.endswith("with REPLACE=1\n")
     assert estimate.main([*args[:4], "all"]) == 1 and "main_study run" in capsys.readouterr().err
     assert estimate.main(["--finished", "replace", *args]) == 0 and made.exists()
     assert not claims.exists()
