@@ -157,8 +157,8 @@ def test_claims_read_supported_when_they_hold_and_not_in_the_counter_cases():
         "cls_method_cannot_raise_isotropy": SUPPORTED,
         "cls_already_zero_mean": SUPPORTED,
     }
-    # the method raises I(W) in every seed; the CLS mean is 3x the token mean at every layer
-    runs, layers = _tables([1e-2, 3e-3, 5e-2], cls_mean=6.0)
+    # the method raises I(W) in five seeds (the test decides); CLS mean 3x the token mean
+    runs, layers = _tables([1e-2, 2e-2, 1.5e-2, 1.2e-2, 1.8e-2], cls_mean=6.0)
     table = rajaee_spec.check_claims(runs, layers)
     assert set(_verdicts(table).values()) == {NOT_SUPPORTED}
     zero_mean = table[table["claim"] == "cls_already_zero_mean"].iloc[0]

@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -120,7 +121,10 @@ def test_the_offline_claim_says_no_when_the_method_helps():
     helped = seeds.copy()
     cluster = helped["method"] == "cluster"
     plain = helped.loc[~cluster].set_index("seed")["accuracy"]
-    helped.loc[cluster, "accuracy"] = helped.loc[cluster, "seed"].map(plain).to_numpy() + 0.03
+    wobble = 0.002 * np.sin(helped.loc[cluster, "seed"].to_numpy())  # a test, not a sign count
+    helped.loc[cluster, "accuracy"] = (
+        helped.loc[cluster, "seed"].map(plain).to_numpy() + 0.03 + wobble
+    )
     judged = rajaee_study.check_claims(helped, layers, offline=True).set_index("claim")
     assert judged.loc["cls_offline_method_does_not_help", "verdict"] == "not supported"
     # without an offline grid the claim is not judged at all

@@ -118,7 +118,8 @@ from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.measurements import measurement
 
 TABLE = paths.study_file("table.csv", "toy")
-CLAIMS = [SeedClaim("toy_positive", "every toy value is above 0", "above", "Toy et al. 2025")]
+TOY = SeedClaim("toy_positive", "toy values are above 0", "above", "Toy", sesoi=0, sesoi_source="a")
+CLAIMS = [TOY]
 
 
 def outputs(config):

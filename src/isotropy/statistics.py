@@ -22,6 +22,9 @@ from numpy.typing import ArrayLike
 from scipy import optimize, stats
 
 R_LIMIT = 1 - 1e-12
+# A trend's smallest effect of interest on IsoScore or the silhouette (the papers print none).
+TREND_SESOI = 0.05
+TREND_SOURCE = "a convention set after the runs"
 # The correlations a table or claim reports, each judged on Fisher's z.
 CORRELATIONS = ("pearson_r", "spearman_rho")
 
@@ -98,9 +101,10 @@ def matches(pattern: str, paper_setup: str) -> bool:
 
 @dataclass(frozen=True)
 class SeedClaim:
-    """A claim about a per-seed value's direction: ``above`` or ``below`` ``bound``; ``scope``
-    ``each setup`` (one row each) or ``any setup`` (an existence claim: supported when some
-    setup holds, not supported when every setup goes the other way)."""
+    """A claim about a per-seed value's direction: ``above`` or ``below`` ``bound`` by more than
+    ``sesoi``, its smallest effect of interest (``sesoi_source``: the paper's words or a stated
+    convention); ``scope`` ``each setup`` (one row each) or ``any setup`` (an existence claim:
+    supported when some setup holds, not supported when every setup goes the other way)."""
 
     name: str
     statement: str
@@ -108,3 +112,5 @@ class SeedClaim:
     paper: str
     bound: float = 0.0
     scope: str = "each setup"
+    sesoi: float = math.nan
+    sesoi_source: str = ""

@@ -14,7 +14,9 @@ from isotropy.committed.main import CORRELATIONS, verdict_words
 from isotropy.committed.optimisation import seed_ends, signed
 from isotropy.committed.record import COMMAND, CommittedRun, Page
 from isotropy.io import checked_record, markdown_table
+from isotropy.statistics import TREND_SESOI, TREND_SOURCE
 from isotropy.verdicts.claims import verdict_cells
+from isotropy.verdicts.measurements.optimisation import SEEDS_VARY
 from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")
@@ -112,7 +114,8 @@ def page(root: Path = Path(".")) -> str:
         "",
         "Each seed's first and last recorded values (every step: `docs/data/glue_traces.csv.gz`; "
         "the run's figure: `results/glue/figure4.png`), then the study's claims judged over "
-        "seeds, Holm over the study's family (values and notes: `docs/data/glue_claims.csv`):",
+        f"seeds (Holm over the study's family; trends beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
+        f"seeds vary {SEEDS_VARY}):",
         "",
         markdown_table(seed_ends(traces).drop(columns="steps recorded")),
         markdown_table(by_setup[list(dict.fromkeys(claims["claim"]))].reset_index()),

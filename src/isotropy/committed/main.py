@@ -16,7 +16,9 @@ from isotropy.committed.optimisation import seed_ends, signed
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
 from isotropy.io import checked_record, markdown_table
 from isotropy.metrics import registry
+from isotropy.statistics import TREND_SESOI, TREND_SOURCE
 from isotropy.summaries import correlation_table
+from isotropy.verdicts.measurements.optimisation import SEEDS_VARY
 from isotropy.verdicts.tolerances import AGREES, CONSISTENT
 from isotropy.workflow.targets import every_nth_update
 
@@ -143,9 +145,10 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"Settings: {_protocol(record)}.",
         "",
         markdown_table(judged_table(root, detail=True)),
-        "§3's trends judged on this run by the claims page's code (one Holm family with the main "
-        "study's other claims; the change is last step − step 0, `seeds_agree` the larger "
-        "std / |mean change|, below 0.05 to hold):",
+        "§3's trends judged on this run by the claims page's code (one Holm family with the "
+        f"study's other claims; last step − step 0 beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
+        "`seeds_agree`: the larger std / |mean change| below 0.05; the seeds vary "
+        f"{SEEDS_VARY}):",
         "",
         markdown_table(shown_trends),
         "Each seed's ends (one value where every seed's prints the same, else each in seed order):",

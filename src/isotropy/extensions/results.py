@@ -21,7 +21,7 @@ from scipy import stats
 
 from isotropy.extensions.design import QUESTIONS
 from isotropy.metrics import registry
-from isotropy.statistics import SeedClaim, seed_interval
+from isotropy.statistics import TREND_SESOI, TREND_SOURCE, SeedClaim, seed_interval
 
 SEED_COLUMNS = ["question", "setup", "item", "quantity", "seed", "value"]
 # The cluster criteria beside the silhouette, as the metric registry names and orders them.
@@ -198,6 +198,8 @@ CLAIMS = [
         "below",
         f"{_OPEN} (choice of objectives: 'imply the same optimum layout as Equation 4')",
         bound=1.0,
+        sesoi=0.0,
+        sesoi_source="the bound's",
     ),
     SeedClaim(
         "deep_output_anisotropic",
@@ -205,6 +207,8 @@ CLAIMS = [
         " become less isotropic over the optimisation (IsoScore last - step 0 < 0)",
         "below",
         f"{_OPEN} (deep classifiers: output embeddings 'would tend to be anisotropic')",
+        sesoi=TREND_SESOI,
+        sesoi_source=TREND_SOURCE,
     ),
     SeedClaim(
         "anisotropy_spreads_down",
@@ -212,6 +216,8 @@ CLAIMS = [
         " layer's and the table's IsoScore falls, by any amount (largest change < 0)",
         "below",
         f"{_OPEN} (deep classifiers: 'spread to bottom layers to some extent')",
+        sesoi=0.0,
+        sesoi_source="the claim's words",
     ),
     SeedClaim(
         "triplet_need_not_be_anisotropic",
@@ -222,6 +228,8 @@ CLAIMS = [
         "Mickus et al. 2024, appendix B ('does not entail ... will necessarily develop"
         " anisotropic representations')",
         scope="any setup",
+        sesoi=0.0,
+        sesoi_source="the claim's words",
     ),
     SeedClaim(
         "heldout_isoscore_follows",
@@ -230,6 +238,8 @@ CLAIMS = [
         " (last epoch - epoch 0 < 0)",
         "below",
         f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
+        sesoi=TREND_SESOI,
+        sesoi_source=TREND_SOURCE,
     ),
     SeedClaim(
         "heldout_silhouette_follows",
@@ -238,6 +248,8 @@ CLAIMS = [
         " (last epoch - epoch 0 > 0)",
         "above",
         f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
+        sesoi=TREND_SESOI,
+        sesoi_source=TREND_SOURCE,
     ),
 ]
 

@@ -15,7 +15,7 @@ from isotropy.istar import study as istar_study
 from isotropy.readers.tasks import TASKS
 from isotropy.studies.record import StudySpec, finetune_job
 from isotropy.verdicts.claims import Claim
-from isotropy.verdicts.measurements.istar import istar_measurements
+from isotropy.verdicts.measurements.istar import ISTAR_QUANTITIES, istar_measurements
 from isotropy.workflow.targets import names_pattern
 
 
@@ -74,6 +74,8 @@ CLAIMS = (
         "seeds_below:0",
         "Rudman & Eickhoff 2024, Figure 5",
         "seeds",
+        sesoi=abs(ISTAR_QUANTITIES["istar_isoscore_change"][2]),
+        sesoi_source=ISTAR_QUANTITIES["istar_isoscore_change"][3],
     ),
     Claim(
         "negative_lambda_improves_task",
@@ -84,6 +86,8 @@ CLAIMS = (
         "seeds_above:0",
         "Rudman & Eickhoff 2024, Figure 6",
         "seeds",
+        sesoi=abs(ISTAR_QUANTITIES["istar_metric_gain"][2]),
+        sesoi_source=ISTAR_QUANTITIES["istar_metric_gain"][3],
     ),
 )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -38,9 +38,9 @@ from isotropy.verdicts.tolerances import (
     fmt,
     holds_bound,
     judge,
-    over_every_seed,
     parse_tolerance,
     said,
+    settle_claim,
     simpson_flag,
     states_a_number,
 )
@@ -75,14 +75,16 @@ CLAIM_MARKS = {
     NOT_RUN: "➖",
 }
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
-# A claim's test before its family's Holm: p the claimed way, p the other way, seeds going the
-# claimed way and seeds counted.
+# A claim's test before its family's Holm: p beyond its smallest effect of interest the claimed
+# way, p short of it, seeds going the claimed way and seeds counted.
 RawTest = tuple[float, float, int, int]
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim: what it says, the measured quantity and its bound, where the paper states it."""
+    """One claim: what it says, the measured quantity and its bound, where the paper states it,
+    its smallest effect of interest beyond the bound (``sesoi``, on the tested scale: Fisher z
+    for r) with its source, and what its seeds vary."""
 
     name: str
     study: str
@@ -93,6 +95,9 @@ class Claim:
     rule: str = "value"  # direction, every_run, seeds, value
     neutral: float = 0.0  # the quantity's no-change point (a bound there is a direction)
     test: str = ""  # the test over seeds in words (rule seeds)
+    sesoi: float = math.nan
+    sesoi_source: str = ""
+    seeds_vary: str = ""
 
 
 def _row(
@@ -109,23 +114,34 @@ def _row(
     return dict(zip(COLUMNS, (*values, claim.paper, evidence, note), strict=True))
 
 
-def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:
-    """(p the claimed way, p the other way, seeds going the claimed way, seeds): a one-sided t
-    over seeds (r on Fisher's z); with no spread, the sign test's 0.5 ** seeds."""
+def sesoi_of(claim: Claim) -> float:
+    """The claim's smallest effect of interest; a claim without one is refused."""
+    if not (math.isfinite(claim.sesoi) and claim.sesoi >= 0 and claim.sesoi_source):
+        raise ValueError(f"claim {claim.name} declares no smallest effect of interest and source")
+    return claim.sesoi
+
+
+def direction_test(claim: Claim, values: list[float]) -> RawTest:
+    """(p the seeds' mean lies beyond the bound by more than the claim's smallest effect of
+    interest, p it lies short of that, seeds going the claimed way, seeds): a one-sided t over
+    seeds (r on Fisher's z); with no spread, the sign test's 0.5 ** seeds."""
     kind, bound = parse_tolerance(claim.bound)
     on_z = claim.quantity in CORRELATIONS  # a correlation: tested on Fisher z
-    y = fisher_z(values) if on_z else np.asarray(values)
+    y = fisher_z(values) if on_z else np.asarray(values, dtype=np.float64)
+    centre = fisher_z([bound])[0] if on_z else bound
+    beyond = (centre - y if kind == "below" else y - centre) - sesoi_of(claim)
     along = int(sum(holds_bound(kind, bound, v) for v in values))
     if len(y) < 2:
         return math.nan, math.nan, along, len(y)
-    if np.ptp(y) == 0:
+    if np.ptp(beyond) == 0:  # no spread: the sign test, neither way exactly at the SESOI
         sign = 0.5 ** len(y)
-        if along or float(values[0]) == bound:  # on the bound: neither way
-            return (sign if along else 1.0), 1.0, along, len(y)
-        return 1.0, sign, along, len(y)
-    centre = fisher_z([bound])[0] if on_z else bound
-    less, greater = one_sided(stats.ttest_1samp, y, centre)
-    return (less, greater, along, len(y)) if kind == "below" else (greater, less, along, len(y))
+        return (
+            (sign, 1.0, along, len(y))
+            if beyond[0] > 0
+            else (1.0, sign if beyond[0] < 0 else 1.0, along, len(y))
+        )
+    short, past = one_sided(stats.ttest_1samp, beyond, 0.0)
+    return past, short, along, len(y)
 
 
 def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest | None]:
@@ -134,10 +150,8 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
     values = finite(m["per_seed"])
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
-        text = f"{along} of {n} seeds {kind} {bound:g}; one-sided t over seeds, {_HOLM}"
-        if n < 2:  # one run going the other way contradicts a claim about every run
-            return (NOT_SUPPORTED if along < n else ONE_SEED), text, None
-        return None, text, (p_claim, p_other, along, n)
+        text = f"{along} of {n} seeds {kind} {bound:g}; {_beyond(claim)}"
+        return (ONE_SEED, text, None) if n < 2 else (None, text, (p_claim, p_other, along, n))
     if claim.rule == "every_run":
         if not values:
             return NOT_SUPPORTED, "no seed with a defined value", None
@@ -159,12 +173,18 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
         along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
         text = f"{sign} {bound:g}: {along} of {len(values)} seeds, {test}, Holm over its family"
         return None, text, (p_claim, p_other, along, len(values))
-    verdict, text = judge(claim.bound, m)
+    shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
+    verdict, text = judge(f"{kind}:{bound + shift:g}", m)
     untested = {CONSISTENT: UNTESTED_HOLDS, NOT_CONSISTENT: UNTESTED_FAILS}
     return untested.get(verdict, verdict), f"{text}: a point comparison, no test", None
 
 
 _HOLM = "Holm over the study's family"
+
+
+def _beyond(claim: Claim) -> str:
+    """The direction test in words, with the smallest effect of interest and its source."""
+    return f"one-sided t over seeds beyond SESOI {sesoi_of(claim):g} ({claim.sesoi_source})"
 
 
 def check_claims(
@@ -194,9 +214,10 @@ def check_claims(
 def _threshold(claim: Claim) -> str:
     """The claim's bound in words."""
     kind, bound = parse_tolerance(claim.bound)
+    beyond = f" by more than {sesoi_of(claim):g}" if sesoi_of(claim) else ""
     if claim.rule == "seeds":
-        return f"{'<' if kind == 'seeds_below' else '>'} {bound:g}, tested over seeds"
-    return judge(claim.bound, {"value": 0.0})[1]
+        return f"{'<' if kind == 'seeds_below' else '>'} {bound:g}{beyond}, tested over seeds"
+    return judge(claim.bound, {"value": 0.0})[1] + beyond
 
 
 STAND_IN_NOTE = "judged on a stand-in"
@@ -240,9 +261,8 @@ def settle_family(rows: list[dict], tests: list[tuple]) -> None:
     :data:`RawTest`)."""
     families = [family_of_claim(claim.study, claim.rule, claim.quantity) for _, claim, _ in tests]
     adjusted = holm_by_family([(family, *p[:2]) for family, (*_, p) in zip(families, tests)])
-    for (index, _, raw), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
-        _, _, along, seeds = raw
-        held = over_every_seed(along, seeds, p_claim, p_other)
+    for (index, _, _), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
+        held = settle_claim(p_claim, p_other)
         rows[index]["verdict"] = {True: SUPPORTED, False: NOT_SUPPORTED, None: INCONCLUSIVE}[held]
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
         rows[index]["note"] += (
@@ -271,8 +291,8 @@ def seed_claim_rows(
         bound = f"{seed_claim.direction}:{seed_claim.bound:g}"
         name, statement, paper = seed_claim.name, seed_claim.statement, seed_claim.paper
         claim = Claim(name, study, name, statement, bound, paper, "direction")
-        rule = f"one-sided t over seeds ({_HOLM}, p < {ALPHA:g})"
-        threshold = f"{seed_claim.direction} {seed_claim.bound:g} in every seed and a {rule}"
+        claim = replace(claim, sesoi=seed_claim.sesoi, sesoi_source=seed_claim.sesoi_source)
+        threshold = f"{seed_claim.direction} {seed_claim.bound:g}; {_beyond(claim)}, {_HOLM}"
         if seed_claim.scope == "any setup":
             threshold = f"{threshold}, in at least one setup"
         ours = per_seed[per_seed["claim"] == seed_claim.name]

@@ -69,14 +69,13 @@ def finite(values: Iterable[float] | None) -> list[float]:
     return [float(v) for v in values if v is not None and math.isfinite(float(v))]
 
 
-def over_every_seed(along: int, seeds: int, p_claim: float, p_other: float) -> bool | None:
-    """docs/verdicts.md's rule for a claim about every run: True (holds), False (fails) or None
-    (inconclusive); a NaN p is never significant."""
-    if along == seeds and p_claim < ALPHA:
+def settle_claim(p_beyond: float, p_short: float) -> bool | None:
+    """docs/verdicts.md's rule for a tested claim from its (Holm-adjusted) p-values: True (the
+    effect lies beyond its smallest effect of interest), False (short of it, the other way
+    included), None (inconclusive); a NaN p is never significant."""
+    if p_beyond < ALPHA:
         return True
-    if along < seeds / 2 or p_other < ALPHA:
-        return False
-    return None
+    return False if p_short < ALPHA else None
 
 
 EQUIVALENCE_RULES = ("printed", "lid", "iw_factor")
@@ -283,14 +282,15 @@ def _judge_seed_test(kind: str, bound: float, measured: Mapping[str, Any]) -> tu
     p_less, p_greater = (float(measured.get(p, math.nan)) for p in ("p_less", "p_greater"))
     claimed, other = claimed_first(kind, p_less, p_greater)
     text = (
-        f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds, p {fmt(claimed)} (other "
+        f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds against the smallest effect "
+        f"of interest (the measurement's convention), p {fmt(claimed)} (other "
         f"way {fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
     )
     values = finite(measured.get("per_seed"))
     along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
     if values:
         text += f"; {along} of {len(values)} seeds {sign} {bound:g}"
-    held = over_every_seed(along, len(values), claimed, other)
+    held = settle_claim(claimed, other)
     return {True: CONSISTENT, False: NOT_CONSISTENT, None: INCONCLUSIVE}[held], text
 
 

@@ -112,22 +112,22 @@ def one_sided(test: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[floa
 
 
 def seed_test(
-    treated: pd.DataFrame, baseline: pd.DataFrame, column: str
+    treated: pd.DataFrame, baseline: pd.DataFrame, column: str, centre: float = 0.0
 ) -> tuple[float, int, float, float, tuple[float, ...]]:
-    """(mean difference treated − baseline, seeds, one-sided p below 0, p above 0, each seed's
-    difference): a paired t-test over the seeds both have, else Welch's over the two groups; p
-    NaN with one seed."""
+    """(mean difference treated − baseline, seeds, one-sided p below ``centre``, p above it,
+    each seed's difference): a paired t-test over the seeds both have, else Welch's over the two
+    groups; p NaN with one seed."""
     means = [runs.groupby("seed")[column].mean() for runs in (treated, baseline)]
     both = means[0].to_frame("t").join(means[1].rename("b"), how="inner")
     d = (both["t"] - both["b"]).to_numpy(dtype=np.float64)
     paired = tuple(float(v) for v in d)
     if len(d) >= 2:
-        return float(d.mean()), len(d), *one_sided(stats.ttest_1samp, d, 0.0), paired
+        return float(d.mean()), len(d), *one_sided(stats.ttest_1samp, d, centre), paired
     t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
     diff, seeds = float(t.mean() - b.mean()), min(len(t), len(b))
     if seeds < 2:
         return diff, seeds, math.nan, math.nan, paired
-    return diff, seeds, *one_sided(stats.ttest_ind, t, b, equal_var=False), paired
+    return diff, seeds, *one_sided(stats.ttest_ind, t - centre, b, equal_var=False), paired
 
 
 def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:

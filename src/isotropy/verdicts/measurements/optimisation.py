@@ -15,6 +15,7 @@ from isotropy import paths
 from isotropy.configuration.optimisation import PROTOCOL_KEYS
 from isotropy.metrics import registry
 from isotropy.standins import StandIns, encoder_paper_name
+from isotropy.statistics import TREND_SESOI, TREND_SOURCE
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.equivalence import series_moments
 from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT, measurement, spread_test
@@ -231,12 +232,18 @@ def _spread_row(
     )
 
 
+# What the seeds of a direct optimisation vary.
+SEEDS_VARY = "only the classifier's start and the metric sample: identical starting points"
+
+
 def optimisation_claims(
     study: str, curves: str, correlation: str, seeds: str, rho: float, r: tuple[float, str]
 ) -> tuple[Claim, ...]:
     """The five claims of one optimisation study; ``r``: the Pearson level and its source."""
+    trend = partial(Claim, sesoi=TREND_SESOI, sesoi_source=TREND_SOURCE, seeds_vary=SEEDS_VARY)
+    bound = partial(Claim, sesoi=0.0, sesoi_source="the bound's", seeds_vary=SEEDS_VARY)
     return (
-        Claim(
+        trend(
             "silhouette_rises",
             study,
             "silhouette_change",
@@ -245,7 +252,7 @@ def optimisation_claims(
             curves,
             "direction",
         ),
-        Claim(
+        trend(
             "isoscore_falls",
             study,
             "isoscore_change",
@@ -254,7 +261,7 @@ def optimisation_claims(
             curves,
             "direction",
         ),
-        Claim(
+        bound(
             "spearman_strongly_negative",
             study,
             "spearman_rho",
@@ -263,7 +270,7 @@ def optimisation_claims(
             correlation,
             "every_run",
         ),
-        Claim(
+        bound(
             "pearson_negative",
             study,
             "pearson_r",
@@ -272,7 +279,7 @@ def optimisation_claims(
             correlation,
             "direction",
         ),
-        Claim(
+        bound(
             "seeds_agree",
             study,
             "seed_spread",
