@@ -5,6 +5,7 @@ known, both ways."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
@@ -125,11 +126,8 @@ SWEEP = Path(__file__).resolve().parents[1] / "docs" / "data" / "rajaee_cls_caus
 
 @pytest.mark.skipif(not SWEEP.is_file(), reason="no committed cause sweep yet")
 def test_the_committed_sweep_finds_the_clusters_are_the_labels():
-    """The finding beside the main paper's claim (docs/rajaee-cls.md), on the committed sweep:
-    k-means on the CLS states of MiniLM fine-tuned on SST-2 without the method follows the labels,
-    and, applied after training, centring 3 clusters takes more than half of what the model
-    learned while centring the whole set keeps it (:func:`clusters_remove_the_class`; its planted
-    cases below)."""
+    """docs/rajaee-cls.md's first two bullets on the committed CPU sweep
+    (:func:`clusters_remove_the_class`; its planted cases below)."""
     runs = [json.loads(line) for line in SWEEP.read_text(encoding="utf-8").splitlines() if line]
     plain = next(run for run in runs if run["method"] == "none")
     assert clusters_remove_the_class(plain)
@@ -197,28 +195,21 @@ def test_the_predicate_says_no_where_the_clusters_are_a_nuisance(clusters_are_la
 
 
 def trained_per_variant(seed: int) -> list[dict]:
-    """The five-seed sweep's lines for one seed of planted states whose 3-means clusters are a
-    nuisance (ARI about 0): per variant, a linear head trained on the training states after the
-    method (:func:`method_states`, batches of 32) and scored on the evaluation states after it."""
+    """The sweep's lines of one seed of planted nuisance clusters: per variant, a linear head
+    trained on the training states after the method (batches of 32), scored on the evaluation's."""
     from sklearn.linear_model import LogisticRegression
 
     (train, y), (valid, labels) = planted(512, False, seed), planted(872, False, 100 + seed)
     lines = []
-    for fit, k, d in zip(
-        ("none", "offline", "batch", "batch", "batch"), (3, 3, 3, 1, 3), (0, 2, 0, 0, 2)
-    ):
+    for fit, k, d in zip(["none", "offline", *["batch"] * 3], (3, 3, 3, 1, 3), (0, 2, 0, 0, 2)):
         method = dict(fit=fit, clusters=k, directions=d)
-        moved = [
-            x
-            if fit == "none"
-            else method_states(x, **method, seed=seed, batch_size=32, training_states=train).numpy()
-            for x in (train, valid)
-        ]
+        on = functools.partial(method_states, seed=seed, batch_size=32, training_states=train)
+        moved = [x if fit == "none" else on(x, **method).numpy() for x in (train, valid)]
         head = LogisticRegression(max_iter=1000).fit(moved[0], y)
         ari = batch_agreement(valid, labels, np.array_split(np.arange(872), 28), k, seed)
-        line = dict(method="cluster", cluster_method=method, seed=seed, majority_baseline=0.5)
-        lines.append(line | {"method": "none"} if fit == "none" else line)
-        lines[-1] |= {"accuracy": float((head.predict(moved[1]) == labels).mean())}
+        accuracy = float((head.predict(moved[1]) == labels).mean())
+        lines.append(dict(method="none" if fit == "none" else "cluster", cluster_method=method))
+        lines[-1] |= dict(seed=seed, accuracy=accuracy, majority_baseline=0.5)
         lines[-1]["agreement"] = [{"eval_batch_ari_mean": float(np.mean(ari))}]
     return lines
 

@@ -81,8 +81,7 @@ def _pct(value: float) -> str:
 
 
 def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
-    """The CPU cause sweep's agreement per variant (the method applied after training: the
-    five-seed block's table)."""
+    """The CPU cause sweep's agreement per variant."""
     lines = [
         "",
         "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "

@@ -111,31 +111,27 @@ def claim_values(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
     and without the method (same seed), and per run without the method, log10 of the largest
     ‖mean CLS‖ / ‖mean token‖ over layers."""
     rows = []
-    for (model, task), group in runs.groupby(["model", "task"], sort=False):
-        setup = f"{model}/{task}"
-        by_method = {m: g.set_index("seed")["cls_iw"] for m, g in group.groupby("method")}
-        if "none" in by_method and "cluster" in by_method:
-            for seed in sorted(set(by_method["none"].index) & set(by_method["cluster"].index)):
-                ratio = by_method["cluster"][seed] / by_method["none"][seed]
-                value = math.log10(ratio) if ratio > 0 else math.nan
-                rows.append(("cls_method_cannot_raise_isotropy", setup, seed, value))
     plain = layers[layers["method"] == "none"]
     for (model, task, seed), group in plain.groupby(["model", "task", "seed"], sort=False):
         largest = float((group["cls_mean_norm"] / group["token_mean_norm"]).max())
         rows.append(("cls_already_zero_mean", f"{model}/{task}", seed, math.log10(largest)))
-    return pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
+    ratios = paired_differences(runs, "cls_method_cannot_raise_isotropy", "cls_iw", log10=True)
+    return pd.concat([ratios, pd.DataFrame(rows, columns=ratios.columns)], ignore_index=True)
 
 
-def accuracy_differences(runs: pd.DataFrame, claim: str) -> pd.DataFrame:
-    """Per seed, accuracy with the method minus without it (the same seed), as ``claim``'s
-    values (columns claim, setup, seed, value)."""
+def paired_differences(
+    runs: pd.DataFrame, claim: str, column: str = "accuracy", log10: bool = False
+) -> pd.DataFrame:
+    """Per seed, ``column`` with the method minus without it (same seed; of its log10 if
+    ``log10``, NaN where not positive), as ``claim``'s values (claim, setup, seed, value)."""
+    value = runs[column].where(runs[column] > 0).map(math.log10) if log10 else runs[column]
     rows = []
-    for (model, task), group in runs.groupby(["model", "task"], sort=False):
-        by_method = {m: g.set_index("seed")["accuracy"] for m, g in group.groupby("method")}
+    for (model, task), group in runs.assign(value=value).groupby(["model", "task"], sort=False):
+        by_method = {m: g.set_index("seed")["value"] for m, g in group.groupby("method")}
         if "none" in by_method and "cluster" in by_method:
-            both = by_method["cluster"].to_frame("with").join(by_method["none"].rename("without"))
-            for seed, row in both.dropna().iterrows():
-                rows.append((claim, f"{model}/{task}", seed, row["with"] - row["without"]))
+            for seed in sorted(set(by_method["none"].index) & set(by_method["cluster"].index)):
+                difference = by_method["cluster"][seed] - by_method["none"][seed]
+                rows.append((claim, f"{model}/{task}", seed, difference))
     return pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
 
 
@@ -156,7 +152,7 @@ def mean_interval(values, level: float = 0.95) -> dict[str, Any]:
 def accuracy_summary(runs: pd.DataFrame) -> dict[str, float]:
     """Mean accuracy without and with the method and the mean paired difference (with − without,
     same seed) with its 95% t-interval over the seeds, all from the unrounded values."""
-    interval = mean_interval(accuracy_differences(runs, "")["value"])
+    interval = mean_interval(paired_differences(runs, "")["value"])
     accuracy = runs.groupby("method")["accuracy"].mean()
     return dict(
         without=float(accuracy["none"]),
@@ -248,21 +244,18 @@ def trained_differences(lines: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# The cause rule's thresholds, those of clusters_remove_the_class, declared with the one-seed CPU
-# sweep (commit 0e554e6d) before the five-seed sweep ran: the smallest effect of interest of the
-# centring difference is half of what the runs without the method learned above the majority, and
-# the clusters follow the labels when their ARI at evaluation is above 0.15.
+# The clusters follow the labels above this ARI: clusters_remove_the_class's threshold, declared
+# with the one-seed CPU sweep (commit 0e554e6d) before the five-seed sweep ran, as its half.
 ARI_FLOOR = 0.15
 
 
 def cause_verdict(lines: Iterable[Mapping[str, Any]]) -> str:
     """What the sweep's runs decide of the cause (docs/rajaee-cls.md states the rule): the
-    clusters are the labels (centring them removes the class) when, trained with the method,
-    centring 3 clusters of each batch costs more than centring the whole batch by more than the
-    smallest effect of interest (the interval's upper end below minus it) AND the ARI of those
-    clusters with the labels at evaluation is above :data:`ARI_FLOOR` (the interval's lower end);
-    otherwise "the cause is not decided", naming what fell short. The offline variant, trained
-    only with 2 directions removed (no evidence either way), decides nothing."""
+    clusters are the labels when, trained with the method, the interval of centring 3 clusters
+    minus the whole batch lies below minus half of what the runs without the method learned above
+    the majority (the smallest effect of interest) AND that of the clusters' ARI above
+    :data:`ARI_FLOOR`; otherwise "not decided". The offline variant (2 directions removed, no
+    evidence either way) decides nothing."""
     lines = list(lines)
     by = trained_differences(lines).set_index(["minuend", "subtrahend"])
     centring = by.loc[("batch k3 d0", "batch k1 d0")]
