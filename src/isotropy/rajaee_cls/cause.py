@@ -102,9 +102,7 @@ def head_logits(model: Any, states: torch.Tensor) -> torch.Tensor:
 def summary(values: Sequence[float]) -> dict[str, float]:
     """Mean, minimum and maximum of per-batch values."""
     return {
-        "mean": float(np.mean(values)),
-        "min": float(np.min(values)),
-        "max": float(np.max(values)),
+        name: float(f(values)) for name, f in (("mean", np.mean), ("min", np.min), ("max", np.max))
     }
 
 
@@ -133,8 +131,7 @@ class Measurements:
     ):
         self.n_clusters, self.seed, self.epochs = n_clusters, seed, epochs
         self.batches, self.train_labels, self.validation = batches, train_labels, validation
-        self.inner = inner
-        self.grid = grid
+        self.inner, self.grid = inner, grid
         self.records: list[dict[str, Any]] = []
 
     def __call__(self, model: Any, features: Any, tokenizer: Any, settings: Any, device) -> None:
@@ -156,19 +153,12 @@ class Measurements:
             ari = batch_agreement(valid, eval_labels, eval_batches, self.n_clusters, self.seed)
             record.update({f"eval_batch_ari_{k}": v for k, v in summary(ari).items()})
             record["eval_offline_ari"] = offline_agreement(whole, valid, eval_labels)
+            head = functools.partial(head_logits, model)
+            common = dict(
+                seed=self.seed, batch_size=settings.eval_batch_size, training_states=states
+            )
             record["method_accuracy"] = [
-                {
-                    **point,
-                    "accuracy": method_accuracy(
-                        functools.partial(head_logits, model),
-                        valid,
-                        eval_labels,
-                        **point,
-                        seed=self.seed,
-                        batch_size=settings.eval_batch_size,
-                        training_states=states,
-                    ),
-                }
+                {**point, "accuracy": method_accuracy(head, valid, eval_labels, **point, **common)}
                 for point in self.grid
             ]
         self.records.append(record)
