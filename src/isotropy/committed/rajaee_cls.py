@@ -250,8 +250,7 @@ def _applied_after(plain: list[dict[str, Any]]) -> list[str]:
     for (fit, k, d), found in points.items():
         rows.append({"fitted": fit, "k": k, "d": d})
         rows[-1] |= {f"seed {s}": _pct(found[s]) if s in found else "" for s in seeds}
-        if len(seeds) > 1:
-            rows[-1]["mean"] = _pct(sum(found.values()) / len(found))
+        rows[-1]["mean"] = _pct(sum(found.values()) / len(found))
     return [
         "The method applied after training to the runs without it (their head unchanged): "
         "validation accuracy % against k and the removed directions d.",

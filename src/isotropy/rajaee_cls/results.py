@@ -24,48 +24,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-RUN_COLUMNS = [
-    "model",
-    "task",
-    "method",
-    "seed",
-    "train_examples",
-    "epochs",
-    "steps",
-    "accuracy",
-    "majority_baseline",
-    "cls_iw",
-    "cls_iw_head_input",
-    "cls_isoscore",
-    "eval_sentences",
-]
-LAYER_COLUMNS = [
-    "model",
-    "task",
-    "method",
-    "seed",
-    "layer",
-    "iw",
-    "isoscore",
-    "cls_mean_norm",
-    "cls_norm",
-    "token_mean_norm",
-    "token_norm",
-]
+RUN_COLUMNS = (
+    "model task method seed train_examples epochs steps accuracy majority_baseline cls_iw "
+    "cls_iw_head_input cls_isoscore eval_sentences"
+).split()
+LAYER_COLUMNS = (
+    "model task method seed layer iw isoscore cls_mean_norm cls_norm token_mean_norm token_norm"
+).split()
 
 
 def read_run(path: str | os.PathLike) -> dict:
     record = json.loads(Path(path).read_text(encoding="utf-8"))
-    if "cls_iw_layers" not in record:
-        raise ValueError(
-            f"{path} has no per-layer CLS geometry (cls_iw_layers): it predates the CLS study; "
-            "delete it so that its fine-tuning re-runs"
-        )
-    if record.get("majority_baseline") is None:
-        raise ValueError(
-            f"{path} has no majority_baseline: it predates the learning guard "
-            "(isotropy.verdicts.learning); delete it so that its fine-tuning re-runs"
-        )
+    for key, why in (
+        ("cls_iw_layers", "no per-layer CLS geometry (cls_iw_layers): it predates the CLS study"),
+        ("majority_baseline", "no majority_baseline: it predates the learning guard"),
+    ):
+        if record.get(key) is None:
+            raise ValueError(f"{path} has {why}; delete it so that its fine-tuning re-runs")
     return record
 
 
@@ -279,15 +254,10 @@ def cause_verdict(lines: Iterable[Mapping[str, Any]]) -> str:
         )
     else:
         head = f"The cause is not decided ({'; '.join(t for t, ok in held.items() if not ok)})."
-    tail = {
-        "below 0": "Fitting per batch costs more than fitting offline (its interval is below 0).",
-        "above 0": "Fitting per batch costs less than fitting offline (its interval is above 0).",
-        "includes 0": "Fitting per batch and fitting offline are not told apart (the interval "
-        "of their difference includes 0).",
-    }.get(per_batch["reads"], f"Fitting per batch against offline: {per_batch['reads']}.")
     return (
         f"{head} The offline variant was trained only with 2 directions removed (no evidence "
-        f"either way): these runs cannot tell the explanations apart for it. {tail}"
+        "either way): these runs cannot tell the explanations apart for it. Fitted per batch − "
+        f"offline, the interval: {per_batch['reads']}."
     )
 
 
