@@ -141,36 +141,19 @@ def planted_sweep(clusters_are_labels: bool) -> dict:
     common = dict(seed=0, batch_size=64, training_states=states)
     in_batches = np.split(np.arange(256), 4)  # of 64
     ari = lambda x: batch_agreement(x, labels, in_batches, n_clusters=3, seed=0)  # noqa: E731
-    offline = offline_agreement(OfflineFit.fit(states, 3, 0, seed=0), states, labels)
-    grid = [(fit, k, d) for fit in ("batch", "offline") for k, d in ((1, 0), (3, 0), (1, 2))]
-    return {
-        "accuracy": 1.0,
-        "majority_baseline": 0.5,
-        "agreement": [
-            {
-                "train_batch_ari_mean": float(np.mean(ari(noise))),
-                "train_offline_ari": offline_agreement(
-                    OfflineFit.fit(noise, 3, 0, seed=0), noise, labels
-                ),
-            },
-            {
-                "train_offline_ari": offline,
-                "eval_batch_ari_mean": float(np.mean(ari(states))),
-                "eval_offline_ari": offline,
-                "method_accuracy": [
-                    {
-                        "fit": fit,
-                        "clusters": k,
-                        "directions": d,
-                        "accuracy": method_accuracy(
-                            linear_head, states, labels, fit=fit, clusters=k, directions=d, **common
-                        ),
-                    }
-                    for fit, k, d in grid
-                ],
-            },
-        ],
-    }
+    fitted = lambda x: offline_agreement(OfflineFit.fit(x, 3, 0, seed=0), x, labels)  # noqa: E731
+    points = [dict(fit=f, clusters=k, directions=d) for f in ("batch", "offline") for k, d in KD]
+    after = [
+        p | {"accuracy": method_accuracy(linear_head, states, labels, **p, **common)}
+        for p in points
+    ]
+    before = dict(train_batch_ari_mean=float(np.mean(ari(noise))), train_offline_ari=fitted(noise))
+    final = dict.fromkeys(("train_offline_ari", "eval_offline_ari"), fitted(states))
+    final |= {"eval_batch_ari_mean": float(np.mean(ari(states))), "method_accuracy": after}
+    return {"accuracy": 1.0, "majority_baseline": 0.5, "agreement": [before, final]}
+
+
+KD = ((1, 0), (3, 0), (1, 2))
 
 
 @pytest.mark.parametrize("clusters_are_labels", [True, False])

@@ -44,17 +44,11 @@ def planted_call(folder: Path, accuracy: dict[str, list[float]]) -> Path:
             walls[f"seed{seed} {name}"] = 20.0
     folder.mkdir(parents=True)
     (folder / "cause.jsonl").write_text("".join(lines), encoding="utf-8")
-    record = {
-        "device": "NVIDIA H100 80GB HBM3",
-        "versions": {"torch": "2.11.0+cu130"},
-        "code_commit": "abc1234",
-        "date": "2026-11-27",
-        "stand_in": script.STAND_IN,
-        "seeds": list(range(5)),
-        "variants": list(script.VARIANTS),
-        "wall_seconds_per_run": walls,
-        "runs_not_ended": [],
-    }
+    record = dict(
+        device="NVIDIA H100 80GB HBM3", versions={"torch": "2.11.0+cu130"}, date="2026-11-27"
+    )
+    record |= dict(code_commit="abc1234", stand_in=script.STAND_IN, seeds=list(range(5)))
+    record |= dict(variants=script.VARIANTS, wall_seconds_per_run=walls, runs_not_ended=[])
     (folder / "record.json").write_text(json.dumps(record), encoding="utf-8")
     return folder
 
