@@ -113,23 +113,22 @@ def test_the_claims_block_is_the_committed_grid_judged():
     assert "| cls_offline_method_does_not_help | miniLM/sst2 |" in block
 
 
-def test_the_offline_claim_says_no_when_the_method_helps():
+def test_the_offline_claim_reads_the_isotropy_the_head_reads():
+    """The slides' "even offline, the method does not help", on isotropy: the head's input I(W)
+    rises from about 1e-5 to 0.34-0.55 with the method, so no; planted lower, yes."""
     seeds = pd.read_csv(ROOT / committed.SEEDS)
     layers = pd.DataFrame(columns=LAYER_COLUMNS)
     judged = rajaee_study.check_claims(seeds, layers, offline=True).set_index("claim")
-    assert judged.loc["cls_offline_method_does_not_help", "verdict"] == "supported"
-    helped = seeds.copy()
-    cluster = helped["method"] == "cluster"
-    plain = helped.loc[~cluster].set_index("seed")["accuracy"]
-    wobble = 0.002 * np.sin(helped.loc[cluster, "seed"].to_numpy())  # a test, not a sign count
-    helped.loc[cluster, "accuracy"] = (
-        helped.loc[cluster, "seed"].map(plain).to_numpy() + 0.03 + wobble
-    )
-    judged = rajaee_study.check_claims(helped, layers, offline=True).set_index("claim")
     assert judged.loc["cls_offline_method_does_not_help", "verdict"] == "not supported"
+    cluster, lowered = seeds["method"] == "cluster", seeds.copy()
+    plain = seeds[~cluster].set_index("seed")["cls_iw_head_input"] / 10
+    seed = seeds.loc[cluster, "seed"]  # the head read 10 to 50 times less with the method
+    lowered.loc[cluster, "cls_iw_head_input"] = seed.map(plain) / (seed + 1)
+    judged = rajaee_study.check_claims(lowered, layers, offline=True).set_index("claim")
+    assert judged.loc["cls_offline_method_does_not_help", "verdict"] == "supported"
     # without an offline grid the claim is not judged at all
     assert "cls_offline_method_does_not_help" not in set(
-        rajaee_study.check_claims(seeds, layers)["claim"]
+        seeds.pipe(rajaee_study.check_claims, layers)["claim"]
     )
 
 

@@ -81,7 +81,7 @@ def _pct(value: float) -> str:
 
 
 def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
-    """The CPU cause sweep's agreement per variant, and the method applied after training."""
+    """The CPU cause sweep's agreement per variant."""
     lines = [
         "",
         "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "
@@ -104,9 +104,6 @@ def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
             f"{final['eval_batch_ari_max']:.2f}) | {final['eval_offline_ari']:.2f} "
             f"| {entry['wall_seconds']:.0f} |"
         )
-    plain = [entry for entry in cause if entry["method"] == "none"]
-    if any("method_accuracy" in entry["agreement"][-1] for entry in plain):
-        lines += ["", *_applied_after(plain)]
     return lines
 
 
@@ -218,7 +215,7 @@ def cause_block(root: Path) -> str:
         out += ["", *_applied_after(plain)]
     out += [
         "",
-        f"**{cause_verdict(differences)}** The predicate of the first two bullets above "
+        f"**{cause_verdict(runs)}** The predicate of the first two bullets above "
         "(`clusters_remove_the_class`, the method applied after training) holds on "
         f"{len(holds)} of the {len(plain)} runs without the method"
         + (f" (seeds {', '.join(map(str, holds))})." if holds else "."),
@@ -253,8 +250,7 @@ def _applied_after(plain: list[dict[str, Any]]) -> list[str]:
     for (fit, k, d), found in points.items():
         rows.append({"fitted": fit, "k": k, "d": d})
         rows[-1] |= {f"seed {s}": _pct(found[s]) if s in found else "" for s in seeds}
-        if len(seeds) > 1:
-            rows[-1]["mean"] = _pct(sum(found.values()) / len(found))
+        rows[-1]["mean"] = _pct(sum(found.values()) / len(found))
     return [
         "The method applied after training to the runs without it (their head unchanged): "
         "validation accuracy % against k and the removed directions d.",

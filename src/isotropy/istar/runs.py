@@ -11,18 +11,10 @@ import pandas as pd
 
 # isoscore_star: Σ_S from training token states (the authors' evaluation); the validation-token
 # reference is kept as isoscore_star_validation_reference.
-RUN_COLUMNS = [
-    "model",
-    "task",
-    "regulariser",
-    "lambda",
-    "seed",
-    "metric_name",
-    "metric",
-    "isoscore_star",
-    "isoscore_star_validation_reference",
-    "twonn",
-]
+RUN_COLUMNS = (
+    "model task regulariser lambda seed metric_name metric isoscore_star "
+    "isoscore_star_validation_reference twonn"
+).split()
 
 
 def _validation_reference(record: dict, path: str | os.PathLike) -> float:
@@ -51,20 +43,10 @@ def collect_runs(
         raise ValueError(f"{len(model_names)} model names for {len(files)} metrics files")
     for i, path in enumerate(files):
         record = json.loads(Path(path).read_text())
-        model = (
-            model_names[i]
-            if model_names is not None
-            else (record["model"].get("path") or record["model"]["model"])
-        )
+        spec = record["model"]
         row = {
-            "model": model,
-            "task": record["task"],
-            "regulariser": record["regulariser"],
-            "lambda": record["lambda"],
-            "seed": record["seed"],
-            "metric_name": record["metric_name"],
-            "metric": record["metric"],
-            "isoscore_star": record["isoscore_star"],
+            "model": spec.get("path") or spec["model"] if model_names is None else model_names[i],
+            **{column: record[column] for column in RUN_COLUMNS[1:8]},
             "isoscore_star_validation_reference": _validation_reference(record, path),
             "twonn": record["twonn"],
             # the learning guard's inputs (isotropy.verdicts.learning); absent in older runs

@@ -5,8 +5,8 @@ thesis), or does the loss come from fitting on each batch (an artefact)?
 - :func:`batch_agreement`: the adjusted Rand index (ARI) of each batch's k-means clusters (the
   method's own clustering) with its labels; :func:`offline_agreement` the same for clusters fitted
   on the training set and assigned to other states.
-- :func:`method_accuracy`: a trained head's accuracy on CLS states after the method, fitted per
-  batch or offline, for any k and number of directions (the method applied after training only).
+- :func:`method_states`: CLS states after the method, fitted per batch or offline, for any k and
+  number of directions; :func:`method_accuracy`: a trained head's accuracy on them.
 - :class:`Measurements`: a fine-tuning run's ``prepare`` hook
   (:class:`isotropy.finetune.head.HeadTransform`) that records the agreement on the training
   set's states before every epoch and, before the evaluation, on the validation set's.
@@ -53,10 +53,8 @@ def offline_agreement(fit: OfflineFit, states: np.ndarray, labels: Sequence[int]
     return float(adjusted_rand_score(np.asarray(labels), found))
 
 
-def method_accuracy(
-    head: Callable[[torch.Tensor], torch.Tensor],
+def method_states(
     states: np.ndarray,
-    labels: Sequence[int],
     *,
     fit: str,
     clusters: int,
@@ -64,18 +62,27 @@ def method_accuracy(
     seed: int,
     batch_size: int = 64,
     training_states: np.ndarray | None = None,
-) -> float:
-    """Accuracy of ``head`` (CLS states → logits) on ``states`` after the method: fitted on each
-    batch of ``batch_size`` (``fit="batch"``) or once on ``training_states`` (``"offline"``)."""
+) -> torch.Tensor:
+    """``states`` after the method: fitted on each batch of ``batch_size`` (``fit="batch"``) or
+    once on ``training_states`` (``"offline"``)."""
     x = torch.from_numpy(states)
     if fit == "offline":
         if training_states is None:
             raise ValueError("the offline fit needs the training set's states")
-        moved = OfflineFit.fit(training_states, clusters, directions, seed)(x)
-    else:
-        moved = torch.cat([cluster_cls(b, clusters, directions, seed) for b in x.split(batch_size)])
+        return OfflineFit.fit(training_states, clusters, directions, seed)(x)
+    return torch.cat([cluster_cls(b, clusters, directions, seed) for b in x.split(batch_size)])
+
+
+def method_accuracy(
+    head: Callable[[torch.Tensor], torch.Tensor],
+    states: np.ndarray,
+    labels: Sequence[int],
+    **method: Any,
+) -> float:
+    """Accuracy of ``head`` (CLS states → logits) on ``states`` after the method
+    (:func:`method_states` with ``method``)."""
     with torch.no_grad():
-        predicted = head(moved).argmax(dim=-1).cpu().numpy()
+        predicted = head(method_states(states, **method)).argmax(dim=-1).cpu().numpy()
     return float((predicted == np.asarray(labels)).mean())
 
 
@@ -95,9 +102,7 @@ def head_logits(model: Any, states: torch.Tensor) -> torch.Tensor:
 def summary(values: Sequence[float]) -> dict[str, float]:
     """Mean, minimum and maximum of per-batch values."""
     return {
-        "mean": float(np.mean(values)),
-        "min": float(np.min(values)),
-        "max": float(np.max(values)),
+        name: float(f(values)) for name, f in (("mean", np.mean), ("min", np.min), ("max", np.max))
     }
 
 
@@ -126,8 +131,7 @@ class Measurements:
     ):
         self.n_clusters, self.seed, self.epochs = n_clusters, seed, epochs
         self.batches, self.train_labels, self.validation = batches, train_labels, validation
-        self.inner = inner
-        self.grid = grid
+        self.inner, self.grid = inner, grid
         self.records: list[dict[str, Any]] = []
 
     def __call__(self, model: Any, features: Any, tokenizer: Any, settings: Any, device) -> None:
@@ -149,19 +153,12 @@ class Measurements:
             ari = batch_agreement(valid, eval_labels, eval_batches, self.n_clusters, self.seed)
             record.update({f"eval_batch_ari_{k}": v for k, v in summary(ari).items()})
             record["eval_offline_ari"] = offline_agreement(whole, valid, eval_labels)
+            head = functools.partial(head_logits, model)
+            common = dict(
+                seed=self.seed, batch_size=settings.eval_batch_size, training_states=states
+            )
             record["method_accuracy"] = [
-                {
-                    **point,
-                    "accuracy": method_accuracy(
-                        functools.partial(head_logits, model),
-                        valid,
-                        eval_labels,
-                        **point,
-                        seed=self.seed,
-                        batch_size=settings.eval_batch_size,
-                        training_states=states,
-                    ),
-                }
+                {**point, "accuracy": method_accuracy(head, valid, eval_labels, **point, **common)}
                 for point in self.grid
             ]
         self.records.append(record)
