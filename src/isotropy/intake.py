@@ -477,19 +477,6 @@ def read_yaml(root: str | os.PathLike, name: str) -> dict[str, Any]:
     return loaded
 
 
-def read_csv(root: str | os.PathLike, name: str) -> Any:
-    """The CSV table ``name`` below ``root`` (its bytes within the intake's memory budget)."""
-    import io
-
-    import pandas as pd
-
-    data = read_inside(root, name, MAX_READ_BYTES // 8)
-    try:
-        return pd.read_csv(io.BytesIO(data))
-    except (ValueError, pd.errors.ParserError) as error:
-        raise FolderError(_named(root, name, f"not a CSV table ({str(error)[:80]})")) from None
-
-
 def _named(root: str | os.PathLike, name: str, error: object) -> str:
     shown = escaped(str(Path(root) / name), 300)
     text = str(error)
