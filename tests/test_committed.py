@@ -198,7 +198,6 @@ def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(
 
 
 def _plant(folder: Path, cause: str) -> None:
-    """One hostile change to a copy of the GLUE run (issue 96)."""
     results, effective = folder / "work/results/glue", folder / "effective.yaml"
     if cause == "fifo":
         (trace := next(results.glob("*/*/seed*/trace.parquet"))).unlink()
