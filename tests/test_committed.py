@@ -4,6 +4,7 @@ what they render, failing on a planted edit of each; and the GLUE study's copy."
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -66,18 +67,6 @@ def test_a_planted_edit_of_a_committed_file_or_a_page_is_told(run, tmp_path):
         (told,) = run.problems(root)
         assert f"{record.files[0]} does not match the checksum {record.path}" in told
         shutil.copy(ROOT / record.files[0], committed)
-
-
-def test_a_record_naming_other_files_is_told(tmp_path):
-    run = next(run for run in REGISTRY if run.name == "extensions")
-    _needs_commit(run)
-    root = _copy_of_the_docs(tmp_path)
-    record_file = root / run.records[0].path
-    record = json.loads(record_file.read_text(encoding="utf-8"))
-    record["files_sha256"] = {}
-    record_file.write_text(json.dumps(record), encoding="utf-8")
-    (told,) = run.problems(root)
-    assert "lists [], the study names ['docs/data/extensions_seeds.csv']" in told
 
 
 # --- appendix A's committed run, followed on the golden tiny run's GLUE outputs -----------
@@ -207,3 +196,47 @@ def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(
     with pytest.raises(ValueError, match="markers"):
         extensions.copy_in(tmp_path, [seeds], {"run": "a test"}, None)
     assert not any((tmp_path / "docs/data").iterdir())
+
+
+def _plant(folder: Path, cause: str) -> None:
+    results, effective = folder / "work/results/glue", folder / "effective.yaml"
+    if cause == "fifo":
+        (trace := next(results.glob("*/*/seed*/trace.parquet"))).unlink()
+        os.mkfifo(trace)
+    elif cause == "link":
+        (results / "table2.csv").unlink()
+        (results / "table2.csv").symlink_to(folder / "facts.json")
+    else:
+        text = {"null": "null\n", "list": "- 1\n", "bad": "a: [b\n"}.get(cause)
+        effective.write_text(text or effective.read_text() + "glue: {}\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "cause, said",
+    [("fifo", "is a pipe (FIFO), not a file"), ("link", "table2.csv: cannot be opened (a link")]
+    + [("null", "yaml: it holds a NoneType, not a mapping"), ("list", "it holds a list, not a")]
+    + [("bad", "effective.yaml: it is not plain YAML"), ("twice", "gives the key 'glue' again")],
+)
+def test_a_hostile_run_is_one_line_and_copies_nothing(cause, said, glue_results, tmp_path, capsys):
+    _plant(folder := shutil.copytree(glue_results, tmp_path / "run", symlinks=True), cause)
+    (root := tmp_path / "repo" / "docs" / "data").mkdir(parents=True)
+    argv = ["--root", str(root.parents[1]), "copy", "glue", str(folder / "work/results/glue")]
+    with pytest.raises(SystemExit, match="2"):
+        command([*argv, "--effective-config", str(folder / "effective.yaml")])
+    assert said in capsys.readouterr().err and not any(root.iterdir())
+
+
+@pytest.mark.parametrize(
+    "named, said",
+    [("/dev/zero", "names a path outside"), ("../../x.csv", "names a path outside")]
+    + [("docs/data/pipe", "is a pipe (FIFO), not a file"), (None, "nested deeper than 64")]
+    + [("", "lists [], the study names ['docs/data/extensions_seeds.csv']")],
+)
+def test_a_record_naming_what_is_no_committed_file_is_one_line(named, said, tmp_path):
+    _needs_commit(run := next(run for run in REGISTRY if run.name == "extensions"))
+    os.mkfifo((root := _copy_of_the_docs(tmp_path)) / "docs/data/pipe")
+    files = {named: "0"} if named else {}
+    record = "[" * 10**5 + "]" * 10**5 if named is None else json.dumps({"files_sha256": files})
+    (root / run.records[0].path).write_text(record, encoding="utf-8")
+    (told,) = run.problems(root)
+    assert said in told and "\n" not in told

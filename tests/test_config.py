@@ -427,6 +427,7 @@ def test_one_models_entry_serves_encoders_geometry_and_istar():
         (b"# only a comment\n", "is empty"),
         (b"- main\n- glue\n", "holds a list, not a mapping of settings"),
         (b"main: [unclosed\n", "is not valid YAML at line 2"),
+        (b"main: {updates: 5, updates: 1000}\n", "line 1 gives the key 'updates' again"),
         (None, "cannot be read"),  # no such file
     ],
 )

@@ -339,7 +339,7 @@ def listing(folder: Path, top: str, problems: dict[str, str] | None = None) -> l
     return names
 
 
-def parquet_problem(path: str | os.PathLike) -> str | None:
+def parquet_problem(path: Any) -> str | None:
     """Why a Parquet table is not read: unreadable, or past the row or memory cap counted from
     its row groups, never from the footer's total alone."""
     import pyarrow.parquet as pq
@@ -394,14 +394,109 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
 
 def load_yaml(data: bytes) -> Any:
     """``yaml.safe_load(data)`` once its events show no nesting past :data:`MAX_JSON_DEPTH`
-    levels (PyYAML builds a document by recursion)."""
+    levels (PyYAML builds a document by recursion) and no mapping gives a key twice."""
     depth = 0
     for event in yaml.parse(data, Loader=yaml.SafeLoader):
         depth += isinstance(event, yaml.CollectionStartEvent)
         depth -= isinstance(event, yaml.CollectionEndEvent)
         if depth > MAX_JSON_DEPTH:
             raise yaml.YAMLError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
-    return yaml.safe_load(data)
+    loader = yaml.SafeLoader(data)
+    try:
+        node = loader.get_single_node()
+        stack, seen = [node], set()
+        while stack:  # the last of a key given twice would win silently
+            item = stack.pop()
+            if item is None or id(item) in seen:
+                continue
+            seen.add(id(item))
+            if isinstance(item, yaml.MappingNode):
+                lines: dict[str, int] = {}
+                for key, value in item.value:
+                    if isinstance(key, yaml.ScalarNode) and key.value != "<<":
+                        if key.value in lines:
+                            raise yaml.YAMLError(
+                                f"line {key.start_mark.line + 1} gives the key {key.value!r} "
+                                f"again (first on line {lines[key.value]})"
+                            )
+                        lines[key.value] = key.start_mark.line + 1
+                    stack += (key, value)
+            elif isinstance(item, yaml.SequenceNode):
+                stack += item.value
+        return None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+# The door: a file the project did not just write is read only through these.
+def _opened(root: str | os.PathLike, name: str, cap: int) -> tuple[int, int]:
+    """A descriptor of the regular file ``name`` below ``root`` (no link followed, nothing
+    outside it) and its size within ``cap``, or :class:`FolderError` naming the file."""
+    shown = escaped(str(Path(root) / name), 300)
+    if (problem := name_problem(name)) is not None:
+        raise FolderError(f"{shown}: {problem.replace('the folder', str(root))}")
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fd = open_inside(root_fd, name)
+        finally:
+            os.close(root_fd)
+    except OSError as error:
+        cause = "a link on its path" if error.errno in (errno.ELOOP, errno.ENOTDIR) else ""
+        raise FolderError(f"{shown}: cannot be opened ({cause or error.strerror})") from None
+    info = os.fstat(fd)
+    problem = None if stat.S_ISREG(info.st_mode) else file_problem(info)
+    if problem is None and info.st_size > cap:
+        problem = f"is {info.st_size:,} bytes, past the cap of {cap:,} for this file"
+    if problem is not None:
+        os.close(fd)
+        raise FolderError(f"{shown}: {problem}")
+    return fd, info.st_size
+
+
+def read_inside(root: str | os.PathLike, name: str, cap: int = MAX_RECORD_BYTES) -> bytes:
+    """The bytes of the regular file ``name`` below ``root``, at most ``cap`` of them."""
+    fd, size = _opened(root, name, cap)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(min(size, cap) + 1)[:cap]
+
+
+def hash_inside(root: str | os.PathLike, name: str, cap: int = MAX_FILE_BYTES) -> str:
+    """The hex sha256 of the regular file ``name`` below ``root`` (:func:`read_inside`)."""
+    import hashlib
+
+    fd, _ = _opened(root, name, cap)
+    with os.fdopen(fd, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def read_json(root: str | os.PathLike, name: str) -> Any:
+    """The JSON file ``name`` below ``root``, capped (:func:`parse_json`); errors name it."""
+    try:
+        return parse_json(read_inside(root, name))
+    except FolderError as error:
+        raise FolderError(_named(root, name, error)) from None
+
+
+def read_yaml(root: str | os.PathLike, name: str) -> dict[str, Any]:
+    """The YAML mapping in file ``name`` below ``root`` (:func:`load_yaml`, values capped)."""
+    data = read_inside(root, name, MAX_CONFIG_BYTES)
+    try:
+        loaded = load_yaml(data)
+        problem = plain_config_problem(loaded)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        problem = f"it is not plain YAML ({str(error).splitlines()[0][:120]})"
+    if problem is None and not isinstance(loaded, dict):
+        problem = f"it holds a {type(loaded).__name__}, not a mapping of settings"
+    if problem is not None:
+        raise FolderError(_named(root, name, problem))
+    return loaded
+
+
+def _named(root: str | os.PathLike, name: str, error: object) -> str:
+    shown = escaped(str(Path(root) / name), 300)
+    text = str(error)
+    return text if text.startswith(shown) else f"{shown}: {text}"
 
 
 # Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.

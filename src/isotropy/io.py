@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from isotropy.intake import hash_inside, read_json
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -167,10 +169,12 @@ def commit_files(
 
 def checked_record(root: str | os.PathLike, record: str | os.PathLike) -> dict[str, Any]:
     """A committed run's JSON record (:func:`commit_files`), every file's checksum checked."""
-    root = Path(root)
-    found = json.loads((root / record).read_text(encoding="utf-8"))
-    for name, digest in found["files_sha256"].items():
-        if sha256_file(root / name) != digest:
+    found = read_json(root, str(record))  # each file through the door: inside, regular, capped
+    listed = found.get("files_sha256") if isinstance(found, dict) else None
+    if not isinstance(listed, dict):
+        raise ValueError(f"{record}: no mapping files_sha256 of file to checksum")
+    for name, digest in listed.items():
+        if hash_inside(root, str(name)) != digest:
             raise ValueError(f"{name} does not match the checksum {record} records for it")
     return found
 

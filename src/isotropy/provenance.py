@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from isotropy.compute import describe_device
-from isotropy.intake import RECORD_SUFFIX, parse_json
+from isotropy.intake import RECORD_SUFFIX, read_json
 from isotropy.io import npy_problem, plain_data, sha256_file, write_json
 
 RECORD_VERSION = 4
@@ -221,8 +221,8 @@ def workflow_root_of(snakemake: Any) -> Path | None:
 
 def read_record(path: str | os.PathLike) -> dict | None:
     """The provenance record beside ``path`` (None when there is none)."""
-    sidecar = record_path(path)
-    return parse_json(sidecar.read_bytes()) if sidecar.is_file() else None
+    sidecar = record_path(path)  # through the door: a regular file inside its folder, capped
+    return read_json(sidecar.parent, sidecar.name) if os.path.lexists(sidecar) else None
 
 
 def code_label(record: Mapping[str, Any]) -> str:

@@ -10,7 +10,8 @@ provenance record beside it must also still have the sha256 the record gives. An
 
 from __future__ import annotations
 
-import json
+import hashlib
+import io
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -20,8 +21,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from isotropy.intake import parquet_problem, parse_json
-from isotropy.io import sha256_file
+from isotropy.intake import (
+    MAX_READ_BYTES,
+    FolderError,
+    escaped,
+    parquet_problem,
+    read_inside,
+    read_json,
+)
 from isotropy.metrics import registry
 from isotropy.provenance import record_path
 
@@ -50,20 +57,22 @@ def trace_columns() -> list[str]:
     return ["seed", "step", *registry.trace_columns()]
 
 
-def _matches_record(path: Path) -> str | None:
-    """Why ``path`` differs from its provenance record (None: it matches, or has no record)."""
+def _matches_record(path: Path, data: bytes) -> str | None:
+    """Why ``path``'s ``data`` differ from its provenance record (None: it matches, or has no
+    record)."""
+    sidecar = record_path(path)
     try:
-        record = parse_json(record_path(path).read_bytes())  # nesting and size capped
+        if not os.path.lexists(sidecar):
+            return None
+        record = read_json(sidecar.parent, sidecar.name)  # through the door, capped
         entries = {Path(name).resolve(): entry for name, entry in record["outputs"].items()}
         entry = entries.get(path.resolve())
         recorded = None if entry is None else str(entry["sha256"])
-    except FileNotFoundError:
-        return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return "its provenance record is damaged"
     if recorded is None:  # made in another folder: nothing here to compare with
         return None
-    if sha256_file(path) != recorded:
+    if hashlib.sha256(data).hexdigest() != recorded:
         return "it was modified after it was made (its sha256 differs from its provenance record)"
     return None
 
@@ -149,37 +158,42 @@ def _summary_problem(frame: pd.DataFrame, summary: Mapping) -> str | None:
     return None
 
 
-def _read_checked(path: Path, read: Callable[[Path], pd.DataFrame], what: str, remake: str):
-    """``read(path)`` once the file matches its record; a file that does not, or that ``read``
-    cannot parse (UnicodeDecodeError is a ValueError), is a ResultFileError saying so."""
-    if (problem := _matches_record(path)) is not None:
+def _read_checked(path: Path, read: Callable, what: str, remake: str, cap: int) -> pd.DataFrame:
+    """``read`` of the file's bytes (through the door) once they match its record; a file that
+    does not, or that ``read`` cannot parse, is a ResultFileError saying so."""
+    try:
+        data = read_inside(path.parent, path.name, cap)
+    except FolderError as error:
+        raise ResultFileError(path, _cause(path, error), remake) from None
+    if (problem := _matches_record(path, data)) is not None:
         raise ResultFileError(path, problem, remake)
     try:
-        return read(path)
+        return read(io.BytesIO(data))
     except (OSError, ValueError) as error:
         raise ResultFileError(path, f"not {what} ({error})", remake) from None
 
 
-def _parquet(path: Path) -> pd.DataFrame:
+def _cause(path: Path, error: FolderError) -> str:
+    return str(error).removeprefix(f"{escaped(str(path), 300)}: ")
+
+
+def _parquet(data: io.BytesIO) -> pd.DataFrame:
     """The table, once its row groups show it fits the intake's row and memory caps."""
-    if (problem := parquet_problem(path)) is not None:
+    if (problem := parquet_problem(data)) is not None:
         raise ValueError(problem)
-    return pd.read_parquet(path)
+    return pd.read_parquet(data)
 
 
 def read_trace(path: str | os.PathLike) -> pd.DataFrame:
     """A run's trace, checked (:func:`trace_problem`, its summary.json beside it, its record)."""
     path = Path(path)
-    frame = _read_checked(path, _parquet, "a readable parquet file", REMAKE_TRACE)
-    summary_path = path.with_name("summary.json")
+    frame = _read_checked(path, _parquet, "a readable parquet file", REMAKE_TRACE, MAX_READ_BYTES)
     summary = None
-    if summary_path.is_file():
-        try:
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise ResultFileError(
-                summary_path, f"not readable JSON ({error})", REMAKE_TRACE
-            ) from None
+    if os.path.lexists(summary_path := path.with_name("summary.json")):
+        try:  # through the door: a regular file, capped, nesting and values bounded
+            summary = read_json(path.parent, summary_path.name)
+        except FolderError as error:
+            raise ResultFileError(summary_path, _cause(summary_path, error), REMAKE_TRACE) from None
         summary = summary if isinstance(summary, Mapping) else {}
     if (problem := trace_problem(frame, summary)) is not None:
         raise ResultFileError(path, problem, REMAKE_TRACE)
@@ -202,7 +216,9 @@ def read_traces(paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFra
 def read_result_table(path: str | os.PathLike) -> pd.DataFrame:
     """A result table (CSV) the verdicts read: its record's sha256, parsed, rows, its columns."""
     path = Path(path)
-    table = _read_checked(path, pd.read_csv, "a readable CSV table", REMAKE_TABLE)
+    table = _read_checked(
+        path, pd.read_csv, "a readable CSV table", REMAKE_TABLE, MAX_READ_BYTES // 8
+    )
     missing = [c for c in TABLE_COLUMNS.get(path.stem, ()) if c not in table.columns]
     if missing:
         raise ResultFileError(path, f"it lacks the columns {missing}", REMAKE_TABLE)

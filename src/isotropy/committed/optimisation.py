@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from isotropy import paths, studies
 from isotropy.committed.record import DATA, Checksums, made_by
+from isotropy.intake import MAX_READ_BYTES, read_inside, read_yaml
 from isotropy.io import checked_record, commit_files
 from isotropy.standins import StandIns, workflow_stand_ins
 from isotropy.traces import read_trace
@@ -97,7 +97,7 @@ def copy(
     counts = results / f"{paths.COUNT_TABLES[study]}.csv"
     correlations = results / f"{paths.CORRELATION_TABLES[study]}.csv"
     for needed in (counts, correlations):
-        if not needed.is_file():
+        if not os.path.lexists(needed):
             raise FileNotFoundError(f"{needed} is missing: the run has not finished")
     runs = sorted(  # each run's <encoder>/<dataset>/seed<k>/trace.parquet, by key
         results.glob("*/*/seed*/trace.parquet"),
@@ -105,8 +105,8 @@ def copy(
     )
     if not runs:
         raise FileNotFoundError(f"no traces below {results}: run the study first")
-    config = yaml.safe_load(Path(effective_config).read_text(encoding="utf-8"))
-    if not config.get(study):
+    config = read_yaml(Path(effective_config).parent, Path(effective_config).name)
+    if not isinstance(config.get(study), dict):
         raise ValueError(f"{effective_config} has no {study} section: not the {study} study's run")
     frames = [  # each checked against its provenance record
         read_trace(trace).assign(encoder=trace.parts[-4], dataset=trace.parts[-3]) for trace in runs
@@ -116,8 +116,11 @@ def copy(
     traces = traces[order]
     files: dict[Path, bytes | Path] = {
         traces_file(study): _gzip_bytes(traces.to_csv(index=False)),
-        table_file(study, "counts"): counts,
-        table_file(study, "correlations"): correlations,
+        # through the door: a link out of the run, a pipe, is refused, never copied in
+        table_file(study, "counts"): read_inside(results, counts.name, MAX_READ_BYTES // 8),
+        table_file(study, "correlations"): read_inside(
+            results, correlations.name, MAX_READ_BYTES // 8
+        ),
     }
     facts = {
         "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran
@@ -128,7 +131,9 @@ def copy(
         "stand_ins": workflow_stand_ins(config),
     }
     if claims:
-        tables = [pd.read_csv(counts), pd.read_csv(correlations), traces]
+        copied = [files[table_file(study, kind)] for kind in ("counts", "correlations")]
+        tables = [pd.read_csv(io.BytesIO(data)) for data in copied if isinstance(data, bytes)]
+        tables.append(traces)
         judged = judged_claims(study, dict(zip(table_names(study), tables)), facts)
         files[claims_file(study)] = judged.to_csv(index=False).encode("utf-8")
     return commit_files(root, run_file(study), files, facts)

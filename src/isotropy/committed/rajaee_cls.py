@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from isotropy.committed.record import (
     DATA,
@@ -21,6 +20,7 @@ from isotropy.committed.record import (
     made_by,
     page_markers,
 )
+from isotropy.intake import read_yaml
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.rajaee_cls.results import (
     LAYER_COLUMNS,
@@ -48,7 +48,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
     metrics = sorted(results.glob("*/*/*/seed*/metrics.json"))
     if not (results / "runs.csv").is_file() or not metrics:
         raise FileNotFoundError(f"{results} holds no finished grid: run rajaee_cls_study first")
-    settings = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
+    settings = read_yaml(Path(config).parent, Path(config).name)
     section = settings["rajaee_cls"]
     made = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "

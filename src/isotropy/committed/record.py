@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from isotropy.io import atomic_path, checked_record, generated_block, sha256_file, with_block
+from isotropy.intake import hash_inside, read_json
+from isotropy.io import atomic_path, checked_record, generated_block, with_block
 from isotropy.provenance import code_label, read_record
 
 DATA = Path("docs/data")
@@ -38,14 +39,16 @@ def made_by(
     return {
         "code_commit": one_value(records, code_label, "code versions"),
         "packages": one_value(records, lambda r: r.get("packages"), "package sets"),
-        "sources_sha256": {str(p.relative_to(base)): sha256_file(p) for p in sources},
+        "sources_sha256": {
+            name: hash_inside(base, name) for name in (str(p.relative_to(base)) for p in sources)
+        },
         "device": one_value(records, device, "devices"),
     }
 
 
 def device_calls(folders: Sequence[Path]) -> list[dict[str, Any]]:
     """Each ``$OUT`` folder's record.json, without its own checksums (the combined record's)."""
-    calls = [json.loads((f / "record.json").read_text(encoding="utf-8")) for f in folders]
+    calls = [read_json(folder, "record.json") for folder in folders]
     for call in calls:
         call.pop("files_sha256", None)
     return calls
