@@ -24,12 +24,7 @@ from isotropy.rajaee_cls.cause import (
     method_states,
     offline_agreement,
 )
-from isotropy.rajaee_cls.method import (
-    ClusterSettings,
-    OfflineFit,
-    cluster_cls,
-    head_transform,
-)
+from isotropy.rajaee_cls.method import ClusterSettings, OfflineFit, cluster_cls, head_transform
 from isotropy.rajaee_cls.results import (
     cause_verdict,
     clusters_remove_the_class,
@@ -74,10 +69,7 @@ def test_offline_fit_is_the_method_on_its_own_points_and_ignores_batch_mates():
     assert leaf.grad is not None and float(leaf.grad.abs().sum()) > 0
 
 
-def test_offline_run_fits_before_each_epoch_and_measures_agreement(
-    tiny_bert,
-    tmp_path,
-):
+def test_offline_run_fits_before_each_epoch_and_measures_agreement(tiny_bert, tmp_path):
     train, validation = sentiment_table(48, 0), sentiment_table(32, 1)
     settings = TrainingSettings(**SMALL)
     cluster = ClusterSettings(2, 1, "offline")
