@@ -114,12 +114,8 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     config["device"] = "cpu"
     # 1,000 updates at 0.5 s, metrics at step 0 and every 50th update (21 evaluations) at 2 s.
     per_run = 1000 * 0.5 + 21 * 2.0
-    assert (
-        paper_cost.run_seconds(
-            "polarity", targets.optimisation_settings(config, "main", "polarity", 0), "cpu"
-        )
-        == per_run
-    )
+    settings = targets.optimisation_settings(config, "main", "polarity", 0)
+    assert paper_cost.run_seconds("polarity", settings, "cpu") == per_run
     # SNLI (not measured: polarity's cost per text stands in): 2,000 texts at 0.01 CPU-s plus
     # 4 CPU-s to load the model, on 2 threads: 12 s.
     # Word vectors: one 30 s lookup for pos and one for supersense: 60 s.
@@ -157,9 +153,8 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     assert slower - overhead == pytest.approx(2 * (total - overhead))
     assert lines[5].startswith("CPU costs x 2.00: a fixed one-thread workload took 0.180 CPU-s")
     monkeypatch.setattr(costs, "speed_probe", lambda: 100 * costs.PROBE_CPU_SECONDS)
-    assert estimate.describe(config, jobs, "cpu", "x")[0][5].startswith(
-        "CPU costs x 4.00 (clamped)"
-    )
+    clamped = estimate.describe(config, jobs, "cpu", "x")[0]
+    assert clamped[5].startswith("CPU costs x 4.00 (clamped)")
 
 
 TOY_SNAKEFILE = """
@@ -374,10 +369,8 @@ def test_runs_are_costed_only_where_measured():
     other = {**sampled, "metric_sample_size": 5000}
     assert paper_cost.run_seconds("rte", other, "cpu", model) is None
     assert paper_cost.run_seconds("rte", sampled, "cpu", "another/model") is None
-    assert (
-        paper_cost.run_seconds("no-such-set", {**sampled, "metric_sample_size": None}, "cpu")
-        is None
-    )
+    unsampled = {**sampled, "metric_sample_size": None}
+    assert paper_cost.run_seconds("no-such-set", unsampled, "cpu") is None
     # on a GPU every run costs the measured H100 time per update, whatever the data set or sample
     short, long = (
         paper_cost.run_seconds("x", {**other, "updates": n}, "cuda") for n in (250, 1000)
