@@ -39,21 +39,15 @@ def expected_verdicts(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
     verdicts = {}
     for claim, (column, sign, sesoi) in CLAIMS.items():
         tests = {}
+        sides = ("greater", "less") if sign > 0 else ("less", "greater")  # claimed, other
         for lam, group in negative.groupby("lambda"):
             d = (group.set_index("seed")[column] - base[column]).dropna().to_numpy()
-            claimed = "greater" if sign > 0 else "less"
-            other = "less" if sign > 0 else "greater"
-            p = [stats.ttest_1samp(d, sign * sesoi, alternative=a).pvalue for a in (claimed, other)]
-            tests[lam] = p
+            tests[lam] = [stats.ttest_1samp(d, sign * sesoi, alternative=a).pvalue for a in sides]
         claimed_p = _holm([t[0] for t in tests.values()])
         other_p = _holm([t[1] for t in tests.values()])
         for lam, p_claim, p_other in zip(tests, claimed_p, other_p):
-            if p_claim < 0.05:
-                verdicts[claim, f"λ={lam:g}"] = "supported"
-            elif p_other < 0.05:
-                verdicts[claim, f"λ={lam:g}"] = "not supported"
-            else:
-                verdicts[claim, f"λ={lam:g}"] = "inconclusive"
+            otherwise = "not supported" if p_other < 0.05 else "inconclusive"
+            verdicts[claim, f"λ={lam:g}"] = "supported" if p_claim < 0.05 else otherwise
     return verdicts
 
 
