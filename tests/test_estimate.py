@@ -89,16 +89,9 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     """The estimate is the jobs the dry run plans, each at its measured cost: here all but
     polarity's first run and its embeddings, which are written (Snakemake leaves them out)."""
     measured = {"update_cpu_seconds": 0.5, "evaluation_cpu_seconds": 2.0}
-    by_dataset = costs.by_dataset
-    monkeypatch.setattr(
-        costs,
-        "by_dataset",
-        lambda q: (
-            dict.fromkeys(("polarity", "snli", "pos", "supersense"), measured[q])
-            if q in measured
-            else by_dataset(q)
-        ),
-    )
+    sets, by_dataset = ("polarity", "snli", "pos", "supersense"), costs.by_dataset
+    fixed = {quantity: dict.fromkeys(sets, seconds) for quantity, seconds in measured.items()}
+    monkeypatch.setattr(costs, "by_dataset", lambda q: fixed[q] if q in fixed else by_dataset(q))
     for name, value in {
         "EMBED_CPU_SECONDS_PER_TEXT": {
             ("sentence-transformers/all-MiniLM-L6-v2", "polarity"): 0.01
