@@ -117,17 +117,6 @@ def test_checking_a_trace_takes_little_memory_beyond_the_table():
 # --- two reports at once; a report or an audit table killed while written ---------------------
 
 
-def _slow_snakemake(workdir: Path, seconds: int) -> None:
-    """The stand-in snakemake, made slow: it writes half a report, then sleeps."""
-    script = workdir / ".venv" / "bin" / "snakemake"
-    script.write_text(
-        '#!/bin/sh\necho "snakemake $*" >> calls.txt\n'
-        "while [ $# -gt 0 ]; do\n"
-        f'  [ "$1" = --report ] && echo "<html>half" > "$2" && sleep {seconds}\n'
-        "  shift\ndone\n"
-    )
-
-
 def _make_report_until(workdir: Path, written: str) -> subprocess.Popen:
     """``make report`` started in a session of its own, once it has written ``written`` (or
     after a minute)."""
@@ -147,7 +136,13 @@ def _make_report_until(workdir: Path, written: str) -> subprocess.Popen:
 
 def test_a_second_make_report_while_the_first_runs_is_refused(tmp_path):
     workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
-    _slow_snakemake(workdir, 30)
+    # the stand-in snakemake, made slow: it writes half a report, then sleeps
+    (workdir / ".venv" / "bin" / "snakemake").write_text(
+        '#!/bin/sh\necho "snakemake $*" >> calls.txt\n'
+        "while [ $# -gt 0 ]; do\n"
+        '  [ "$1" = --report ] && echo "<html>half" > "$2" && sleep 30\n'
+        "  shift\ndone\n"
+    )
     first = _make_report_until(workdir, "report.partial.html")
     try:
         second = run_make(workdir, "report")
@@ -249,11 +244,6 @@ def _copy(workflow_root: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(workflow_root, tmp_path / "work", symlinks=True))
 
 
-def _forge(workdir: Path, **change: object) -> None:
-    path = workdir / OUT_RECORD
-    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
-
-
 # Snakemake's report loads conda_env with yaml.Loader and puts rule and container_img_url into a
 # <script> unescaped (tests/test_trust.py: the same records refused without Snakemake).
 FORGED = {
@@ -268,7 +258,8 @@ FORGED = {
 def test_a_forged_record_never_reaches_the_report(workflow_root, tmp_path, case):
     field, value = FORGED[case]
     workdir = _copy(workflow_root, tmp_path)
-    _forge(workdir, **{field: value})
+    record = workdir / OUT_RECORD  # forged
+    record.write_text(json.dumps({**json.loads(record.read_text()), field: value}))
     ran = _snakemake(workdir, "--report", "report.html", "all")
     assert ran.returncode != 0 and not (workdir / "report.html").exists(), ran.stderr[-2000:]
     assert not (workdir / "MARKER").exists() and "TypeError" not in ran.stderr
@@ -411,21 +402,15 @@ def test_a_planted_io_cache_is_never_unpickled(workflow_root, tmp_path):
 # --- a killed make report ------------------------------------------------------------------------
 
 
-def _honest_report_inputs(workdir: Path) -> None:
-    """A study's claims, paper comparison and overview page, each with a record vouching for it
-    (the overview's naming the other two as its inputs)."""
-    made = [_result(workdir, f"results/{name}", f"{name}\n") for name in REPORT_INPUTS]
-    inputs = {f"results/{path.name}": sha256_file(path) for path in made}
-    _result(workdir, "results/report/overview.html", "<html></html>\n", inputs)
-
-
-REPORT_INPUTS = ("claims.csv", "paper_comparison.csv")
-
-
 def test_a_killed_make_report_is_finished_by_the_next(tmp_path):
     """After SIGTERM Snakemake removes the half-made comparison; the next report re-makes it."""
     workdir = make_workdir(tmp_path, "TARGET=main_study\n")
-    _honest_report_inputs(workdir)
+    # a study's claims, paper comparison and overview page, each with a record vouching for it
+    # (the overview's naming the other two as its inputs)
+    names = ("claims.csv", "paper_comparison.csv")
+    made = [_result(workdir, f"results/{name}", f"{name}\n") for name in names]
+    inputs = {f"results/{path.name}": sha256_file(path) for path in made}
+    _result(workdir, "results/report/overview.html", "<html></html>\n", inputs)
     stand_in = workdir / ".venv" / "bin" / "snakemake"
     quick = stand_in.read_text()
     # As Snakemake does: the report's dry run (its readiness check) answered at once, then the
