@@ -26,9 +26,8 @@ def digest(value) -> str:
 
 
 def config_digest(overlay: str | None) -> str:
-    return digest(
-        load_config([ROOT / "config.yaml", *[ROOT / "config" / o for o in [overlay] if o]])
-    )
+    files = [ROOT / "config.yaml", *[ROOT / "config" / o for o in [overlay] if o]]
+    return digest(load_config(files))
 
 
 def jobs_digest(target: str) -> str:

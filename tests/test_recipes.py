@@ -19,6 +19,8 @@ import yaml
 from tiny_workflow import run_captured, snakemake, working_copy
 from toy_dataset import TOY_DATASET_MODULE
 
+from isotropy.configuration import Config
+
 ROOT = Path(__file__).resolve().parents[1]
 
 TOY_MODEL_OVERLAY = {
@@ -224,7 +226,7 @@ def _add_toy_study(repo: Path) -> None:
     (repo / "rules/toy.smk").write_text(TOY_STUDY_RULES, encoding="utf-8")
     (repo / "scripts/toy_table.py").write_text(TOY_STUDY_SCRIPT, encoding="utf-8")
     config = yaml.safe_load((repo / "config.yaml").read_text(encoding="utf-8"))
-    config["studies"] = [*config["studies"], "toy"]
+    config["studies"] = [*config.get("studies", Config.model_fields["studies"].default), "toy"]
     config["toy"] = {"rows": 3}
     (repo / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     models = repo / "src/isotropy/configuration/__init__.py"
