@@ -198,9 +198,11 @@ def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(
     assert not any((tmp_path / "docs/data").iterdir())
 
 
-def _plant(folder: Path, cause: str) -> None:
+def _plant(folder: Path, cause: str, monkeypatch) -> None:
     results, effective = folder / "work/results/glue", folder / "effective.yaml"
-    if cause == "fifo":
+    if cause == "render":  # a page that fails once the data is copied (a preview as the study)
+        monkeypatch.setattr(glue, "_table2", lambda _: int("a preview"))
+    elif cause == "fifo":
         (trace := next(results.glob("*/*/seed*/trace.parquet"))).unlink()
         os.mkfifo(trace)
     elif cause == "link":
@@ -215,15 +217,20 @@ def _plant(folder: Path, cause: str) -> None:
     "cause, said",
     [("fifo", "is a pipe (FIFO), not a file"), ("link", "table2.csv: cannot be opened (a link")]
     + [("null", "yaml: it holds a NoneType, not a mapping"), ("list", "it holds a list, not a")]
-    + [("bad", "effective.yaml: it is not plain YAML"), ("twice", "gives the key 'glue' again")],
+    + [("bad", "effective.yaml: it is not plain YAML"), ("twice", "gives the key 'glue' again")]
+    + [("render", "invalid literal for int() with base 10: 'a preview'")],
 )
-def test_a_hostile_run_is_one_line_and_copies_nothing(cause, said, glue_results, tmp_path, capsys):
-    _plant(folder := shutil.copytree(glue_results, tmp_path / "run", symlinks=True), cause)
+def test_a_hostile_run_is_one_line_and_copies_nothing(
+    cause, said, glue_results, tmp_path, capsys, monkeypatch
+):
+    folder = shutil.copytree(glue_results, tmp_path / "run", symlinks=True)
+    _plant(folder, cause, monkeypatch)
     (root := tmp_path / "repo" / "docs" / "data").mkdir(parents=True)
     argv = ["--root", str(root.parents[1]), "copy", "glue", str(folder / "work/results/glue")]
     with pytest.raises(SystemExit, match="2"):
         command([*argv, "--effective-config", str(folder / "effective.yaml")])
     assert said in capsys.readouterr().err and not any(root.iterdir())
+    assert os.listdir(root.parents[1]) == ["docs"]  # no staging left behind
 
 
 @pytest.mark.parametrize(

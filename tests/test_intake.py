@@ -188,6 +188,15 @@ def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path, capsys
         assert f"config pins {project['sha256'][:12]}" in named
 
 
+@pytest.mark.parametrize("kind", ["pipe", "link"])  # read forever, or waited on forever
+def test_an_audit_configfile_that_is_a_pipe_or_links_to_dev_zero_is_one_line(tmp_path, kind):
+    _plant(kind, config := tmp_path / "work/logs/effective-config/all.yaml", Path("/dev/zero"))
+    _result(tmp_path / "work", "results/x.csv", "x\n")
+    result = _cli(tmp_path / "work", "--configfile", str(config), timeout=30)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert f"{config}: {PLANTED[kind][1].split(':')[0]}" in result.stderr
+
+
 # --- hang, tracebacks: names in a record that are not paths inside the folder -------------------
 
 

@@ -4,8 +4,12 @@ them and the pages rendered from them."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from filecmp import cmp
 from pathlib import Path
 from typing import Any
 
@@ -150,16 +154,26 @@ class CommittedRun:
         config: Path | None = None,
         into: Checksums | None = None,
     ) -> None:
-        """Copy a finished run in, then render its pages (a page without its markers first
-        refused, so nothing is half-written)."""
+        """Copy a finished run in: its files and pages are written and checked in a staging
+        copy of docs/, then what changed moves into ``root`` together; on any failure (a page
+        without its markers, a render that fails) nothing in docs/ changes."""
         if self.copy is None:
             raise ValueError(f"{self.name} is not copied from a run")
-        for page in self.pages:
-            if page.block is not None:
-                page.generated(root)
-        config = config or Path(self.effective_config)
-        self.copy(root, sources, facts, config, into or self.records[0])
-        self.write(root)
+        stage = Path(tempfile.mkdtemp(prefix=".committed-copy.", dir=root))
+        try:
+            docs = shutil.copytree(root / DATA.parent, stage / DATA.parent, symlinks=True)
+            config = config or Path(self.effective_config)
+            self.copy(stage, sources, facts, config, into or self.records[0])
+            self.write(stage)
+            if problems := self.problems(stage):
+                raise ValueError("; ".join(problems))
+            for path in sorted(docs.rglob("*")):
+                target = root / path.relative_to(stage)
+                if path.is_file() and not (target.is_file() and cmp(path, target, shallow=False)):
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(path, target)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
 
     def write(self, root: Path) -> None:
         """Rewrite every page from the committed files (refused when a checksum fails)."""
