@@ -14,8 +14,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from isotropy.intake import hash_inside, read_json
-
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -169,6 +167,9 @@ def commit_files(
 
 def checked_record(root: str | os.PathLike, record: str | os.PathLike) -> dict[str, Any]:
     """A committed run's JSON record (:func:`commit_files`), every file's checksum checked."""
+    # imported here: io stays importable with the standard library alone (envs' post-deploy test)
+    from isotropy.intake import hash_inside, read_json
+
     found = read_json(root, str(record))  # each file through the door: inside, regular, capped
     listed = found.get("files_sha256") if isinstance(found, dict) else None
     if not isinstance(listed, dict):
