@@ -63,6 +63,14 @@ def runs(section: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return istar_study.run_grid(dict(section)) if section else []
 
 
+def _sesoi(quantity: str) -> dict[str, Any]:
+    """A claim's smallest effect of interest and its source, as the quantity declares them."""
+    return {
+        "sesoi": abs(ISTAR_QUANTITIES[quantity][2]),
+        "sesoi_source": ISTAR_QUANTITIES[quantity][3],
+    }
+
+
 # Rudman & Eickhoff's claims, one row per λ < 0, each tested over seeds.
 CLAIMS = (
     Claim(
@@ -74,8 +82,7 @@ CLAIMS = (
         "seeds_below:0",
         "Rudman & Eickhoff 2024, Figure 5",
         "seeds",
-        sesoi=abs(ISTAR_QUANTITIES["istar_isoscore_change"][2]),
-        sesoi_source=ISTAR_QUANTITIES["istar_isoscore_change"][3],
+        **_sesoi("istar_isoscore_change"),
     ),
     Claim(
         "negative_lambda_improves_task",
@@ -86,8 +93,7 @@ CLAIMS = (
         "seeds_above:0",
         "Rudman & Eickhoff 2024, Figure 6",
         "seeds",
-        sesoi=abs(ISTAR_QUANTITIES["istar_metric_gain"][2]),
-        sesoi_source=ISTAR_QUANTITIES["istar_metric_gain"][3],
+        **_sesoi("istar_metric_gain"),
     ),
 )
 
