@@ -14,9 +14,7 @@ SEEDS = 5
 REPLICATIONS = 1000
 
 
-@pytest.mark.parametrize(
-    "stride", [1, 10]
-)  # the main study records every update, a preview every 10th
+@pytest.mark.parametrize("stride", [1, 10])  # main: every update; a preview: every 10th
 @pytest.mark.parametrize("shape", sim.SHAPES)
 def test_the_95_percent_interval_covers_the_mean_population_r(shape, stride):
     truth = sim.population_truth(shape)  # mean over seeds of each seed's r over every update
@@ -39,10 +37,9 @@ def test_the_interval_does_not_move_when_only_the_stride_changes(shape):
     for draw in range(20):
         bounds = []
         for stride in (1, 2, 5, 10):
-            iso, sil = sim.trajectories(
-                shape, SEEDS, np.random.default_rng(draw), np.arange(0, sim.UPDATES + 1, stride)
-            )
-            interval = seed_interval(sim.pearson_rows(iso, sil))
+            steps = np.arange(0, sim.UPDATES + 1, stride)
+            curves = sim.trajectories(shape, SEEDS, np.random.default_rng(draw), steps)
+            interval = seed_interval(sim.pearson_rows(*curves))
             bounds.append((interval.low, interval.high))
         bounds = np.array(bounds)
         assert np.abs(bounds - bounds[0]).max() < 0.05, (shape, draw, bounds)

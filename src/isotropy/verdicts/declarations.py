@@ -184,7 +184,7 @@ class Gate:
     effect on the judging scale."""
 
     refusal: str = ""
-    allowance: float = 0.0
+    allowance: tuple[float, float] = (0.0, 0.0)
     text: str = ""
 
 
@@ -195,8 +195,8 @@ def read_effects(path: str = str(PROTOCOL_EFFECTS)) -> pd.DataFrame:
 
 
 def _measured_bound(rows: pd.DataFrame, paper: str, ours: str):
-    """The smallest declared bound of ``rows`` (a setting's measured effects) covering ``ours``
-    against ``paper`` (None: unmeasured)."""
+    """The row of ``rows`` (a setting's measured effects) at the nearest setting covering
+    ``ours`` against ``paper`` (None: unmeasured)."""
     try:
         theirs, mine = float(paper), float(ours)
     except ValueError:
@@ -204,9 +204,7 @@ def _measured_bound(rows: pd.DataFrame, paper: str, ours: str):
     at = np.isclose(rows["paper"].astype(float).to_numpy(), theirs)
     reach = rows["ours_at_most"].astype(float).to_numpy()
     covering = rows[at & (theirs <= mine) & (mine <= reach)]
-    if covering.empty:
-        return None
-    return covering.loc[covering["ours_at_most"].astype(float).idxmin()]
+    return None if covering.empty else covering.loc[covering["ours_at_most"].astype(float).idxmin()]
 
 
 def _unmeasured(rows: pd.DataFrame, quantity: str, key: str, can_widen: bool) -> str:
@@ -227,7 +225,7 @@ def protocol_gate(
     against it."""
     effects = read_effects() if effects is None else effects
     theirs, mine = parse_protocol(declared), parse_protocol(ours)
-    allowance, used, refused = 0.0, [], []
+    low, high, used, refused = 0.0, 0.0, [], []
     for key, value in theirs.items():
         if key not in mine or _same(mine[key], value):
             continue
@@ -237,12 +235,13 @@ def protocol_gate(
         if effect is None:
             refused.append(f"{where}: {_unmeasured(measured, quantity, key, can_widen)}")
             continue
-        allowance += float(effect["bound"])
-        used.append(f"{where}: ±{float(effect['bound']):g} on {effect['scale']}")
+        low, high = low + float(effect["low"]), high + float(effect["high"])
+        span = f"{float(effect['low']):+g} to {float(effect['high']):+g}"
+        used.append(f"{where}: {span} on {effect['scale']}")
     if refused:
         return Gate("protocol differs: " + "; ".join(refused) + " (config/protocol_effects.csv)")
     text = (
-        "protocol differs within its measured effect (config/protocol_effects.csv), added to "
-        "the interval: " + "; ".join(used)
+        "protocol differs within its measured effect on ours (config/protocol_effects.csv), "
+        "which widens the interval: " + "; ".join(used)
     )
-    return Gate("", allowance, text if used else "")
+    return Gate("", (low, high), text if used else "")

@@ -217,35 +217,28 @@ def equivalence(
     paper: float,
     margin: str,
     scale: Scale,
-    allowance: float = 0.0,
+    allowance: tuple[float, float] = (0.0, 0.0),
     half: float = 0.0,
 ) -> Equivalence:
     """D's interval and the p-values of *agrees* (TOST) and *differs* (outside the margin);
-    ``allowance``, a protocol setting's measured effect, widens the interval both ways."""
+    ``allowance``, a protocol setting's (low, high) measured effect on ours, widens it by that."""
     (low, high), (outer_low, outer_high) = (
         (float(a[0]), float(b[0])) for a, b in tested_regions(scale, [paper], margin, half)
     )
     edges = printed_region(scale, paper, margin, half)
     band = float(paper - edges[1]), float(paper - edges[0])
-    c, se, b = prediction.centre, prediction.se, float(allowance)
-    if se == 0 or not math.isfinite(se):
-        inside = low + b <= c <= high - b
-        outside = c < outer_low - b or c > outer_high + b
-        top, bottom = scale.back(np.array([c + b, c - b]))
-        return Equivalence(
-            paper - float(top),
-            paper - float(bottom),
-            0.0 if inside else 1.0,
-            0.0 if outside else 1.0,
-            *band,
-        )
-    t = stats.t.ppf(1 - ALPHA / 2, prediction.df)
-    top, bottom = scale.back(np.array([c + t * se + b, c - t * se - b]))
-    p_agree, _ = test_arrays(c, se, prediction.df, low + b, high - b)
-    _, p_differ = test_arrays(c, se, prediction.df, outer_low - b, outer_high + b)
-    return Equivalence(
-        paper - float(top), paper - float(bottom), float(p_agree), float(p_differ), *band
-    )
+    c, se, (b_low, b_high) = prediction.centre, prediction.se, map(float, allowance)
+    # ours at the paper's protocol lies in [c − b_high, c − b_low]: each region shifts by that
+    agree, differ = (low + b_high, high + b_low), (outer_low + b_low, outer_high + b_high)
+    if se == 0 or not math.isfinite(se):  # exact: a seed-free value
+        width, p_agree = 0.0, float(not agree[0] <= c <= agree[1])
+        p_differ = float(differ[0] <= c <= differ[1])
+    else:
+        width = float(stats.t.ppf(1 - ALPHA / 2, prediction.df)) * se
+        p_agree = float(test_arrays(c, se, prediction.df, *agree)[0])
+        p_differ = float(test_arrays(c, se, prediction.df, *differ)[1])
+    top, bottom = scale.back(np.array([c + width - b_low, c - width - b_high]))
+    return Equivalence(paper - float(top), paper - float(bottom), p_agree, p_differ, *band)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

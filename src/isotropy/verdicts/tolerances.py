@@ -20,6 +20,7 @@ STATED, NOT_RUN = "stated", "not run"
 INCONSISTENT_SEEDS = "inconsistent across seeds"
 INCONCLUSIVE = "inconclusive"
 NOT_COMPARABLE = "not comparable"
+CANNOT_JUDGE = "cannot judge at this stride"
 ONE_SEED = "1 seed: not judged"
 STAND_IN = "stand-in: not judged"
 NOT_LEARNED = "not judged: learning not shown"
@@ -101,7 +102,7 @@ class Declared:
     estimand: str = "single"  # one of ESTIMANDS, or two READINGS
     m: float = 1.0  # the paper's runs behind the number (inf: no seed noise)
     margin: str = ""  # kind:value
-    allowance: float = 0.0  # on the judging scale, added to D's interval
+    allowance: tuple[float, float] = (0.0, 0.0)  # a protocol's effect on ours, judging scale
     allowance_text: str = ""
     half: float = 0.0  # half the printed value's last digit
 
@@ -202,6 +203,11 @@ def _judge_reading(
 ) -> Judged:
     """One reading of the paper's number, judged before a page's Holm."""
     prediction, ours, what = _prediction(scale, measured, declared)
+    (low, high), _ = eq.tested_regions(scale, [paper], declared.margin, declared.half)
+    spread, width = declared.allowance[1] - declared.allowance[0], float(high[0] - low[0])
+    if spread >= width:  # no interval, however narrow, fits inside the margin: none can agree
+        why = f"its effect spans {spread:.3g} on {scale.name}, the margin {width:.3g}"
+        return Judged(NOT_COMPARABLE, f"{CANNOT_JUDGE}: {why}; {declared.allowance_text}", ours)
     if prediction is None:
         seeds = len(finite(measured.get("per_seed")))
         verdict = ONE_SEED if seeds < 2 else INCONCLUSIVE
@@ -209,7 +215,7 @@ def _judge_reading(
     test = eq.equivalence(
         prediction, paper, declared.margin, scale, declared.allowance, declared.half
     )
-    allowance = f"; {declared.allowance_text}" if declared.allowance else ""
+    allowance = f"; {declared.allowance_text}" if any(declared.allowance) else ""
     rounding = (
         f" of every value the printed {paper:g} stands for (±{declared.half:g})"
         if declared.half
