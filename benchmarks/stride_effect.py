@@ -12,10 +12,13 @@ subset of the same curves, so its r moves. The procedure, fixed before the held-
 * **rule** (:func:`allowance`): the range of the source's Δz with 0, widened on each side by
   (:data:`HEADROOM` − 1) × its largest |Δz|, rounded outward to :data:`STEP`.
 
-The range is signed because the stride moves r one way in most runs (dropping the fast first
-updates makes r more negative): a symmetric bound would double it. The committed protocol run
-(docs/data/main_traces.csv.gz: 5 seeds × 1,000 updates, four setups) is held out: its Δz are
-recorded beside the range, and tests/test_protocol_effects.py fails when one leaves it. Usage:
+The range is signed because the stride moves r one way in most runs (more negative, in every
+MiniLM and MPNet run): a symmetric bound would double it. It is per stride in updates, not per
+share of the run: at stride 10 appendix A's MiniLM runs (250 updates) move z by −0.062 to −0.073,
+the protocol run's (1,000 updates) by −0.050 and −0.078; appendix A's larger effects are MPNet's.
+The committed protocol run (docs/data/main_traces.csv.gz: 5 seeds × 1,000 updates, four setups)
+is held out: its Δz are recorded beside the range, and tests/test_protocol_effects.py fails when
+one leaves it. Usage:
 
     python benchmarks/stride_effect.py            # print the effects and the ranges
     python benchmarks/stride_effect.py --write    # and rewrite config/protocol_effects.csv
