@@ -2,7 +2,7 @@ r"""How far the metric stride moves Mickus et al.'s Pearson r (config/protocol_e
 
 §3.2's r pools IsoScore against silhouette over every update of five runs. A run that records
 the metrics every ``s``-th update (and at step 0 and the last update, as every run does) sees a
-subset of the same curves, so its r moves. The procedure, fixed before the held-out run is read:
+subset of the same curves, so its r moves. The procedure (the held-out run plays no part in it):
 
 * **effect**: Δz = z at the stride − z at every update, on Fisher's z (the judging scale), of the
   pooled r and of the seeds' mean z, on the steps the run records (0, s, 2s, …, the last);
