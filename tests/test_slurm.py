@@ -34,15 +34,10 @@ PROFILE = ROOT / "profiles" / "slurm"
 # What users type from the repository root: Snakemake finds ./slurm, a link to profiles/slurm.
 PROFILE_NAME = "slurm"
 # What this private cluster needs on top of the profile (see the module docstring).
-TEST_CLUSTER_ARGS = [
-    "--slurm-status-command",
-    "squeue",
-    "--slurm-init-seconds-before-status-checks",
-    "2",
-    "--slurm-keep-successful-logs",
-    "--latency-wait",
-    "10",
-]
+TEST_CLUSTER_ARGS = (
+    "--slurm-status-command squeue --slurm-init-seconds-before-status-checks 2 "
+    "--slurm-keep-successful-logs --latency-wait 10"
+).split()
 
 # Sentence embeddings of one data set: two CPU rules, then a GPU rule. Every level of the
 # job graph costs 35-50 s through SLURM here (two nested Snakemake start-ups per job, and the
@@ -238,6 +233,9 @@ rule broken:
 """
 
 
+RUN_NAMES = ("local", "slurm", "failing")
+
+
 def _through_slurm(profile: str, *args: str) -> list[str]:
     return [*SNAKEMAKE, "--profile", profile, *TEST_CLUSTER_ARGS, "--jobs", "2", *args]
 
@@ -250,11 +248,7 @@ class Runs:
         mirror = tiny_workflow.make_tiny_mirror(mirror_root, base / "mirror")
         config = tiny_workflow.write_tiny_config(base / "config.yaml", mirror)
         env = tiny_workflow.snakemake_environment(mirror)
-        self.local_dir, self.slurm_dir, self.failing_dir = (
-            base / "local",
-            base / "slurm",
-            base / "failing",
-        )
+        self.local_dir, self.slurm_dir, self.failing_dir = (base / n for n in RUN_NAMES)
         self.failing_dir.mkdir()
         (self.failing_dir / "Snakefile").write_text(FAILING_SNAKEFILE)
         workflow = [TARGET, "--configfile", str(config)]  # --configfile takes several values: last
@@ -265,11 +259,7 @@ class Runs:
         commands = {
             "local": (local, ROOT, env),
             "slurm": (_through_slurm(PROFILE_NAME, *slurm), ROOT, env),
-            "failing": (
-                _through_slurm(str(PROFILE), "--keep-going"),
-                self.failing_dir,
-                dict(os.environ),
-            ),
+            "failing": (_through_slurm(str(PROFILE), "--keep-going"), self.failing_dir, os.environ),
         }
         started = time.monotonic()
         procs = {
@@ -318,13 +308,9 @@ def test_workflow_runs_through_slurm_and_matches_a_local_run(slurm_cluster, runs
         assert any((slurm_dir / ".snakemake" / "slurm_logs").rglob(f"{job['JobId']}.log")), job
 
     # Same results as the local run.
-    for name in (
-        "resources/data/polarity.parquet",
-        "resources/embeddings/miniLM/polarity/index.parquet",
-    ):
-        pd.testing.assert_frame_equal(
-            pd.read_parquet(local_dir / name), pd.read_parquet(slurm_dir / name)
-        )
+    for name in ("data/polarity.parquet", "embeddings/miniLM/polarity/index.parquet"):
+        tables = [pd.read_parquet(d / "resources" / name) for d in (local_dir, slurm_dir)]
+        pd.testing.assert_frame_equal(*tables)
     np.testing.assert_allclose(
         np.load(slurm_dir / TARGET), np.load(local_dir / TARGET), rtol=1e-5, atol=1e-6
     )
@@ -352,20 +338,14 @@ def test_failing_job_is_retried_per_profile_and_leaves_no_output(slurm_cluster, 
     broken = [j for j in jobs if j["rule"] == "broken"]
     flaky = [j for j in jobs if j["rule"] == "flaky"]
     assert [j["JobState"] for j in broken] == ["FAILED"] * (retries + 1), broken
-    assert [(j["JobState"], j["MinMemoryNode"]) for j in flaky] == [
-        ("FAILED", "400M"),
-        ("COMPLETED", "800M"),
-    ], flaky
+    states = [(j["JobState"], j["MinMemoryNode"]) for j in flaky]
+    assert states == [("FAILED", "400M"), ("COMPLETED", "800M")], flaky
     assert all("gpu" not in j.get("TresPerJob", "") for j in jobs), (
         "CPU rules must not request a GPU"
     )
     # SLURM's log of a failed job is kept and holds the job's own error message.
-    logs = [
-        next(
-            (workdir / ".snakemake" / "slurm_logs" / "rule_broken").rglob(f"{j['JobId']}.log"), None
-        )
-        for j in broken
-    ]
+    folder = workdir / ".snakemake" / "slurm_logs" / "rule_broken"
+    logs = [next(folder.rglob(f"{j['JobId']}.log"), None) for j in broken]
     assert all(logs), f"SLURM logs of failed jobs missing: {logs}"
     assert "broken: fails on purpose" in logs[-1].read_text()
 
@@ -403,15 +383,7 @@ def test_slurm_profile_requests_gpus_only_through_gpu_rules():
     assert slurm["executor"] == "slurm"
     assert slurm["retries"] >= 1 and slurm["jobs"] >= 1 and slurm["latency-wait"] >= 5
     defaults = set(slurm["default-resources"])
-    forbidden = {
-        "gpu",
-        "gpus",
-        "gpu_model",
-        "gres",
-        "cpus_per_task",
-        "cpus_per_gpu",
-        "tasks_per_gpu",
-    }
+    forbidden = set("gpu gpus gpu_model gres cpus_per_task cpus_per_gpu tasks_per_gpu".split())
     assert not defaults & forbidden, (
         f"default-resources would apply to every rule: {sorted(defaults & forbidden)}"
     )
