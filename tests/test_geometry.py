@@ -245,17 +245,10 @@ def anisotropic_sts(n_pairs=400, dim=32, seed=3):
 
 def test_removing_the_top_direction_restores_sts_correlation():
     vectors, first, second, gold = anisotropic_sts()
-    table = evaluate_sts(
-        vectors,
-        first,
-        second,
-        gold,
-        methods=("none", "centring", "all-but-the-top", "cluster-based"),
-        n_clusters=2,
-        n_directions=1,
-        abtt_directions=1,
-        model="synthetic",
-    ).set_index("method")
+    methods = ("none", "centring", "all-but-the-top", "cluster-based")
+    options = dict(n_clusters=2, n_directions=1, abtt_directions=1, model="synthetic")
+    table = evaluate_sts(vectors, first, second, gold, methods=methods, **options)
+    table = table.set_index("method")
     # independent reference for the raw score: pandas' rank correlation of the raw cosines
     raw = pair_cosines(vectors.astype(np.float64), first, second)
     assert table.loc["none", "spearman"] == pytest.approx(
@@ -284,15 +277,9 @@ def sts_tokens(n_pairs=60, dim=12, seed=5):
 
 def test_sts_pipeline_transforms_tokens_then_pools():
     tokens, offsets, first, second, gold = sts_tokens()
-    table = evaluate_sts(
-        tokens,
-        first,
-        second,
-        gold,
-        offsets=offsets,
-        methods=("none", "centring"),
-        model="synthetic",
-    ).set_index("method")
+    methods = ("none", "centring")
+    table = evaluate_sts(tokens, first, second, gold, offsets=offsets, methods=methods, model="toy")
+    table = table.set_index("method")
     # independent reference: numpy loops over pairs, pandas correlations
     wide = tokens.astype(np.float64)
     side_sets = [
@@ -337,13 +324,8 @@ def test_bad_input_is_refused_with_a_reason():
 
 
 def test_wikitext_lines_become_sentences():
-    lines = [
-        "",
-        " = Valkyria Chronicles = ",
-        "",
-        " The game began in 2010 . It was released in Japan . ",
-        " = = Plot = = ",
-    ]
+    lines = ["", " = Valkyria Chronicles = ", ""]
+    lines += [" The game began in 2010 . It was released in Japan . ", " = = Plot = = "]
     assert wikitext_sentences(lines) == ["The game began in 2010 .", "It was released in Japan ."]
 
 
@@ -363,12 +345,8 @@ def minilm():
 
 @pytest.fixture(scope="module")
 def polarity_sentences(mirror_root):
-    corpus = {
-        "source": "polarity",
-        "format": "lines",
-        "file": "rt-polarity.pos",
-        "max_sentences": 60,
-    }
+    corpus = {"source": "polarity", "format": "lines", "file": "rt-polarity.pos"}
+    corpus["max_sentences"] = 60
     return read_corpus(corpus, mirror_root / "polarity")  # a mirror download keeps the file as is
 
 
@@ -485,17 +463,9 @@ def test_sts_and_sst2_token_states_are_those_of_each_sentence_run_alone(minilm, 
         sentences, tokenizer, model, batch_size=5, progress=False
     )
     labels = ([0, 1] * 3, [1, 0, 1])
-    features = token_features(
-        sentences[:6],
-        labels[0],
-        sentences[6:],
-        labels[1],
-        tokenizer,
-        model,
-        batch_size=4,
-        max_length=64,
-        progress=False,
-    )
+    train, test = (sentences[:6], labels[0]), (sentences[6:], labels[1])
+    options = dict(batch_size=4, max_length=64, progress=False)
+    features = token_features(*train, *test, tokenizer, model, **options)
     assert features.train.tolist() == [True] * 6 + [False] * 3
     assert features.labels.tolist() == labels[0] + labels[1]
     for i in (0, 7):
@@ -546,14 +516,8 @@ def test_geometry_rules_run_end_to_end(tiny_run):
     none = pd.read_csv(results / "sts.csv").set_index("method").loc["none"]
     assert none["spearman"] == pytest.approx(100 * spearmanr(cosine, stored["gold"])[0], rel=1e-9)
     assert none["pearson"] == pytest.approx(100 * pearsonr(cosine, stored["gold"])[0], rel=1e-9)
-    for figure in (
-        "cosine_by_layer",
-        "lid_by_layer",
-        "sts",
-        "miniLM/polarity/seed0/pca_view",
-        "miniLM/polarity/seed0/token_views",
-        "isotropy_by_layer",
-    ):
+    figures = ["cosine_by_layer", "lid_by_layer", "sts", "isotropy_by_layer"]
+    for figure in figures + [f"miniLM/polarity/seed0/{v}" for v in ("pca_view", "token_views")]:
         assert (results / "figures" / f"{figure}.pdf").read_bytes()[:4] == b"%PDF"
         image = matplotlib.image.imread(results / "figures" / f"{figure}.png")
         assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 50, figure  # not blank
@@ -588,13 +552,9 @@ def test_static_rows_define_s_inter_as_the_contextual_rows_do():
 
     rng = np.random.default_rng(3)
     vectors = rng.normal(size=(120, 8)) + 0.5
-    cosine, _ = static_geometry(
-        vectors,
-        name="w",
-        sample_size=None,
-        lid_k=5,
-        silhouette_threshold=2.0,  # one cluster
-    )
+    # silhouette_threshold 2.0: one cluster
+    options = dict(name="w", sample_size=None, lid_k=5, silhouette_threshold=2.0)
+    cosine, _ = static_geometry(vectors, **options)
     row = cosine.iloc[0]
     assert row["n_clusters"] == 1
     assert row["s_inter_adjusted"] == pytest.approx(row["s_inter_adjusted_pooled"], abs=1e-12)
