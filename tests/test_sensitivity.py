@@ -135,14 +135,8 @@ def test_the_probe_measures_leaving_the_span_and_the_row_space():
 def test_a_probe_is_recorded_in_the_trace_and_changes_no_training_value():
     rng = np.random.default_rng(0)
     vectors = _cloud(60, 5)
-    problem = Problem(
-        vectors=vectors,
-        left=np.arange(60),
-        right=None,
-        targets=rng.integers(0, 3, 60),
-        label_names=["a", "b", "c"],
-        multilabel=False,
-    )
+    labels = dict(targets=rng.integers(0, 3, 60), label_names=["a", "b", "c"], multilabel=False)
+    problem = Problem(vectors=vectors, left=np.arange(60), right=None, **labels)
     settings = OptimisationSettings(updates=20, metric_stride=5, progress=False, seed=1)
     plain, _ = run_optimisation(problem, settings, torch.device("cpu"))
     probed, _ = run_optimisation(
@@ -158,15 +152,8 @@ def _trace(seed: int, sign: float, minimum_at: int = 300) -> pd.DataFrame:
     iso = 0.5 + 0.0004 * np.abs(step - minimum_at)  # falls, then rises
     rise = iso - 0.5  # zero at the minimum, where both phases meet
     silhouette = np.where(step <= minimum_at, -sign * rise, sign * rise) + 0.001 * seed
-    return pd.DataFrame(
-        {
-            "seed": seed,
-            "step": step,
-            "isoscore": iso,
-            "silhouette": silhouette,
-            "rowspace_share": np.linspace(0.1, 0.8, len(step)),
-        }
-    )
+    columns = dict(seed=seed, step=step, isoscore=iso, silhouette=silhouette)
+    return pd.DataFrame(columns | {"rowspace_share": np.linspace(0.1, 0.8, len(step))})
 
 
 def test_a_seed_row_splits_the_run_at_isoscores_minimum():
@@ -183,26 +170,13 @@ def test_a_seed_row_splits_the_run_at_isoscores_minimum():
 
 def _cell_seeds(rs, **cell):
     base = {"setup": "supersense", "vectors": "word2vec", "label_set": "all", "lr_factor": 1.0}
-    return pd.DataFrame(
-        [
-            {
-                **base,
-                **cell,
-                "seed": i,
-                "dimension": 50,
-                "clusters": 9,
-                "items": 100,
-                "pearson_r": r,
-                "spearman_rho": r,
-                "r_before_min": -0.9,
-                "r_after_min": 0.9,
-                "isoscore_start": 0.6,
-                "isoscore_end": 0.62,
-                "min_step": 300 + 50 * i,
-            }
-            for i, r in enumerate(rs)
-        ]
-    )
+    fixed = dict(dimension=50, clusters=9, items=100, r_before_min=-0.9, r_after_min=0.9)
+    fixed |= dict(isoscore_start=0.6, isoscore_end=0.62)
+    rows = [
+        base | cell | {"seed": i} | fixed | dict(pearson_r=r, spearman_rho=r, min_step=300 + 50 * i)
+        for i, r in enumerate(rs)
+    ]
+    return pd.DataFrame(rows)
 
 
 def test_cells_have_intervals_over_seeds_and_a_markdown_row():
@@ -252,22 +226,16 @@ def test_figures_state_their_settings():
 def test_the_default_grid_its_order_and_settings(config):
     cells = studies.sensitivity.cells(config)
     section = config["sensitivity"]
-    assert cells[0] == {
-        "setup": "supersense",
-        "vectors": "word2vec",
-        "label_set": "all",
-        "lr_factor": "1",
-    }
+    first = {"setup": "supersense", "vectors": "word2vec", "label_set": "all", "lr_factor": "1"}
+    assert cells[0] == first
     assert len({tuple(c.values()) for c in cells}) == len(cells)  # a cell listed twice runs once
     runs = studies.sensitivity.runs(config)
     assert len(runs) == len(cells) * len(section["seeds"]) and len(section["seeds"]) == 5
     wildcards = {"dataset": "supersense", "encoder": "word2vec", "label_set": "all", "lr": "1"}
-    last = {
-        **wildcards,
-        "dataset": cells[-1]["setup"],
-        "encoder": cells[-1]["vectors"],
-        "label_set": cells[-1]["label_set"],
-    }
+    end = cells[-1]
+    last = wildcards | dict(
+        dataset=end["setup"], encoder=end["vectors"], label_set=end["label_set"]
+    )
     assert studies.sensitivity.priority(config, wildcards) == len(cells)
     assert studies.sensitivity.priority(config, last) == 1
     settings = targets.sensitivity_settings(config, 3, "10")
