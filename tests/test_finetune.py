@@ -208,16 +208,10 @@ def test_regulariser_sign_sets_the_direction_of_geometry(tiny_bert, tmp_path, re
     """+λ makes the model more isotropic (penalty falls), −λ less (penalty rises towards 1)."""
     data = (sentiment_table(96, 0), sentiment_table(48, 1))
     settings = TrainingSettings(**{**SMALL, "epochs": 2, "learning_rate": 5e-3})
+    options = dict(seed=0, settings=settings, data=data)
     runs = {
         sign: finetune(
-            tiny_bert,
-            "sst2",
-            regulariser,
-            sign * lam,
-            seed=0,
-            out_dir=tmp_path / str(sign),
-            settings=settings,
-            data=data,
+            tiny_bert, "sst2", regulariser, sign * lam, out_dir=tmp_path / str(sign), **options
         )
         for sign in (1, -1)
     }
@@ -271,16 +265,8 @@ def test_run_and_save_writes_metrics_and_drops_checkpoint(tiny_bert, tmp_path):
         text_pair=lambda t: t["text"].iloc[::-1].values, label=rng.uniform(0, 5, 32)
     )
     settings = TrainingSettings(**{**SMALL, "epochs": 1, "max_steps": 2})
-    run_and_save(
-        path,
-        model_spec=tiny_bert,
-        task="stsb",
-        regulariser="none",
-        lam=0.0,
-        seed=0,
-        settings=settings,
-        data=(table, table),
-    )
+    run = dict(task="stsb", regulariser="none", lam=0.0, seed=0)
+    run_and_save(path, model_spec=tiny_bert, **run, settings=settings, data=(table, table))
     record = json.loads(path.read_text())
     assert record["metric_name"] == "pearson" and record["steps"] == 2
     assert -1 <= record["metric"] <= 1
@@ -343,27 +329,12 @@ def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
         context = (
             f"{name} lives in {city} . the city is {filler} {rng.choice(POSITIVE + NEGATIVE)} ."
         )
-        rows.append(
-            {
-                "id": str(i),
-                "question": f"where lives {name} ?",
-                "context": context,
-                "answers": [city],
-                "answer_starts": [context.index(city)],
-            }
-        )
+        row = dict(id=str(i), question=f"where lives {name} ?", context=context, answers=[city])
+        rows.append(row | {"answer_starts": [context.index(city)]})
     table = pd.DataFrame(rows)
     settings = TrainingSettings(**{**SMALL, "epochs": 1, "doc_stride": 8})
-    result = finetune(
-        tiny_bert,
-        "squad",
-        "istar",
-        1.0,
-        seed=0,
-        out_dir=tmp_path,
-        settings=settings,
-        data=(table, table),
-    )
+    options = dict(seed=0, out_dir=tmp_path, settings=settings, data=(table, table))
+    result = finetune(tiny_bert, "squad", "istar", 1.0, **options)
     assert set(result["scores"]) == {"exact_match", "f1"} and 0 <= result["metric"] <= 1
     assert result["eval_sentences"] == 24
 
@@ -372,14 +343,8 @@ def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
 
 
 def test_run_grid_and_paths():
-    section = {
-        "models": {"m": {}, "unused": {}},
-        "run_models": ["m"],
-        "tasks": ["sst2"],
-        "regularisers": ["none", "istar"],
-        "lambdas": [-5, 0.5],
-        "seeds": [0, 1],
-    }
+    section = dict(models={"m": {}, "unused": {}}, run_models=["m"], tasks=["sst2"])
+    section |= dict(regularisers=["none", "istar"], lambdas=[-5, 0.5], seeds=[0, 1])
     paths = [run_path(r) for r in run_grid(section)]
     assert paths == [
         "results/istar/m/sst2/none_0/seed0/metrics.json",
@@ -408,15 +373,8 @@ def test_gpu_overlay_plans_the_grid_and_sizes_it_from_measured_costs():
     assert section["training"]["eval_subset"] is None  # the whole validation split
     script = load_script("benchmarks/istar_on_device.py")
     settings = TrainingSettings.model_validate(dict(section["training"]))
-    costs = {
-        "load_s": 1.0,
-        "features_s_per_row": 3e-5,
-        "reference_s": 2.0,
-        "evaluation_s": 1.0,
-        "step_s_none": 0.010,
-        "step_s_istar": 0.012,
-        "step_s_cosreg": 0.011,
-    }
+    costs = dict(load_s=1.0, features_s_per_row=3e-5, reference_s=2.0, evaluation_s=1.0)
+    costs |= dict(step_s_none=0.010, step_s_istar=0.012, step_s_cosreg=0.011)
     rows, estimate = script.fit_subset(runs, 67_349, None, costs, settings, 10_000)
     assert rows == 67_349 and estimate <= 10_000  # the whole split fits
     rows, estimate = script.fit_subset(runs, 67_349, None, costs, settings, 300)
