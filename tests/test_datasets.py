@@ -23,19 +23,8 @@ from isotropy.readers.snli import read_snli
 from isotropy.readers.supersense import read_supersense_tikhonov
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-MIRROR_SOURCES = [
-    "polarity",
-    "snli",
-    "wordnet",
-    "supersense_words",
-    "codwoe",
-    "word2vec",
-    "glue_cola",
-    "glue_mrpc",
-    "glue_rte",
-    "glue_sst2",
-    "glue_wnli",
-]
+MIRROR_SOURCES = "polarity snli wordnet supersense_words codwoe word2vec".split()
+MIRROR_SOURCES += [f"glue_{task}" for task in ("cola", "mrpc", "rte", "sst2", "wnli")]
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +42,9 @@ def wordnet(raw_dirs):
 
 
 def prepare(name: str, raw_dirs, config) -> pd.DataFrame:
-    return readers.registry.prepare_dataset(
-        name,
-        raw_dirs,
-        readers.inputs.dataset_sources(config, name),
-        readers.inputs.dataset_options(config, name),
-    )
+    inputs = readers.inputs
+    sources, options = inputs.dataset_sources(config, name), inputs.dataset_options(config, name)
+    return readers.registry.prepare_dataset(name, raw_dirs, sources, options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,13 +70,8 @@ def test_snli_counts(raw_dirs, config):
 
 @pytest.mark.parametrize(
     ("task", "count", "pair"),
-    [
-        ("cola", 8_551, False),
-        ("mrpc", 3_668, True),
-        ("rte", 2_490, True),
-        ("sst2", 67_349, False),
-        ("wnli", 635, True),
-    ],
+    [("cola", 8_551, False), ("mrpc", 3_668, True), ("rte", 2_490, True)]
+    + [("sst2", 67_349, False), ("wnli", 635, True)],
 )
 @pytest.mark.covers("mickus:table2-items", on="mirror")
 def test_glue_counts(raw_dirs, config, task, count, pair):
@@ -373,6 +354,9 @@ read_rte = partial(read_glue, "rte")
 CODWOE_TRAINING = json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}])
 
 
+CODWOE = (read_pos_codwoe, "en.train.json")
+
+
 @pytest.mark.parametrize(
     "read, name, text, message",
     [
@@ -399,18 +383,8 @@ CODWOE_TRAINING = json.dumps([{"id": "en.train.1", "gloss": "g", "sgns": [0.1]}]
             r"line 1: header .* lacks column\(s\) \['sentence1', 'sentence2'\]",
         ),
         # CoDWoE's training items carry no word/pos: said, rather than an empty data set built
-        (
-            read_pos_codwoe,
-            "en.train.json",
-            CODWOE_TRAINING,
-            r"item 0 \(id 'en.train.1'\): expected 'word' and 'pos'",
-        ),
-        (
-            read_pos_codwoe,
-            "en.train.json",
-            '[{"word": "a",\n "pos": "n"},\n oops]',
-            "line 3: not valid JSON",
-        ),
+        (*CODWOE, CODWOE_TRAINING, r"item 0 \(id 'en.train.1'\): expected 'word' and 'pos'"),
+        (*CODWOE, '[{"word": "a",\n "pos": "n"},\n oops]', "line 3: not valid JSON"),
     ],
     ids=["latin-1", "empty", "json", "gold", "object", "fields", "header", "codwoe", "codwoe-json"],
 )
