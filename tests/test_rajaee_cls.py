@@ -91,18 +91,10 @@ def _cluster(clusters: int, directions: int, seed: int):
 def test_finetune_with_the_method_records_cls_geometry(tiny_bert, tmp_path):
     data = (sentiment_table(64, 0), sentiment_table(40, 1))
     settings = TrainingSettings(**{**SMALL, "epochs": 1})
+    options = dict(seed=0, model_spec=tiny_bert, task="sst2", data=data, settings=settings)
     runs = {
-        method: finetune_with_method(
-            method,
-            ClusterSettings(2, 1),
-            seed=0,
-            model_spec=tiny_bert,
-            task="sst2",
-            out_dir=tmp_path / method,
-            data=data,
-            settings=settings,
-        )
-        for method in ("none", "cluster")
+        m: finetune_with_method(m, ClusterSettings(2, 1), out_dir=tmp_path / m, **options)
+        for m in ("none", "cluster")
     }
     for result in runs.values():
         assert len(result["cls_iw_layers"]) == 2 and len(result["cls_isoscore_layers"]) == 2
@@ -115,22 +107,9 @@ def test_finetune_with_the_method_records_cls_geometry(tiny_bert, tmp_path):
 
 
 def _layers(seed: int, method: str, cls_mean: float, iw: float) -> list[dict]:
-    return [
-        {
-            "model": "m",
-            "task": "rte",
-            "method": method,
-            "seed": seed,
-            "layer": layer,
-            "iw": iw,
-            "isoscore": 0.1,
-            "cls_mean_norm": cls_mean,
-            "cls_norm": 10.0,
-            "token_mean_norm": 2.0,
-            "token_norm": 10.0,
-        }
-        for layer in (1, 2)
-    ]
+    run = dict(model="m", task="rte", method=method, seed=seed)
+    norms = dict(cls_mean_norm=cls_mean, cls_norm=10.0, token_mean_norm=2.0, token_norm=10.0)
+    return [run | dict(layer=layer, iw=iw, isoscore=0.1) | norms for layer in (1, 2)]
 
 
 def _tables(iw_with: list[float], cls_mean: float) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -182,17 +161,10 @@ def test_tables_and_figure_from_metrics_files(tmp_path):
     files, runs = [], []
     for method in ("none", "cluster"):
         for seed in (0, 1):
-            record = {
-                "train_examples": 8,
-                "settings": {"epochs": 2},
-                "steps": 2,
-                "scores": {"accuracy": 0.5},
-                "majority_baseline": 0.5,
-                "cls_iw": 1e-3,
-                "cls_iw_head_input": 0.3 if method == "cluster" else 1e-3,
-                "eval_sentences": 4,
-                **{f"cls_{c}_layers": [1e-3, 2e-3] for c in LAYER_COLUMNS[5:]},
-            }
+            record = dict(train_examples=8, settings={"epochs": 2}, steps=2, eval_sentences=4)
+            record |= dict(scores={"accuracy": 0.5}, majority_baseline=0.5, cls_iw=1e-3)
+            record["cls_iw_head_input"] = 0.3 if method == "cluster" else 1e-3
+            record |= {f"cls_{c}_layers": [1e-3, 2e-3] for c in LAYER_COLUMNS[5:]}
             path = tmp_path / f"{method}{seed}.json"
             path.write_text(json.dumps(record))
             files.append(path)
@@ -230,24 +202,15 @@ def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
     from isotropy.verdicts.tolerances import STAND_IN
 
     config = load_config(["config.yaml", "config/offline.yaml"])
-    runs = pd.DataFrame(
-        [
-            {
-                "model": "miniLM",
-                "task": "rte",
-                "method": method,
-                "seed": seed,
-                "train_examples": 256,
-                "epochs": 2,
-                "accuracy": 0.5 + 0.01 * seed,
-                "cls_iw_head_input": 0.3 if method == "cluster" else 1e-4,
-                "majority_baseline": 0.4,  # learned: judged, as the stand-in it is
-                "eval_sentences": 277,
-            }
-            for method in ("none", "cluster")
-            for seed in (0, 1, 2)
-        ]
-    )
+    # majority_baseline 0.4: learned, judged as the stand-in it is
+    rows = [
+        dict(model="miniLM", task="rte", method=method, seed=seed, train_examples=256, epochs=2)
+        | dict(accuracy=0.5 + 0.01 * seed, cls_iw_head_input=0.3 if method == "cluster" else 1e-4)
+        | dict(majority_baseline=0.4, eval_sentences=277)
+        for method in ("none", "cluster")
+        for seed in (0, 1, 2)
+    ]
+    runs = pd.DataFrame(rows)
     table = compare_results({"rajaee_cls_runs": runs}, config, StandIns(), {"geometry"})
     rows = table[table["quantity"].str.startswith("rte_finetuned")]
     assert len(rows) == 4 and set(rows["verdict"]) == {STAND_IN}
