@@ -123,21 +123,11 @@ def write_geometry(tmp_path: Path) -> dict[str, pd.DataFrame]:
     lid.append(("word2vec", "static", "", None, "cosine", 7.9, 7.9))
     lid_table = pd.DataFrame(lid, columns=lid_columns).assign(seed=0, k=100, n=10_000)
     lid_table["dim"] = lid_table["kind"].map({"contextual": 384, "static": 50})
-    cosine = pd.DataFrame(
-        {
-            "model": "miniLM",
-            "kind": "contextual",
-            "layer": range(3),
-            "s_inter": [0.3, 0.4, 0.5],
-            "s_intra": 0.7,
-            "s_inter_adjusted": [0.01, -0.01, 0.01],
-            "s_intra_adjusted": 0.5,
-            # layer 0: one cluster (not judged); layers 1-2: the within-cluster IsoScore ratio
-            "n_clusters": [1, 3, 3],
-            "isoscore_within": [None, 0.1, 0.2],
-            "isoscore_within_ratio": [None, 0.9, 0.8],
-        }
-    )
+    cosine = dict(model="miniLM", kind="contextual", layer=range(3), s_inter=[0.3, 0.4, 0.5])
+    cosine |= dict(s_intra=0.7, s_inter_adjusted=[0.01, -0.01, 0.01], s_intra_adjusted=0.5)
+    # layer 0: one cluster (not judged); layers 1-2: the within-cluster IsoScore ratio
+    cosine |= dict(n_clusters=[1, 3, 3], isoscore_within=[None, 0.1, 0.2])
+    cosine = pd.DataFrame(cosine | {"isoscore_within_ratio": [None, 0.9, 0.8]})
     methods = (
         ("none", 1, 0, 83.5, 81.0, 0.156),
         ("centring", 1, 0, 83.0, 80.0, 0.2),
@@ -239,12 +229,8 @@ def test_the_join_is_generic_and_the_papers_supersense_data_is_checked(config):
     paper's own data, no stand-in: its count is judged."""
     published = read_published()
     extra = published[published["source"] == "Table 1, row supersense, column items"].copy()
-    extra[["paper", "source", "value", "paper_value"]] = [
-        "Tikhonov et al. 2023",
-        "their word list, labelled nouns",
-        "2,275",
-        2275.0,
-    ]
+    values = ["Tikhonov et al. 2023", "their word list, labelled nouns", "2,275", 2275.0]
+    extra[["paper", "source", "value", "paper_value"]] = values
     supersense = [("word2vec", "supersense", 2275, 2275, 300, 26, 690_326)]
     table1 = pd.DataFrame(supersense, columns=TABLE1_COLUMNS)
     stand = StandIns(**describe_stand_ins(config, None))  # online: word2vec itself

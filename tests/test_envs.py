@@ -107,12 +107,8 @@ def parse_rules() -> dict[str, dict]:
     rules = {}
     for name, (file, body) in rule_bodies().items():
         found = {key: value.strip("\"',") for key, value in directive.findall(body)}
-        rules[name] = {
-            "file": file,
-            "conda": found.get("conda"),
-            "script": found.get("script"),
-            "action": bool(found),
-        }
+        rules[name] = dict(file=file, conda=found.get("conda"), script=found.get("script"))
+        rules[name]["action"] = bool(found)
     return rules
 
 

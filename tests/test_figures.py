@@ -120,19 +120,12 @@ def test_checker_passes_a_clean_figure_and_strict_mode_raises(tmp_path):
 def _traces(setups, seeds=(0, 1), steps=20):
     rng = np.random.default_rng(0)
     step = np.arange(steps)
-    frames = [
-        pd.DataFrame(
-            {
-                "encoder": encoder,
-                "dataset": dataset,
-                "seed": seed,
-                "step": step,
-                "isoscore": np.exp(-step / 3) * 0.5 + rng.random(steps) * 1e-3,
-                "silhouette": np.linspace(0.0, 0.6, steps) + rng.random(steps) * 0.01,
-            }
-        )
-        for (encoder, dataset), seed in itertools.product(setups, seeds)
-    ]
+    frames = []
+    for (encoder, dataset), seed in itertools.product(setups, seeds):
+        isoscore = np.exp(-step / 3) * 0.5 + rng.random(steps) * 1e-3
+        silhouette = np.linspace(0.0, 0.6, steps) + rng.random(steps) * 0.01
+        run = dict(encoder=encoder, dataset=dataset, seed=seed, step=step)
+        frames.append(pd.DataFrame(run | dict(isoscore=isoscore, silhouette=silhouette)))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -175,16 +175,10 @@ def test_the_page_opens_on_the_summary_and_the_forest_plot_then_the_run(tmp_path
     table, pdf, png = small_table(), tmp_path / "forest.pdf", tmp_path / "forest.png"
     # saved through isotropy.plots.checks.save_figure: an overlap raises (tests/conftest.py)
     assert len(plot_forest(table, pdf, png, preview="PREVIEW (make preview): seed 0")) == 7
-    forest = forest_html(
-        png.read_bytes(),
-        "the caption <b>",
-        table,
-        undrawn=undrawn_rows(table),
-        listed=listed_rows(table),
-    )
-    claims = pd.DataFrame(
-        [{"statement": "s", "setup": "miniLM/polarity", "verdict": "supported", "paper": "p"}]
-    )
+    rows = dict(undrawn=undrawn_rows(table), listed=listed_rows(table))
+    forest = forest_html(png.read_bytes(), "the caption <b>", table, **rows)
+    claim = {"statement": "s", "setup": "miniLM/polarity", "verdict": "supported", "paper": "p"}
+    claims = pd.DataFrame([claim])
     page = overview_html(
         claims, table, studies=["main"], seeds={"main": [0]}, stand_ins={}, forest=forest
     )
