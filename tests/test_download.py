@@ -276,14 +276,8 @@ def zip_bytes(members: dict[str, bytes], compression: int = zipfile.ZIP_STORED) 
 
 
 def params(name: str, urls: list[str], kind: str | None = None, sha256=None) -> dict:
-    return {
-        "name": name,
-        "kind": kind or sources.source_kind(name),
-        "urls": urls,
-        "sha256": sha256 or [None] * len(urls),
-        "mirror_files": [],
-        "mirror": None,
-    }
+    found = dict(name=name, kind=kind or sources.source_kind(name), urls=urls)
+    return found | dict(sha256=sha256 or [None] * len(urls), mirror_files=[], mirror=None)
 
 
 def mirror_params(name: str, config: dict, mirror: Path) -> dict:
@@ -355,11 +349,8 @@ def test_nlpl_zip_gives_model_bin_not_macos_debris_and_a_text_gz_is_read_as_text
     binary = (tmp_path / "model.bin").read_bytes()  # and a macOS copy its pattern would match
     archive = zip_bytes({"meta.json": b"{}", "model.bin": binary, "__MACOSX/._model.bin": b"x"})
     http.routes["/222.zip"] = archive
-    sources.fetch_source(
-        "word2vec",
-        params("word2vec", [http.url("/222.zip")], kind="word_vectors"),
-        tmp_path / "raw",
-    )
+    word2vec = params("word2vec", [http.url("/222.zip")], kind="word_vectors")
+    sources.fetch_source("word2vec", word2vec, tmp_path / "raw")
     path = word_vectors_file(tmp_path / "raw")
     assert path.name == "model.bin"
     assert is_word2vec_binary(path)
@@ -413,13 +404,9 @@ def test_source_params_follow_config_however_snakemake_read_it(config):
     """Snakemake reads the audit's JSON configuration as OrderedDicts: a source's params must
     have the same repr (what Snakemake compares), or every such download looks re-configured."""
     p = sources.source_params(config, "glue_mrpc")
-    assert (
-        p["kind"] == "glue"
-        and len(p["urls"]) == 2
-        and p["sha256"] == config["sources"]["glue_mrpc"]["sha256"]
-        and p["bytes"] == [1047044, 6222]
-        and p["mirror"] is None
-    )
+    assert p["kind"] == "glue" and len(p["urls"]) == 2 and p["mirror"] is None
+    assert p["sha256"] == config["sources"]["glue_mrpc"]["sha256"]
+    assert p["bytes"] == [1047044, 6222]
     assert "git_blob" not in p  # a key only where given: the others' params stay as they were
     with pytest.raises(ValueError, match="not in config"):
         sources.source_params(config, "nope")
@@ -468,9 +455,8 @@ def test_mirror_polarity_wrong_encoding_names_file_and_line(tmp_path, config):
     files = {"polarity/rt-polarity.pos": latin, "polarity/rt-polarity.neg": b"bad\n"}
     mirror = small_mirror(tmp_path, files=files)
     with pytest.raises(ValueError, match=r"polarity/rt-polarity.pos, line 3: .* not valid utf-8"):
-        sources.fetch_source(
-            "polarity", mirror_params("polarity", config, mirror), tmp_path / "raw"
-        )
+        p = mirror_params("polarity", config, mirror)
+        sources.fetch_source("polarity", p, tmp_path / "raw")
 
 
 # ---------------------------------------------------------------------------------------------
