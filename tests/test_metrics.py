@@ -37,10 +37,9 @@ def _anisotropic(n=400, d=30, seed=1):
 
 
 def _clustered(n=400, d=16, centers=4, seed=2):
-    x, y = make_blobs(
+    return make_blobs(
         n_samples=n, n_features=d, centers=centers, cluster_std=1.5, random_state=seed
     )
-    return x, y
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +118,8 @@ def test_metrics_equal_their_references_on_minilm(minilm):
         expected = float(IsoScore_star(points, sigma, zeta))
         ours = M.isoscore_star(torch.from_numpy(points), sigma, zeta)
         assert float(ours) == pytest.approx(expected, abs=1e-6)
-    assert M.silhouette(vectors, labels) == pytest.approx(
-        silhouette_score(points, labels), abs=1e-6
-    )
+    expected = silhouette_score(points, labels)
+    assert M.silhouette(vectors, labels) == pytest.approx(expected, abs=1e-6)
     # the same data for both: skdim would otherwise round float32 distances, we use float64
     reference = skdim.id.TwoNN().fit(points).dimension_
     assert M.twonn_dimension(vectors) == pytest.approx(reference, abs=1e-6)
@@ -237,9 +235,8 @@ def _long_clusters():
     # float32 distances per cluster and block column; uncentred points make cancellation likely.
     rng = np.random.default_rng(16)
     labels = rng.integers(0, 20, size=6000)
-    return (rng.normal(size=(6000, 64)) + (labels[:, None] % 5) * 0.3 + 5.0).astype(
-        np.float32
-    ), labels
+    x = rng.normal(size=(6000, 64)) + (labels[:, None] % 5) * 0.3 + 5.0
+    return x.astype(np.float32), labels
 
 
 def _float32_blocks():
@@ -331,9 +328,8 @@ def test_average_cosine_similarity_matches_all_pairs_mean():
     # four of them (1.3e-3) fail a point paired with itself (cosine 1 in 1/60 of the
     # pairs: +2.4e-3).
     tolerance = 4 * pairs.std() / np.sqrt(200_000)
-    assert M.average_cosine_similarity(x, n_pairs=200_000) == pytest.approx(
-        pairs.mean(), abs=tolerance
-    )
+    found = M.average_cosine_similarity(x, n_pairs=200_000)
+    assert found == pytest.approx(pairs.mean(), abs=tolerance)
     assert M.average_cosine_similarity(x, seed=1) == M.average_cosine_similarity(x, seed=1)
     same = np.ones((5, 3)) * np.arange(1, 6)[:, None]
     assert M.average_cosine_similarity(same) == pytest.approx(1.0)
@@ -468,15 +464,10 @@ def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
     s1, s2 = np.sign(vectors[0, 0]), np.sign(vectors[1, 1])
     z = [np.exp(s1) + np.exp(2 * s1) + 1, 2 + np.exp(s2 / 2)]
     assert M.partition_isotropy(w) == pytest.approx(min(z) / max(z), rel=1e-12)
-    every_sign = [
-        np.exp(1) + np.exp(2) + 1,
-        np.exp(-1) + np.exp(-2) + 1,
-        2 + np.exp(0.5),
-        2 + np.exp(-0.5),
-    ]
-    assert M.partition_isotropy(w, signs="both") == pytest.approx(
-        min(every_sign) / max(every_sign), rel=1e-12
-    )
+    every_sign = [np.exp(1) + np.exp(2) + 1, np.exp(-1) + np.exp(-2) + 1]
+    every_sign += [2 + np.exp(0.5), 2 + np.exp(-0.5)]
+    both = min(every_sign) / max(every_sign)
+    assert M.partition_isotropy(w, signs="both") == pytest.approx(both, rel=1e-12)
     # uncentred MiniLM-like cloud: the authors' function, and the sign-free value below it
     rng = np.random.default_rng(21)
     x = rng.normal(size=(500, 12)) * np.linspace(0.1, 0.6, 12) + 0.3
