@@ -68,9 +68,8 @@ def test_eq1_is_inter_minus_intra_against_scipy_pairs():
     squared = (d**2)[y[:, None] != y[None, :]].sum() - (d**2)[same].sum()
     assert float(O.silhouette_objective(x, y, "squared")) == pytest.approx(squared, rel=1e-12)
     # the intra sum is subtracted: adding it instead is a different number
-    assert float(O.silhouette_objective(x, y)) != pytest.approx(
-        d[y[:, None] != y[None, :]].sum() + d[same].sum(), rel=1e-6
-    )
+    added = d[y[:, None] != y[None, :]].sum() + d[same].sum()
+    assert float(O.silhouette_objective(x, y)) != pytest.approx(added, rel=1e-6)
 
 
 @pytest.mark.covers("mickus:eq1")
@@ -152,9 +151,8 @@ def test_eq2_is_maximal_exactly_for_isotropic_variances(cloud, glove):
     x = {"random": _random(), "glove": glove}[cloud]
     value = float(O.isotropy_objective(x))
     assert 0 < value < 1
-    assert float(O.isoscore_from_cosine(value, x.shape[1])) == pytest.approx(
-        M.isoscore(x), abs=1e-9
-    )
+    isoscore = float(O.isoscore_from_cosine(value, x.shape[1]))
+    assert isoscore == pytest.approx(M.isoscore(x), abs=1e-9)
     white = np.linalg.svd(x - x.mean(0), full_matrices=False)[0] * math.sqrt(len(x) - 1)
     assert float(O.isotropy_objective(white)) == pytest.approx(1.0, abs=1e-9)
     assert M.isoscore(white) == pytest.approx(1.0, abs=1e-9)
@@ -176,9 +174,8 @@ def test_all_distinct_labels_reach_both_optima():
     """Distinct labels: Eq. (1) (squared distances, unit sphere) at its bound and IsoScore 1."""
     x = O.cross_polytope(6)
     labels = np.arange(len(x))
-    assert float(O.silhouette_objective(x, labels, "squared")) == pytest.approx(
-        _sphere_bound(len(x)), rel=1e-12
-    )
+    eq1 = float(O.silhouette_objective(x, labels, "squared"))
+    assert eq1 == pytest.approx(_sphere_bound(len(x)), rel=1e-12)
     assert M.isoscore(x) == pytest.approx(1.0, abs=1e-12)
     assert float(O.isotropy_objective(x)) == pytest.approx(1.0, abs=1e-12)
 
@@ -207,9 +204,8 @@ def test_repeated_labels_can_reach_both_when_classes_exceed_d():
     vertices = O.regular_simplex(d + 1, d)
     labels = np.repeat(np.arange(d + 1), 3)
     cloud = vertices[labels]
-    assert float(O.silhouette_objective(cloud, labels, "squared")) == pytest.approx(
-        _sphere_bound(len(cloud)), rel=1e-12
-    )
+    eq1 = float(O.silhouette_objective(cloud, labels, "squared"))
+    assert eq1 == pytest.approx(_sphere_bound(len(cloud)), rel=1e-12)
     assert M.isoscore(cloud) == pytest.approx(1.0, abs=1e-12)
     assert O.collapsed_isoscore_bound(d + 1, d) == 1.0
     jittered = cloud + 1e-6 * np.random.default_rng(0).normal(size=cloud.shape)
@@ -385,9 +381,8 @@ def test_eq3_optimum_need_not_be_a_silhouette_optimum_with_unbalanced_classes():
     points = np.zeros((3, d))
     points[0, 0], points[1:, 0], points[1:, 1] = 1.0, -0.75, [7**0.5 / 4, -(7**0.5) / 4]
     layout = points[y.numpy()]
-    assert float(O.silhouette_objective(layout, y, "squared")) == pytest.approx(
-        _sphere_bound(n), rel=1e-12
-    )
+    eq1 = float(O.silhouette_objective(layout, y, "squared"))
+    assert eq1 == pytest.approx(_sphere_bound(n), rel=1e-12)
     assert float(O.best_classifier_value(layout, y)) < float(O.best_classifier_value(x, y)) - 1e-4
 
 
@@ -431,17 +426,15 @@ def test_section2_probe_matches_the_objective_functions(multilabel):
     clusters = np.unique(M.cluster_ids(problem.targets), return_inverse=True)[1].reshape(-1)
     eq1 = O.silhouette_objective(x, clusters, mean=True)
     assert float(state["eq1_objective"]) == pytest.approx(float(eq1), rel=1e-5)
-    assert float(state["intra_class_spread"]) == pytest.approx(
-        float(O.intra_class_spread(x, clusters)), rel=1e-9
-    )
+    spread = float(O.intra_class_spread(x, clusters))
+    assert float(state["intra_class_spread"]) == pytest.approx(spread, rel=1e-9)
     if multilabel:
         t = torch.from_numpy(problem.targets).double()
         eq3 = float((t * (x @ w.T)).sum())
     else:
         eq3 = float(O.linear_objective(x, problem.targets, w))
-        assert float(state["class_vector_distance"]) == pytest.approx(
-            float(O.class_vector_distance(x, problem.targets, w)), rel=1e-9
-        )
+        distance = float(O.class_vector_distance(x, problem.targets, w))
+        assert float(state["class_vector_distance"]) == pytest.approx(distance, rel=1e-9)
     assert float(state["eq3_objective"]) * len(x) == pytest.approx(eq3, rel=1e-9)
 
 
