@@ -198,11 +198,8 @@ def _curves(ax: Axes) -> list[tuple[str, object]]:
             for child in container.get_children():
                 inside.add(id(child))
     lines = [line for line in ax.lines if line.get_gid() != DECORATION]
-    points = [
-        c
-        for c in ax.collections
-        if isinstance(c, PathCollection) and len(np.asarray(c.get_offsets()))
-    ]
+    shown = [c for c in ax.collections if isinstance(c, PathCollection)]
+    points = [c for c in shown if len(np.asarray(c.get_offsets()))]
     loose = [a for a in lines + points if a.get_visible() and id(a) not in inside]
     return curves + [(str(artist.get_label() or ""), artist) for artist in loose]
 

@@ -274,11 +274,8 @@ def third_partyimported_modules(script: Path) -> set[str]:
         elif member in mod.aliases:  # re-exported name
             todo.append(mod.aliases[member])
     needed = {n.split(".")[0] for n in raw}
-    return (
-        {top for top in needed if top not in sys.stdlib_module_names}
-        - PROVIDED
-        - {"__future__", "__main__"}
-    )
+    provided = PROVIDED | {"__future__", "__main__"}
+    return {top for top in needed if top not in sys.stdlib_module_names} - provided
 
 
 SCRIPT_RULES = sorted(
@@ -330,11 +327,9 @@ def test_post_deploy_installs_the_project_package(tmp_path):
     venv = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     bin_dir = venv / "bin"
-    env = {
-        "PATH": f"{bin_dir}:/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    }
+    env = dict(
+        PATH=f"{bin_dir}:/usr/bin:/bin", HOME=str(tmp_path), PIP_DISABLE_PIP_VERSION_CHECK="1"
+    )
     post_deploy = ["bash", str(ENVS / "torch.post-deploy.sh")]
     result = run_captured(post_deploy, cwd=ROOT, env=env, timeout=300)
     if (
@@ -344,16 +339,8 @@ def test_post_deploy_installs_the_project_package(tmp_path):
         pytest.skip("PyPI unreachable: pip cannot fetch the build backend (setuptools)")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     # No dependencies were installed: the environment file pins those, not pip.
-    check = run_captured(
-        [
-            str(bin_dir / "python"),
-            "-c",
-            "import isotropy, isotropy.io, sys; print(isotropy.__file__)",
-        ],
-        cwd=tmp_path,
-        env=env,
-        timeout=60,
-    )
+    code = "import isotropy, isotropy.io, sys; print(isotropy.__file__)"
+    check = run_captured([str(bin_dir / "python"), "-c", code], cwd=tmp_path, env=env, timeout=60)
     assert check.returncode == 0, check.stderr
     assert (
         Path(check.stdout.strip()).resolve()

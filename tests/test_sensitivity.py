@@ -211,12 +211,8 @@ def test_figures_state_their_settings():
     figure = r_by_condition(table, "1000 updates, test settings", {})
     texts = " ".join(t.get_text() for t in figure.texts)
     assert "1000 updates, test settings" in texts and "t-interval over 5 seeds" in texts
-    traces = pd.concat(
-        [
-            _trace(s, 1.0).assign(setup="supersense", vectors="word2vec", label_set="all")
-            for s in range(3)
-        ]
-    )
+    setup = dict(setup="supersense", vectors="word2vec", label_set="all")
+    traces = pd.concat([_trace(s, 1.0).assign(**setup) for s in range(3)])
     figure = phases(traces, "phase settings", {})
     assert "phase settings" in " ".join(t.get_text() for t in figure.texts)
     # seeds, minima, their lines
@@ -308,10 +304,7 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     runs = studies.sensitivity.runs(config)
     keys = {"dataset": "setup", "encoder": "vectors", "label_set": "label_set", "lr": "lr_factor"}
     jobs = [
-        (
-            "optimize_sensitivity",
-            {**{k: str(r[v]) for k, v in keys.items()}, "seed": str(r["seed"])},
-        )
+        ("optimize_sensitivity", {k: str(r[v]) for k, v in keys.items()} | {"seed": str(r["seed"])})
         for r in runs
     ]
     lines, total = estimate.describe({**config, "device": "cpu"}, jobs, "cpu", "sensitivity_study")
