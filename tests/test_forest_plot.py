@@ -89,9 +89,8 @@ def test_d_in_units_of_the_margin_puts_every_bands_edges_at_plus_and_minus_one()
     low, high = np.array([-0.05, -0.05, -2.0, 0.0, -0.05]), np.array([0.05, 0.022, 3.0, 0.0, 0.0])
     assert in_margins(low, low, high).tolist() == [-1, -1, -1, 0, -1]
     assert in_margins(high, low, high).tolist() == [1, 1, 1, 0, 0]
-    assert in_margins([0.011, -0.01, 1.5, 5.0, 0.001], low, high) == pytest.approx(
-        [0.22, -0.2, 0.5, math.inf, math.inf]
-    )
+    found = in_margins([0.011, -0.01, 1.5, 5.0, 0.001], low, high)
+    assert found == pytest.approx([0.22, -0.2, 0.5, math.inf, math.inf])
     assert math.isnan(in_margins([NAN], [-1.0], [1.0])[0])
 
 
@@ -280,9 +279,8 @@ def test_the_band_is_the_declared_margin_on_the_judging_scale(tmp_path):
         # of every value the print stands for (±0.0005): the region agrees needs
         z_low, z_high = np.arctanh(paper + 0.0005) - 0.1, np.arctanh(paper - 0.0005) + 0.1
         band = paper - np.tanh(z_high), paper - np.tanh(z_low)
-        assert (table.loc[source, "band_low"], table.loc[source, "band_high"]) == pytest.approx(
-            band
-        )
+        found = (table.loc[source, "band_low"], table.loc[source, "band_high"])
+        assert found == pytest.approx(band)
         assert table.loc[source, "band_high"] < paper + 1  # never past r = -1
     assert (table.loc["c", "band_low"], table.loc["c", "band_high"]) == (0.0, 0.0)
     assert table.loc["d", ["band_low", "band_high", "d_low"]].isna().all()  # a bound: no band
