@@ -65,7 +65,7 @@ PLANTED = [
     # a verdict its page calls near-guaranteed, or a passing ρ no page marks, is no evidence
     (dict(checks=f"{MS}[setup (ours)={P}; paper row~Spearman]"), "reads ['near-guaranteed']"),
     (dict(checks=f"{G}[claim=spearman_strongly_negative]"), "reads ['near-guaranteed']"),
-    # unless what was run says more first: a stand-in's near-guaranteed claim reads stand-in
+    # what was run is read first: a stand-in's near-guaranteed claim reads stand-in
     (dict(checks="docs/istar-gpu.md[setup~λ=-1; claim=negative_lambda_lowers_isoscore]"), STAND),
     # issue 93's eight ways around the rule, each read through the records:
     # 1. a stand-in whose cells never say so (the GloVe trend rows), known from the run's record

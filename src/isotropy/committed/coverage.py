@@ -289,8 +289,7 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
         verdict, setup = cells.get("verdict"), setup_of(cells)
         read = verdict_class(verdict) if verdict else "equal" if _equal(conditions, cited) else ""
         read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
-        # What was run (a stand-in, the tiny run, below scale) names the read before what its
-        # claim can show: a stand-in's near-guaranteed verdict reads stand-in, counted neither way.
+        # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
         if cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values())):
             read = "stand-in"
         elif tiny or known is None or not setup:  # nothing known of the run or the setup
