@@ -150,7 +150,7 @@ def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame,
 
 def verdict_class(verdict: str) -> str:
     word = verdict.strip("*✅❌❔➖ ").casefold()
-    if "near-guaranteed" in word:  # a stand-in's: the row's cells say so (:func:`_table_reads`)
+    if "near-guaranteed" in word:  # a page marks it so (what was run goes first: _table_reads)
         return "near-guaranteed"
     return next((c for c, starts in CLASSES.items() if word.startswith(starts)), "undecided")
 
@@ -289,15 +289,16 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
         verdict, setup = cells.get("verdict"), setup_of(cells)
         read = verdict_class(verdict) if verdict else "equal" if _equal(conditions, cited) else ""
         read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
-        if tiny or known is None or not setup:  # nothing known of the run or the setup
+        # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
+        if cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values())):
+            read = "stand-in"
+        elif tiny or known is None or not setup:  # nothing known of the run or the setup
             read = "tiny" if tiny else {"equal": "computed", "for": "undecided"}.get(read, read)
             read = "undecided" if read == "against" else read
-        elif not on_paper(known, setup) and read != "near-guaranteed":
+        elif not on_paper(known, setup):
             read = "stand-in"
-        elif short and read in ("for", "against", "equal"):
+        elif short and read in ("for", "against", "equal", "near-guaranteed"):
             read = "below scale"
-        if cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values())):
-            read = "stand-in" if read != "near-guaranteed" else read
         reads.add(read)
         if verdict:  # the verdict, and what the record says of it
             word, tag = _short(verdict), "" if tiny else TAGS.get(read, "")

@@ -125,7 +125,8 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path, again=Fals
         markdown_table(shown),
         "Each seed's difference, p and smallest detectable difference, as above:"
         if again
-        else "Each seed's difference (λ minus no regulariser, same seed), the raw and the "
+        else "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
+        f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), the raw and the "
         "Holm-adjusted one-sided p, and the smallest difference these seeds detect (power 0.8, at "
         "the family's strictest Holm level α/m, with the seeds' own spread; each family is the "
         "poster's, Rudman & Eickhoff 2024):",

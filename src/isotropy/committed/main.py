@@ -12,14 +12,13 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed import optimisation
-from isotropy.committed.optimisation import seed_ends, signed
+from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
 from isotropy.io import checked_record, markdown_table
 from isotropy.metrics import registry
 from isotropy.statistics import TREND_SESOI, TREND_SOURCE
 from isotropy.summaries import correlation_table
-from isotropy.verdicts.measurements.optimisation import SEEDS_VARY
-from isotropy.verdicts.tolerances import AGREES, CONSISTENT
+from isotropy.verdicts.tolerances import AGREES, CONSISTENT, NEAR_GUARANTEED, near_guaranteed
 from isotropy.workflow.targets import every_nth_update
 
 RUN = optimisation.run_file("main")
@@ -57,7 +56,7 @@ def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
         return f"{words} (margin {range_}, D = paper − ours)"
     if row["quantity"] == "spearman_rho" and row["verdict"] == CONSISTENT:
         return f"{words} ({_monotone_words(traces, row['setup'])})"
-    return words
+    return f"{words} ({NEAR_GUARANTEED})" if near_guaranteed(row) else words
 
 
 def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
@@ -113,18 +112,6 @@ def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
     return table[table["claim"].isin(TRENDS)].reset_index(drop=True)
 
 
-def ends_by_setup(traces: pd.DataFrame) -> pd.DataFrame:
-    """:func:`seed_ends` one row per setup: a value once where every seed has it, else each's."""
-    ends = seed_ends(traces)
-    for name in ("IsoScore", "silhouette"):
-        pair = ends.pop(f"{name} first → last").str.split(" → ")
-        ends[f"{name} first"], ends[f"{name} last"] = pair.str[0], pair.str[1]
-    table = ends.groupby("setup", sort=False).agg(
-        lambda values: values.iloc[0] if values.nunique() == 1 else ", ".join(map(str, values))
-    )
-    return table.reset_index().rename(columns={"seed": "seeds"})
-
-
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
     record, trends = checked_record(root, RUN), trend_claims(root)
@@ -148,12 +135,12 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         "§3's trends judged on this run by the claims page's code (one Holm family with the "
         f"study's other claims; last step − step 0 beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
         "`seeds_agree`: the larger std / |mean change| below 0.05; the seeds vary "
-        f"{SEEDS_VARY}):",
+        f"{seeds_vary('main', traces)}):",
         "",
         markdown_table(shown_trends),
         "Each seed's ends (one value where every seed's prints the same, else each in seed order):",
         "",
-        markdown_table(ends_by_setup(traces)),
+        markdown_table(seed_ends(traces)),
     ]
     return "\n".join(lines) + device_block(root, traces)
 

@@ -180,14 +180,29 @@ def signed(value: Any, digits: int = 4) -> str:
     return "–" if not math.isfinite(number) else f"{number:+.{digits}f}".replace("-", "−")
 
 
+def _once(values) -> str:
+    """One value where every seed prints the same, else each seed's in seed order."""
+    shown = [str(v) for v in values]
+    return shown[0] if len(set(shown)) == 1 else ", ".join(shown)
+
+
 def seed_ends(traces: pd.DataFrame) -> pd.DataFrame:
-    """Each seed's steps and its IsoScore and silhouette at the first and the last of them."""
+    """Per setup: its seeds, steps recorded, both metrics' ends (:func:`_once`)."""
     rows = []
-    for (encoder, dataset, seed), run in traces.sort_values("step").groupby(list(KEYS)):
-        ends = {
-            f"{name} first → last": " → ".join(map(signed, run[column].iloc[[0, -1]]))
-            for column, name in (("isoscore", "IsoScore"), ("silhouette", "silhouette"))
-        }
-        rows.append({"setup": f"{encoder}/{dataset}", "seed": seed, "steps recorded": len(run)})
-        rows[-1].update(ends)
+    for (encoder, dataset), setup in traces.sort_values("step").groupby(list(KEYS[:2])):
+        runs = [run for _, run in setup.groupby("seed")]
+        row = {"setup": f"{encoder}/{dataset}", "seeds": _once(r["seed"].iloc[0] for r in runs)}
+        row["steps recorded"] = _once(len(r) for r in runs)
+        for column, name in (("isoscore", "IsoScore"), ("silhouette", "silhouette")):
+            for end, at in (("first", 0), ("last", -1)):
+                row[f"{name} {end}"] = _once(signed(r[column].iloc[at]) for r in runs)
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def seeds_vary(study: str, traces: pd.DataFrame) -> str:
+    """What the study's claims say its seeds vary; in how many setups step 0 is the same."""
+    said = {claim.seeds_vary for claim in studies.BY_NAME[study].claims} - {""}
+    first = traces[traces["step"] == 0].groupby(list(KEYS[:2]))[["isoscore", "silhouette"]]
+    same = (first.nunique() == 1).all(axis=1)
+    return f"{'; '.join(sorted(said))}; step 0 equal across seeds in {same.sum()} of {len(same)}"

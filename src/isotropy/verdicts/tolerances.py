@@ -346,18 +346,20 @@ def simpson_flag(measured: Mapping[str, Any]) -> str:
 
 
 ON_STAND_IN = "on a stand-in"
-# Spearman ρ of IsoScore against silhouette: ±1 for any two strictly monotone series, so a ρ
-# that passes its bound is near-guaranteed, shown so and never counted as evidence.
-NEAR_GUARANTEED_ROWS = frozenset({"spearman_rho", "spearman_strongly_negative"})
+# Claims and every-run correlation bounds supported in over 5% of their planted null, never
+# counted (tests/test_near_guaranteed.py finds the set); agreeing with a printed number is not.
+NEAR_GUARANTEED_ROWS = frozenset(
+    {"spearman_rho", "pearson_r", "spearman_strongly_negative", "pearson_negative"}
+    | {"negative_lambda_lowers_isoscore"}
+)
 NEAR_GUARANTEED = "near-guaranteed: not counted"
-WHY_NEAR_GUARANTEED = "a Spearman ρ within its bound; ρ = ±1 for any two strictly monotone series"
-PASSES = (AGREES, CONSISTENT, "supported")
+WHY_NEAR_GUARANTEED = "its null reads supported over 5% of the time"
 
 
 def near_guaranteed(row: Mapping[str, Any]) -> bool:
-    """Whether a row passes only as near-guaranteed (a ρ failing its bound is evidence)."""
+    """Whether a row passes only as near-guaranteed (a bound it fails is evidence)."""
     names = {str(row.get("quantity", "")), str(row.get("claim", ""))}
-    return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in PASSES
+    return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in (CONSISTENT, "supported")
 
 
 def said(on_stand_in: bool, row: Mapping[str, Any]) -> str:

@@ -233,7 +233,7 @@ def _spread_row(
 
 
 # What the seeds of a direct optimisation vary.
-SEEDS_VARY = "only the classifier's start and the metric sample: identical starting points"
+SEEDS_VARY = "only the classifier's start and any metric sample: the same starting embeddings"
 
 
 def optimisation_claims(
