@@ -70,8 +70,6 @@ def test_a_planted_edit_of_a_committed_file_or_a_page_is_told(run, tmp_path):
 
 
 # --- appendix A's committed run, followed on the golden tiny run's GLUE outputs -----------
-
-
 @pytest.fixture(scope="module")
 def glue_results(tmp_path_factory) -> Path:
     """The golden tiny run's GLUE study laid out as a run's results/glue, and its effective
@@ -178,16 +176,19 @@ def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(
     root, elsewhere = ["--root", str(tmp_path)], ["--root", str(tmp_path / "docs")]
     copy = ["copy", "glue", str(tmp_path)]
     effective = ["--effective-config", str(glue_results / "effective.yaml")]
+    (link := tmp_path / "facts.json").symlink_to(glue_results / "effective.yaml")  # was followed
     for argv in (
         [*root, *copy, *effective],
         [*root, *copy, "--facts", str(tmp_path)],
+        [*root, *copy, "--facts", str(link)],
         [*elsewhere, "check"],
         [*elsewhere, *copy, *effective],
     ):
         with pytest.raises(SystemExit, match="2"):  # one line, never a traceback
             command(argv)
     said = capsys.readouterr().err
-    assert "table2.csv is missing" in said and f"--facts {tmp_path}: [Errno 21]" in said
+    assert "table2.csv is missing" in said and f"--facts: {tmp_path}: is a folder" in said
+    assert f"--facts: {link}: cannot be opened (a link on its path)" in said
     assert said.count(f"--root {tmp_path / 'docs'} is not this repository: no docs/data") == 2
     extensions = next(run for run in REGISTRY if run.name == "extensions")
     (tmp_path / "docs/extensions.md").write_text("no markers\n", encoding="utf-8")

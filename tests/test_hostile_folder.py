@@ -30,8 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # --- links where the workflow writes: neither written through nor read into the report -------
-
-
 def test_a_linked_results_folder_itself_is_allowed(tmp_path):
     """A whole results folder on a scratch disk is a user's choice, not a planted link."""
     scratch = tmp_path / "scratch"
@@ -43,8 +41,6 @@ def test_a_linked_results_folder_itself_is_allowed(tmp_path):
 
 
 # --- an overlay's paths and names stay inside their folders ---------------------------------
-
-
 def _corpus(**fields) -> dict:
     corpus = {"name": "mine", "source": "hf_wikitext2", "format": "lines", "file": "a.txt"}
     return {"geometry": {"clusters": {"corpus": {**corpus, **fields}}}}
@@ -84,8 +80,6 @@ def test_a_learning_rate_of_1e308_is_named_as_divergence_where_it_runs():
 
 
 # --- damaged traces whose records were updated to match -------------------------------------
-
-
 @pytest.mark.parametrize(
     "damage, said",
     [("cut", "it has 6 rows, but its run recorded 13 steps"), ("nan", "silhouette holds NaN")],
@@ -115,8 +109,6 @@ def test_checking_a_trace_takes_little_memory_beyond_the_table():
 
 
 # --- two reports at once; a report or an audit table killed while written ---------------------
-
-
 def _make_report_until(workdir: Path, written: str) -> subprocess.Popen:
     """``make report`` started in a session of its own, once it has written ``written`` (or
     after a minute)."""
@@ -161,17 +153,13 @@ def test_an_audit_table_killed_while_written_leaves_the_last_whole_one(tmp_path)
     table = tmp_path / "audit.tsv"
     table.write_text("file\tstatus\tcheck\treason\nold\tok\tall\t\n")
     # The writer kills itself (SIGKILL) in the middle of writing its rows.
-    code = f"""
-import os, signal
-from isotropy.audit import write_tsv
-from isotropy.audit import Finding
-
+    code = f"""import os, signal
+from isotropy.audit import Finding, write_tsv
 class Dying(Finding):
     def __getattribute__(self, name):
         if name == "reason" and object.__getattribute__(self, "file") == "f500":
             os.kill(os.getpid(), signal.SIGKILL)
         return object.__getattribute__(self, name)
-
 write_tsv([Dying(f"f{{i}}", "ok", "all", "x" * 200) for i in range(1000)], {str(table)!r})
 """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
@@ -400,8 +388,6 @@ def test_a_planted_io_cache_is_never_unpickled(workflow_root, tmp_path):
 
 
 # --- a killed make report ------------------------------------------------------------------------
-
-
 def test_a_killed_make_report_is_finished_by_the_next(tmp_path):
     """After SIGTERM Snakemake removes the half-made comparison; the next report re-makes it."""
     workdir = make_workdir(tmp_path, "TARGET=main_study\n")

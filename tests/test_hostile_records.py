@@ -21,8 +21,6 @@ chain = test_audit.chain
 
 
 # --- nothing a record names is imported -------------------------------------------------------
-
-
 def test_module_source_never_imports(tmp_path, monkeypatch, capsys):
     """find_spec imported the parent package: `this.x` printed the Zen of Python, and a record
     naming `evilmod.x` ran ./evilmod/__init__.py in the audited folder."""
@@ -71,7 +69,7 @@ DAMAGED = {
     "outside": (MANIFEST, {"files": [{"path": "../../etc/passwd", "sha256": "0"}]}, "files/0/path"),
     "mirror_path a number": (MANIFEST, {"inputs": [{"mirror_path": 3}]}, "inputs/0/mirror_path"),
     "url a number": (MANIFEST, {"inputs": [{"url": 1}]}, "does not fit its schema at inputs/0/url"),
-    "huge": (RECORD, b"{}" + b" " * 2**24, "it is larger than 16,777,216 bytes"),  # never read
+    "huge": (RECORD, b"{}" + b" " * 2**24, "past the cap of 16,777,216"),  # never read
 }
 
 

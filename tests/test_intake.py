@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import errno
 import json
 import os
+import re
 import runpy
 import shutil
 import signal
@@ -57,8 +59,6 @@ def _cli(folder: Path, *args: str, timeout: float = 120) -> subprocess.Completed
 
 
 # --- loss: report.html a link to a folder, or a folder ----------------------------------------
-
-
 @pytest.mark.parametrize("planted", ["link to a folder", "file", "partial link"])
 def test_report_html_is_renamed_into_place_never_written_into(tmp_path, planted):
     """A link there, or at report.partial.html, is replaced, what it points to left alone (a
@@ -83,8 +83,6 @@ def test_report_html_is_renamed_into_place_never_written_into(tmp_path, planted)
 
 
 # --- loss and hang: links, hard links, pipes and sockets --------------------------------------
-
-
 def _plant(kind: str, path: Path, outside: Path) -> None:
     """A link to ``outside``, a hard link of it, a pipe or a socket at ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -129,8 +127,6 @@ def test_a_link_hard_linked_file_pipe_or_socket_is_refused_unread(tmp_path, kind
 
 
 # --- wrong: `make report` launders a forgery --------------------------------------------------
-
-
 def _forged(folder: Path) -> None:
     """table.csv edited and its own record rewritten; its consumer's record still names the
     sha256 it was made from."""
@@ -153,8 +149,6 @@ def test_make_report_on_a_forgery_stops_in_one_line_and_re_makes_nothing(tmp_pat
 
 
 # --- wrong: pins from the folder --------------------------------------------------------------
-
-
 WORDS = "supersense_words"  # config/sources.yaml pins its sha256
 
 
@@ -198,8 +192,6 @@ def test_an_audit_configfile_that_is_a_pipe_or_links_to_dev_zero_is_one_line(tmp
 
 
 # --- hang, tracebacks: names in a record that are not paths inside the folder -------------------
-
-
 @pytest.mark.parametrize(
     "name, said",
     [  # hang: hashed as given; tracebacks: an IndexError, "File name too long" of the copy
@@ -252,8 +244,6 @@ def test_an_alias_bomb_or_a_config_nested_100000_deep_is_one_line(tmp_path, text
 
 
 # --- crash: a trace of millions of rows, read whole before any row check ----------------------
-
-
 def test_the_size_and_count_caps_refuse_before_a_copy(tmp_path, monkeypatch):
     """A file over the per-file cap, past the cap in all, or past the file count is refused,
     named, and not copied; what fits is copied."""
@@ -312,8 +302,6 @@ def test_a_killed_audit_leaves_no_workspace_nor_a_staging_folder(tmp_path, monke
 
 
 # --- crash: .snakemake/metadata, .snakemake or logs/effective-config a plain file -------------
-
-
 @pytest.mark.parametrize("name", [".snakemake", ".snakemake/metadata", "logs/effective-config"])
 def test_a_record_folder_that_is_a_file_is_refused(tmp_path, name):
     (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -322,8 +310,6 @@ def test_a_record_folder_that_is_a_file_is_refused(tmp_path, name):
 
 
 # --- crash: a full disk ------------------------------------------------------------------------
-
-
 def test_a_full_disk_is_one_line_naming_the_cause(tmp_path, monkeypatch, capsys):
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "audit.tsv"))
@@ -335,8 +321,6 @@ def test_a_full_disk_is_one_line_naming_the_cause(tmp_path, monkeypatch, capsys)
 
 
 # --- crash: a record nested 100,000 deep, or naming 70,000 inputs (over 200,000 values) ------
-
-
 @pytest.mark.parametrize(
     "record, said",
     [
@@ -377,8 +361,6 @@ def test_each_depth_cap_reads_64_levels_and_refuses_the_65th():
 
 
 # --- each limit bounds what it names; every entry accounted for -------------------------------
-
-
 def _zigzag(value: int) -> bytes:
     """``value`` as Thrift's compact protocol writes an i64: zigzag, then a varint."""
     value, out = 2 * value, b""
@@ -567,3 +549,59 @@ def test_names_never_forge_a_line_of_make_audits_log(tmp_path, monkeypatch, capf
         assert len([line for line in lines if line.startswith("1 files audited")]) == 1, text
         assert text.count("FILE") == 1 and "\x1b" not in text and "\u202e" not in text
     assert "MISMATCH results/x.csv\\nresults_y.csv" in log and "\\u202e" in log
+
+
+# --- the door: a module that reads outside files reads them through isotropy.intake alone -----
+# Modules reading files the project did not just write (docs/reliability.md's table of doors);
+# a tuple: those functions alone. DIRECT: the reads left direct, each with why it is no such file.
+OUTSIDE = {m: () for m in "committed audit provenance trust traces".split()}
+OUTSIDE["io"] = ("commit_files", "checked_record")
+READS = {"open", "fdopen", "read_text", "read_bytes", "read_csv", "read_parquet", "read_json"}
+READS |= {"read_table", "ParquetFile", "load", "safe_load", "loadtxt", "copyfile", "copy2"}
+DIRECT = {
+    ("trust", ""): "the package's records.schema.yaml and the checkout's envs/*.yaml",
+    ("provenance", "hardware"): "/proc/cpuinfo",
+    ("traces", "_parquet"): "bytes the door read (_read_checked)",
+    ("traces", "read_result_table"): "bytes the door read (_read_checked)",
+    ("committed.import_graph", "file_graph"): "the package's own source",
+}
+
+
+def _direct_reads(module: str, source: str, only: tuple[str, ...] = ()) -> set[tuple]:
+    """(module, top-level function or class) of each read of a file but through the door; one
+    of bytes already read (io.BytesIO) or of a file opened to be written is none."""
+    found = set()
+    for unit in (u for u in ast.parse(source).body if not only or getattr(u, "name", "") in only):
+        calls = [c for c in ast.walk(unit) if isinstance(c, ast.Call) and c.args]
+        modes = [c.args[1:2] + [k.value for k in c.keywords if k.arg == "mode"] for c in calls]
+        exempt = {
+            id(c.func)
+            for c, mode in zip(calls, modes)
+            if ast.unparse(c.args[0]).startswith(("io.BytesIO(", "io.StringIO("))
+            or set("wxa") & set(str(getattr((mode or [c])[0], "value", "")))
+        }
+        for node in ast.walk(unit):
+            what = getattr(node, "attr", getattr(node, "id", None) == "open" and "open")
+            door = what in READS and ast.unparse(node).startswith("intake.")
+            if what in READS and id(node) not in exempt and not door:
+                found.add((module, getattr(unit, "name", "")))
+    return found
+
+
+def test_every_module_reading_outside_files_reads_them_through_the_door(tmp_path):
+    found: set[tuple] = set()
+    for path in sorted((ROOT / "src" / "isotropy").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT / "src" / "isotropy").with_suffix("").parts)
+        if (top := module.split(".")[0]) in OUTSIDE:
+            found |= _direct_reads(module.removesuffix(".__init__"), path.read_text(), OUTSIDE[top])
+    assert found == set(DIRECT), sorted(found ^ set(DIRECT))
+    planted = "def f(p):\n    return pd.read_csv(p), open(p, 'w'), intake.read_json(p, 'x')\n"
+    assert _direct_reads("m", planted) == {("m", "f")}
+    (tmp_path / "f").write_bytes(b'a\n"b\xff')  # a quote never closed, a byte not UTF-8
+    for read, said in [(intake.read_csv, "f: not CSV"), (intake.read_text, "f: byte 4 is not")]:
+        with pytest.raises(intake.FolderError, match=said):
+            read(tmp_path, "f")
+    table = (ROOT / "docs/reliability.md").read_text().split("## One door")[1].split("\n## ")[0]
+    rows = [r.split(" | ") for r in table.splitlines() if r.startswith("| ")][1:]
+    assert {m for r in rows for m in re.findall(r"`isotropy\.(\w+)`", r[-1])} == set(OUTSIDE)
+    assert all(hasattr(intake, door) for r in rows for door in re.findall(r"`(\w+)`", r[2]))

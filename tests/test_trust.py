@@ -103,8 +103,6 @@ def test_a_hostile_record_or_damaged_record_is_refused_naming_its_file(tmp_path,
 
 
 # --- make report / make audit: the check runs before Snakemake; no `python -m` imports the folder
-
-
 def _linked_folder(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A folder whose audit log, report overview and a benchmarks folder are links outside it."""
     (tmp_path / "work").mkdir()

@@ -8,6 +8,7 @@ with one link within the caps below (what it refuses: docs/reliability.md).
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import re
@@ -476,6 +477,25 @@ def read_json(root: str | os.PathLike, name: str) -> Any:
         return parse_json(read_inside(root, name))
     except FolderError as error:
         raise FolderError(_named(root, name, error)) from None
+
+
+def read_text(root: str | os.PathLike, name: str, cap: int = MAX_RECORD_BYTES) -> str:
+    """The UTF-8 text of file ``name`` below ``root`` (:func:`read_inside`)."""
+    try:
+        return read_inside(root, name, cap).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise FolderError(_named(root, name, f"byte {error.start:,} is not UTF-8")) from None
+
+
+def read_csv(root: str | os.PathLike, name: str, cap: int = MAX_READ_BYTES // 8) -> Any:
+    """The CSV table (gzipped: ``.gz``) in file ``name`` below ``root``, read by pandas."""
+    import pandas as pd
+
+    data = io.BytesIO(read_inside(root, name, cap))
+    try:
+        return pd.read_csv(data, compression="gzip" if name.endswith(".gz") else None)
+    except ValueError as error:  # pandas' ParserError and EmptyDataError too
+        raise FolderError(_named(root, name, f"not CSV ({escaped(str(error), 120)})")) from None
 
 
 def read_yaml(root: str | os.PathLike, name: str) -> dict[str, Any]:

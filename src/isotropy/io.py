@@ -151,16 +151,18 @@ def commit_files(
     facts: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Copy a finished run beside the docs: each of ``files`` (under ``root``) from its bytes or
-    file, then the JSON record ``root/record``: ``facts`` and every file's sha256 under
-    ``files_sha256``."""
-    root = Path(root)
+    file (read through the door: :func:`isotropy.intake.read_inside`), then the JSON record
+    ``root/record``: ``facts`` and every file's sha256 under ``files_sha256``."""
+    from isotropy.intake import MAX_READ_BYTES, read_inside
+
+    root, digests = Path(root), {}
     for name, source in files.items():
+        if not isinstance(source, bytes):
+            source = read_inside(source.parent, source.name, MAX_READ_BYTES // 8)
         with atomic_path(root / name) as tmp:
-            if isinstance(source, bytes):
-                tmp.write_bytes(source)
-            else:
-                shutil.copyfile(source, tmp)
-    written = {**facts, "files_sha256": {str(name): sha256_file(root / name) for name in files}}
+            tmp.write_bytes(source)
+        digests[str(name)] = hashlib.sha256(source).hexdigest()
+    written = {**facts, "files_sha256": digests}
     write_json(root / record, written)
     return written
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -527,8 +527,8 @@ def write_tables(
     return table
 
 
-def read_seeds(path: str | os.PathLike) -> pd.DataFrame:
-    """A per-seed file (``results/sensitivity/seeds.csv`` or its committed copy)."""
+def read_seeds(path: str | os.PathLike | IO[bytes]) -> pd.DataFrame:
+    """A per-seed file (``results/sensitivity/seeds.csv``, or its committed copy's bytes)."""
     seeds = pd.read_csv(path)
     seeds["lr_factor"] = seeds["lr_factor"].astype(float)
     return seeds

@@ -89,14 +89,10 @@ def read_record(
 ) -> tuple[Any, str | None]:
     """The JSON record at ``path`` and why it cannot be used (None: usable), nesting and values
     capped (:func:`~isotropy.intake.parse_json`, whose ``constants`` it takes)."""
-    try:
-        if path.stat().st_size > intake.MAX_RECORD_BYTES:  # checked before it is read
-            return None, f"it is larger than {intake.MAX_RECORD_BYTES:,} bytes"
-        record = intake.parse_json(path.read_bytes(), constants=constants)
+    try:  # through the door: a regular file, no link, its size capped before it is read
+        record = intake.parse_json(intake.read_inside(path.parent, path.name), constants=constants)
     except intake.FolderError as error:
-        return None, str(error)
-    except OSError as error:
-        return None, f"it cannot be read ({error.strerror})"
+        return None, str(error).removeprefix(f"{intake.escaped(str(path), 300)}: ")
     return record, record_problem(record, validator)
 
 

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from isotropy.committed import BY_NAME, REGISTRY, record
+from isotropy.intake import read_json
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,9 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.into and into.path != args.into:
             parser.error(f"{args.run} has no record {args.into}")
         try:
-            facts = json.loads(args.facts.read_text(encoding="utf-8")) if args.facts else {}
-        except (OSError, ValueError) as error:
-            parser.error(f"--facts {args.facts}: {error}")
+            facts = read_json(args.facts.parent, args.facts.name) if args.facts else {}
+        except ValueError as error:  # the door's FolderError: one line naming the file
+            parser.error(f"--facts: {error}")
         try:  # a run not finished, a page without its markers: one line, nothing written
             run.copy_in(args.root, args.sources, facts, args.effective_config, into)
         except (OSError, ValueError) as error:

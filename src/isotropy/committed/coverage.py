@@ -10,18 +10,16 @@ import csv
 import functools
 import io
 import itertools
-import os
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from isotropy import intake
 from isotropy.committed.record import CommittedRun, Page, page_markers
-from isotropy.io import decode_text, markdown_table
+from isotropy.io import markdown_table
 from isotropy.verdicts.tolerances import near_guaranteed
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -61,30 +59,8 @@ NEEDS |= {"stand-in": {"stand-in", "test"}, "online or GPU only": {"plan"}}
 NEEDS[("not reproduced", "formula")] = {"against", "test"}
 
 
-def read(root: Path, name: str) -> bytes:
-    """``name``'s bytes: a regular file inside ``root``, no link on the way, at most :data:`CAP`
-    bytes; else ValueError saying why in one line."""
-    if problem := intake.name_problem(name):
-        raise ValueError(f"{name} {problem}")
-    try:
-        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fd = intake.open_inside(top, name)
-        finally:
-            os.close(top)
-    except OSError as error:
-        raise ValueError(f"{name} cannot be read inside the repository: {error.strerror}") from None
-    with os.fdopen(fd, "rb") as file:
-        if problem := intake.file_problem(os.fstat(file.fileno())):
-            raise ValueError(f"{name} {problem}")
-        data = file.read(CAP + 1)
-    if len(data) > CAP:
-        raise ValueError(f"{name} is over {CAP:,} bytes: never read")
-    return data
-
-
 def _text(root: Path, name: str) -> str:
-    return decode_text(read(root, name), "utf-8", name)
+    return intake.read_text(root, name, CAP)  # the door: inside, a regular file, capped
 
 
 def rows(root: Path = ROOT) -> pd.DataFrame:
@@ -164,7 +140,7 @@ def record_of(root: Path, file: str) -> str | None:
         if any(str(p.path) == file for p in run.pages) and run.records:
             return str(run.records[0].path)
     for path in sorted((root / "docs/data").glob("*.json")):
-        named = intake.parse_json(read(root, f"docs/data/{path.name}"))
+        named = intake.read_json(root, f"docs/data/{path.name}")
         if file in named.get("files_sha256", {}) or named.get("file") == file:
             return f"docs/data/{path.name}"
     return None
@@ -174,7 +150,7 @@ def record_of(root: Path, file: str) -> str | None:
 def facts(root: Path, record: str) -> dict[str, Any]:
     """A run's facts from its record, else from config.yaml: its study's settings, the encoders
     of models pinned by id and revision (none a stand-in), each data set's encoder, stand-ins."""
-    found, base = intake.parse_json(read(root, record)), yaml.safe_load(_text(root, "config.yaml"))
+    found, base = intake.read_json(root, record), intake.read_yaml(root, "config.yaml")
     study = Path(record).stem.removesuffix("_run").removesuffix("_record")
     config, stand_ins = found.get("config") or {}, found.get("stand_ins") or {}
     models = config.get("models") or base["models"]

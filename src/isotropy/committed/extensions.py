@@ -10,6 +10,7 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
+from isotropy.intake import read_csv
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.verdicts.claims import NOT_DECIDED
 from isotropy.verdicts.extension_answers import claims_table
@@ -39,8 +40,8 @@ def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
 def load(root: Path = Path(".")) -> tuple[pd.DataFrame, dict]:
     """The committed per-seed values and their record; criteria rows recorded without their last
     step get it from the record."""
-    seeds = pd.read_csv(root / SEEDS)
     run = checked_record(root, RUN)
+    seeds = read_csv(root, str(SEEDS))
     criteria = seeds[(seeds["question"] == "criteria") & (seeds["quantity"] == "optimum_step")]
     if "last_step" in run and not (seeds["quantity"] == "last_step").any() and len(criteria):
         last = criteria.assign(quantity="last_step", value=float(run["last_step"]))

@@ -4,7 +4,6 @@ them by a workflow run's verdict code."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from isotropy.committed.record import (
     Page,
     device_calls,
 )
+from isotropy.intake import parse_json, read_csv, read_inside, read_json, read_text
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.studies import BY_NAME, measured_claims
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims, verdict_cells
@@ -45,16 +45,16 @@ def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> 
     after the calls of the grid already committed (a later call finishing a cut one)."""
     runs_file, metrics_file, costs_file, tests_file, record_file = grid_files(prefix)
     records = device_calls(calls)
-    tables = [pd.read_csv(call / "runs.csv") for call in calls if (call / "runs.csv").is_file()]
-    metrics = "".join((c / "metrics.jsonl").read_text(encoding="utf-8") for c in calls)
+    tables = [read_csv(call, "runs.csv") for call in calls if (call / "runs.csv").is_file()]
+    metrics = "".join(read_text(call, "metrics.jsonl") for call in calls)
     earlier: list[dict[str, Any]] = []
     files: dict[Path, bytes | Path] = {costs_file: calls[0] / "costs.csv"}  # measured by the first
     if (root / record_file).is_file():
         committed = checked_record(root, record_file)
         earlier, kept = committed["calls"], set(committed["files_sha256"])
-        tables.insert(0, pd.read_csv(root / runs_file))
-        metrics = (root / metrics_file).read_text(encoding="utf-8") + metrics
-        files = {n: (root / n).read_bytes() for n in (costs_file, tests_file) if str(n) in kept}
+        tables.insert(0, read_csv(root, str(runs_file)))
+        metrics = read_text(root, str(metrics_file)) + metrics
+        files = {n: read_inside(root, str(n)) for n in (costs_file, tests_file) if str(n) in kept}
     runs = pd.concat(tables).sort_values(
         ["regulariser", "lambda", "seed"],
         key=lambda column: column.map(ORDER.index) if column.name == "regulariser" else column,
@@ -151,7 +151,7 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
             "call's measured costs fitted)"
         )
     else:
-        run = json.loads((root / metrics_file).read_text(encoding="utf-8").splitlines()[0])
+        run = parse_json(read_text(root, str(metrics_file)).splitlines()[0])
         rows = f"the whole training split ({run['history'][-1]['step']:,} steps a run)"
     walls = _walls(record)
     missing = sorted(set(calls[-1]["runs_not_started"]))
@@ -173,7 +173,7 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
         f"{walls.max():.0f} s: {walls.idxmax()})."
     )
     if (root / tests_file).is_file():
-        tests = (root / tests_file).read_text(encoding="utf-8").strip().splitlines()[-1]
+        tests = read_text(root, str(tests_file)).strip().splitlines()[-1]
         text += (
             f" The CUDA tests (tests/test_finetune_cuda.py) on the same card: {tests.strip('= ')}."
         )
@@ -196,8 +196,8 @@ def _side_by_side(grids: dict[str, pd.DataFrame]) -> str:
 def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
     runs_file, _, costs_file, _, record_file = grid_files(WHOLE)
     record = checked_record(root, record_file)
-    runs = pd.read_csv(root / runs_file)
-    costs = pd.read_csv(root / costs_file).iloc[0]
+    runs = read_csv(root, str(runs_file))
+    costs = read_csv(root, str(costs_file)).iloc[0]
     # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
     per_run = _walls(record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     grids = {f"{rows:,} rows": subset, "whole split": runs}
@@ -279,9 +279,9 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
 
 def page(root: Path = Path(".")) -> str:
     record = checked_record(root, RECORD)
-    runs = pd.read_csv(root / RUNS)
-    costs = pd.read_csv(root / COSTS).iloc[0]
-    main = json.loads((root / MAIN_RUN).read_text(encoding="utf-8"))
+    runs = read_csv(root, str(RUNS))
+    costs = read_csv(root, str(COSTS)).iloc[0]
+    main = read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
     lines = [
         "# I-STAR at scale on one GPU",

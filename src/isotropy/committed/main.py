@@ -14,6 +14,7 @@ import pandas as pd
 from isotropy.committed import optimisation
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
+from isotropy.intake import read_csv
 from isotropy.io import checked_record, markdown_table
 from isotropy.metrics import registry
 from isotropy.statistics import TREND_SESOI, TREND_SOURCE
@@ -178,7 +179,7 @@ def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
 def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
     """The page's section on the run repeated on another device."""
     record = checked_record(root, H100_RUN)
-    table = device_differences(cpu, pd.read_csv(Path(root) / H100_TRACES))
+    table = device_differences(cpu, read_csv(root, str(H100_TRACES)))
     shown = pd.DataFrame(
         {"setup": table["encoder"] + "/" + table["dataset"], "steps": table["steps"]}
     )

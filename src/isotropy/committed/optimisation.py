@@ -16,7 +16,7 @@ import pandas as pd
 
 from isotropy import paths, studies
 from isotropy.committed.record import DATA, Checksums, made_by
-from isotropy.intake import MAX_READ_BYTES, read_inside, read_yaml
+from isotropy.intake import MAX_READ_BYTES, read_csv, read_inside, read_yaml
 from isotropy.io import checked_record, commit_files
 from isotropy.standins import StandIns, workflow_stand_ins
 from isotropy.traces import read_trace
@@ -142,7 +142,7 @@ def copy(
 def committed_tables(study: str, root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
     """The committed run's tables, by the names the verdicts read."""
     files = zip(table_names(study), checksums(study).files)
-    return {name: pd.read_csv(Path(root) / file) for name, file in files}
+    return {name: read_csv(root, str(file)) for name, file in files}
 
 
 def _measured(tables, record: Mapping[str, Any]) -> pd.DataFrame:

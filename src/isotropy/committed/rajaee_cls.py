@@ -4,7 +4,6 @@ from them."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from isotropy.committed.record import (
     made_by,
     page_markers,
 )
-from isotropy.intake import read_yaml
+from isotropy.intake import parse_json, read_csv, read_text, read_yaml
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.rajaee_cls.results import (
     LAYER_COLUMNS,
@@ -65,15 +64,14 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
     commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, made)
 
 
-def _json_lines(path: Path) -> list[dict[str, Any]]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+def _json_lines(text: str) -> list[Any]:
+    return [parse_json(line) for line in text.splitlines() if line.strip()]
 
 
 def committed_tables(root: str | os.PathLike = ".") -> tuple[dict, pd.DataFrame, list[dict]]:
     """(the record, the grid's per-seed rows, the sweep's runs), checked against the record."""
     record = checked_record(root, RUN)
-    return record, pd.read_csv(Path(root) / SEEDS), _json_lines(Path(root) / CAUSE)
+    return record, read_csv(root, str(SEEDS)), _json_lines(read_text(root, str(CAUSE)))
 
 
 def _pct(value: float) -> str:
@@ -173,7 +171,7 @@ def cause_block(root: Path) -> str:
     """The five-seed sweep: accuracy per variant and seed, the paired differences and what they
     decide (:func:`cause_verdict`), the method applied after training, the predicate's count."""
     record = checked_record(root, GPU_RECORD)
-    runs = _json_lines(root / GPU_CAUSE)
+    runs = _json_lines(read_text(root, str(GPU_CAUSE)))
     seeds = sorted({run["seed"] for run in runs})
     by_variant: dict[str, dict[int, dict[str, Any]]] = {}
     for run in runs:
@@ -276,9 +274,9 @@ COMMITTED = CommittedRun(
 def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> dict[str, Any]:
     """The ``$OUT`` folders of benchmarks/rajaee_cls_on_device.py calls, in order, as one sweep."""
     calls = device_calls(sources)
-    text = "".join((s / "cause.jsonl").read_text(encoding="utf-8") for s in sources)
+    text = "".join(read_text(source, "cause.jsonl") for source in sources)
     seeds = sorted({seed for call in calls for seed in call["seeds"]})
-    ended = {f"seed{x['seed']} {variant_name(x)}" for x in map(json.loads, text.splitlines())}
+    ended = {f"seed{x['seed']} {variant_name(x)}" for x in _json_lines(text)}
     # planned by some call (a call's record.json is rewritten at its start and its end)
     planned = {n for c in calls for n in [*c["wall_seconds_per_run"], *c["runs_not_ended"]]}
     record = {

@@ -13,7 +13,7 @@ from filecmp import cmp
 from pathlib import Path
 from typing import Any
 
-from isotropy.intake import hash_inside, read_json
+from isotropy.intake import hash_inside, read_json, read_text
 from isotropy.io import atomic_path, checked_record, generated_block, with_block
 from isotropy.provenance import code_label, read_record
 
@@ -87,13 +87,13 @@ class Page:
     block: tuple[str, str] | None = None
 
     def generated(self, root: Path) -> str:
-        text = (root / self.path).read_text(encoding="utf-8")
+        text = read_text(root, str(self.path))
         return text if self.block is None else generated_block(text, *self.block)
 
     def write(self, root: Path) -> None:
         rendered = self.render(root)
         if self.block is not None:
-            text = (root / self.path).read_text(encoding="utf-8")
+            text = read_text(root, str(self.path))
             rendered = with_block(text, rendered, *self.block)
         with atomic_path(root / self.path) as tmp:
             tmp.write_text(rendered, encoding="utf-8")

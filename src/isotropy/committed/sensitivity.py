@@ -3,13 +3,16 @@ table rendered from it."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
-from isotropy.io import checked_record, commit_files, sha256_file
+from isotropy.intake import MAX_READ_BYTES, read_inside, read_text
+from isotropy.io import checked_record, commit_files
 from isotropy.sensitivity import NOT_RUN_NOTE, cell_table, markdown_table, not_run_cells, read_seeds
 
 DOC = Path("docs/sensitivity.md")
@@ -21,7 +24,8 @@ DOC_BEGIN, DOC_END = page_markers("results table")
 def doc_block(root: Path) -> str:
     """The cell table, its settings line and the configured cells not run (a partial grid)."""
     source = checked_record(root, DOC_SOURCE)
-    table = cell_table(read_seeds(root / DOC_SEEDS), source["interval_level"])
+    seeds = read_seeds(io.BytesIO(read_inside(root, str(DOC_SEEDS), MAX_READ_BYTES // 8)))
+    table = cell_table(seeds, source["interval_level"])
     note = (
         f"\nSettings: {source['settings_line']}. r: tanh(mean Fisher z) over the seeds with its "
         f"{table['interval'].iloc[0]}.\n"
@@ -36,19 +40,21 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
     not run (table.md) and ``facts``' interval level (default 0.95) in the record."""
     (results,) = sources
     seeds_file, table_file, markdown = (results / n for n in ("seeds.csv", "table.csv", "table.md"))
-    for needed in (seeds_file, table_file, markdown):
-        if not needed.is_file():
-            raise FileNotFoundError(f"{needed} is missing: run `snakemake sensitivity_study` first")
+    if missing := [f for f in (seeds_file, table_file, markdown) if not f.is_file()]:
+        raise FileNotFoundError(f"{missing[0]} is missing: run `snakemake sensitivity_study` first")
+    seeds, table = (
+        read_inside(results, n, MAX_READ_BYTES // 8) for n in ("seeds.csv", "table.csv")
+    )
     record = {
         "source": str(seeds_file),
-        "sha256": sha256_file(seeds_file),
+        "sha256": hashlib.sha256(seeds).hexdigest(),
         "table": str(table_file),
-        "table_sha256": sha256_file(table_file),
-        "settings_line": str(pd.read_csv(table_file)["settings"].iloc[0]),
+        "table_sha256": hashlib.sha256(table).hexdigest(),
+        "settings_line": str(pd.read_csv(io.BytesIO(table))["settings"].iloc[0]),
         "interval_level": facts.get("interval_level", 0.95),
-        "not_run": not_run_cells(markdown.read_text(encoding="utf-8")),
+        "not_run": not_run_cells(read_text(results, "table.md")),
     }
-    commit_files(root, DOC_SOURCE, {DOC_SEEDS: seeds_file}, {**facts, **record})
+    commit_files(root, DOC_SOURCE, {DOC_SEEDS: seeds}, {**facts, **record})
 
 
 COMMITTED = CommittedRun(
