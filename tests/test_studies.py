@@ -105,14 +105,15 @@ def test_rule_all_takes_the_listed_studies_in_order_then_the_configured_ones():
     assert "results/section2/figure.pdf" not in studies.rule_all_targets(trimmed)
 
 
-def test_every_study_module_is_listed():
-    """The registry's explicit tuple names every module of isotropy.studies that registers a
-    study (one defining ``STUDIES``), and only those."""
+def test_every_study_module_is_registered_in_order():
+    """The registry holds every module of isotropy.studies that registers a study (one defining
+    ``STUDIES``), and only those, the ones its ``ORDER`` names first and in that order."""
     package = ROOT / "src" / "isotropy" / "studies"
     registering = {
         p.stem for p in package.glob("*.py") if re.search(r"^STUDIES = ", p.read_text(), re.M)
     }
-    assert registering == {m.__name__.rpartition(".")[2] for m in studies.MODULES}
+    names = [m.__name__.rpartition(".")[2] for m in studies.MODULES]
+    assert set(names) == registering and names[: len(studies.ORDER)] == list(studies.ORDER)
 
 
 @pytest.mark.slow

@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from isotropy import costs, estimate
-from isotropy.geometry import cost as geometry_cost
 from isotropy.studies import istar as istar_spec
 from isotropy.workflow.config import load_config
 
@@ -99,8 +98,7 @@ def test_the_offline_istar_grid_is_said_to_be_gpu_scale():
 def test_a_model_without_a_cost_is_named(monkeypatch, tmp_path):
     config = load_config(TINY)
     jobs = estimate.dry_run_jobs(TINY, "geometry_study", tmp_path)
-    monkeypatch.delitem(geometry_cost.MODEL_SHAPE, "miniLM")
-    monkeypatch.delitem(costs.MODEL_SIZE_FACTOR, "miniLM")
+    monkeypatch.delitem(costs.MODEL_SHAPE, "miniLM")
     lines, _ = estimate.describe(config, jobs, "cpu", "geometry_study", IDLE)
     named = next(line for line in lines if line.startswith("no measured cost for "))
     # the dry run's job order is Snakemake's: name the job, not its place in the line

@@ -20,21 +20,20 @@ from typing import Any
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
 COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
 
-# A model's forward-and-backward cost per example over MiniLM's (6 layers, 384-d, the model the
-# fine-tuning and geometry costs were measured with): 12-layer 768-d models 4x (2x the layers,
-# about 2x the width's cost at these lengths; ALBERT shares its weights, not its compute),
-# 6-layer 768-d DistilBERT 2x. Scaled, not measured: every estimate that reads it says so.
-MODEL_SIZE_FACTOR = {
-    "miniLM": 1.0,
-    "mpnet": 4.0,
-    "bert": 4.0,
-    "bert-cased": 4.0,
-    "albert": 4.0,
-    "gpt2": 4.0,
-    "openai-gpt": 4.0,
-    "distilbert": 2.0,
-    "distilbert-cased": 2.0,
-}
+# (transformer layers, width) of the models a cost is scaled to; hidden-state layers are
+# layers + 1. ALBERT shares its weights, not its compute.
+MODEL_SHAPE = {"miniLM": (6, 384), "distilbert": (6, 768), "distilbert-cased": (6, 768)}
+MODEL_SHAPE |= dict.fromkeys(
+    ("mpnet", "bert", "bert-cased", "albert", "gpt2", "openai-gpt"), (12, 768)
+)
+
+
+def size_factor(model: str) -> float:
+    """A model's forward-and-backward cost per example over MiniLM's (6 layers, 384-d, the model
+    the fine-tuning and geometry costs were measured with): the layers' ratio times the width's
+    (a 12-layer 768-d model 4x). Scaled, not measured: every estimate that reads it says so."""
+    layers, width = MODEL_SHAPE[model]
+    return layers / 6 * width / 384
 
 
 def read_costs(path: str | os.PathLike = COSTS_TABLE) -> list[dict[str, Any]]:
@@ -125,7 +124,7 @@ def finetune_seconds(
     """CPU-s of one fine-tuning run on one thread from the measured MiniLM costs, scaled by model
     size and max length (None: the model's size factor is unknown); ``rows``: the task's
     (training, validation) rows."""
-    if model not in MODEL_SIZE_FACTOR:
+    if model not in MODEL_SHAPE:
         return None
     train_rows, eval_rows = rows
     train = min(train_rows, training["train_subset"] or train_rows)
@@ -140,7 +139,7 @@ def finetune_seconds(
     length = min(training["max_length"], 2 * measured) / measured
     seconds = finetune_measured(task)
     work = examples * seconds["train_example"] + (evaluated + reference) * seconds["eval_example"]
-    return seconds["load"] + MODEL_SIZE_FACTOR[model] * length * work
+    return seconds["load"] + size_factor(model) * length * work
 
 
 # ---------------------------------------------------------------------------------------------

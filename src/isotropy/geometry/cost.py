@@ -4,9 +4,9 @@ isotropy.estimate --target geometry_study`` prints before the run. Plain Python:
 Costs: process-CPU seconds on one thread of all-MiniLM-L6-v2 on the mirror's polarity sentences,
 measured with ``benchmarks/geometry_cost.py`` and kept in config/costs.csv (``geometry_*``, with
 the date, machine and load), normalised by the speed probe. Other models are not measured: a
-forward pass is scaled by :data:`isotropy.costs.MODEL_SIZE_FACTOR` (a BERT-size model, 12
+forward pass is scaled by :func:`isotropy.costs.size_factor` (a BERT-size model, 12
 layers and 768-d, as 4x MiniLM per sentence, as isotropy.costs.finetune_seconds does), the per-layer
-statistics by the model's layers and width (:data:`MODEL_SHAPE`).
+statistics by the model's layers and width (:data:`isotropy.costs.MODEL_SHAPE`).
 """
 
 from __future__ import annotations
@@ -16,24 +16,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy import costs, paths
+from isotropy.readers.tasks import TASKS
 
-# (transformer layers, width) of the configured models; hidden-state layers are layers + 1.
-MODEL_SHAPE = {
-    "miniLM": (6, 384),
-    "mpnet": (12, 768),
-    "bert": (12, 768),
-    "distilbert": (6, 768),
-    "gpt2": (12, 768),
-    "openai-gpt": (12, 768),
-}
 # Lines of the corpora (the mirror's rt-polarity.pos; WikiText-2's training split, online).
 CORPUS_SENTENCES = {"polarity": 5331, "wikitext2": 23767}
 # Sentences of the STS splits (two per scored pair: an upper bound on the unique ones).
 STS_SENTENCES = {"stsb": 11498, "sickr": 9854, "sts12": 6216, "sts13": 3000}
 STS_SENTENCES |= {"sts14": 7500, "sts15": 6000, "sts16": 2372}
-# SST-2: 872 validation sentences beside the training subset (67,349 in all); tokens per
-# sentence 16.9 (48,564 MiniLM tokens of 2,872 sentences).
-SST2_VALIDATION, SST2_TRAIN, SST2_TOKENS = 872, 67349, 16.9
+# SST-2's tokens per sentence: 48,564 MiniLM tokens of 2,872 sentences.
+SST2_TOKENS = 16.9
 
 
 def _q(name: str) -> float:
@@ -44,7 +35,7 @@ def _forward(model: str, per_sentence: float, sentences: float) -> float:
     """Load plus ``sentences`` forward passes. Batches pad to their longest sentence, so the
     cost follows the sentences' own lengths (polarity, STS and SST-2 sentences: mostly under
     64 tokens), not max length: no scaling by it."""
-    factor = costs.MODEL_SIZE_FACTOR[model]
+    factor = costs.size_factor(model)
     return costs.by_model("geometry_load_cpu_seconds")["miniLM"] + factor * per_sentence * sentences
 
 
@@ -62,7 +53,7 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
     kept = costs.by_dataset("geometry_tokens_per_sentence").get("polarity", 0.0)
     lines = corpus.get("max_sentences") or CORPUS_SENTENCES.get(name, 0)
     for model in clusters["models"]:
-        known = model in MODEL_SHAPE and lines > 0 and per_sentence > 0 and kept > 0
+        known = model in costs.MODEL_SHAPE and lines > 0 and per_sentence > 0 and kept > 0
         label = f"token embeddings {model}/{name}"
         # extraction stops once max_tokens are kept: the sentences read to keep them (more
         # where max_per_type turns tokens away than the measured rate says)
@@ -71,7 +62,7 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
         found.append((label, paths.token_embeddings(model, name), seconds))
         if not known:
             continue
-        layers, dim = MODEL_SHAPE[model][0] + 1, MODEL_SHAPE[model][1]
+        layers, dim = costs.MODEL_SHAPE[model][0] + 1, costs.MODEL_SHAPE[model][1]
         tokens = min(clusters["max_tokens"] or lines * kept, lines * kept)
         lid = min(tokens, clusters["lid_sample_size"] or tokens)
         width = dim / 384
@@ -94,13 +85,15 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
     for model in sts["models"]:
         for data in sts["datasets"]:
             sentences = STS_SENTENCES.get(data, 0)
-            known = model in MODEL_SHAPE and sentences > 0 and pooled > 0
+            known = model in costs.MODEL_SHAPE and sentences > 0 and pooled > 0
             out = paths.sentence_embeddings(model, data)
             seconds = _forward(model, pooled, sentences) if known else None
             found.append((f"sentence embeddings {model}/{data}", out, seconds))
             if known:
                 table = sentences * _q("geometry_sts_cpu_seconds_per_sentence")
-                table *= MODEL_SHAPE[model][1] / 384 * len(sts["methods"]) / 6  # measured with 6
+                table *= (
+                    costs.MODEL_SHAPE[model][1] / 384 * len(sts["methods"]) / 6
+                )  # measured with 6
                 for seed in section["seeds"]:
                     out = paths.geometry_run_file("sts.csv", model, data, seed)
                     found.append((f"sts {model}/{data}/{seed}", out, table))
@@ -112,8 +105,9 @@ def _classification_jobs(section: Mapping[str, Any], pooled: float) -> list:
     found = []
     for model in section.get("models") or []:
         task = section["task"]
-        sentences = min(SST2_TRAIN, section["train_subset"] or SST2_TRAIN) + SST2_VALIDATION
-        known = model in MODEL_SHAPE and pooled > 0
+        train, validation = TASKS[task].rows  # the validation split beside the training subset
+        sentences = min(train, section["train_subset"] or train) + validation
+        known = model in costs.MODEL_SHAPE and pooled > 0
         features = _forward(model, pooled, sentences) if known else None
         out = paths.classification_features(model, task)
         found.append((f"classification features {model}/{task}", out, features))
@@ -137,8 +131,6 @@ RULE_OUTPUTS = {
     "geometry_classification_features": paths.classification_features(),
     "geometry_classification": paths.classification_run_file(),
 }
-# Every costed job runs on the rules' 2 threads, as the estimate counts them.
-THREADS = 2
 
 
 def job_seconds(
@@ -148,7 +140,7 @@ def job_seconds(
     :func:`jobs`, found by its output (:meth:`isotropy.costs.Pace.share`; None: no cost)."""
     output = RULE_OUTPUTS[rule].format(**wildcards)
     cpu = next((c for _, out, c in jobs(config) if out == output), None)
-    return None if cpu is None else pace.share(cpu, THREADS)
+    return None if cpu is None else pace.share(cpu, costs.JOB_THREADS)
 
 
 # rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).

@@ -25,8 +25,10 @@ from isotropy.readers.registry import (
     source_files,
     word_vectors_file,
 )
+from isotropy.trust import record_problem, validator
 
 log = logging.getLogger(__name__)
+CODWOE_ITEM = validator("codwoe_item")
 
 # CoDWoE spells POS out; WordNet uses n/v/a/s/r (s: satellite adjective, merged with a).
 WORDNET_POS = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
@@ -46,22 +48,14 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from exc
         for index, item in enumerate(items):
-            where = f"{path}, item {index}" + (
-                f" (id {item.get('id')!r})" if isinstance(item, dict) and item.get("id") else ""
-            )
-            if not isinstance(item, dict) or "word" not in item or "pos" not in item:
-                keys = sorted(item) if isinstance(item, dict) else type(item).__name__
+            if problem := record_problem(item, CODWOE_ITEM):
+                named = isinstance(item, dict) and item.get("id")
                 raise ValueError(
-                    f"{where}: expected 'word' and 'pos' keys, found {keys}; the CoDWoE training "
-                    "files lack them, use the release with words and parts of speech (trial, "
-                    "reference or full data)"
+                    f"{path}, item {index}" + (f" (id {named!r})" if named else "") + f": {problem}"
+                    "; the CoDWoE training files lack word and pos, use the release with words "
+                    "and parts of speech (trial, reference or full data)"
                 )
-            word, pos = item["word"], item["pos"]
-            if not all(isinstance(value, str) and value.strip() for value in (word, pos)):
-                raise ValueError(
-                    f"{where}: word and pos must be non-empty strings, found {word!r}, {pos!r}"
-                )
-            labels[word.strip()].add(pos.strip())
+            labels[item["word"].strip()].add(item["pos"].strip())
     log.info("pos (codwoe): %d words from %d file(s)", len(labels), len(files))
     return multi_label_frame(labels)
 

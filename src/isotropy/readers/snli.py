@@ -10,10 +10,11 @@ from operator import itemgetter
 import pandas as pd
 
 from isotropy.readers.registry import DatasetSpec, raw_file, read_utf8_lines
+from isotropy.trust import record_problem, validator
 
 log = logging.getLogger(__name__)
 
-SNLI_LABELS = ("entailment", "neutral", "contradiction")
+SNLI_LINE = validator("snli_line")
 FIELDS = itemgetter("gold_label", "sentence1", "sentence2")
 
 
@@ -26,22 +27,15 @@ def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
         if not line.strip():
             continue
         try:
-            label, premise, hypothesis = FIELDS(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
-        except (KeyError, TypeError) as exc:
-            raise ValueError(
-                f"{path}, line {lineno}: expected an object with gold_label, sentence1, sentence2"
-            ) from exc
+        if problem := record_problem(record, SNLI_LINE):
+            raise ValueError(f"{path}, line {lineno}: {problem}")
+        label, premise, hypothesis = FIELDS(record)
         if label == "-":
             unlabelled += 1
             continue
-        if label not in SNLI_LABELS:
-            raise ValueError(
-                f"{path}, line {lineno}: gold_label {label!r} is not one of {SNLI_LABELS} or '-'"
-            )
-        if not isinstance(premise, str) or not isinstance(hypothesis, str):
-            raise ValueError(f"{path}, line {lineno}: sentence1/sentence2 must be strings")
         rows.append((premise.strip(), hypothesis.strip(), label))
     if unlabelled:
         log.info("snli: dropped %d pairs without a gold label", unlabelled)

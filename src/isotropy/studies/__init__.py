@@ -3,16 +3,27 @@ Snakefile's includes, the estimate and the verdicts' inputs are loops over :data
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
 from isotropy.costs import JobCost
-from isotropy.studies import extensions, geometry, istar, paper, rajaee_cls, sensitivity
 from isotropy.studies.record import Config
 from isotropy.workflow import inputs
 
-# in registry order, the claims page's too
-MODULES = (extensions, paper, istar, geometry, sensitivity, rajaee_cls)
+# Registry order (the claims page's, rule all's); a study module not named here (one defining
+# STUDIES) follows them by name, so adding a study edits nothing in this file.
+ORDER = ("extensions", "paper", "istar", "geometry", "sensitivity", "rajaee_cls")
+_NAMES = sorted(
+    (m.name for m in pkgutil.iter_modules(__path__)),
+    key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n),
+)
+MODULES = tuple(
+    module
+    for module in (importlib.import_module(f"{__name__}.{name}") for name in _NAMES)
+    if hasattr(module, "STUDIES")
+)
 REGISTRY = tuple(spec for module in MODULES for spec in module.STUDIES)
 # Each study by its name (config ``studies`` names only these: the schema's enum).
 BY_NAME = {spec.name: spec for spec in REGISTRY}

@@ -50,7 +50,7 @@ def embedding_seconds(
     per_text = EMBED_CPU_SECONDS_PER_TEXT.get((model, dataset), max(measured, default=None))
     if texts is None or per_text is None:
         return None
-    return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / 2  # the rule's 2 threads
+    return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / costs.JOB_THREADS
 
 
 def _hub_name(config: Mapping[str, Any], encoder: str) -> str | None:
@@ -68,8 +68,8 @@ def embedding_job_seconds(
     upper bound; None: no measured cost)."""
     encoder, dataset = wildcards["encoder"], wildcards["dataset"]
     work = embedding_seconds(config, encoder, dataset)
-    # on the rule's 2 threads: 2 x work of one thread
-    return None if work is None else pace.share(2 * work, costs.JOB_THREADS, config["device"])
+    threads = costs.JOB_THREADS  # the rule's: threads x the wall time is the CPU time
+    return None if work is None else pace.share(threads * work, threads, config["device"])
 
 
 # (hub name, data set): process-CPU s per update, metrics after each on SAMPLED_AT items (GLUE's)
@@ -90,7 +90,7 @@ def run_seconds(
         sampled = SAMPLED_UPDATE_CPU_SECONDS.get((model, dataset))
         if sampled is None or stride != 1 or settings["metric_sample_size"] != SAMPLED_AT:
             return None
-        return updates * sampled / 2  # the rule's 2 threads
+        return updates * sampled / costs.JOB_THREADS
     per_update = costs.by_dataset("update_cpu_seconds").get(dataset)
     per_evaluation = costs.by_dataset("evaluation_cpu_seconds").get(dataset)
     if per_update is None or per_evaluation is None:
@@ -113,7 +113,7 @@ def optimisation_job_seconds(
         return None
     if device == "cuda":  # measured on the GPU: not scaled by the CPU's speed, one at a time
         return work + pace.job_overhead
-    return pace.share(2 * work, costs.JOB_THREADS)  # on the rule's 2 threads
+    return pace.share(costs.JOB_THREADS * work, costs.JOB_THREADS)
 
 
 def sensitivity_job_seconds(
