@@ -69,8 +69,8 @@ run: install  ## the main study as in the paper -> results/main/ (prints its est
 	$(call said,results/main/ holds the main_study results,make report (report.html))
 
 # The main study's tables and figures with one seed and a coarse metric stride (config `preview`),
-# in results/preview/: a first look in minutes, never to be mistaken for results/main/.
-preview: install  ## the main study, one seed, coarse metrics -> results/preview/ (minutes)
+# in results/preview/: a first look (docs/measurements.md), never to be mistaken for results/main/.
+preview: install  ## the main study, one seed, coarse metrics -> results/preview/ (5-27 min)
 	$(TRUST) --configfile $(CONFIG_FILES)
 	$(ESTIMATE) preview_study
 	$(call remember,preview_study)

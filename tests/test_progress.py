@@ -2,7 +2,9 @@
 
 import logging
 
-from isotropy.logs import ProgressLog
+from snakemake_interface_logger_plugins.common import LogEvent
+
+from isotropy.logs import ProgressLog, TimeLeft
 
 
 def test_progress_logs_the_time_left_at_most_every_interval_and_at_the_end(caplog):
@@ -39,4 +41,16 @@ def test_a_loop_that_may_stop_early_reports_the_nearer_limit(caplog):
         "min left",
         "token embeddings, sentences read: 250/5,000, 100.0% of the work, elapsed 1.7 min, about 0 "
         "s left",
+    ]
+
+
+def test_a_run_says_the_time_left_after_each_finished_job_but_the_last(capsys):
+    now = [0.0]
+    handler = TimeLeft(clock=lambda: now[0])
+    for now[0], done in [(60.0, 1), (90.0, 3), (120.0, 4)]:
+        handler.emit(logging.makeLogRecord({"event": LogEvent.PROGRESS, "done": done, "total": 4}))
+    handler.emit(logging.makeLogRecord({"event": LogEvent.JOB_INFO, "done": 1, "total": 4}))
+    assert capsys.readouterr().err.splitlines() == [
+        "jobs: 1/4 (25.0%), elapsed 1.0 min, about 3.0 min left at the rate so far",
+        "jobs: 3/4 (75.0%), elapsed 1.5 min, about 30 s left at the rate so far",
     ]
