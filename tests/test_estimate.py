@@ -190,8 +190,7 @@ def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
 @pytest.mark.slow
 def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
     """onstart (as rules/common.smk calls it) records the effective configuration of the run's
-    target; its dry run writes nothing. While it runs, Snakemake says how many steps are done,
-    and after each the time left."""
+    target; its dry run writes nothing. While it runs: the steps done, the time left after each."""
     tiny_workflow.write_started_snakefile(
         tmp_path,
         """
