@@ -131,39 +131,33 @@ def test_a_link_hard_linked_file_pipe_or_socket_is_refused_unread(tmp_path, kind
 # --- wrong: `make report` launders a forgery --------------------------------------------------
 
 
-def _forged(folder: Path, consumer: str) -> None:
-    """table.csv edited and its own record rewritten; its consumer's record still names the
-    sha256 it was made from (as a second run over a finished one leaves its claims)."""
-    _result(folder, "results/table.csv", "the real table\n")
-    made_from = sha256_file(folder / "results" / "table.csv")
-    _result(folder, consumer, "claims\n", {"results/table.csv": made_from})
-    _result(folder, "results/table.csv", "a forged table\n")
-
-
 # The report's plan (a dry run) names the jobs it re-makes: their outputs are not judged.
 PLAN = "rule check_claims_preview:\n    output: results/preview/claims.csv, x.md\n"
 
 
 @pytest.mark.parametrize("consumer", ["results/preview/claims.csv", "results/figure.png"])
 def test_make_report_judges_all_but_what_it_re_makes(tmp_path, consumer):
-    """A preview, then the tiny overlay's run over it: the claims it left stale, which the report
+    """A preview, then the tiny overlay's run over it (table.csv made again, or forged and its
+    record rewritten; its consumer's record names the old one): stale claims, which the report
     re-makes, never block a report, which names each run's configuration files; any other stale
     or forged file stops it in one line, re-making nothing, after any number of reports."""
     workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     stand_in = workdir / ".venv/bin/snakemake"
     plan = f'case " $* " in *" -n "*) printf "{PLAN}";; esac\n'
     stand_in.write_text(stand_in.read_text().replace("\n", f"\n{plan}", 1))
-    _forged(workdir, consumer)
+    made_from = sha256_file(_result(workdir, "results/table.csv", "the real table\n"))
+    _result(workdir, consumer, "claims\n", {"results/table.csv": made_from})
+    _result(workdir, "results/table.csv", "a forged table\n")
     (workdir / "logs/effective-config").mkdir()
     for files in ("config.yaml", "config.yaml tests/config/tiny.yaml"):
         made = f"# made with: {files}\npreview: {{seeds: [0]}}\n"
         (workdir / "logs/effective-config/preview_study.yaml").write_text(made)
         result = run_make(workdir, "report")
-        calls = (workdir / "calls.txt").read_text().splitlines()
         if consumer.endswith("claims.csv"):
             assert result.returncode == 0 and f"(made with {files})" in result.stdout
             continue
-        assert result.returncode != 0 and all(" -n " in call for call in calls)  # a plan alone
+        calls = (workdir / "calls.txt").read_text().splitlines()  # a plan alone
+        assert result.returncode != 0 and all(" -n " in call for call in calls)
         refusal = [line for line in result.stderr.splitlines() if "refused" in line]
         assert len(refusal) == 1 and "make report: refused: the audit of" in refusal[0]
         assert consumer in refusal[0] and "changed" in refusal[0]
