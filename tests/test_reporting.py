@@ -12,6 +12,7 @@ import pandas as pd
 import report_pages
 from tiny_workflow import ROOT, run_make, snakemake_in
 
+from isotropy import reporting
 from isotropy.reporting import configuration_line, counted, forest_html, overview_html, rule_link
 from isotropy.verdicts.comparison import as_shown
 from isotropy.verdicts.forest import listed_rows, plot_forest, undrawn_rows
@@ -108,8 +109,7 @@ def _make_report_commands(workdir, *args):
     result = run_make(workdir, "report", "-n", *args, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.replace("\\\n", " ").splitlines()  # continuation lines joined
-    # first a plan of the report with nothing upstream allowed (are the target's results there?),
-    # then the audit gate, given the plan, on the configuration the report will use
+    # the report's plan (nothing upstream allowed: are the results there?), then the gate given it
     plan = [line for line in lines if line.startswith("plan=")]
     assert len(plan) == 1 and "isotropy.audit --gate" in plan[0].partition("; printf")[2], lines
     assert lines.index(plan[0]) < min(i for i, line in enumerate(lines) if "cores 1" in line)
@@ -233,6 +233,12 @@ def test_the_page_opens_on_what_replicated_beside_the_committed_run():
     assert cells[2] == ["miniLM/snli", "Pearson r", "-0.878", "not run", "-0.8792: agrees"]
     # Without a committed run: the summary alone.
     assert "overview-committed" not in _page(pd.DataFrame())
+    # claims.csv has no stand-in column: a claim on a setup run on a stand-in is marked so
+    claims, comparison, _ = _verdict_rows()
+    claims = claims.drop(columns="stand_in").assign(setup=["x", "word2vec/pos", "x"])
+    assert "(word2vec/pos) (on a stand-in)." in reporting.summary_html(
+        claims, comparison, pd.DataFrame()
+    )
 
 
 def test_a_previews_tables_say_so_and_read_by_eye():

@@ -55,7 +55,7 @@ REASON_COLUMNS = {
 SUMMARY_GROUPS = {
     "replicated": ("supported", "consistent", "agrees"),
     "not replicated": ("not supported", "not consistent", "differs", "inconsistent across seeds"),
-    "stand-in": ("stand-in: not judged",),
+    "stand-in": (STAND_IN := "stand-in: not judged",),
 }
 # The order of a page's counts: failures first
 VERDICT_ORDER = (
@@ -141,7 +141,10 @@ def _named(labels: Sequence[str], most: int = 4) -> str:
 
 
 def _rows(claims: pd.DataFrame, comparison: pd.DataFrame) -> list[tuple[str, str, bool]]:
-    """(verdict, label, an exact count?) of each paper number, then of each claim."""
+    """(verdict, label, an exact count?) of each paper number, then of each claim, a claim on
+    a setup the comparison runs on a stand-in marked so (claims.csv has no stand-in column)."""
+    named = comparison.get("stand_in", pd.Series("", comparison.index)).fillna("").astype(str)
+    on = set(comparison["setup"][(named.str.strip() != "") | (comparison["verdict"] == STAND_IN)])
     return [
         (
             str(r.get("verdict")),
@@ -153,7 +156,8 @@ def _rows(claims: pd.DataFrame, comparison: pd.DataFrame) -> list[tuple[str, str
     ] + [
         (
             str(r.get("verdict")),
-            f"{r.get('statement')} ({r.get('setup')}){_stand_in(r)}".replace("`", ""),
+            f"{r.get('statement')} ({r.get('setup')})".replace("`", "")
+            + (" (on a stand-in)" if _stand_in(r) or r.get("setup") in on else ""),
             False,
         )
         for r in claims.to_dict("records")
