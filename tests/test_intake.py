@@ -142,9 +142,7 @@ def test_make_report_judges_all_but_what_it_re_makes(tmp_path, consumer):
     re-makes, never block a report, which names each run's configuration files; any other stale
     or forged file stops it in one line, re-making nothing, after any number of reports."""
     workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
-    stand_in = workdir / ".venv/bin/snakemake"
-    plan = f'case " $* " in *" -n "*) printf "{PLAN}";; esac\n'
-    stand_in.write_text(stand_in.read_text().replace("\n", f"\n{plan}", 1))
+    (workdir / "plan.txt").write_text(PLAN)
     made_from = sha256_file(_result(workdir, "results/table.csv", "the real table\n"))
     _result(workdir, consumer, "claims\n", {"results/table.csv": made_from})
     _result(workdir, "results/table.csv", "a forged table\n")
