@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import report_pages
 from tiny_workflow import ROOT, run_make, snakemake_in
 
@@ -270,6 +270,7 @@ def test_a_previews_tables_say_so_and_read_by_eye():
     assert rule_link(protocol).endswith(f'title="{html.escape(protocol)}">protocol</a>')
 
 
+@pytest.mark.slow  # Snakemake's report, then Chromium: about 20 s
 def test_the_first_screen_fits_1400_px_beside_the_menu(tmp_path):
     """Snakemake's report of the committed tiny run's claims and comparison (tests/golden), with
     report/style.css: the tables and the forest end inside a 1,400-px window and its scrollbar
@@ -288,7 +289,7 @@ def test_the_first_screen_fits_1400_px_beside_the_menu(tmp_path):
         above=[*above[0].index, *above[1].index],
     )
     (tmp_path / "page.html").write_text(page)
-    shutil.copy(ROOT / "report/workflow.rst", tmp_path)
+    (tmp_path / "workflow.rst").write_bytes((ROOT / "report/workflow.rst").read_bytes())
     rule = 'rule overview:\n    output: report("overview.html")\n    shell: "cp page.html {output}"'
     (tmp_path / "Snakefile").write_text(f'report: "workflow.rst"\n{rule}\n')
     css = ["--report-stylesheet", str(ROOT / "report/style.css")]
