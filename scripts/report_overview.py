@@ -24,12 +24,13 @@ def main(snakemake):
     caption = forest_caption(
         comparison, seeds, dict(snakemake.params.recorded), snakemake.input.comparison
     )
+    undrawn, listed = marked(undrawn_rows(comparison)), listed_rows(comparison)
     forest = forest_html(
         Path(snakemake.output.forest_png).read_bytes(),
         caption,
         comparison,
-        undrawn=marked(undrawn_rows(comparison)),
-        listed=listed_rows(comparison),
+        undrawn=undrawn,
+        listed=listed,
         mark=preview_mark(preview),
     )
     # A near-guaranteed Spearman ρ is shown as such and never counted as a pass (issue 79).
@@ -46,6 +47,7 @@ def main(snakemake):
         preview=preview,
         forest=forest,
         committed=marked(pd.read_csv(snakemake.input.committed)),
+        above=[*undrawn.index, *listed.index],  # each row once
     )
     with atomic_path(snakemake.output.html) as tmp:
         with open(tmp, "w", encoding="utf-8") as handle:

@@ -190,7 +190,7 @@ def test_a_run_is_done_only_with_the_settings_asked_for(tmp_path):
 @pytest.mark.slow
 def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
     """onstart (as rules/common.smk calls it) records the effective configuration of the run's
-    target; its dry run writes nothing. While it runs, Snakemake says how many steps are done."""
+    target; its dry run writes nothing. While it runs: the steps done, the time left after each."""
     tiny_workflow.write_started_snakefile(
         tmp_path,
         """
@@ -217,6 +217,7 @@ def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
         "device": "cpu"
     }
     assert "3 of 3 steps (100%) done" in result.stderr, result.stderr
+    assert "\njobs: 2/3 (66.7%), elapsed " in result.stderr and " left at the rate" in result.stderr
 
 
 def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monkeypatch):

@@ -399,10 +399,11 @@ def test_a_killed_make_report_is_finished_by_the_next(tmp_path):
     _result(workdir, "results/report/overview.html", "<html></html>\n", inputs)
     stand_in = workdir / ".venv" / "bin" / "snakemake"
     quick = stand_in.read_text()
-    # As Snakemake does: the report's dry run (its readiness check) answered at once, then the
-    # job's old record removed when it starts, its output when it is killed
+    (workdir / "plan.txt").write_text("rule compare_with_papers:\n    output: results/" + names[1])
+    # As Snakemake does: the report's dry run (its plan, naming what it re-makes) answered at
+    # once, then the job's old record removed when it starts, its output when it is killed
     stand_in.write_text(
-        '#!/bin/sh\ncase " $* " in *" -n "*) exit 0;; esac\n'
+        '#!/bin/sh\ncase " $* " in *" -n "*) cat plan.txt; exit 0;; esac\n'
         "trap 'rm -f results/paper_comparison.csv; exit 143' TERM\n"
         "rm -f results/paper_comparison.csv.provenance.json\n"
         'echo "snakemake $*" >> calls.txt\nsleep 60 & wait $!\n'

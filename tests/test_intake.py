@@ -127,25 +127,36 @@ def test_a_link_hard_linked_file_pipe_or_socket_is_refused_unread(tmp_path, kind
 
 
 # --- wrong: `make report` launders a forgery --------------------------------------------------
-def _forged(folder: Path) -> None:
-    """table.csv edited and its own record rewritten; its consumer's record still names the
-    sha256 it was made from."""
-    _result(folder, "results/table.csv", "the real table\n")
-    made_from = sha256_file(folder / "results" / "table.csv")
-    _result(folder, "results/claims.csv", "claims\n", {"results/table.csv": made_from})
-    _result(folder, "results/table.csv", "a forged table\n")
 
 
-def test_make_report_on_a_forgery_stops_in_one_line_and_re_makes_nothing(tmp_path):
+# The report's plan (a dry run) names the jobs it re-makes: their outputs are not judged.
+PLAN = "rule check_claims_preview:\n    output: results/preview/claims.csv, x.md\n"
+
+
+@pytest.mark.parametrize("consumer", ["results/preview/claims.csv", "results/figure.png"])
+def test_make_report_judges_all_but_what_it_re_makes(tmp_path, consumer):
+    """A preview, then the tiny overlay's run over it (table.csv made again, or forged and its
+    record rewritten; its consumer's record names the old one): stale claims, which the report
+    re-makes, never block a report, which names each run's configuration files; any other stale
+    or forged file stops it in one line, re-making nothing, after any number of reports."""
     workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
-    _forged(workdir)
-    for _ in range(2):  # any number of reports: the forgery stays a finding
+    (workdir / "plan.txt").write_text(PLAN)
+    made_from = sha256_file(_result(workdir, "results/table.csv", "the real table\n"))
+    _result(workdir, consumer, "claims\n", {"results/table.csv": made_from})
+    _result(workdir, "results/table.csv", "a forged table\n")
+    (workdir / "logs/effective-config").mkdir()
+    for files in ("config.yaml", "config.yaml tests/config/tiny.yaml"):
+        made = f"# made with: {files}\npreview: {{seeds: [0]}}\n"
+        (workdir / "logs/effective-config/preview_study.yaml").write_text(made)
         result = run_make(workdir, "report")
-        assert result.returncode != 0
-        assert not (workdir / "calls.txt").exists()  # Snakemake never ran
+        if consumer.endswith("claims.csv"):
+            assert result.returncode == 0 and f"(made with {files})" in result.stdout
+            continue
+        calls = (workdir / "calls.txt").read_text().splitlines()  # a plan alone
+        assert result.returncode != 0 and all(" -n " in call for call in calls)
         refusal = [line for line in result.stderr.splitlines() if "refused" in line]
         assert len(refusal) == 1 and "make report: refused: the audit of" in refusal[0]
-        assert "results/claims.csv" in refusal[0] and "changed" in refusal[0]
+        assert consumer in refusal[0] and "changed" in refusal[0]
 
 
 # --- wrong: pins from the folder --------------------------------------------------------------

@@ -1,13 +1,18 @@
-"""A step's failure is said once: the cause on stderr, its traceback in the rule's log only."""
+"""A step's failure is said once: the cause on stderr, its traceback in the rule's log only;
+progress lines of long jobs and runs: done/total and the time left at the rate so far."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from snakemake_interface_logger_plugins.common import LogEvent
 from tiny_workflow import snakemake
+
+from isotropy.logs import ProgressLog, TimeLeft
 
 STEP = textwrap.dedent(
     """
@@ -66,3 +71,49 @@ def test_a_failed_snakemake_job_prints_its_traceback_once(tmp_path):
     assert result.returncode != 0
     assert output.count("Traceback (most recent call last)") == 1, output
     assert "ValueError: the cause, and what to do (traceback in logs/fail.log)" in output
+
+
+@pytest.mark.parametrize(
+    ("total", "steps", "said"),
+    [  # 10 s since the last line: nothing yet; 250 of 1000 in 60 s: 180 s to go; the end
+        (
+            1000,
+            [(10, 100, None), (60, 150, None), (70, 250, None), (200, 500, None)],
+            [
+                "texts: 250/1,000 (25.0%), elapsed 1.0 min, about 3.0 min left",
+                "texts: 1,000/1,000 (100.0%), elapsed 3.3 min, about 0 s left",
+            ],
+        ),  # a loop that may stop early: 100 of 5,000 read, but 40% of the token cap kept
+        (
+            5000,
+            [(40, 100, 0.4), (100, 150, 1.0)],
+            [
+                "texts: 100/5,000, 40.0% of the work, elapsed 40 s, about 1.0 min left",
+                "texts: 250/5,000, 100.0% of the work, elapsed 1.7 min, about 0 s left",
+            ],
+        ),
+    ],
+)
+def test_progress_logs_the_time_left_at_most_every_interval_and_at_the_end(
+    caplog, total, steps, said
+):
+    now = [0.0]
+    progress = ProgressLog(total, "texts", every=30, clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="isotropy.progress"):
+        for now[0], done, share in steps:
+            progress.update(done, share=share)
+    assert [record.getMessage() for record in caplog.records] == said
+    assert ProgressLog(10, "x").line(0.0).endswith("about ? left")
+    assert "1 h 02 min" in ProgressLog(2, "x").line(3700.0)
+
+
+def test_a_run_says_the_time_left_after_each_finished_job_but_the_last(capsys):
+    now = [0.0]
+    handler = TimeLeft(clock=lambda: now[0])
+    for now[0], done in [(60.0, 1), (90.0, 3), (120.0, 4)]:
+        handler.emit(logging.makeLogRecord({"event": LogEvent.PROGRESS, "done": done, "total": 4}))
+    handler.emit(logging.makeLogRecord({"event": LogEvent.JOB_INFO, "done": 1, "total": 4}))
+    assert capsys.readouterr().err.splitlines() == [
+        "jobs: 1/4 (25.0%), elapsed 1.0 min, about 3.0 min left at the rate so far",
+        "jobs: 3/4 (75.0%), elapsed 1.5 min, about 30 s left at the rate so far",
+    ]

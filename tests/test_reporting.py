@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
 import pandas as pd
-from tiny_workflow import run_make
+import pytest
+import report_pages
+from tiny_workflow import ROOT, run_make, snakemake_in
 
-from isotropy.reporting import configuration_line, counted, overview_html
+from isotropy import reporting
+from isotropy.reporting import configuration_line, counted, forest_html, overview_html, rule_link
+from isotropy.verdicts.comparison import as_shown
+from isotropy.verdicts.forest import listed_rows, plot_forest, undrawn_rows
+from isotropy.verdicts.tolerances import marked
 from isotropy.workflow import targets
 
 
@@ -58,7 +65,7 @@ def test_the_report_stylesheet_hides_the_raw_job_parameters():
     either is caught."""
     import snakemake.report
 
-    css = (Path(__file__).resolve().parents[1] / "report/style.css").read_text()
+    css = (ROOT / "report/style.css").read_text()
     assert "#app li:has(> span.gap-1) ~ li { display: none; }" in css
     components = Path(snakemake.report.__file__).parent / "html_reporter/template/components"
     info = (components / "result_info.js").read_text()
@@ -102,13 +109,10 @@ def _make_report_commands(workdir, *args):
     result = run_make(workdir, "report", "-n", *args, timeout=60)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.replace("\\\n", " ").splitlines()  # continuation lines joined
-    # the audit gate runs first, on the configuration the report will use
-    gate = [line for line in lines if "isotropy.audit" in line and "--gate" in line]
-    assert len(gate) == 1, lines
-    assert lines.index(gate[0]) < min(i for i, line in enumerate(lines) if "bin/snakemake" in line)
-    # then a plan of the report with nothing upstream allowed: are the target's results there?
+    # the report's plan (nothing upstream allowed: are the results there?), then the gate given it
     plan = [line for line in lines if line.startswith("plan=")]
-    assert len(plan) == 1 and lines.index(gate[0]) < lines.index(plan[0]), lines
+    assert len(plan) == 1 and "isotropy.audit --gate" in plan[0].partition("; printf")[2], lines
+    assert lines.index(plan[0]) < min(i for i, line in enumerate(lines) if "cores 1" in line)
     return [
         line for line in lines if ("bin/snakemake" in line or "echo" in line) and line not in plan
     ]
@@ -152,7 +156,7 @@ def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoke
     assert configuration_line(config, page) == configuration_line(same, page)
     assert configuration_line({**config, "seeds": [0]}, page) != configuration_line(config, page)
     assert configuration_line(config, page).endswith(f"in full in {page}.provenance.json")
-    rules = (Path(__file__).resolve().parents[1] / "rules" / "report.smk").read_text()
+    rules = (ROOT / "rules" / "report.smk").read_text()
     assert "workflow.configfiles" not in rules
 
 
@@ -186,20 +190,15 @@ def _verdict_rows() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             "verdict": ["agrees", "1 seed: not judged", "stand-in: not judged"],
         }
     )
-    committed = pd.DataFrame(
-        {
-            "setup": ["miniLM/polarity", "miniLM/snli"],
-            "quantity": ["pearson_r", "pearson_r"],
-            "paper_value": [-0.808, -0.878],
-            "our_value": [-0.807531, -0.879166],
-            "verdict": ["agrees", "agrees"],
-            "run": ["the committed make run (code ed3f5e44d86a; 5 seeds, 1000 updates)"] * 2,
-        }
-    )
+    run = "the committed make run (code ed3f5e44d86a; 5 seeds, 1000 updates)"
+    rows = [("miniLM/polarity", -0.808, -0.807531), ("miniLM/snli", -0.878, -0.879166)]
+    columns = ["setup", "paper_value", "our_value"]
+    committed = pd.DataFrame(rows, columns=columns).assign(quantity="pearson_r", verdict="agrees")
+    committed["run"] = run
     return claims, comparison, committed
 
 
-def _page(committed: pd.DataFrame | None = None) -> str:
+def _page(committed: pd.DataFrame | None = None, above=()) -> str:
     claims, comparison, default = _verdict_rows()
     return overview_html(
         claims,
@@ -211,6 +210,7 @@ def _page(committed: pd.DataFrame | None = None) -> str:
         preview="PREVIEW (make preview): seed 0, metrics after every 10th update",
         forest="<h2>FOREST</h2>",
         committed=default if committed is None else committed,
+        above=above,
     )
 
 
@@ -233,6 +233,12 @@ def test_the_page_opens_on_what_replicated_beside_the_committed_run():
     assert cells[2] == ["miniLM/snli", "Pearson r", "-0.878", "not run", "-0.8792: agrees"]
     # Without a committed run: the summary alone.
     assert "overview-committed" not in _page(pd.DataFrame())
+    # claims.csv has no stand-in column: a claim on a setup run on a stand-in is marked so
+    claims, comparison, _ = _verdict_rows()
+    claims = claims.drop(columns="stand_in").assign(setup=["x", "word2vec/pos", "x"])
+    assert "(word2vec/pos) (on a stand-in)." in reporting.summary_html(
+        claims, comparison, pd.DataFrame()
+    )
 
 
 def test_a_previews_tables_say_so_and_read_by_eye():
@@ -249,10 +255,55 @@ def test_a_previews_tables_say_so_and_read_by_eye():
     assert "Configuration: logs/effective-config/preview_study.yaml." in page
     comparison = page[page.index("Paper comparison") :]
     assert comparison.count("<td>10662</td>") == 2 and "1.066e+04" not in page
-    assert "10662.0" not in page and "<td>-0.8075</td>" in comparison
-    assert "`" not in page and "<code" not in page and comparison.count("<th>paper</th>") == 1
+    assert "10662.0" not in page and "`" not in page and "<code" not in page
     assert '<span class="file">results/preview/claims.csv</span>' in page
     assert "3 numbers: 1 seed: not judged (1), agrees (1), stand-in: not judged (1)." in page
     assert not re.search(r"\d 1 seed", page)
-    assert "<th>rule</th>" in comparison and "<td>protocol differs</td>" in comparison
-    assert "its effect on pearson_r" not in comparison
+    # Each header one meaning on the page (two read "paper": a paper's name, then its number);
+    # each row once (the r beside the committed run, or listed above, not again); each rule a
+    # short name linked to its definition, the whole rule on hover.
+    assert "<th>paper</th>" not in page and page.count("<th>paper's value</th>") == 2
+    assert "<th>stated in</th>" in page and "<td>-0.8075</td>" not in comparison
+    assert "<td>-0.947</td>" not in _page(above=[2])[page.index("Paper comparison") :]
+    assert '<a href="docs/verdicts.md#the-rules" title="exact">count</a></td>' in comparison
+    protocol = _verdict_rows()[1]["tolerance"][1]
+    assert rule_link(protocol).endswith(f'title="{html.escape(protocol)}">protocol</a>')
+
+
+@pytest.mark.slow  # Snakemake's report, then Chromium: about 20 s
+def test_the_first_screen_fits_1400_px_beside_the_menu(tmp_path):
+    """Snakemake's report of the committed tiny run's claims and comparison (tests/golden), with
+    report/style.css: the tables and the forest end inside a 1,400-px window and its scrollbar
+    (70rem beside the menu ended past it); each Pearson claim cites the Pearson statement.
+    ISOTROPY_UPDATE_SCREENSHOTS=1 copies its first screen to docs/ (report_pages)."""
+    table = pd.read_csv(ROOT / "tests/golden/results/paper_comparison.csv")
+    plot_forest(table, tmp_path / "forest.pdf", tmp_path / "forest.png", "")
+    above = (marked(undrawn_rows(table)), listed_rows(table))
+    png = (tmp_path / "forest.png").read_bytes()
+    forest = forest_html(png, "", table, undrawn=above[0], listed=above[1])
+    page = overview_html(  # as scripts/report_overview.py calls it
+        marked(pd.read_csv(ROOT / "tests/golden/results/claims.csv")),
+        marked(as_shown(table)),
+        **dict(studies=["main"], seeds={"main": [0, 1]}, stand_ins={}, forest=forest),
+        committed=marked(pd.read_csv(ROOT / "docs/data/main_verdicts.csv")),
+        above=[*above[0].index, *above[1].index],
+    )
+    (tmp_path / "page.html").write_text(page)
+    (tmp_path / "workflow.rst").write_bytes((ROOT / "report/workflow.rst").read_bytes())
+    rule = 'rule overview:\n    output: report("overview.html")\n    shell: "cp page.html {output}"'
+    (tmp_path / "Snakefile").write_text(f'report: "workflow.rst"\n{rule}\n')
+    css = ["--report-stylesheet", str(ROOT / "report/style.css")]
+    for args in (["overview.html"], ["--report", "report.html", *css, "overview.html"]):
+        assert snakemake_in(tmp_path, *args).returncode == 0
+    probe = (  # after 3 s: the window's width, then where each table and image ends
+        "<script>setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<pre id=ends>' + "
+        "[innerWidth, ...[...document.querySelectorAll('.isotropy-overview :is(table, img)')].map("
+        "e => e.getBoundingClientRect().right)].join(' ') + '</pre>'), 3000)</script></body>"
+    )
+    text = (tmp_path / "report.html").read_text().rsplit("</body>", 1)
+    dom = report_pages.open_in_browser(probe.join(text), tmp_path, "report-first-screen.png")
+    width, *ends = map(float, re.findall(r'<pre id="ends">([\d. ]+)<', dom)[0].split())
+    assert len(ends) > 3 and max(ends) <= width - 15, ends  # a visible scrollbar: 15 px
+    cited = r"<td>Pearson r between.*?</td>(?:\s*<td>.*?</td>){3}\s*<td>(.*?)</td>"
+    pearson = re.findall(cited, dom[dom.index('overview-claims"') :], re.S)
+    assert len(pearson) == 6 and all("Pearson r" in c and "ρ" not in c for c in pearson)

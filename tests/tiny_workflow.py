@@ -425,7 +425,7 @@ def choices(model: type, key: str) -> list[Any]:
 def make_workdir(tmp_path: Path, last_run: str) -> Path:
     """A folder for `make report` or `make audit`, with ``last_run`` as logs/last_run.txt and a
     stand-in virtual environment whose snakemake only notes its call in calls.txt (and writes
-    the report file it is given)."""
+    the report file it is given; a dry run prints plan.txt)."""
     (tmp_path / "pyproject.toml").write_text("")
     bin_dir = tmp_path / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
@@ -435,6 +435,7 @@ def make_workdir(tmp_path: Path, last_run: str) -> Path:
     snakemake = bin_dir / "snakemake"
     snakemake.write_text(
         '#!/bin/sh\necho "snakemake $*" >> calls.txt\n'
+        'case " $* " in *" -n "*) cat plan.txt 2>/dev/null;; esac\n'
         'while [ $# -gt 0 ]; do [ "$1" = --report ] && echo "<html></html>" > "$2"; shift; done\n'
     )
     snakemake.chmod(0o755)

@@ -31,7 +31,6 @@ from isotropy import sources
 from isotropy.intake import RECORD_SUFFIX, RESULTS, escaped, intake, is_manifest, name_problem
 from isotropy.intake import listing as listing_of
 from isotropy.io import atomic_path, sha256_file
-from isotropy.paths import REMADE_BY_REPORT
 from isotropy.provenance import module_source, record_path
 from isotropy.sources.pins import lock_path, read_lock
 from isotropy.trust import read_record, validator
@@ -385,7 +384,7 @@ def audit(
 ) -> list[Finding]:
     """Every finding for the results under ``root``, read from its intake's copy (a finding per
     refused file); mirror files against the user's ``mirror`` unless it lies inside the folder;
-    inputs that are ``remade`` are not required."""
+    the files that are ``remade`` are neither judged nor required."""
     root = Path(root).resolve()
     with quarantine() as workspace:  # all below reads this copy, never the folder
         try:
@@ -402,8 +401,10 @@ def audit(
             )
             refused.append(Finding("(workflow)", FAIL, "raw", reason))
             folder = None
-        found = walk(workspace, mirror=folder, remade=remade)
-        return [*refused, *found]
+        remade = set(remade)
+        starts = [name for name in listing_of(workspace, RESULTS) if name not in remade]
+        found = walk(workspace, starts, mirror=folder, remade=remade)
+        return [f for f in refused if f.file not in remade] + found
 
 
 WORKSPACE = "isotropy-audit-"  # then the pid of the audit that made it
@@ -477,6 +478,17 @@ def write_tsv(findings: Sequence[Finding], path: str | os.PathLike) -> None:
         writer.writerows(dataclasses.asdict(f) for f in findings)
 
 
+def planned_outputs(plan: str, rules: Iterable[str]) -> set[str]:
+    """The output files of the jobs of ``rules`` in a Snakemake dry run's text."""
+    rules, rule, outputs = set(rules), None, set()
+    for line in plan.splitlines():
+        if line.startswith(("rule ", "localrule ")) and line.endswith(":"):
+            rule = line.split()[1].removesuffix(":")
+        elif rule in rules and line.startswith("    output: "):
+            outputs.update(line.removeprefix("    output: ").split(", "))
+    return outputs
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 2 on a folder with no
     results, 0 otherwise."""
@@ -496,13 +508,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME",
         help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
     )
+    parser.add_argument(
+        "--remade-by",
+        nargs="+",
+        default=[],
+        metavar="RULE",
+        help="with a Snakemake dry run on stdin: the outputs of its RULE jobs, which the gated "
+        "step re-makes, are neither judged nor required",
+    )
     args = parser.parse_args(argv)
     root = Path(args.directory)
     try:
         # through the door: a pipe, a link (to /dev/zero), past 4 MiB: one line, never read
         configs = [door.read_yaml(Path(f).parent, Path(f).name) for f in args.configfile]
         mirror = next((c["mirror"] for c in reversed(configs) if "mirror" in c), None)
-        findings = audit(root, mirror=mirror, remade=REMADE_BY_REPORT if args.gate else ())
+        remade = planned_outputs(sys.stdin.read(), args.remade_by) if args.remade_by else ()
+        findings = audit(root, mirror=mirror, remade=remade)
         if not findings and not args.gate:  # another folder: "0 mismatches" would read as a pass
             raise ConfigError(f"no results in {root.resolve()}: give -d the folder of the run")
         if not args.gate:

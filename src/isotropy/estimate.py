@@ -12,6 +12,7 @@ effective configuration when it starts (:func:`started`).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import subprocess
@@ -23,7 +24,7 @@ from typing import Any
 import yaml
 
 from isotropy import compute, costs, paths, studies
-from isotropy.logs import duration
+from isotropy.logs import TimeLeft, duration
 from isotropy.workflow import config as workflow_config
 
 SNAKEFILE = Path(__file__).resolve().parents[2] / "Snakefile"
@@ -297,7 +298,8 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
     """What a run does when it starts (``onstart``): the jobs' thread wait policy set in the
     environment they inherit, then its effective configuration written to
     ``logs/effective-config/<target>.yaml`` for each target named by a plain word (what ``make
-    report`` describes)."""
+    report`` describes); the time left said after each finished job (:class:`TimeLeft`)."""
+    logging.getLogger("snakemake.logging").addHandler(TimeLeft())
     if added := compute.apply_job_environment():
         print(
             "jobs' idle threads sleep instead of spinning: "

@@ -99,6 +99,23 @@ class ProgressLog:
         return f"{self.what}: {done}, elapsed {duration(elapsed)}, about {duration(left)} left"
 
 
+class TimeLeft(logging.Handler):
+    """On Snakemake's logger (a run's ``onstart``): after each finished job but the last, the
+    time left at the rate of the jobs finished so far, under Snakemake's "N of M steps"."""
+
+    def __init__(self, clock=time.monotonic) -> None:
+        super().__init__()
+        self.clock, self.start = clock, clock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        done, total = getattr(record, "done", 0), getattr(record, "total", 0)
+        if getattr(getattr(record, "event", None), "name", "") == "PROGRESS" and 0 < done < total:
+            jobs = ProgressLog(total, "jobs", clock=self.clock)
+            jobs.done = done
+            line = jobs.line(self.clock() - self.start)
+            print(f"{line} at the rate so far", file=sys.stderr, flush=True)
+
+
 def duration(seconds: float) -> str:
     """A time span as every message of the project writes it; ``?`` for NaN (no rate yet)."""
     if seconds != seconds:

@@ -229,8 +229,6 @@ PREVIEW_PAPER_COMPARISON = "results/preview/paper_comparison.csv"
 PREVIEW_PAPER_COMPARISON_MARKDOWN = "results/preview/paper_comparison.md"
 PREVIEW_REPORT_OVERVIEW = "results/preview/report/overview.html"
 PREVIEW_REPORT_FOREST = "results/preview/report/forest"
-# The inputs `make report` re-makes before it reads them (a killed report leaves them removed).
-REMADE_BY_REPORT = (CLAIMS, PAPER_COMPARISON, PREVIEW_CLAIMS, PREVIEW_PAPER_COMPARISON)
 AUDIT_TABLE = "results/audit.tsv"
 # Workflow files and their copies in the results folder, which every step reads (the same path
 # in every clone; rules/provenance.smk).

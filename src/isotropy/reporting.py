@@ -6,30 +6,43 @@ import base64
 import hashlib
 import html
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from isotropy import paths
 
+# Each header one meaning on the whole page: "paper" names a paper, "paper's value" its number.
 CLAIM_COLUMNS = {
     "verdict": "verdict",
     "statement": "claim",
     "setup": "setup",
     "measured": "measured",
     "threshold": "threshold",
-    "paper": "paper",
+    "paper": "stated in",
 }
 COMPARISON_COLUMNS = {
     "verdict": "verdict",
     "source": "printed in",
     "quantity": "quantity",
     "setup": "setup",
-    "paper_value": "paper",
-    "our_value": "ours",
+    "paper_value": "paper's value",
+    "our_value": "our value",
     "tolerance": "rule",
     "stand_in": "stand-in",
 }
+# A rule's short name, by what its text says, linked to its definition (the whole text on hover).
+RULES = (
+    ("exact", "count"),
+    ("protocol", "protocol"),
+    ("baseline", "learning guard"),
+    ("every one of", "every run"),
+    ("lid", "LID"),
+    ("i(w)", "I(W)"),
+    ("not judged", "not judged"),
+)
+RULES_DEFINED = "docs/verdicts.md#the-rules"
+KEY = ["setup", "quantity"]  # a paper number's row in the committed run's table
 # The rows under the forest plot
 REASON_COLUMNS = {
     "verdict": "verdict",
@@ -42,7 +55,7 @@ REASON_COLUMNS = {
 SUMMARY_GROUPS = {
     "replicated": ("supported", "consistent", "agrees"),
     "not replicated": ("not supported", "not consistent", "differs", "inconsistent across seeds"),
-    "stand-in": ("stand-in: not judged",),
+    "stand-in": (STAND_IN := "stand-in: not judged",),
 }
 # The order of a page's counts: failures first
 VERDICT_ORDER = (
@@ -80,13 +93,28 @@ def _cell(value: object) -> str:
     return f"{number:.0f}" if number.is_integer() and abs(number) < 1e15 else f"{number:.4g}"
 
 
+def rule_link(tolerance: object) -> str:
+    """A row's rule as HTML: its short name linked to the rules' definitions, its whole text
+    (the rule as applied) on hover; an equivalence band by default, nothing for none."""
+    text = "" if pd.isna(tolerance) else str(tolerance)
+    name = next((n for key, n in RULES if key in text.lower()), "equivalence")
+    title = html.escape(text, quote=True)
+    return f'<a href="{RULES_DEFINED}" title="{title}">{name}</a>' if text else ""
+
+
 def _table(frame: pd.DataFrame, css: str, columns: Mapping[str, str]) -> str:
-    """``frame``'s ``columns`` as HTML, renamed, numbers by :func:`_cell`."""
+    """``frame``'s ``columns`` as HTML, renamed, numbers by :func:`_cell`, each text escaped
+    but a ``tolerance``'s, shown by :func:`rule_link`."""
     present = {k: v for k, v in columns.items() if k in frame}
     # Markdown's code marks go; renamed last
-    shown = frame[list(present)].replace("`", "", regex=True).rename(columns=present)
-    return shown.to_html(
-        index=False, na_rep="", classes=css, border=0, escape=True, float_format=_cell
+    shown = frame[list(present)].replace("`", "", regex=True)
+    shown = shown.apply(
+        lambda c: c.map(lambda v: html.escape(v, quote=False) if isinstance(v, str) else v)
+    )
+    if "tolerance" in shown:
+        shown["tolerance"] = frame["tolerance"].map(rule_link)
+    return shown.rename(columns=present).to_html(
+        index=False, na_rep="", classes=css, border=0, escape=False, float_format=_cell
     )
 
 
@@ -113,7 +141,10 @@ def _named(labels: Sequence[str], most: int = 4) -> str:
 
 
 def _rows(claims: pd.DataFrame, comparison: pd.DataFrame) -> list[tuple[str, str, bool]]:
-    """(verdict, label, an exact count?) of each paper number, then of each claim."""
+    """(verdict, label, an exact count?) of each paper number, then of each claim, a claim on
+    a setup the comparison runs on a stand-in marked so (claims.csv has no stand-in column)."""
+    named = comparison.get("stand_in", pd.Series("", comparison.index)).fillna("").astype(str)
+    on = set(comparison["setup"][(named.str.strip() != "") | (comparison["verdict"] == STAND_IN)])
     return [
         (
             str(r.get("verdict")),
@@ -125,7 +156,8 @@ def _rows(claims: pd.DataFrame, comparison: pd.DataFrame) -> list[tuple[str, str
     ] + [
         (
             str(r.get("verdict")),
-            f"{r.get('statement')} ({r.get('setup')}){_stand_in(r)}".replace("`", ""),
+            f"{r.get('statement')} ({r.get('setup')})".replace("`", "")
+            + (" (on a stand-in)" if _stand_in(r) or r.get("setup") in on else ""),
             False,
         )
         for r in claims.to_dict("records")
@@ -154,7 +186,7 @@ def summary_html(
             {
                 "setup": committed["setup"],
                 "statistic": committed["quantity"].map(STATISTICS),
-                "paper": committed["paper_value"].map(_cell),
+                "paper's value": committed["paper_value"].map(_cell),
                 f"this run{mark}": [
                     f"{_cell(mine.at[key, 'our_value'])}: {mine.at[key, 'verdict']}"
                     if key in mine.index
@@ -208,7 +240,7 @@ def forest_html(
         _table(listed, "overview-forest-listed", REASON_COLUMNS) if len(listed) else "",
         f"<p>Not drawn either: {counts.get('not run', 0)} printed numbers this run does not "
         f"produce (not run) and {counts.get('stated', 0)} stated beside ours; every row is in "
-        "the paper comparison below.</p>",
+        "the paper comparison's file (below).</p>",
     ]
     return "\n".join(part for part in parts if part)
 
@@ -244,9 +276,12 @@ def overview_html(
     preview: str = "",
     forest: str = "",
     committed: pd.DataFrame | None = None,
+    above: Collection[Hashable] = (),
 ) -> str:
     """The first page: the summary, the ``forest`` plot, which run this is, every claim and
-    paper number with its verdict (each in full in its file)."""
+    paper number with its verdict (each in full in its file), each row once: a paper number
+    listed ``above`` (index labels: the forest's tables) or beside the committed run is not
+    repeated, nor one not run."""
     tried = claims[claims["verdict"] != "not run"]
     mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
@@ -267,18 +302,23 @@ def overview_html(
     ]
     named = [text for key, text in stand_ins.items() if text and key != "word_vectors_label"]
     parts.append("<p>Stand-ins: " + html.escape("; ".join(named) if named else "none") + ".</p>")
-    # each row's rule by its kind alone; the whole rule stays in the full table's file
-    rule = comparison["tolerance"].fillna("").astype(str).str.split(r":| \(", n=1, regex=True)
+    beside = set() if committed is None or committed.empty else set(zip(*committed[KEY].T.values))
+    keys = pd.Series(list(zip(*comparison.reindex(columns=KEY).T.values)), index=comparison.index)
+    shown = (
+        comparison.index.isin(list(above))
+        | keys.isin(beside)
+        | (comparison["verdict"] == "not run")
+    )
     parts += [
         f"<h2>Claims check{mark}</h2>",
         f"<p>{counted(claims['verdict'], 'checks')}. "
         f'Full table with evidence and notes: <span class="file">{claims_file}</span>.</p>',
         _table(tried, "overview-claims", CLAIM_COLUMNS),
         f"<h2>Paper comparison{mark}</h2>",
-        f"<p>{counted(comparison['verdict'], 'numbers')}. "
-        "Conventions, stand-ins and notes: "
+        f"<p>{counted(comparison['verdict'], 'numbers')}. Below, the {(~shown).sum()} not "
+        "shown above (a number not run is not listed). Conventions, stand-ins and notes: "
         f'<span class="file">{comparison_file}</span>.</p>',
-        _table(comparison.assign(tolerance=rule.str[0]), "overview-comparison", COMPARISON_COLUMNS),
+        _table(comparison[~shown], "overview-comparison", COMPARISON_COLUMNS),
         "<p>Figures and tables of each study are also in the menu; the rule graph follows "
         "below.</p>",
         "</div>",

@@ -74,11 +74,11 @@ def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
             moves = run[column].diff().dropna().to_numpy()
             trend = run[column].iloc[-1] - run[column].iloc[0]
             against[name] = max(against[name], int((moves * trend < 0).sum()))
-    if not any(against.values()):
-        return "guaranteed by monotone traces: both series are strictly monotone in every seed"
+    if not any(against.values()):  # the words every page gives the row, then why
+        return f"{NEAR_GUARANTEED}; both series are strictly monotone in every seed"
     iso, sil = against.values()
     return (
-        "near-guaranteed by monotone traces: in the worst seed IsoScore goes against its trend "
+        f"{NEAR_GUARANTEED}; in the worst seed IsoScore goes against its trend "
         f"at {iso} of {steps} updates, the silhouette at {sil}"
     )
 
