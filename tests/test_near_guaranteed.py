@@ -138,4 +138,4 @@ def test_the_report_summary_does_not_count_a_passing_spearman_row():
     script = (ROOT / "scripts" / "report_overview.py").read_text(encoding="utf-8")
     for table in ("pd.read_csv(snakemake.input.claims)", "as_shown(comparison)"):
         assert f"marked({table})" in script
-    assert "committed=marked(" in script and "undrawn=marked(" in script
+    assert "committed=marked(" in script and "marked(undrawn_rows(" in script
