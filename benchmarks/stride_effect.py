@@ -103,7 +103,8 @@ def simulated(stride: int, replications: int = REPLICATIONS, seed: int = 2026):
     for shape in sim.SHAPES:
         rng = np.random.default_rng(seed)
         for _ in range(replications):
-            moves.append(stride_effect(*sim.trajectories(shape, 5, rng, every), stride))
+            iso, sil = sim.trajectories(shape, 5, rng, every)
+            moves.append(stride_effect(iso, sil, stride))
     return min(m[0] for m in moves), max(m[1] for m in moves)
 
 
