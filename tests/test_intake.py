@@ -572,8 +572,7 @@ READS |= {"read_table", "ParquetFile", "load", "safe_load", "loadtxt", "copyfile
 DIRECT = {
     ("trust", ""): "the package's records.schema.yaml and the checkout's envs/*.yaml",
     ("provenance", "hardware"): "/proc/cpuinfo",
-    ("traces", "_parquet"): "bytes the door read (_read_checked)",
-    ("traces", "read_result_table"): "bytes the door read (_read_checked)",
+    **dict.fromkeys([("traces", "_parquet"), ("traces", "read_result_table")], "bytes it read"),
     ("committed.import_graph", "file_graph"): "the package's own source",
 }
 
