@@ -25,10 +25,8 @@ from isotropy.readers.registry import (
     source_files,
     word_vectors_file,
 )
-from isotropy.trust import record_problem, validator
 
 log = logging.getLogger(__name__)
-CODWOE_ITEM = validator("codwoe_item")
 
 # CoDWoE spells POS out; WordNet uses n/v/a/s/r (s: satellite adjective, merged with a).
 WORDNET_POS = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
@@ -39,6 +37,9 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
     glosses."""
     files = [p for p in source_files(raw_dir) if p.suffix in {".json", ".csv"}]
     labels: dict[str, set[str]] = defaultdict(set)
+    from isotropy import trust  # here: the device has no jsonschema
+
+    codwoe_item = trust.validator("codwoe_item")
     for path in files:
         if path.suffix == ".csv":  # the full release; the trial files are JSON lists
             items = pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")
@@ -48,7 +49,7 @@ def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from exc
         for index, item in enumerate(items):
-            if problem := record_problem(item, CODWOE_ITEM):
+            if problem := trust.record_problem(item, codwoe_item):
                 named = isinstance(item, dict) and item.get("id")
                 raise ValueError(
                     f"{path}, item {index}" + (f" (id {named!r})" if named else "") + f": {problem}"
