@@ -114,13 +114,14 @@ with one claim judged over its seeds and one number a paper published."""
 import pandas as pd
 
 from isotropy import paths
-from isotropy.statistics import SeedClaim
+from isotropy.statistics import Claim
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.measurements import measurement
 
 TABLE = paths.study_file("table.csv", "toy")
-TOY = SeedClaim("toy_positive", "toy values are above 0", "above", "Toy", sesoi=0, sesoi_source="a")
+TOY = Claim("toy_positive", "toy", "toy_positive", "toy values are above 0", "above:0", "Toy",
+            "direction", sesoi=0, sesoi_source="a")
 CLAIMS = [TOY]
 
 
@@ -140,7 +141,7 @@ def claim_page(tables):
     if (table := tables.get("toy_table")) is None:
         return None
     values = pd.DataFrame({"claim": "toy_positive", "setup": "toy", **table[["seed", "value"]]})
-    return check_seed_claims(values, CLAIMS, "toy")
+    return check_seed_claims(values, CLAIMS)
 
 
 STUDIES = (

@@ -113,7 +113,7 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
     beside = pd.concat(  # the claims page as rule check_claims makes it
         [
             check_claims(crowded, {"main", "istar"}, studies.measured_claims()),
-            check_seed_claims(extension, EXTENSION_CLAIMS, "extensions"),
+            check_seed_claims(extension, EXTENSION_CLAIMS),
         ],
         ignore_index=True,
     )

@@ -1,6 +1,6 @@
 """Neutral ground for the science (the main study's tables, the sensitivity and extension
 studies) and the verdicts alike (science never imports the verdicts): intervals over seeds, the
-form of a claim a study judges on its per-seed values (:class:`SeedClaim`), and which setup
+form of a claim (:class:`Claim`), and which setup
 pattern of a paper's printed row (``config/published_values.csv``) fits one of ours.
 
 A run is deterministic given its seed, so the seeds are the replication unit: each seed's
@@ -100,17 +100,25 @@ def matches(pattern: str, paper_setup: str) -> bool:
 
 
 @dataclass(frozen=True)
-class SeedClaim:
-    """A claim about a per-seed value's direction: ``above`` or ``below`` ``bound`` by more than
-    ``sesoi``, its smallest effect of interest (``sesoi_source``: the paper's words or a stated
-    convention); ``scope`` ``each setup`` (one row each) or ``any setup`` (an existence claim:
-    supported when some setup holds, not supported when every setup goes the other way)."""
+class Claim:
+    """One claim, as data: its study, the measured quantity and its bound (a tolerance of
+    isotropy.verdicts.tolerances: below:x, above:x, seeds_below:x, ...), where the paper states it,
+    the rule that judges it (``direction``: a test over seeds; ``every_run``; ``seeds``: a test
+    the study ran; ``value``: a point comparison), its smallest effect of interest beyond the
+    bound (``sesoi``, on the tested scale: Fisher z for r) with its source, what its seeds vary,
+    and its ``scope``: ``each setup`` or ``any setup`` (an existence claim: supported when some
+    setup holds, not supported when every setup goes the other way)."""
 
     name: str
+    study: str
+    quantity: str
     statement: str
-    direction: str
+    bound: str
     paper: str
-    bound: float = 0.0
-    scope: str = "each setup"
+    rule: str = "value"
+    neutral: float = 0.0  # the quantity's no-change point (a bound there is a direction)
+    test: str = ""  # the test over seeds in words (rule seeds)
     sesoi: float = math.nan
     sesoi_source: str = ""
+    seeds_vary: str = ""
+    scope: str = "each setup"

@@ -21,7 +21,7 @@ from scipy import stats
 
 from isotropy.extensions.design import QUESTIONS
 from isotropy.metrics import registry
-from isotropy.statistics import TREND_SESOI, TREND_SOURCE, SeedClaim, seed_interval
+from isotropy.statistics import TREND_SESOI, TREND_SOURCE, Claim, seed_interval
 
 SEED_COLUMNS = ["question", "setup", "item", "quantity", "seed", "value"]
 # The cluster criteria beside the silhouette, as the metric registry names and orders them.
@@ -189,65 +189,82 @@ def _named(name: str):
 # isotropy.verdicts.claims.check_seed_claims; the study's record: isotropy.studies.extensions).
 _OPEN = "Mickus et al. 2024, Limitations"
 CLAIMS = [
-    SeedClaim(
+    Claim(
+        "criteria_same_optimum",
+        "extensions",
         "criteria_same_optimum",
         "the criterion (oriented: higher = better clusters) is at its best at the recorded update"
         " where the silhouette is: |update of its optimum - update of the silhouette's| < 1,"
         " over the layouts the linear head's optimisation visits (the criterion is not itself"
         " optimised)",
-        "below",
+        "below:1",
         f"{_OPEN} (choice of objectives: 'imply the same optimum layout as Equation 4')",
-        bound=1.0,
+        "direction",
         sesoi=0.0,
         sesoi_source="the bound's",
     ),
-    SeedClaim(
+    Claim(
+        "deep_output_anisotropic",
+        "extensions",
         "deep_output_anisotropic",
         "a deep head's output embeddings (its top hidden layer, input of its linear classifier)"
         " become less isotropic over the optimisation (IsoScore last - step 0 < 0)",
-        "below",
+        "below:0",
         f"{_OPEN} (deep classifiers: output embeddings 'would tend to be anisotropic')",
+        "direction",
         sesoi=TREND_SESOI,
         sesoi_source=TREND_SOURCE,
     ),
-    SeedClaim(
+    Claim(
+        "anisotropy_spreads_down",
+        "extensions",
         "anisotropy_spreads_down",
         "anisotropy reaches every layer below the top, to some extent: each lower hidden"
         " layer's and the table's IsoScore falls, by any amount (largest change < 0)",
-        "below",
+        "below:0",
         f"{_OPEN} (deep classifiers: 'spread to bottom layers to some extent')",
+        "direction",
         sesoi=0.0,
         sesoi_source="the claim's words",
     ),
-    SeedClaim(
+    Claim(
+        "triplet_need_not_be_anisotropic",
+        "extensions",
         "triplet_need_not_be_anisotropic",
         "triplet training does not necessarily make the table anisotropic: in at least one"
         " setup the table's IsoScore does not fall (last - step 0 > 0) by the test over seeds;"
         " not supported = every setup falls (no such setup here, which cannot refute 'need not')",
-        "above",
+        "above:0",
         "Mickus et al. 2024, appendix B ('does not entail ... will necessarily develop"
         " anisotropic representations')",
+        "direction",
         scope="any setup",
         sesoi=0.0,
         sesoi_source="the claim's words",
     ),
-    SeedClaim(
+    Claim(
+        "heldout_isoscore_follows",
+        "extensions",
         "heldout_isoscore_follows",
         "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
         " sentences' IsoScore falls, the trained items' direction in the paper's argument"
         " (last epoch - epoch 0 < 0)",
-        "below",
+        "below:0",
         f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
+        "direction",
         sesoi=TREND_SESOI,
         sesoi_source=TREND_SOURCE,
     ),
-    SeedClaim(
+    Claim(
+        "heldout_silhouette_follows",
+        "extensions",
         "heldout_silhouette_follows",
         "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
         " sentences' silhouette rises, the trained items' direction in the paper's argument"
         " (last epoch - epoch 0 > 0)",
-        "above",
+        "above:0",
         f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
+        "direction",
         sesoi=TREND_SESOI,
         sesoi_source=TREND_SOURCE,
     ),

@@ -7,7 +7,7 @@ the runs' metrics.json files, and its two claims judged over seeds (plain pandas
 - layers.csv: one row per run × layer: I(W), IsoScore, norm of the mean CLS state and mean CLS
   norm, norm of the mean token state and mean token norm.
 - claims: the slides' "the method cannot raise CLS isotropy during fine-tuning" and "CLS tokens
-  are already zero-mean", as :class:`isotropy.statistics.SeedClaim` rows (the study's record,
+  are already zero-mean", as :class:`isotropy.statistics.Claim` rows (the study's record,
   :mod:`isotropy.studies.rajaee_cls`) judged with
   :func:`isotropy.verdicts.claims.check_seed_claims` (every seed, or a sign test).
 """

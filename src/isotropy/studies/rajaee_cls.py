@@ -11,7 +11,7 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.rajaee_cls.results import claim_values, paired_differences
-from isotropy.statistics import SeedClaim
+from isotropy.statistics import Claim
 from isotropy.studies.record import StudySpec, finetune_job, section_files
 from isotropy.verdicts.claims import check_seed_claims
 from isotropy.verdicts.learning import guard_rows, not_learned_note
@@ -38,21 +38,27 @@ FILES = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "lay
 # The Rajaei & Sheikhi slides' two CLS claims, judged on rajaee_cls.results.claim_values.
 _SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
 CLAIMS = [
-    SeedClaim(
+    Claim(
+        "cls_method_cannot_raise_isotropy",
+        "rajaee_cls",
         "cls_method_cannot_raise_isotropy",
         "fine-tuning with the cluster-based method on the CLS states does not raise the "
         "fine-tuned model's last-layer CLS isotropy (log10 I(W) with - without the method < 0)",
-        "below",
+        "below:0",
         f"{_SLIDES} (CLS isotropy per layer after 2 epochs)",
+        "direction",
         sesoi=0.0,
         sesoi_source="the slides' words",
     ),
-    SeedClaim(
+    Claim(
+        "cls_already_zero_mean",
+        "rajaee_cls",
         "cls_already_zero_mean",
         "CLS states are already zero-mean: at every layer the norm of the mean CLS state is "
         "below the norm of the mean token state (log10 of the largest ratio over layers < 0)",
-        "below",
+        "below:0",
         f"{_SLIDES} (why centring the CLS states changes little)",
+        "direction",
         sesoi=0.0,
         sesoi_source="the slides' words",
     ),
@@ -60,12 +66,15 @@ CLAIMS = [
 # The slides' "even applied offline, the method does not help", on a grid whose method is fitted
 # offline: judged on isotropy, as the slides speak of it, on the I(W) the task head reads (the
 # slides' "after" values are most plausibly the transformed space: docs/methods.md).
-OFFLINE_CLAIM = SeedClaim(
+OFFLINE_CLAIM = Claim(
+    "cls_offline_method_does_not_help",
+    "rajaee_cls",
     "cls_offline_method_does_not_help",
     "fine-tuning with the method fitted offline does not raise the isotropy the task head reads "
     "(log10 I(W) of the head's input, with - without the method, same seed, < 0)",
-    "below",
+    "below:0",
     f"{_SLIDES} (even applied offline, the method does not help)",
+    "direction",
     sesoi=0.0,
     sesoi_source="the slides' words",
 )
@@ -99,7 +108,7 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False
         head_input = paired_differences(runs, OFFLINE_CLAIM.name, "cls_iw_head_input", log10=True)
         values = pd.concat([values, head_input])
         claims.append(OFFLINE_CLAIM)
-    table = check_seed_claims(values, claims, study="rajaee_cls")
+    table = check_seed_claims(values, claims)
     table = guard_rows(table, unlearned)
     others = [m for m in dict.fromkeys(runs["model"]) if m not in SLIDES_MODELS]
     if others:  # a direction on a stand-in: said in its verdict

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.statistics import CORRELATIONS, SeedClaim, fisher_z
+from isotropy.statistics import CORRELATIONS, Claim, fisher_z
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
@@ -78,26 +77,6 @@ CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 # A claim's test before its family's Holm: p beyond its smallest effect of interest the claimed
 # way, p short of it, seeds going the claimed way and seeds counted.
 RawTest = tuple[float, float, int, int]
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One claim: what it says, the measured quantity and its bound, where the paper states it,
-    its smallest effect of interest beyond the bound (``sesoi``, on the tested scale: Fisher z
-    for r) with its source, and what its seeds vary."""
-
-    name: str
-    study: str
-    quantity: str
-    statement: str
-    bound: str  # a tolerance of isotropy.verdicts.tolerances: below:x, above:x, at_least:x
-    paper: str
-    rule: str = "value"  # direction, every_run, seeds, value
-    neutral: float = 0.0  # the quantity's no-change point (a bound there is a direction)
-    test: str = ""  # the test over seeds in words (rule seeds)
-    sesoi: float = math.nan
-    sesoi_source: str = ""
-    seeds_vary: str = ""
 
 
 def _row(
@@ -280,22 +259,17 @@ def judge_any_setup(verdicts: list[str]) -> str:
     return judged.pop() if judged in ({NOT_SUPPORTED}, {ONE_SEED}) else INCONSISTENT_SEEDS
 
 
-def seed_claim_rows(
-    per_seed: pd.DataFrame, claims: Sequence[SeedClaim], study: str
-) -> tuple[list[dict], list[tuple]]:
+def seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim]) -> tuple[list[dict], list]:
     """Rows of per-seed direction claims (columns claim, setup, seed, value) and their tests,
     judged as the page's directions are."""
     rows: list[dict] = []
     tests: list[tuple] = []
-    for seed_claim in claims:
-        bound = f"{seed_claim.direction}:{seed_claim.bound:g}"
-        name, statement, paper = seed_claim.name, seed_claim.statement, seed_claim.paper
-        claim = Claim(name, study, name, statement, bound, paper, "direction")
-        claim = replace(claim, sesoi=seed_claim.sesoi, sesoi_source=seed_claim.sesoi_source)
-        threshold = f"{seed_claim.direction} {seed_claim.bound:g}; {_beyond(claim)}, {_HOLM}"
-        if seed_claim.scope == "any setup":
+    for claim in claims:
+        kind, bound = parse_tolerance(claim.bound)
+        threshold = f"{kind} {bound:g}; {_beyond(claim)}, {_HOLM}"
+        if claim.scope == "any setup":
             threshold = f"{threshold}, in at least one setup"
-        ours = per_seed[per_seed["claim"] == seed_claim.name]
+        ours = per_seed[per_seed["claim"] == claim.name]
         if ours.empty:
             note = "no run of this question in the results"
             rows.append(_row(claim, "all", math.nan, threshold, NOT_RUN, note=note))
@@ -316,7 +290,7 @@ def seed_claim_rows(
     return rows, tests
 
 
-def collapse_any_setup(rows: list[dict], claims: Sequence[SeedClaim]) -> list[dict]:
+def collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
     """The settled per-setup rows of each ``any setup`` claim as its one row (its setups'
     verdicts in the note; measured: the setup mean furthest the claimed way)."""
     existence = {c.name: c for c in claims if c.scope == "any setup"}
@@ -327,7 +301,7 @@ def collapse_any_setup(rows: list[dict], claims: Sequence[SeedClaim]) -> list[di
             continue
         setups = [r for r in rows if r["claim"] == row["claim"] and r["setup"] != "all"]
         if row is setups[0]:  # the claim's one row, where its first setup stood
-            pick = max if existence[row["claim"]].direction == "above" else min
+            pick = max if existence[row["claim"]].bound.startswith("above") else min
             one = dict(
                 row,
                 setup="any setup",
@@ -340,12 +314,10 @@ def collapse_any_setup(rows: list[dict], claims: Sequence[SeedClaim]) -> list[di
     return kept
 
 
-def check_seed_claims(
-    per_seed: pd.DataFrame, claims: Sequence[SeedClaim], study: str
-) -> pd.DataFrame:
+def check_seed_claims(per_seed: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
     """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
     a page of its own, in :data:`COLUMNS`."""
-    rows, tests = seed_claim_rows(per_seed, claims, study)
+    rows, tests = seed_claim_rows(per_seed, claims)
     settle_family(rows, tests)
     return pd.DataFrame(collapse_any_setup(rows, claims), columns=COLUMNS)
 

@@ -15,7 +15,7 @@ from isotropy.verdicts.learning import guard_heldout_claims
 def judged_claims(seeds: pd.DataFrame) -> pd.DataFrame:
     """The study's claims from its per-seed values, guarded."""
     values = results.claim_values(seeds)
-    claims = mark_undecided(check_seed_claims(values, EXTENSION_CLAIMS, "extensions"), values)
+    claims = mark_undecided(check_seed_claims(values, EXTENSION_CLAIMS), values)
     return guard_heldout_claims(claims, seeds)
 
 

@@ -13,7 +13,7 @@ from scipy import stats
 
 from isotropy import paths
 from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
-from isotropy.statistics import SeedClaim, fisher_z, smallest_detectable_effect
+from isotropy.statistics import Claim, fisher_z, smallest_detectable_effect
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_seed_claims
 from isotropy.verdicts.families import family_of_claim, holm_by_family
 from isotropy.verdicts.measurements import (
@@ -129,12 +129,15 @@ def seed_details(measured: list[dict[str, Any]], claims) -> pd.DataFrame:
 
 
 # The poster's "isotropy correlates negatively with task performance", judged per seed
-CORRELATION = SeedClaim(
+CORRELATION = Claim(
+    "isotropy_correlates_negatively_with_performance",
+    "istar",
     "isotropy_correlates_negatively_with_performance",
     "within each seed, Pearson r of IsoScore* and the task metric over the runs (no regulariser "
     "and I-STAR at every λ) is negative (values: Fisher z of r)",
-    "below",
+    "below:0",
     "Rudman & Eickhoff 2024, poster (Figure 5)",
+    "direction",
     sesoi=0.1,
     sesoi_source="a convention set after the runs",
 )
@@ -150,7 +153,7 @@ def correlation_claim(runs: pd.DataFrame, stand_in: str) -> pd.DataFrame:
         for r in [stats.pearsonr(group["isoscore_star"], group["metric"])[0]]
     ]
     values = pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
-    table = check_seed_claims(values, [CORRELATION], study="istar")
+    table = check_seed_claims(values, [CORRELATION])
     if stand_in:
         table["note"] = table["note"].astype(str) + f"; {STAND_IN_NOTE}: {stand_in}"
     return table
