@@ -101,13 +101,10 @@ def matches(pattern: str, paper_setup: str) -> bool:
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim, as data: its study, the measured quantity and its bound (a tolerance of
-    isotropy.verdicts.tolerances: below:x, above:x, seeds_below:x, ...), where the paper states it,
-    the rule that judges it (``direction``: a test over seeds; ``every_run``; ``seeds``: a test
-    the study ran; ``value``: a point comparison), its smallest effect of interest beyond the
-    bound (``sesoi``, on the tested scale: Fisher z for r) with its source, what its seeds vary,
-    and its ``scope``: ``each setup`` or ``any setup`` (an existence claim: supported when some
-    setup holds, not supported when every setup goes the other way)."""
+    """One claim, as data: study, quantity, bound (a tolerance: below:x, seeds_above:x, ...),
+    paper, the rule judging it (direction, every_run, seeds, value), its smallest effect of
+    interest beyond the bound (Fisher z for r) and source, what its seeds vary, and its scope:
+    each setup, or any setup (supported when some setup holds)."""
 
     name: str
     study: str

@@ -236,8 +236,7 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
 
 
 def settle_family(rows: list[dict], tests: list[tuple]) -> None:
-    """Settle a page's tested rows, Holm within each family (``tests``: row index, claim, its
-    :data:`RawTest`)."""
+    """Settle a page's tests (row index, claim, :data:`RawTest`), Holm within each family."""
     families = [family_of_claim(claim.study, claim.rule, claim.quantity) for _, claim, _ in tests]
     adjusted = holm_by_family([(family, *p[:2]) for family, (*_, p) in zip(families, tests)])
     for (index, _, _), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
@@ -252,16 +251,13 @@ def settle_family(rows: list[dict], tests: list[tuple]) -> None:
 def judge_any_setup(verdicts: list[str]) -> str:
     """The verdict of an existence claim ("in at least one setup") from its setups' verdicts."""
     judged = {v for v in verdicts if v != NOT_RUN}
-    if not judged:
-        return NOT_RUN
-    if SUPPORTED in judged:
-        return SUPPORTED
+    if not judged or SUPPORTED in judged:
+        return SUPPORTED if judged else NOT_RUN
     return judged.pop() if judged in ({NOT_SUPPORTED}, {ONE_SEED}) else INCONSISTENT_SEEDS
 
 
 def seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim]) -> tuple[list[dict], list]:
-    """Rows of per-seed direction claims (columns claim, setup, seed, value) and their tests,
-    judged as the page's directions are."""
+    """Rows of per-seed claims (columns claim, setup, seed, value) and their tests."""
     rows: list[dict] = []
     tests: list[tuple] = []
     for claim in claims:
@@ -284,9 +280,8 @@ def seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim]) -> tuple[li
             if p is not None:
                 tests.append((len(rows), claim, p))
             mean = float(np.mean(values)) if values else math.nan
-            rows.append(
-                _row(claim, setup, mean, threshold, verdict or INCONCLUSIVE, evidence, note)
-            )
+            verdict = verdict or INCONCLUSIVE
+            rows.append(_row(claim, setup, mean, threshold, verdict, evidence, note))
     return rows, tests
 
 
@@ -315,8 +310,7 @@ def collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
 
 
 def check_seed_claims(per_seed: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
-    """Every claim judged per setup on per-seed values (columns claim, setup, seed, value), as
-    a page of its own, in :data:`COLUMNS`."""
+    """Each claim judged per setup on per-seed values (claim, setup, seed, value): a page."""
     rows, tests = seed_claim_rows(per_seed, claims)
     settle_family(rows, tests)
     return pd.DataFrame(collapse_any_setup(rows, claims), columns=COLUMNS)
