@@ -204,9 +204,7 @@ def test_every_make_command_of_the_readme_runs_as_printed():
     dry run; the venv's activation said before the first bare `snakemake`."""
     text = README.read_text()
     commands = readme_commands(text)
-    assert {"make preview", "make report", "make help", "make run SNAKEMAKE_ARGS=-n"} <= set(
-        commands
-    )
+    assert {"make preview", "make report", "make help", "make run SNAKEMAKE_ARGS=-n"} <= {*commands}
     papers = re.findall(r"^\| ([^|]+?) \| \d", text, re.M)  # the coverage table's rows
     assert len(papers) == 5 and all(f"**{name}**" in text.split("\n\n")[1] for name in papers)
     first = min(i for i, c in enumerate(commands) if c.startswith("snakemake"))
@@ -225,6 +223,8 @@ def test_every_make_command_of_the_readme_runs_as_printed():
             first = ("estimate" in " ".join(plan[:i]) or cheap.search(plan[i]) for i in runs)
             said = f"echo 'make {words[1]}: [^;]+; next: .+'"
             assert all(first) and (not runs or re.fullmatch(said, plan[-1])), plan
+            # typed after the quick start's preview: an overlay's run replaces it, never refused
+            assert "--finished refuse" not in out or not re.search(r"\bCONFIG=", " ".join(words))
 
 
 @pytest.mark.slow
