@@ -138,7 +138,7 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
         f"{estimate.duration(12 * start_up)}",
     ]
     assert estimate.duration(total) == "2 h 57 min" and estimate.duration(0) == "0 s"
-    assert lines[-1].startswith("a long run: more than 15 min on 2 idle cores; it starts now")
+    assert lines[-1].startswith("a long run: more than 15 min on 2 idle cores (Ctrl-C stops")
     assert estimate.duration(330) == "5.5 min"
     # where the probe takes twice the CPU time, every CPU cost doubles, not the start-ups
     monkeypatch.setattr(costs, "speed_probe", lambda: 2 * costs.PROBE_CPU_SECONDS)

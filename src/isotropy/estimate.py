@@ -227,7 +227,7 @@ def dry_run_jobs(
 
 
 LONG_SECONDS = 15 * 60  # a run said to be long before it starts
-LONG_RUN = "a long run: more than {} on {} idle cores; it starts now (Ctrl-C stops it, make resume)"
+LONG_RUN = "a long run: more than {} on {} idle cores (Ctrl-C stops it; make resume goes on)"
 
 # rule -> the wall seconds one of its jobs adds at a pace; a rule without one counts its start-up.
 JOB_COSTS: dict[str, costs.JobCost] = studies.job_costs()
