@@ -12,9 +12,11 @@ from isotropy import studies
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
+from isotropy.reporting import counted
 from isotropy.standins import StandIns
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 from isotropy.verdicts.measurements import as_preview, load_tables, measure
+from isotropy.verdicts.tolerances import marked
 
 
 def main(snakemake):
@@ -34,8 +36,9 @@ def main(snakemake):
         table.to_csv(tmp, index=False)
     with atomic_path(snakemake.output.markdown) as tmp:
         tmp.write_text(comparison_markdown(table), encoding="utf-8")
-    counts = table["verdict"].value_counts().to_dict()
-    logging.getLogger("isotropy.verdicts").info("%d paper numbers compared: %s", len(table), counts)
+    # in the report's words and form: "16 paper numbers compared: agrees (4), ..."
+    said = counted(marked(table)["verdict"], "paper numbers compared")
+    logging.getLogger("isotropy.verdicts").info("%s", said)
     record_step(snakemake)
 
 
