@@ -59,15 +59,11 @@ NEEDS |= {"stand-in": {"stand-in", "test"}, "online or GPU only": {"plan"}}
 NEEDS[("not reproduced", "formula")] = {"against", "test"}
 
 
-def _text(root: Path, name: str) -> str:
-    return intake.read_text(root, name, CAP)  # the door: inside, a regular file, capped
-
-
 def rows(root: Path = ROOT) -> pd.DataFrame:
     """docs/coverage.csv, or ValueError naming its file, row and column in one line."""
     found: list[list[str]] = []
     try:
-        found.extend(csv.reader(io.StringIO(_text(root, str(DATA))), strict=True))
+        found.extend(csv.reader(io.StringIO(intake.read_text(root, str(DATA), CAP)), strict=True))
     except csv.Error as error:
         raise ValueError(f"{DATA}, row {len(found) + 1}: not CSV ({error})") from None
     header = found[0] if found else []
@@ -92,7 +88,7 @@ def checks_of(row) -> list[str]:
 @functools.cache
 def table(root: Path, file: str) -> pd.DataFrame:
     """A CSV's rows, or a page's markdown tables as one frame (cells without ``*`` and `)."""
-    text = _text(root, file)
+    text = intake.read_text(root, file, CAP)
     if not file.endswith(".md"):
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     frames = []
@@ -225,7 +221,7 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
     if match := TEST.fullmatch(check):
         file, name = match.groups()
         try:
-            found = re.search(rf"^\s*def {name}\(", _text(root, file), flags=re.M)
+            found = re.search(rf"^\s*def {name}\(", intake.read_text(root, file, CAP), flags=re.M)
         except ValueError as error:
             return set(), {}, [str(error)], "a test"
         return {"test"}, {}, [] if found else [f"{file} has no test {name}"], "a test"
