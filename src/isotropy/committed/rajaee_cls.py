@@ -15,6 +15,7 @@ from isotropy.committed.record import (
     Checksums,
     CommittedRun,
     Page,
+    claims_table,
     device_calls,
     made_by,
     page_markers,
@@ -30,7 +31,6 @@ from isotropy.rajaee_cls.results import (
     variant_name,
 )
 from isotropy.studies import rajaee_cls as rajaee_cls_study
-from isotropy.verdicts.claims import verdict_cells
 from isotropy.verdicts.tolerances import NOT_RUN
 
 SEEDS = DATA / "rajaee_cls_seeds.csv"
@@ -151,12 +151,11 @@ def committed_claims_block(root: str | os.PathLike = ".") -> str:
     )
     not_held = "it reads per-layer CLS norms, not committed"
     table = table.assign(note=table["note"].where(table["verdict"] != NOT_RUN, not_held))
-    shown = table.assign(verdict=verdict_cells(table))
     return (
         "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
         "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
         "learning guard first):\n\n"
-        + markdown_table(shown[["claim", "setup", "verdict", "evidence", "note"]])
+        + claims_table(table, ["claim", "setup", "verdict", "evidence", "note"])
     )
 
 
