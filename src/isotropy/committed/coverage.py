@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import functools
 import io
-import itertools
 import re
 from collections import Counter
 from pathlib import Path
@@ -87,17 +86,19 @@ def checks_of(row) -> list[str]:
 
 @functools.cache
 def table(root: Path, file: str) -> pd.DataFrame:
-    """A CSV's rows, or a page's markdown tables as one frame (cells without ``*`` and `)."""
-    text = intake.read_text(root, file, CAP)
+    """A CSV's rows, or the tables a committed page shows as one frame, from the code that
+    renders them (:attr:`~isotropy.committed.record.Page.tables`; cells without ``*`` and `)."""
     if not file.endswith(".md"):
+        text = intake.read_text(root, file, CAP)
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    frames = []
-    for is_table, block in itertools.groupby(text.splitlines(), key=lambda s: s.startswith("|")):
-        cells = [[c.strip().strip("*`").strip() for c in r.strip("| ").split("|")] for r in block]
-        header, body = cells[0], [r for r in cells[1:] if not set("".join(r)) <= set("-: ")]
-        if is_table and body:
-            frames.append(pd.DataFrame([b for b in body if len(b) == len(header)], columns=header))
-    return pd.concat(frames, ignore_index=True).fillna("") if frames else pd.DataFrame()
+    from isotropy.committed import REGISTRY  # the registry holds this module's run
+
+    pages = [p for run in REGISTRY for p in run.pages if str(p.path) == file]
+    frames = [f.astype(str) for p in pages if p.tables is not None for f in p.tables(root)]
+    if not frames:
+        raise ValueError(f"{file} is no committed page that shows tables")
+    shown = pd.concat(frames, ignore_index=True).fillna("")
+    return shown.map(lambda cell: cell.strip().strip("*`").strip())
 
 
 def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame, list[str]]:

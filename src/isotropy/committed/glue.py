@@ -82,8 +82,9 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return shown, [f"- {n}: {reason}" for reason, n in why.value_counts(sort=False).items()]
 
 
-def page(root: Path = Path(".")) -> str:
-    record = checked_record(root, optimisation.run_file("glue"))
+def _shown(root: Path) -> tuple[list[pd.DataFrame], list[str], pd.DataFrame]:
+    """The page's tables as it shows them (Table 3's, each seed's ends, the claims per setup,
+    Table 2's), the printed numbers not measured, and the traces."""
     traces = optimisation.committed_tables("glue", root)["glue_traces"]
     verdicts = optimisation.verdicts("glue", root)
     counts, absent = _table2(verdicts)
@@ -91,6 +92,14 @@ def page(root: Path = Path(".")) -> str:
     by_setup = claims.assign(cell=verdict_cells(claims)).pivot(
         index="setup", columns="claim", values="cell"
     )
+    by_setup = by_setup[list(dict.fromkeys(claims["claim"]))].reset_index()
+    ends = seed_ends(traces).drop(columns="steps recorded")
+    return [_table3(verdicts, traces), ends, by_setup, counts], absent, traces
+
+
+def page(root: Path = Path(".")) -> str:
+    record = checked_record(root, optimisation.run_file("glue"))
+    (table3, ends, by_setup, counts), absent, traces = _shown(root)
     lines = [
         "Mickus et al. (2024), appendix A: §3's direct optimisation on GLUE training splits. "
         "Every verdict is computed from the committed run by the main study's verdict code "
@@ -103,7 +112,7 @@ def page(root: Path = Path(".")) -> str:
         "The table's values are lost from our copy of the paper; its text says every run's "
         "correlation is strongly negative (our reading: below −0.5 in every seed).",
         "",
-        markdown_table(_table3(verdicts, traces)),
+        markdown_table(table3),
         "## Figure 4's counterpart: IsoScore and the silhouette over training",
         "",
         "Each seed's first and last recorded values (once where all seeds print the same; every "
@@ -112,8 +121,8 @@ def page(root: Path = Path(".")) -> str:
         f"seeds (Holm over the study's family; trends beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
         f"seeds vary {seeds_vary('glue', traces)}):",
         "",
-        markdown_table(seed_ends(traces).drop(columns="steps recorded")),
-        markdown_table(by_setup[list(dict.fromkeys(claims["claim"]))].reset_index()),
+        markdown_table(ends),
+        markdown_table(by_setup),
         "## Table 2's counterpart: items and parameters",
         "",
         markdown_table(counts),
@@ -127,7 +136,7 @@ def page(root: Path = Path(".")) -> str:
 COMMITTED = CommittedRun(
     name="glue",
     records=(optimisation.checksums("glue", claims=True),),
-    pages=(Page(DOC, page),),
+    pages=(Page(DOC, page, tables=lambda root: _shown(root)[0]),),
     copy=functools.partial(optimisation.copy, "glue", claims=True),
     sources="results/glue (a finished glue_study)",
     effective_config="logs/effective-config/glue_study.yaml",

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.intake import hash_inside, read_json, read_text
-from isotropy.io import atomic_path, checked_record, generated_block, markdown_table, with_block
+from isotropy.io import atomic_path, checked_record, generated_block, with_block
 from isotropy.provenance import code_label, read_record
 from isotropy.verdicts.claims import verdict_cells
 
@@ -87,12 +87,12 @@ def run_times(run: Mapping[str, Any]) -> str:
 
 def claims_table(
     table: pd.DataFrame, columns: Sequence[str], rename: Mapping[str, str] = {}, **cells: Any
-) -> str:
+) -> pd.DataFrame:
     """Claims as every page shows them: ``columns`` of ``table`` with ``cells`` replaced, each
     verdict saying a stand-in or near-guaranteed (:func:`isotropy.verdicts.claims.verdict_cells`).
     """
     shown = table.assign(**cells, verdict=verdict_cells(table))[list(columns)]
-    return markdown_table(shown.rename(columns=rename))
+    return shown.rename(columns=rename)
 
 
 @dataclass(frozen=True)
@@ -108,11 +108,13 @@ class Checksums:
 @dataclass(frozen=True)
 class Page:
     """A page rendered from committed files: ``render(root)`` is its block between the markers
-    ``block``, or the whole page."""
+    ``block``, or the whole page; ``tables(root)``, the tables it shows as it shows them (what
+    coverage reads of it, never its Markdown)."""
 
     path: Path
     render: Callable[[Path], str]
     block: tuple[str, str] | None = None
+    tables: Callable[[Path], list[pd.DataFrame]] | None = None
 
     def generated(self, root: Path) -> str:
         text = read_text(root, str(self.path))
