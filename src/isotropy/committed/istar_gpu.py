@@ -201,7 +201,9 @@ def _side_by_side(grids: dict[str, pd.DataFrame]) -> str:
     return markdown_table(pd.DataFrame(rows))
 
 
-def _whole_split(root: Path, subset: pd.DataFrame, rows: int, shown: list) -> list[str]:
+def _whole_split(
+    root: Path, subset: pd.DataFrame, rows: int, shown: list[pd.DataFrame]
+) -> list[str]:
     """The page's section on the whole split; ``shown``: its claims, seeds and the correlation
     claim (:func:`tables`)."""
     runs_file, _, costs_file, _, record_file = grid_files(WHOLE)
