@@ -12,7 +12,7 @@ import pandas as pd
 from isotropy.committed import optimisation
 from isotropy.committed.main import CORRELATIONS, verdict_words
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
-from isotropy.committed.record import CommittedRun, Page, run_times, whole_page
+from isotropy.committed.record import CommittedRun, Page, whole_page
 from isotropy.io import checked_record, markdown_table
 from isotropy.statistics import TREND_SESOI, TREND_SOURCE
 from isotropy.verdicts.claims import verdict_cells
@@ -39,8 +39,9 @@ def _run_lines(record: dict[str, Any]) -> list[str]:
     device = record.get("device") or ["?"]
     return [
         f"Run: {record['what']}; code {record['code_commit'][:12]}, device {device[0]}, "
-        f"{versions or 'package versions in the record'}; {run_times(run)} "
-        f"({run.get('machine', '?')}).",
+        f"{versions or 'package versions in the record'}; {run.get('started', '?')} to "
+        f"{run.get('ended', '?')} UTC, {run.get('wall', '?')} wall against "
+        f"{run.get('printed', '?')} printed before it started ({run.get('machine', '?')}).",
         "",
         f"Settings: encoders {', '.join(named)}; tasks {', '.join(glue['tasks'])}; "
         f"{glue.get('updates')} updates at learning rate {glue.get('learning_rate')}, metrics "

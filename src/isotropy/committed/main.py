@@ -13,7 +13,7 @@ import pandas as pd
 
 from isotropy.committed import optimisation
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
-from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers, run_times
+from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
 from isotropy.intake import read_csv
 from isotropy.io import checked_record, markdown_table
 from isotropy.metrics import registry
@@ -136,7 +136,8 @@ def doc_block(root: str | os.PathLike = ".") -> str:
     run = record["run"]
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
-        f"{run_times(run)}.",
+        f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
+        f"against {run.get('printed', '?')} printed before it started.",
         f"Settings: {_protocol(record)}.",
         "",
         markdown_table(judged),

@@ -77,14 +77,6 @@ def whole_page(run: str, title: str, lines: Sequence[str]) -> str:
     return "\n".join([f"# {title}", "", said, "", *lines]).rstrip() + "\n"
 
 
-def run_times(run: Mapping[str, Any]) -> str:
-    """When a committed run ran, and its wall time against the estimate printed before it."""
-    return (
-        f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
-        f"against {run.get('printed', '?')} printed before it started"
-    )
-
-
 def claims_table(
     table: pd.DataFrame, columns: Sequence[str], rename: Mapping[str, str] = {}, **cells: Any
 ) -> pd.DataFrame:
