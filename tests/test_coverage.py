@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -18,12 +19,8 @@ from isotropy.workflow import targets
 from isotropy.workflow.config import load_config
 
 ROOT = C.ROOT
-MS, G, GOLD, P = (
-    "docs/main-study.md",
-    "docs/data/glue_claims.csv",
-    "tests/golden/results/",
-    "miniLM/polarity",
-)
+MS, G = "docs/main-study.md", "docs/data/glue_claims.csv"
+GOLD, P = "tests/golden/results/", "miniLM/polarity"
 TABLE1, PUB = "docs/data/main_table1.csv", "config/published_values.csv"
 NONE, STAND = "no check reads for it on the paper's model and data", "reads ['stand-in']"
 GLOVE_TREND = f"{MS}[claim~isoscore_falls; setup=word2vec/pos]"
@@ -107,8 +104,7 @@ def test_a_row_that_its_checks_hold_up_passes():
     )
     assert C.row_problems(row) == []
     # the same counts without the paper's numbers they equal are merely computed
-    alone = row.copy()
-    alone["checks"] = row["checks"].split(" | ")[0]
+    alone = _row(id="mickus:table1", checks=row["checks"].split(" | ")[0])
     assert any("needs a check reading" in p for p in C.row_problems(alone))
     # a synthetic test holds up no formula: it reads not judged
     eq2 = "tests/test_objectives.py::test_eq2_is_maximal_exactly_for_isotropic_variances"
@@ -172,12 +168,8 @@ def test_every_online_or_gpu_row_is_planned_by_the_configuration_it_names(tmp_pa
 @pytest.mark.slow
 def test_a_planted_online_row_that_names_the_wrong_configuration_fails_its_dry_run(tmp_path):
     # the slides' BERT runs on WiC without their overlay: config.yaml alone plans MiniLM on SST-2
-    row = _row(
-        id="rajaee:cls-bert",
-        status="online or GPU only",
-        why="BERT",
-        checks="config.yaml > results/rajaee_cls/bert/wic/cluster/seed0/metrics.json",
-    )
+    checks = "config.yaml > results/rajaee_cls/bert/wic/cluster/seed0/metrics.json"
+    row = _row(id="rajaee:cls-bert", status="online or GPU only", why="BERT", checks=checks)
     assert C.row_problems(row) == []  # the configuration exists: only the dry run can tell
     ((configs, files),) = _plans(pd.DataFrame([row])).items()
     with pytest.raises(AssertionError, match="cannot plan"):
@@ -222,6 +214,14 @@ def test_every_named_file_is_a_target_or_in_the_repository():
             elif not (ROOT / name).exists():
                 missing.append(f"{row['id']}: {name} is not in the repository")
     assert not missing, "\n".join(missing)
+
+
+def test_a_page_is_read_from_the_code_that_renders_it_never_its_markdown(tmp_path):
+    """Issue 93: a verdict typed into a page by hand is not what a check of the page reads."""
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    typed = (tmp_path / MS).read_text(encoding="utf-8").replace("**supported**", "**differs**")
+    (tmp_path / MS).write_text(typed, encoding="utf-8")
+    assert C.table(tmp_path, MS).equals(C.table(ROOT, MS))
 
 
 def test_a_run_below_the_papers_scale_reproduces_nothing(tmp_path):

@@ -32,6 +32,7 @@ MAX_ROWS = int(os.environ.get("ISOTROPY_INTAKE_MAX_ROWS", 50_000_000))
 # A table's memory once read (Parquet: 8 bytes a value at least; a CSV file: up to 8 times its
 # bytes, pandas measured at 4.5); the disk the copy leaves free.
 MAX_READ_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_READ_BYTES", 2 * 2**30))
+MAX_TABLE_BYTES = MAX_READ_BYTES // 8  # a CSV table's bytes read whole (8 times that once read)
 DISK_MARGIN = int(os.environ.get("ISOTROPY_INTAKE_DISK_MARGIN", 2**30))
 # Folders below the folder: the workflow's go 6 deep; Python's walks recurse (about 1,000).
 MAX_DEPTH = int(os.environ.get("ISOTROPY_INTAKE_MAX_DEPTH", 64))
@@ -487,7 +488,7 @@ def read_text(root: str | os.PathLike, name: str, cap: int = MAX_RECORD_BYTES) -
         raise FolderError(_named(root, name, f"byte {error.start:,} is not UTF-8")) from None
 
 
-def read_csv(root: str | os.PathLike, name: str, cap: int = MAX_READ_BYTES // 8) -> Any:
+def read_csv(root: str | os.PathLike, name: str, cap: int = MAX_TABLE_BYTES) -> Any:
     """The CSV table (gzipped: ``.gz``) in file ``name`` below ``root``, read by pandas."""
     import pandas as pd
 

@@ -153,12 +153,12 @@ def commit_files(
     """Copy a finished run beside the docs: each of ``files`` (under ``root``) from its bytes or
     file (read through the door: :func:`isotropy.intake.read_inside`), then the JSON record
     ``root/record``: ``facts`` and every file's sha256 under ``files_sha256``."""
-    from isotropy.intake import MAX_READ_BYTES, read_inside
+    from isotropy.intake import MAX_TABLE_BYTES, read_inside
 
     root, digests = Path(root), {}
     for name, source in files.items():
         if not isinstance(source, bytes):
-            source = read_inside(source.parent, source.name, MAX_READ_BYTES // 8)
+            source = read_inside(source.parent, source.name, MAX_TABLE_BYTES)
         with atomic_path(root / name) as tmp:
             tmp.write_bytes(source)
         digests[str(name)] = hashlib.sha256(source).hexdigest()

@@ -23,6 +23,7 @@ import pandas as pd
 
 from isotropy.intake import (
     MAX_READ_BYTES,
+    MAX_TABLE_BYTES,
     FolderError,
     escaped,
     parquet_problem,
@@ -216,9 +217,7 @@ def read_traces(paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFra
 def read_result_table(path: str | os.PathLike) -> pd.DataFrame:
     """A result table (CSV) the verdicts read: its record's sha256, parsed, rows, its columns."""
     path = Path(path)
-    table = _read_checked(
-        path, pd.read_csv, "a readable CSV table", REMAKE_TABLE, MAX_READ_BYTES // 8
-    )
+    table = _read_checked(path, pd.read_csv, "a readable CSV table", REMAKE_TABLE, MAX_TABLE_BYTES)
     missing = [c for c in TABLE_COLUMNS.get(path.stem, ()) if c not in table.columns]
     if missing:
         raise ResultFileError(path, f"it lacks the columns {missing}", REMAKE_TABLE)

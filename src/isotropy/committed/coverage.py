@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import functools
 import io
-import itertools
 import re
 from collections import Counter
 from pathlib import Path
@@ -59,15 +58,11 @@ NEEDS |= {"stand-in": {"stand-in", "test"}, "online or GPU only": {"plan"}}
 NEEDS[("not reproduced", "formula")] = {"against", "test"}
 
 
-def _text(root: Path, name: str) -> str:
-    return intake.read_text(root, name, CAP)  # the door: inside, a regular file, capped
-
-
 def rows(root: Path = ROOT) -> pd.DataFrame:
     """docs/coverage.csv, or ValueError naming its file, row and column in one line."""
     found: list[list[str]] = []
     try:
-        found.extend(csv.reader(io.StringIO(_text(root, str(DATA))), strict=True))
+        found.extend(csv.reader(io.StringIO(intake.read_text(root, str(DATA), CAP)), strict=True))
     except csv.Error as error:
         raise ValueError(f"{DATA}, row {len(found) + 1}: not CSV ({error})") from None
     header = found[0] if found else []
@@ -91,17 +86,19 @@ def checks_of(row) -> list[str]:
 
 @functools.cache
 def table(root: Path, file: str) -> pd.DataFrame:
-    """A CSV's rows, or a page's markdown tables as one frame (cells without ``*`` and `)."""
-    text = _text(root, file)
+    """A CSV's rows, or the tables a committed page shows as one frame, from the code that
+    renders them (:attr:`~isotropy.committed.record.Page.tables`; cells without ``*`` and `)."""
     if not file.endswith(".md"):
+        text = intake.read_text(root, file, CAP)
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    frames = []
-    for is_table, block in itertools.groupby(text.splitlines(), key=lambda s: s.startswith("|")):
-        cells = [[c.strip().strip("*`").strip() for c in r.strip("| ").split("|")] for r in block]
-        header, body = cells[0], [r for r in cells[1:] if not set("".join(r)) <= set("-: ")]
-        if is_table and body:
-            frames.append(pd.DataFrame([b for b in body if len(b) == len(header)], columns=header))
-    return pd.concat(frames, ignore_index=True).fillna("") if frames else pd.DataFrame()
+    from isotropy.committed import REGISTRY  # the registry holds this module's run
+
+    pages = [p for run in REGISTRY for p in run.pages if str(p.path) == file]
+    frames = [f.astype(str) for p in pages if p.tables is not None for f in p.tables(root)]
+    if not frames:
+        raise ValueError(f"{file} is no committed page that shows tables")
+    shown = pd.concat(frames, ignore_index=True).fillna("")
+    return shown.map(lambda cell: cell.strip().strip("*`").strip())
 
 
 def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame, list[str]]:
@@ -225,7 +222,7 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
     if match := TEST.fullmatch(check):
         file, name = match.groups()
         try:
-            found = re.search(rf"^\s*def {name}\(", _text(root, file), flags=re.M)
+            found = re.search(rf"^\s*def {name}\(", intake.read_text(root, file, CAP), flags=re.M)
         except ValueError as error:
             return set(), {}, [str(error)], "a test"
         return {"test"}, {}, [] if found else [f"{file} has no test {name}"], "a test"

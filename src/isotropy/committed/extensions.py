@@ -20,11 +20,10 @@ RUN = DATA / "extensions_run.json"
 DOC = Path("docs/extensions.md")
 
 
-def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
-    """The run, then every claim row with its mean's interval and its verdict."""
-    counts = seeds.groupby("question", sort=False)["seed"].nunique().to_dict()
+def answers(seeds: pd.DataFrame) -> pd.DataFrame:
+    """Every claim row with its mean's interval and its verdict, as the page shows it."""
     table = claims_table(seeds)
-    shown = pd.DataFrame(
+    return pd.DataFrame(
         {
             "claim": "`" + table["claim"] + "`",
             "setup": table["setup"],
@@ -32,9 +31,14 @@ def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
             "verdict": "*" + table["verdict"] + "*",
         }
     )
+
+
+def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
+    """The run, then :func:`answers`."""
+    counts = seeds.groupby("question", sort=False)["seed"].nunique().to_dict()
     ran = ", ".join(f"{question}: {n} seeds" for question, n in counts.items())
     head = f"Run: {run['run']}. Per-seed values: `{SEEDS.as_posix()}` ({ran})."
-    return f"{head}\n\n{markdown_table(shown)}"
+    return f"{head}\n\n{markdown_table(answers(seeds))}"
 
 
 def load(root: Path = Path(".")) -> tuple[pd.DataFrame, dict]:
@@ -61,7 +65,12 @@ COMMITTED = CommittedRun(
     name="extensions",
     records=(Checksums(RUN, (SEEDS,)),),
     pages=(
-        Page(DOC, lambda root: answers_markdown(*load(root)), page_markers("extensions answers")),
+        Page(
+            DOC,
+            lambda root: answers_markdown(*load(root)),
+            page_markers("extensions answers"),
+            lambda root: [answers(load(root)[0])],
+        ),
     ),
     copy=copy,
     sources=paths.extensions_file("seeds.csv"),

@@ -12,20 +12,8 @@ PACKAGE = Path(__file__).resolve().parents[1]
 
 # Floors, lowest first: a package imports only its own floor or lower ones. Floor 0, the shared
 # foundation every layer may import:
-FOUNDATION = (
-    "compute",
-    "configuration",
-    "costs",
-    "intake",
-    "io",
-    "logs",
-    "models",
-    "paths",
-    "provenance",
-    "resume",
-    "statistics",
-    "trust",
-)
+FOUNDATION: tuple[str, ...] = ("compute", "configuration", "costs", "intake", "io", "logs")
+FOUNDATION += ("models", "paths", "provenance", "resume", "statistics", "trust")
 
 
 def study_packages(package: Path = PACKAGE) -> tuple[str, ...]:
@@ -79,16 +67,14 @@ def file_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
 
 
 def package_of(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
+    return module.split(".")[1] if "." in module else module
 
 
 def package_graph(files: Mapping[str, set[str]]) -> dict[str, set[str]]:
     """package -> the other packages its modules import."""
     graph: dict[str, set[str]] = {}
     for module, targets in files.items():
-        own = package_of(module)
-        graph.setdefault(own, set()).update(package_of(t) for t in targets)
+        graph.setdefault(package_of(module), set()).update(map(package_of, targets))
     return {p: targets - {p} for p, targets in graph.items()}
 
 
@@ -101,10 +87,6 @@ def graph_block(packages: Mapping[str, Iterable[str]]) -> str:
     lines = []
     for name in sorted(set(packages) - {"isotropy"}, key=lambda p: (floor(p), p)):
         head = f"{floor(name)} {name:<13} -> "
-        lines += textwrap.wrap(
-            ", ".join(sorted(packages[name])) or "-",
-            width=100,
-            initial_indent=head,
-            subsequent_indent=" " * len(head),
-        )
+        text = ", ".join(sorted(packages[name])) or "-"
+        lines += textwrap.wrap(text, 100, initial_indent=head, subsequent_indent=" " * len(head))
     return "```\n" + "\n".join(lines) + "\n```\n"

@@ -10,17 +10,18 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed.record import (
-    COMMAND,
     DATA,
     Checksums,
     CommittedRun,
     Page,
+    claims_table,
     device_calls,
+    whole_page,
 )
 from isotropy.intake import parse_json, read_csv, read_inside, read_json, read_text
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.studies import BY_NAME, measured_claims
-from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims, verdict_cells
+from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
 from isotropy.verdicts.measurements.istar import correlation_claim, istar_measurements, seed_details
 
 DOC = Path("docs/istar-gpu.md")
@@ -82,10 +83,10 @@ def _mean_sd(values: pd.Series) -> str:
     return f"{values.mean():.4g}{spread} ({len(values)})"
 
 
-def _by_lambda(runs: pd.DataFrame, column: str) -> str:
+def _by_lambda(runs: pd.DataFrame, column: str) -> pd.DataFrame:
     cells = runs.groupby(["lambda", "regulariser"])[column].agg(_mean_sd).unstack()
     cells = cells.reindex(columns=ORDER).fillna("").rename(index="{:g}".format)
-    return markdown_table(cells.rename_axis(index="λ", columns=None).reset_index())
+    return cells.rename_axis(index="λ", columns=None).reset_index()
 
 
 def _step_table(record: dict[str, Any], costs: pd.Series) -> list[str]:
@@ -114,15 +115,22 @@ def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
     return rows, check_claims(pd.DataFrame(rows), {"istar"}, claims)
 
 
-def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path, again=False) -> list[str]:
+def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[pd.DataFrame]:
+    """A grid's claims and each seed's details, as the page shows them."""
     rows, table = judged(runs, record, source)
-    shown = table.assign(measured=table["measured"].map("{:.4g}".format))
-    shown = shown.assign(verdict=verdict_cells(table))[["setup", "claim", "measured", "verdict"]]
+    measured = table["measured"].map("{:.4g}".format)
     details = seed_details(rows, BY_NAME["istar"].claims)
     # every family is the poster's ("Rudman & Eickhoff 2024 · I-STAR · IsoScore*"): its quantity
     details["family"] = details["family"].str.split(" · ").str[-1]
     return [
-        markdown_table(shown),
+        claims_table(table, ["setup", "claim", "measured", "verdict"], measured=measured),
+        details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v),
+    ]
+
+
+def _claims(claims: pd.DataFrame, details: pd.DataFrame, again=False) -> list[str]:
+    return [
+        markdown_table(claims),
         "Each seed's difference, p and smallest detectable difference, as above:"
         if again
         else "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
@@ -131,7 +139,7 @@ def _claims(runs: pd.DataFrame, record: dict[str, Any], source: Path, again=Fals
         "the family's strictest Holm level α/m, with the seeds' own spread; each family is the "
         "poster's, Rudman & Eickhoff 2024):",
         "",
-        markdown_table(details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v)),
+        markdown_table(details),
     ]
 
 
@@ -193,7 +201,11 @@ def _side_by_side(grids: dict[str, pd.DataFrame]) -> str:
     return markdown_table(pd.DataFrame(rows))
 
 
-def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
+def _whole_split(
+    root: Path, subset: pd.DataFrame, rows: int, shown: list[pd.DataFrame]
+) -> list[str]:
+    """The page's section on the whole split; ``shown``: its claims, seeds and the correlation
+    claim (:func:`tables`)."""
     runs_file, _, costs_file, _, record_file = grid_files(WHOLE)
     record = checked_record(root, record_file)
     runs = read_csv(root, str(runs_file))
@@ -201,17 +213,6 @@ def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
     # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
     per_run = _walls(record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     grids = {f"{rows:,} rows": subset, "whole split": runs}
-    ours = {n: g[g["regulariser"].isin(["none", "istar"])] for n, g in grids.items()}
-    lambdas = {n: ", ".join(map("{:g}".format, sorted(set(g["lambda"])))) for n, g in ours.items()}
-    both = pd.concat(  # one Holm family: the claim tested once per grid
-        g.assign(task=f"{g['task'].iloc[0]}, {n} (λ {lambdas[n]})") for n, g in ours.items()
-    )
-    correlation = correlation_claim(both, "miniLM for the poster's BERT-base / ALBERT / DistilBERT")
-    correlation = correlation.assign(
-        measured=correlation["measured"].map("{:.3g}".format),
-        verdict=verdict_cells(correlation),
-        note=correlation["note"].astype(str).str.split(f"; {STAND_IN_NOTE}").str[0],
-    )
     lines = [
         f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})",
         "",
@@ -236,7 +237,7 @@ def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
         + ", ".join(f"{seconds:.1f} s ({name})" for name, seconds in per_run.items())
         + " on average.",
         "",
-        *_claims(runs, record, runs_file, again=True),
+        *_claims(shown[0], shown[1], again=True),
         "",
         _seed_history(record, runs, runs_file),
         "",
@@ -246,13 +247,41 @@ def _whole_split(root: Path, subset: pd.DataFrame, rows: int) -> list[str]:
         "r); Holm over the two grids. A verdict speaks for its grid's λ only (the whole split has "
         "no λ > 0).",
         "",
-        markdown_table(
-            correlation[["setup", "claim", "measured", "verdict", "evidence", "note"]].rename(
-                columns={"evidence": "each seed"}
-            )
-        ),
+        markdown_table(shown[2]),
     ]
     return lines
+
+
+def _correlation(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The poster's correlation claim judged on both grids, as the page shows it."""
+    ours = {n: g[g["regulariser"].isin(["none", "istar"])] for n, g in grids.items()}
+    lambdas = {n: ", ".join(map("{:g}".format, sorted(set(g["lambda"])))) for n, g in ours.items()}
+    both = pd.concat(  # one Holm family: the claim tested once per grid
+        g.assign(task=f"{g['task'].iloc[0]}, {n} (λ {lambdas[n]})") for n, g in ours.items()
+    )
+    correlation = correlation_claim(both, "miniLM for the poster's BERT-base / ALBERT / DistilBERT")
+    return claims_table(
+        correlation,
+        ["setup", "claim", "measured", "verdict", "evidence", "note"],
+        {"evidence": "each seed"},
+        measured=correlation["measured"].map("{:.3g}".format),
+        note=correlation["note"].astype(str).str.split(f"; {STAND_IN_NOTE}").str[0],
+    )
+
+
+def tables(root: Path = Path(".")) -> list[pd.DataFrame]:
+    """The page's tables of values and verdicts as it shows them: each quantity against λ, each
+    grid's claims and seeds, the correlation claim on both."""
+    record, runs = checked_record(root, RECORD), read_csv(root, str(RUNS))
+    whole_file, whole_record = grid_files(WHOLE)[0], checked_record(root, grid_files(WHOLE)[4])
+    whole = read_csv(root, str(whole_file))
+    rows = record["calls"][0]["istar"]["training"]["train_subset"]
+    return [
+        *(_by_lambda(runs, column) for column in ("metric", "isoscore_star", "twonn")),
+        *_claim_tables(runs, record, RUNS),
+        *_claim_tables(whole, whole_record, whole_file),
+        _correlation({f"{rows:,} rows": runs, "whole split": whole}),
+    ]
 
 
 def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> str:
@@ -278,17 +307,12 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
 
 
 def page(root: Path = Path(".")) -> str:
-    record = checked_record(root, RECORD)
-    runs = read_csv(root, str(RUNS))
+    record, runs = checked_record(root, RECORD), read_csv(root, str(RUNS))
+    metric, isoscore, twonn, claims, details, *whole = tables(root)
     costs = read_csv(root, str(COSTS)).iloc[0]
     main = read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
     lines = [
-        "# I-STAR at scale on one GPU",
-        "",
-        f"<!-- generated by `{COMMAND} istar_gpu` from docs/data/istar_gpu_*; "
-        "do not edit by hand -->",
-        "",
         _summary(record, runs, root, SUBSET),
         "",
         "## Accuracy against λ (Figure 6's counterpart)",
@@ -296,13 +320,13 @@ def page(root: Path = Path(".")) -> str:
         "Mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at λ = −5 "
         "predicts the majority class in every seed.",
         "",
-        _by_lambda(runs, "metric"),
+        markdown_table(metric),
         "## IsoScore* of the validation representations against λ (Figure 5)",
         "",
-        _by_lambda(runs, "isoscore_star"),
+        markdown_table(isoscore),
         "## TwoNN intrinsic dimension against λ (Figure 7)",
         "",
-        _by_lambda(runs, "twonn"),
+        markdown_table(twonn),
         "## Cost per step",
         "",
         *_step_table(record, costs),
@@ -319,11 +343,11 @@ def page(root: Path = Path(".")) -> str:
         "within one family per quantity: the IsoScore* tests at every λ, the task metric's at "
         "every λ). CosReg is in no claim of ours, λ > 0 only in the correlation's (below).",
         "",
-        *_claims(runs, record, RUNS),
+        *_claims(claims, details),
         "",
-        *_whole_split(root, runs, record["calls"][0]["istar"]["training"]["train_subset"]),
+        *_whole_split(root, runs, record["calls"][0]["istar"]["training"]["train_subset"], whole),
     ]
-    return "\n".join(lines).rstrip() + "\n"
+    return whole_page("istar_gpu", "I-STAR at scale on one GPU", lines)
 
 
 COMMITTED = CommittedRun(
@@ -332,7 +356,7 @@ COMMITTED = CommittedRun(
     records=tuple(
         Checksums(files[-1], files[:3], optional=files[3:4]) for files in map(grid_files, OVERLAY)
     ),
-    pages=(Page(DOC, page),),
+    pages=(Page(DOC, page, tables=tables),),
     copy=lambda root, sources, facts, config, into: combine(
         sources, root, into.path.name.removesuffix("_record.json")
     ),

@@ -113,11 +113,10 @@ def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
     return table[table["claim"].isin(TRENDS)].reset_index(drop=True)
 
 
-def doc_block(root: str | os.PathLike = ".") -> str:
-    """The page's generated block: the run's settings, each §3.2 row judged, each seed's ends."""
-    record, trends = checked_record(root, RUN), trend_claims(root)
-    traces = optimisation.committed_tables("main", root)["main_traces"]
-    run = record["run"]
+def doc_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
+    """The tables of the page's block as it shows them: each §3.2 row judged, §3's trends, each
+    seed's ends."""
+    trends = trend_claims(root)
     shown_trends = pd.DataFrame(
         {
             "claim": "`" + trends["claim"] + "`",
@@ -126,22 +125,31 @@ def doc_block(root: str | os.PathLike = ".") -> str:
             "verdict": "**" + trends["verdict"] + "**",
         }
     )
+    traces = optimisation.committed_tables("main", root)["main_traces"]
+    return [judged_table(root, detail=True), shown_trends, seed_ends(traces)]
+
+
+def doc_block(root: str | os.PathLike = ".") -> str:
+    """The page's generated block: the run's settings and :func:`doc_tables`."""
+    record, (judged, trends, ends) = checked_record(root, RUN), doc_tables(root)
+    traces = optimisation.committed_tables("main", root)["main_traces"]
+    run = record["run"]
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
         f"against {run.get('printed', '?')} printed before it started.",
         f"Settings: {_protocol(record)}.",
         "",
-        markdown_table(judged_table(root, detail=True)),
+        markdown_table(judged),
         "§3's trends judged on this run by the claims page's code (one Holm family with the "
         f"study's other claims; last step − step 0 beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
         "`seeds_agree`: the larger std / |mean change| below 0.05; the seeds vary "
         f"{seeds_vary('main', traces)}):",
         "",
-        markdown_table(shown_trends),
+        markdown_table(trends),
         "Each seed's ends (one value where every seed's prints the same, else each in seed order):",
         "",
-        markdown_table(seed_ends(traces)),
+        markdown_table(ends),
     ]
     return "\n".join(lines) + device_block(root, traces)
 
@@ -234,7 +242,7 @@ COMMITTED = CommittedRun(
     name="main",
     records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
-        Page(DOC, doc_block, page_markers("headline table")),
+        Page(DOC, doc_block, page_markers("headline table"), doc_tables),
         Page(README, readme_block, page_markers("headline lines")),
         Page(VERDICTS, committed_verdicts),
     ),

@@ -16,7 +16,7 @@ import pandas as pd
 
 from isotropy import paths, studies
 from isotropy.committed.record import DATA, Checksums, made_by
-from isotropy.intake import MAX_READ_BYTES, read_csv, read_inside, read_yaml
+from isotropy.intake import MAX_TABLE_BYTES, read_csv, read_inside, read_yaml
 from isotropy.io import checked_record, commit_files
 from isotropy.standins import StandIns, workflow_stand_ins
 from isotropy.traces import read_trace
@@ -117,10 +117,8 @@ def copy(
     files: dict[Path, bytes | Path] = {
         traces_file(study): _gzip_bytes(traces.to_csv(index=False)),
         # through the door: a link out of the run, a pipe, is refused, never copied in
-        table_file(study, "counts"): read_inside(results, counts.name, MAX_READ_BYTES // 8),
-        table_file(study, "correlations"): read_inside(
-            results, correlations.name, MAX_READ_BYTES // 8
-        ),
+        table_file(study, "counts"): read_inside(results, counts.name, MAX_TABLE_BYTES),
+        table_file(study, "correlations"): read_inside(results, correlations.name, MAX_TABLE_BYTES),
     }
     facts = {
         "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran

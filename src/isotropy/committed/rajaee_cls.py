@@ -15,6 +15,7 @@ from isotropy.committed.record import (
     Checksums,
     CommittedRun,
     Page,
+    claims_table,
     device_calls,
     made_by,
     page_markers,
@@ -30,7 +31,6 @@ from isotropy.rajaee_cls.results import (
     variant_name,
 )
 from isotropy.studies import rajaee_cls as rajaee_cls_study
-from isotropy.verdicts.claims import verdict_cells
 from isotropy.verdicts.tolerances import NOT_RUN
 
 SEEDS = DATA / "rajaee_cls_seeds.csv"
@@ -141,9 +141,9 @@ def doc_block(root: str | os.PathLike = ".") -> str:
     return "\n".join(lines) + "\n"
 
 
-def committed_claims_block(root: str | os.PathLike = ".") -> str:
+def claims_shown(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
     """The slides' CLS claims judged on the committed grid (the zero-mean claim reads per-layer
-    norms, which it does not hold)."""
+    norms, which it does not hold), as the page shows them."""
     record, seeds, _ = committed_tables(root)
     offline = record["config"]["rajaee_cls"]["cluster_method"]["fit"] == "offline"
     table = rajaee_cls_study.check_claims(
@@ -151,12 +151,15 @@ def committed_claims_block(root: str | os.PathLike = ".") -> str:
     )
     not_held = "it reads per-layer CLS norms, not committed"
     table = table.assign(note=table["note"].where(table["verdict"] != NOT_RUN, not_held))
-    shown = table.assign(verdict=verdict_cells(table))
+    return [claims_table(table, ["claim", "setup", "verdict", "evidence", "note"])]
+
+
+def committed_claims_block(root: str | os.PathLike = ".") -> str:
+    """The slides' CLS claims judged on the committed grid (:func:`claims_shown`)."""
     return (
         "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
         "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
-        "learning guard first):\n\n"
-        + markdown_table(shown[["claim", "setup", "verdict", "evidence", "note"]])
+        "learning guard first):\n\n" + markdown_table(*claims_shown(root))
     )
 
 
@@ -262,7 +265,7 @@ COMMITTED = CommittedRun(
     records=(Checksums(RUN, (SEEDS, CAUSE)),),
     pages=(
         Page(DOC, doc_block, (BEGIN, END)),
-        Page(DOC, committed_claims_block, page_markers("Rajaee CLS claims")),
+        Page(DOC, committed_claims_block, page_markers("Rajaee CLS claims"), claims_shown),
     ),
     copy=copy,
     sources="results/rajaee_cls (a finished grid) and the cause sweep's JSON lines",

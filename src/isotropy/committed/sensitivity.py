@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
-from isotropy.intake import MAX_READ_BYTES, read_inside, read_text
+from isotropy.intake import MAX_TABLE_BYTES, read_inside, read_text
 from isotropy.io import checked_record, commit_files
 from isotropy.sensitivity import NOT_RUN_NOTE, cell_table, markdown_table, not_run_cells, read_seeds
 
@@ -24,7 +24,7 @@ DOC_BEGIN, DOC_END = page_markers("results table")
 def doc_block(root: Path) -> str:
     """The cell table, its settings line and the configured cells not run (a partial grid)."""
     source = checked_record(root, DOC_SOURCE)
-    seeds = read_seeds(io.BytesIO(read_inside(root, str(DOC_SEEDS), MAX_READ_BYTES // 8)))
+    seeds = read_seeds(io.BytesIO(read_inside(root, str(DOC_SEEDS), MAX_TABLE_BYTES)))
     table = cell_table(seeds, source["interval_level"])
     note = (
         f"\nSettings: {source['settings_line']}. r: tanh(mean Fisher z) over the seeds with its "
@@ -42,9 +42,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
     seeds_file, table_file, markdown = (results / n for n in ("seeds.csv", "table.csv", "table.md"))
     if missing := [f for f in (seeds_file, table_file, markdown) if not f.is_file()]:
         raise FileNotFoundError(f"{missing[0]} is missing: run `snakemake sensitivity_study` first")
-    seeds, table = (
-        read_inside(results, n, MAX_READ_BYTES // 8) for n in ("seeds.csv", "table.csv")
-    )
+    seeds, table = (read_inside(results, n, MAX_TABLE_BYTES) for n in ("seeds.csv", "table.csv"))
     record = {
         "source": str(seeds_file),
         "sha256": hashlib.sha256(seeds).hexdigest(),
