@@ -7,7 +7,7 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Any, Self
 
 import numpy as np
@@ -64,7 +64,8 @@ def tokenize_batch(tokenizer, sentences: Sequence[str], max_length: int):
 
 @dataclass
 class ArrayRecord:
-    """A dataclass of arrays, stored as one ``.npz`` file with an array per field."""
+    """A dataclass of arrays, stored as one ``.npz`` file with an array per field (a field with a
+    default may be absent from the file)."""
 
     def save(self, path: str | os.PathLike) -> None:
         """Write every field to one ``.npz`` file, atomically."""
@@ -73,7 +74,13 @@ class ArrayRecord:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Self:
         with open_npz(path) as data:
-            return cls(*(data[f.name] for f in fields(cls)))
+            return cls(
+                **{
+                    f.name: data[f.name]
+                    for f in fields(cls)
+                    if f.name in data or f.default is f.default_factory is MISSING
+                }
+            )
 
 
 @dataclass
