@@ -248,18 +248,9 @@ def classification_table(
                 iw = measured["isotropy"]
                 log.info(_RESULT_LOG, task, reading, method, seed, accuracy, train_accuracy, iw)
                 kept = (n_clusters, n_directions) if method != "none" else (1, 0)
-                setting = {"n_clusters": kept[0], "n_directions": kept[1]}
-                rows += [
-                    {
-                        **fixed,
-                        **setting,
-                        **measured,
-                        "reading": reading,
-                        "method": method,
-                        "seed": copy,
-                        "accuracy": accuracy,
-                        "train_accuracy": train_accuracy,
-                    }
-                    for copy in (seeds if method == "none" else [seed])
-                ]
+                row = {**fixed, "n_clusters": kept[0], "n_directions": kept[1], **measured}
+                row |= {"reading": reading, "method": method}
+                scores = {"accuracy": accuracy, "train_accuracy": train_accuracy}
+                copies = seeds if method == "none" else [seed]
+                rows += [{**row, "seed": copy, **scores} for copy in copies]
     return pd.DataFrame(rows, columns=CLASSIFICATION_COLUMNS)
