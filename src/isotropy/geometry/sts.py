@@ -225,14 +225,8 @@ def evaluate_sts(
         transformed = np.asarray(enhance(points, method, seed=seed, **transform), dtype=np.float64)
         row = _sts_row(method, transformed, score_pairs(transformed), gold, **transform)
         rows.append({**fixed, **row})
-        log.info(
-            "STS %s (%s): pearson %.2f spearman %.2f I(W) %.3g",
-            method,
-            pipeline,
-            row["pearson"],
-            row["spearman"],
-            row["isotropy"],
-        )
+        scores = (row[name] for name in ("pearson", "spearman", "isotropy"))
+        log.info("STS %s (%s): pearson %.2f spearman %.2f I(W) %.3g", method, pipeline, *scores)
     return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
 
 
