@@ -216,27 +216,16 @@ def cosine_by_layer(
     """
     from tqdm.auto import tqdm
 
-    rows = []
-    labels = []
+    rows, labels = [], []
+    n_types = int(len(np.unique(embeddings.token_ids)))
     for layer in tqdm(range(embeddings.n_layers), desc=f"{model} layers", disable=not progress):
+        points = embeddings.layers[layer]
         stats, clusters = cluster_cosine_statistics(
-            embeddings.layers[layer],
-            embeddings.token_ids,
-            max_per_type=max_per_type,
-            seed=seed,
-            **search,
+            points, embeddings.token_ids, max_per_type=max_per_type, seed=seed, **search
         )
-        rows.append(
-            {
-                **layer_row(model, corpus, seed, layer, embeddings.layers[layer]),
-                "n_types": int(len(np.unique(embeddings.token_ids))),
-                **stats,
-            }
-        )
+        rows.append({**layer_row(model, corpus, seed, layer, points), "n_types": n_types, **stats})
         labels.append(clusters)
-        log.info(
-            "%s layer %d: %s", model, layer, {key: round(value, 4) for key, value in stats.items()}
-        )
+        log.info("%s layer %d: %s", model, layer, {k: round(v, 4) for k, v in stats.items()})
     table = pd.DataFrame(rows, columns=COSINE_COLUMNS)
     return (table, labels) if return_clusters else table
 
