@@ -43,16 +43,6 @@ from isotropy.summaries import spearman_summary
 # Label sets: name -> (table of the setup's items, settings, rng) -> the items kept.
 
 
-def _all(table: pd.DataFrame, section: Mapping, rng: np.random.Generator) -> pd.DataFrame:
-    """Every item with its full label vector (the main study's task)."""
-    return table
-
-
-def _single(table: pd.DataFrame, section: Mapping, rng: np.random.Generator) -> pd.DataFrame:
-    """Only items with exactly one label: one cluster per label (26 for supersense)."""
-    return table[table["labels"].map(len) == 1]
-
-
 def _paper_size(table: pd.DataFrame, section: Mapping, rng: np.random.Generator) -> pd.DataFrame:
     """A seeded random subset of ``paper_size`` items (2,275: Tikhonov et al.'s labelled words)."""
     size = section["paper_size"]
@@ -65,8 +55,9 @@ def _paper_size(table: pd.DataFrame, section: Mapping, rng: np.random.Generator)
 
 
 LABEL_SETS: dict[str, Callable[[pd.DataFrame, Mapping, np.random.Generator], pd.DataFrame]] = {
-    "all": _all,
-    "single": _single,
+    "all": lambda table, section, rng: table,  # with full label vectors: the main study's task
+    # only items with exactly one label: one cluster per label (26 for supersense)
+    "single": lambda table, section, rng: table[table["labels"].map(len) == 1],
     "paper_size": _paper_size,
 }
 # Label sets whose data needs a download this workflow does not yet have (names the schema
