@@ -7,7 +7,7 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Self
 
 import numpy as np
@@ -73,14 +73,9 @@ class ArrayRecord:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Self:
-        with open_npz(path) as data:
-            return cls(
-                **{
-                    f.name: data[f.name]
-                    for f in fields(cls)
-                    if f.name in data or f.default is f.default_factory is MISSING
-                }
-            )
+        with open_npz(path) as data:  # default is default_factory: both MISSING, a required field
+            kept = [f.name for f in fields(cls) if f.name in data or f.default is f.default_factory]
+            return cls(**{name: data[name] for name in kept})
 
 
 @dataclass
