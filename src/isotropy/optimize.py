@@ -273,6 +273,7 @@ def _sample(n: int, size: int | None, generator: torch.Generator) -> np.ndarray 
 # Recorded values and training losses reach the host once per this many updates: one device sync
 # per batch instead of several per update. A diverged run is caught at the next batch.
 _FLUSH_EVERY = 100
+_PROGRESS = "update %d/%d (%.0f%%): %s elapsed, about %s left"
 
 
 class _TraceBuffer:
@@ -500,28 +501,6 @@ class Section2Probe:
             return self._state(points, self.indicator, self.clusters, model.classifier.weight)
 
 
-def _log_progress(step: int, updates: int, elapsed: float) -> None:
-    left = elapsed / step * (updates - step)
-    log.info(
-        "update %d/%d (%.0f%%): %s elapsed, about %s left",
-        step,
-        updates,
-        100 * step / updates,
-        duration(elapsed),
-        duration(left),
-    )
-
-
-def _log_plan(settings: OptimisationSettings, device: torch.device) -> None:
-    log.info(
-        "%d updates, metrics after every %d (%d evaluations with step 0) on %s",
-        settings.updates,
-        settings.metric_stride,
-        settings.evaluations,
-        device,
-    )
-
-
 class _ClassifierObjective:
     """The paper's loss: cross-entropy (single-label) or per-label BCE on the classifier's
     logits."""
@@ -583,20 +562,19 @@ def _train(
     for."""
     from tqdm.auto import tqdm
 
-    optimiser = torch.optim.Adam(
-        model.parameters(), lr=settings.learning_rate
-    )  # PyTorch defaults otherwise
+    optimiser = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)  # else defaults
 
     def state(loss: torch.Tensor, accuracy) -> dict[str, torch.Tensor]:
         extra = probe(model) if probe is not None else {}
         return {"loss": loss, "accuracy": accuracy(), **per_update.evaluate_state(model), **extra}
 
-    columns = per_update.extra_columns + (probe.columns if probe else ())
-    trace = _TraceBuffer(settings.updates, per_update.device, columns)
+    updates, columns = settings.updates, per_update.extra_columns + (probe.columns if probe else ())
+    trace = _TraceBuffer(updates, per_update.device, columns)
     started = time.perf_counter()
-    _log_plan(settings, per_update.device)
-    report_every = max(1, settings.updates // 20)  # progress in the rule's log too: `tail -f` it
-    for step in tqdm(range(1, settings.updates + 1), desc="updates", disable=not settings.progress):
+    plan = "%d updates, metrics after every %d (%d evaluations with step 0) on %s"
+    log.info(plan, updates, settings.metric_stride, settings.evaluations, per_update.device)
+    report_every = max(1, updates // 20)  # progress in the rule's log too: `tail -f` it
+    for step in tqdm(range(1, updates + 1), desc="updates", disable=not settings.progress):
         optimiser.zero_grad(set_to_none=True)
         loss, accuracy = objective(model)  # the state after step - 1 updates
         if settings.records(step - 1):  # full batch, no dropout: these logits are that state's
@@ -606,11 +584,13 @@ def _train(
         optimiser.step()
         if step % _FLUSH_EVERY == 0:
             trace.flush(step)
-        if step % report_every == 0 or step == settings.updates:
-            _log_progress(step, settings.updates, time.perf_counter() - started)
+        if step % report_every == 0 or step == updates:
+            elapsed = time.perf_counter() - started
+            left, share = duration(elapsed / step * (updates - step)), 100 * step / updates
+            log.info(_PROGRESS, step, updates, share, duration(elapsed), left)
     with torch.no_grad():
-        trace.add(settings.updates, state(*objective(model)))
-    trace.flush(settings.updates)
+        trace.add(updates, state(*objective(model)))
+    trace.flush(updates)
     return trace
 
 
@@ -663,9 +643,8 @@ def run_optimisation(
     loop waits for the device: label structures are prepared once, metrics stay device tensors,
     and values reach the host in batches (:class:`_TraceBuffer`).
     """
-    metrics.checked_points(
-        problem.vectors, name="the embedding table"
-    )  # finite; later values in batches
+    # finite; later values are checked in batches
+    metrics.checked_points(problem.vectors, name="the embedding table")
     torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness
     model = EmbeddingClassifier(
         problem.vectors, len(problem.label_names), problem.right is not None, settings.bias, head

@@ -43,16 +43,6 @@ from isotropy.summaries import spearman_summary
 # Label sets: name -> (table of the setup's items, settings, rng) -> the items kept.
 
 
-def _all(table: pd.DataFrame, section: Mapping, rng: np.random.Generator) -> pd.DataFrame:
-    """Every item with its full label vector (the main study's task)."""
-    return table
-
-
-def _single(table: pd.DataFrame, section: Mapping, rng: np.random.Generator) -> pd.DataFrame:
-    """Only items with exactly one label: one cluster per label (26 for supersense)."""
-    return table[table["labels"].map(len) == 1]
-
-
 def _paper_size(table: pd.DataFrame, section: Mapping, rng: np.random.Generator) -> pd.DataFrame:
     """A seeded random subset of ``paper_size`` items (2,275: Tikhonov et al.'s labelled words)."""
     size = section["paper_size"]
@@ -65,8 +55,9 @@ def _paper_size(table: pd.DataFrame, section: Mapping, rng: np.random.Generator)
 
 
 LABEL_SETS: dict[str, Callable[[pd.DataFrame, Mapping, np.random.Generator], pd.DataFrame]] = {
-    "all": _all,
-    "single": _single,
+    "all": lambda table, section, rng: table,  # with full label vectors: the main study's task
+    # only items with exactly one label: one cluster per label (26 for supersense)
+    "single": lambda table, section, rng: table[table["labels"].map(len) == 1],
     "paper_size": _paper_size,
 }
 # Label sets whose data needs a download this workflow does not yet have (names the schema
@@ -328,16 +319,10 @@ def subspace_values(
     return values
 
 
-def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+def _pearson(x: np.ndarray, y: np.ndarray, test: Callable = stats.pearsonr) -> float:
     if len(x) < MIN_POINTS or np.ptp(x) == 0 or np.ptp(y) == 0:
         return math.nan
-    return float(stats.pearsonr(x, y).statistic)
-
-
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    if len(x) < MIN_POINTS or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return math.nan
-    return float(stats.spearmanr(x, y).statistic)
+    return float(test(x, y).statistic)
 
 
 def seed_row(trace: pd.DataFrame) -> dict:
@@ -349,7 +334,7 @@ def seed_row(trace: pd.DataFrame) -> dict:
     row = {
         "steps": len(step),
         "pearson_r": _pearson(iso, sil),
-        "spearman_rho": _spearman(iso, sil),
+        "spearman_rho": _pearson(iso, sil, stats.spearmanr),
         "isoscore_start": iso[0],
         "isoscore_end": iso[-1],
         "isoscore_change": iso[-1] - iso[0],
@@ -511,8 +496,7 @@ def write_tables(
     """Read the cells' per-seed files; write ``outputs.seeds`` (every seed), ``outputs.table``
     (one row per cell, the settings in a column) and ``outputs.markdown``, naming any cell in
     ``missing`` (not run yet) under the table. ``opener``: :func:`isotropy.io.atomic_path`."""
-    seeds = pd.concat([pd.read_csv(path) for path in cell_files], ignore_index=True)
-    seeds["lr_factor"] = seeds["lr_factor"].astype(float)
+    seeds = pd.concat([read_seeds(path) for path in cell_files], ignore_index=True)
     table = cell_table(seeds, level)
     table["settings"] = settings_line
     with opener(outputs.seeds) as tmp:

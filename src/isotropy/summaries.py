@@ -154,15 +154,12 @@ def spearman_summary(per_seed: Iterable[float]) -> dict[str, float]:
 
 def _seed_columns(pooled: dict, per_seed: list[dict], level: float) -> dict:
     """The interval over seeds of each correlation, its description and the sign check."""
-    columns: dict = {}
     interval = seed_interval([row["pearson_r"] for row in per_seed], level)
-    columns["pearson_r_seed_mean"] = exact_unit(interval.estimate)
-    columns["pearson_r_seed_low"] = math.nan if interval.low is None else exact_unit(interval.low)
-    columns["pearson_r_seed_high"] = (
-        math.nan if interval.high is None else exact_unit(interval.high)
-    )
+    low, high = (math.nan if v is None else exact_unit(v) for v in (interval.low, interval.high))
+    columns: dict = {"pearson_r_seed_mean": exact_unit(interval.estimate)}
+    columns |= {"pearson_r_seed_low": low, "pearson_r_seed_high": high}
     columns.update(spearman_summary([row["spearman_rho"] for row in per_seed]))
-    columns["interval"] = seed_interval([row["pearson_r"] for row in per_seed], level).describe()
+    columns["interval"] = interval.describe()
     columns["seed_signs_disagree"] = any(
         signs_disagree([row[name] for row in per_seed], pooled[name]) for name in CORRELATIONS
     )

@@ -11,7 +11,8 @@ inside fine-tuning to each batch's CLS states:
   directions; :func:`fit_cluster_transform` is its fit alone (the clusters and directions), to
   apply to other arrays of the same points.
 
-Computation is in float64; the result has the input's floating dtype (float32 stays float32).
+Computation is in float64; the result has the input's floating dtype (float32 stays float32;
+integers give float64).
 """
 
 from __future__ import annotations
@@ -25,29 +26,12 @@ log = logging.getLogger(__name__)
 
 
 def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
-    """Validate an (n, d) numeric array without NaN/inf; returns a float64 copy and the output
-    dtype."""
-    if hasattr(points, "detach"):  # a torch tensor
-        points = points.detach().cpu().numpy()
-    array = np.asarray(points)
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"points must be a numeric array; found dtype {array.dtype}")
-    if array.ndim != 2:
-        raise ValueError(
-            "points must be a 2-D array of shape (n points, d dimensions); "
-            f"found {array.ndim}-D with shape {array.shape}"
-        )
-    if array.shape[0] < min_rows or array.shape[1] < 1:
-        raise ValueError(
-            f"points needs at least {min_rows} rows and 1 column; found shape {array.shape}"
-        )
-    if not np.isfinite(array).all():
-        raise ValueError(
-            f"points contains {int((~np.isfinite(array)).sum())} NaN or infinite values; "
-            "every value must be finite"
-        )
-    out_dtype = array.dtype if array.dtype.kind == "f" else np.dtype(np.float64)
-    return array.astype(np.float64), out_dtype
+    """The points checked as every metric checks them (:func:`isotropy.metrics.checks.
+    numpy_points`), in float64, and the output dtype (half precision comes back as float32)."""
+    from isotropy.metrics.checks import numpy_points  # imports torch: only when transforming
+
+    x = numpy_points(points, min_rows=min_rows)
+    return x.astype(np.float64), x.dtype
 
 
 def _remove_top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray:

@@ -64,7 +64,8 @@ def tokenize_batch(tokenizer, sentences: Sequence[str], max_length: int):
 
 @dataclass
 class ArrayRecord:
-    """A dataclass of arrays, stored as one ``.npz`` file with an array per field."""
+    """A dataclass of arrays, stored as one ``.npz`` file with an array per field (a field with a
+    default may be absent from the file)."""
 
     def save(self, path: str | os.PathLike) -> None:
         """Write every field to one ``.npz`` file, atomically."""
@@ -72,8 +73,9 @@ class ArrayRecord:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Self:
-        with open_npz(path) as data:
-            return cls(*(data[f.name] for f in fields(cls)))
+        with open_npz(path) as data:  # default is default_factory: both MISSING, a required field
+            kept = [f.name for f in fields(cls) if f.name in data or f.default is f.default_factory]
+            return cls(**{name: data[name] for name in kept})
 
 
 @dataclass

@@ -39,25 +39,9 @@ log = logging.getLogger(__name__)
 READINGS = ("pooled", "positions")
 CLASSIFICATION_METHODS = ("none", "cluster-based")
 CLASSIFICATION_COLUMNS = [
-    "model",
-    "task",
-    "reading",
-    "method",
-    "seed",
-    "n_train",
-    "n_validation",
-    "n_tokens",
-    "dim",
-    "max_length",
-    "n_clusters",
-    "n_directions",
-    "C",
-    "accuracy",
-    "train_accuracy",
-    "majority_accuracy",
-    "isotropy",
-    "isotropy_sign_free",
-    "isotropy_sentences",
+    *("model", "task", "reading", "method", "seed", "n_train", "n_validation", "n_tokens"),
+    *("dim", "max_length", "n_clusters", "n_directions", "C", "accuracy", "train_accuracy"),
+    *("majority_accuracy", "isotropy", "isotropy_sign_free", "isotropy_sentences"),
 ]
 
 
@@ -217,32 +201,6 @@ def _feature_isotropy(transformed: np.ndarray, sentences: np.ndarray) -> dict[st
 _RESULT_LOG = "%s %s %s seed %d: accuracy %.2f (train %.2f), I(W) %.3g"
 
 
-def _fixed_columns(
-    tokens: np.ndarray,
-    labels: np.ndarray,
-    train: np.ndarray,
-    *,
-    model: str,
-    task: str,
-    max_length: int,
-    C: float,
-) -> dict[str, Any]:
-    """The columns every row of :func:`classification_table` shares."""
-    # the accuracy of always answering the training split's most common class
-    majority = float(np.mean(labels[~train] == np.bincount(labels[train]).argmax()))
-    return {
-        "model": model,
-        "task": task,
-        "n_train": int(train.sum()),
-        "n_validation": int((~train).sum()),
-        "n_tokens": len(tokens),
-        "dim": tokens.shape[1],
-        "max_length": max_length,
-        "C": C,
-        "majority_accuracy": 100 * majority,
-    }
-
-
 def classification_table(
     features: TokenFeatures,
     *,
@@ -264,9 +222,11 @@ def classification_table(
         raise ValueError(f"unknown readings {sorted(unknown)}; expected some of {READINGS}")
     tokens = np.asarray(features.tokens, dtype=np.float64)
     labels, train = features.labels, features.train
-    fixed = _fixed_columns(
-        tokens, labels, train, model=model, task=task, max_length=max_length, C=C
-    )
+    # the columns every row shares; majority: always answering the training split's top class
+    majority = float(np.mean(labels[~train] == np.bincount(labels[train]).argmax()))
+    fixed = {"model": model, "task": task, "n_train": int(train.sum())}
+    fixed |= {"n_validation": int((~train).sum()), "n_tokens": len(tokens), "dim": tokens.shape[1]}
+    fixed |= {"max_length": max_length, "C": C, "majority_accuracy": 100 * majority}
     rows = []
     for method in methods:
         for seed in seeds if method != "none" else seeds[:1]:
@@ -288,18 +248,9 @@ def classification_table(
                 iw = measured["isotropy"]
                 log.info(_RESULT_LOG, task, reading, method, seed, accuracy, train_accuracy, iw)
                 kept = (n_clusters, n_directions) if method != "none" else (1, 0)
-                setting = {"n_clusters": kept[0], "n_directions": kept[1]}
-                rows += [
-                    {
-                        **fixed,
-                        **setting,
-                        **measured,
-                        "reading": reading,
-                        "method": method,
-                        "seed": copy,
-                        "accuracy": accuracy,
-                        "train_accuracy": train_accuracy,
-                    }
-                    for copy in (seeds if method == "none" else [seed])
-                ]
+                row = {**fixed, "n_clusters": kept[0], "n_directions": kept[1], **measured}
+                row |= {"reading": reading, "method": method}
+                scores = {"accuracy": accuracy, "train_accuracy": train_accuracy}
+                copies = seeds if method == "none" else [seed]
+                rows += [{**row, "seed": copy, **scores} for copy in copies]
     return pd.DataFrame(rows, columns=CLASSIFICATION_COLUMNS)

@@ -21,16 +21,8 @@ from isotropy.geometry.layers import layer_row
 log = logging.getLogger(__name__)
 
 ISOTROPY_COLUMNS = [
-    "model",
-    "kind",
-    "corpus",
-    "seed",
-    "layer",
-    "n",
-    "dim",
-    "isotropy",
-    "isotropy_sign_free",
-    "isotropy_centred",
+    *("model", "kind", "corpus", "seed", "layer", "n", "dim"),
+    *("isotropy", "isotropy_sign_free", "isotropy_centred"),
 ]
 
 
@@ -74,12 +66,6 @@ def isotropy_by_layer(
         points = embeddings.layers[layer]
         values = layer_isotropy(points)
         rows.append({**layer_row(model, corpus, seed, layer, points), **values})
-        log.info(
-            "%s layer %d: I(W) %.3g (sign-free %.3g, centred %.3g)",
-            model,
-            layer,
-            values["isotropy"],
-            values["isotropy_sign_free"],
-            values["isotropy_centred"],
-        )
+        measured = (values[name] for name in ISOTROPY_COLUMNS[-3:])
+        log.info("%s layer %d: I(W) %.3g (sign-free %.3g, centred %.3g)", model, layer, *measured)
     return pd.DataFrame(rows, columns=ISOTROPY_COLUMNS)

@@ -31,17 +31,15 @@ def cluster_cosine_statistics(
     types: np.ndarray | None,
     *,
     max_per_type: int | None = None,
-    k_range: tuple[int, int] = (2, 15),
-    silhouette_threshold: float = 0.1,
-    silhouette_sample_size: int = 5000,
     seed: int = 0,
+    **search: Any,
 ) -> tuple[dict[str, float], np.ndarray]:
     """S_inter, S_intra and the average random cosine, raw and after k-means cluster centring.
 
-    Clusters come from ``kmeans_by_silhouette`` (one cluster when the silhouette never reaches
-    the threshold, as in Cai et al.). The "adjusted" S_inter and S_intra follow Cai et al.'s code
-    (``--cluster_cos --center``): each cluster centred on its own mean, pairs inside a cluster
-    only, unweighted mean over clusters (:func:`isotropy.metrics.per_cluster_cosine_statistics`).
+    Clusters come from :func:`silhouette_clusters` (``search``: its settings). The "adjusted"
+    S_inter and S_intra follow Cai et al.'s code (``--cluster_cos --center``): each cluster
+    centred on its own mean, pairs inside a cluster only, unweighted mean over clusters
+    (:func:`isotropy.metrics.per_cluster_cosine_statistics`).
     The ``_adjusted_pooled`` values, and ``average_cosine_adjusted``, pool the whole centred space
     instead (all pairs, whatever their cluster): our earlier convention, kept as an extra.
     ``isoscore_within*``: :func:`within_cluster_isotropy`, the judged measure (the centred
@@ -53,9 +51,7 @@ def cluster_cosine_statistics(
     """
     from isotropy.metrics import cluster_centred, per_cluster_cosine_statistics
 
-    clusters = _silhouette_clusters(
-        points, k_range, silhouette_threshold, silhouette_sample_size, seed
-    )
+    clusters = silhouette_clusters(points, seed, **search)
     centred = cluster_centred(points, clusters)
     stats: dict[str, float] = {"n_clusters": int(len(np.unique(clusters)))}
     stats["condition_number"], stats["numerical_rank"] = centred_condition_number(points)
@@ -93,19 +89,23 @@ def layer_row(model: str, corpus: str, seed: int, layer: int, points: np.ndarray
     }
 
 
-def _silhouette_clusters(
+def silhouette_clusters(
     points: np.ndarray,
-    k_range: tuple[int, int],
-    threshold: float,
-    sample_size: int,
-    seed: int,
+    seed: int = 0,
+    k_range: tuple[int, int] = (2, 15),
+    silhouette_threshold: float = 0.1,
+    silhouette_sample_size: int | None = 5000,
 ) -> np.ndarray:
     """k-means labels for the k in ``k_range`` of best silhouette (one cluster when none
-    reaches ``threshold``, as in Cai et al.)."""
+    reaches ``silhouette_threshold``, as in Cai et al.), the silhouette on a seeded sample."""
     from isotropy.metrics import kmeans_by_silhouette
 
     labels = kmeans_by_silhouette(
-        points, k_range=tuple(k_range), threshold=threshold, seed=seed, sample_size=sample_size
+        points,
+        k_range=tuple(k_range),
+        threshold=silhouette_threshold,
+        seed=seed,
+        sample_size=silhouette_sample_size,
     )
     return np.asarray(labels)
 
@@ -204,42 +204,28 @@ def cosine_by_layer(
     corpus: str,
     seed: int = 0,
     max_per_type: int | None = None,
-    k_range: tuple[int, int] = (2, 15),
-    silhouette_threshold: float = 0.1,
-    silhouette_sample_size: int = 5000,
     progress: bool = True,
     return_clusters: bool = False,
+    **search: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[np.ndarray]]:
     """One row per layer: S_inter, S_intra, average cosine (raw and cluster-adjusted), cluster
     count and the condition number of the centred layer (:func:`centred_condition_number`).
 
-    With ``return_clusters`` also the k-means labels of every layer (for :func:`pca_view`).
+    With ``return_clusters`` also the k-means labels of every layer (for :func:`pca_view`);
+    ``search``: :func:`silhouette_clusters`'s settings.
     """
     from tqdm.auto import tqdm
 
-    rows = []
-    labels = []
+    rows, labels = [], []
+    n_types = int(len(np.unique(embeddings.token_ids)))
     for layer in tqdm(range(embeddings.n_layers), desc=f"{model} layers", disable=not progress):
+        points = embeddings.layers[layer]
         stats, clusters = cluster_cosine_statistics(
-            embeddings.layers[layer],
-            embeddings.token_ids,
-            max_per_type=max_per_type,
-            k_range=k_range,
-            silhouette_threshold=silhouette_threshold,
-            silhouette_sample_size=silhouette_sample_size,
-            seed=seed,
+            points, embeddings.token_ids, max_per_type=max_per_type, seed=seed, **search
         )
-        rows.append(
-            {
-                **layer_row(model, corpus, seed, layer, embeddings.layers[layer]),
-                "n_types": int(len(np.unique(embeddings.token_ids))),
-                **stats,
-            }
-        )
+        rows.append({**layer_row(model, corpus, seed, layer, points), "n_types": n_types, **stats})
         labels.append(clusters)
-        log.info(
-            "%s layer %d: %s", model, layer, {key: round(value, 4) for key, value in stats.items()}
-        )
+        log.info("%s layer %d: %s", model, layer, {k: round(v, 4) for k, v in stats.items()})
     table = pd.DataFrame(rows, columns=COSINE_COLUMNS)
     return (table, labels) if return_clusters else table
 
@@ -258,17 +244,8 @@ COSINE_COLUMNS = [
 # cosine: their Table 3);
 # lid_true_distances: the Levina–Bickel MLE on distances. Equal for the cosine metric.
 LID_COLUMNS = [
-    "model",
-    "kind",
-    "corpus",
-    "seed",
-    "layer",
-    "metric",
-    "k",
-    "n",
-    "dim",
-    "lid_cai_scale",
-    "lid_true_distances",
+    *("model", "kind", "corpus", "seed", "layer", "metric", "k", "n", "dim"),
+    *("lid_cai_scale", "lid_true_distances"),
 ]
 
 
@@ -332,19 +309,11 @@ def lid_by_layer(
     from tqdm.auto import tqdm
 
     rows: list[dict[str, Any]] = []
+    options: dict[str, Any] = dict(k=k, metrics=metrics, sample_size=sample_size, seed=seed)
     for layer in tqdm(range(embeddings.n_layers), desc=f"{model} LID", disable=not progress):
-        rows.extend(
-            lid_table(
-                embeddings.layers[layer],
-                k=k,
-                metrics=metrics,
-                sample_size=sample_size,
-                seed=seed,
-                model=model,
-                kind="contextual",
-                corpus=corpus,
-                layer=layer,
-            )
+        points = embeddings.layers[layer]
+        rows += lid_table(
+            points, model=model, kind="contextual", corpus=corpus, layer=layer, **options
         )
     return pd.DataFrame(rows, columns=LID_COLUMNS)
 
@@ -357,9 +326,7 @@ def static_geometry(
     sample_size: int | None = 10000,
     lid_k: int = 100,
     lid_metrics: Sequence[str] = ("euclidean", "cosine"),
-    k_range: tuple[int, int] = (2, 15),
-    silhouette_threshold: float = 0.1,
-    silhouette_sample_size: int = 5000,
+    **search: Any,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Cosine statistics and LID of a seeded sample of static word vectors (the comparison rows).
 
@@ -367,14 +334,7 @@ def static_geometry(
     undefined and left empty.
     """
     sample = vectors[_sample_rows(len(vectors), sample_size, seed)].astype(np.float32)
-    stats, _ = cluster_cosine_statistics(
-        sample,
-        None,
-        k_range=k_range,
-        silhouette_threshold=silhouette_threshold,
-        silhouette_sample_size=silhouette_sample_size,
-        seed=seed,
-    )
+    stats, _ = cluster_cosine_statistics(sample, None, seed=seed, **search)
     labels = {"model": name, "kind": "static", "corpus": "", "layer": pd.NA}
     cosine = pd.DataFrame(
         [
@@ -414,16 +374,15 @@ def pca_view(
     layer: int,
     *,
     sample_size: int | None = 5000,
-    k_range: tuple[int, int] = (2, 15),
-    silhouette_threshold: float = 0.1,
-    silhouette_sample_size: int = 5000,
     seed: int = 0,
     clusters: np.ndarray | None = None,
+    **search: Any,
 ) -> pd.DataFrame:
     """First three principal components of one layer's tokens, with their k-means clusters.
 
     ``layer`` may be negative (``-1`` = last layer). Clusters (found here on the full layer
-    unless given) label a seeded sample of projected points (a plot needs no more).
+    unless given; ``search``: :func:`silhouette_clusters`'s settings) label a seeded sample of
+    projected points (a plot needs no more).
     """
     from sklearn.decomposition import PCA
 
@@ -433,9 +392,7 @@ def pca_view(
         if len(clusters) != len(points):
             raise ValueError(f"{len(clusters)} cluster labels for {len(points)} points")
     else:
-        clusters = _silhouette_clusters(
-            points, k_range, silhouette_threshold, silhouette_sample_size, seed
-        )
+        clusters = silhouette_clusters(points, seed, **search)
     clusters = np.asarray(clusters)
     pca = PCA(n_components=3, random_state=seed).fit(points)
     rows = _sample_rows(len(points), sample_size, seed)

@@ -6,7 +6,6 @@ similarity, scored by cosine before and after the isotropy-enhancing transforms 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.configuration.geometry import STS_METHODS
-from isotropy.io import open_npz, save_npz
+from isotropy.embeddings.hidden_states import ArrayRecord
 from isotropy.transforms import all_but_the_top, centre, cluster_based_isotropy
 
 log = logging.getLogger(__name__)
@@ -24,23 +23,16 @@ log = logging.getLogger(__name__)
 # isotropy: I(W) as Rajaee & Pilehvar's code computes it (eigenvectors with numpy's signs);
 # isotropy_sign_free: each eigenvector with both signs (independent of the solver).
 STS_COLUMNS = [
-    "model",
-    "dataset",
-    "split",
-    "seed",
-    "pipeline",
-    "method",
-    "n_pairs",
-    "n_sentences",
-    "n_tokens",
-    "dim",
-    "n_clusters",
-    "n_directions",
-    "pearson",
-    "spearman",
-    "isotropy",
-    "isotropy_sign_free",
+    *("model", "dataset", "split", "seed", "pipeline", "method"),
+    *("n_pairs", "n_sentences", "n_tokens", "dim", "n_clusters", "n_directions"),
+    *("pearson", "spearman", "isotropy", "isotropy_sign_free"),
 ]
+# The cluster-based methods and their clustering (kmeans-centring removes no direction).
+CLUSTER_METHODS = {
+    "kmeans-centring": "kmeans",
+    "cluster-based": "kmeans",
+    "cluster-based-gmm": "gmm",
+}
 PIPELINE_TOKENS = (
     "tokens without [CLS]/[SEP] transformed, then mean-pooled (Rajaee & Pilehvar); I(W) on tokens"
 )
@@ -80,18 +72,9 @@ def enhance(
         return centre(points)
     if method == "all-but-the-top":
         return all_but_the_top(points, abtt_directions)
-    if method == "kmeans-centring":
-        return cluster_based_isotropy(
-            points, n_clusters=n_clusters, n_directions=0, seed=seed, method="kmeans"
-        )
-    if method == "cluster-based":
-        return cluster_based_isotropy(
-            points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="kmeans"
-        )
-    if method == "cluster-based-gmm":
-        return cluster_based_isotropy(
-            points, n_clusters=n_clusters, n_directions=n_directions, seed=seed, method="gmm"
-        )
+    if method in CLUSTER_METHODS:
+        directions = 0 if method == "kmeans-centring" else n_directions
+        return cluster_based_isotropy(points, n_clusters, directions, seed, CLUSTER_METHODS[method])
     raise ValueError(f"unknown enhancement method {method!r}; expected one of {STS_METHODS}")
 
 
@@ -108,7 +91,7 @@ def pair_cosines(vectors: np.ndarray, first: np.ndarray, second: np.ndarray) -> 
 
 
 @dataclass
-class StsEmbeddings:
+class StsEmbeddings(ArrayRecord):
     """Vectors of an STS data set's unique sentences; sentences ``first[i]`` and ``second[i]``
     form pair ``i`` with gold score ``gold[i]``. ``available=False`` marks an optional data set
     that could not be had (all arrays empty).
@@ -127,6 +110,10 @@ class StsEmbeddings:
     available: bool = True
     offsets: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
+    def __post_init__(self) -> None:  # as read back from the file's 0-d arrays
+        self.dataset, self.split = str(self.dataset), str(self.split)
+        self.available = bool(self.available)
+
     @property
     def token_level(self) -> bool:
         return len(self.offsets) > 0
@@ -134,43 +121,7 @@ class StsEmbeddings:
     @classmethod
     def unavailable(cls, dataset: str, split: str) -> StsEmbeddings:
         empty = np.empty(0, dtype=np.int64)
-        return cls(
-            np.empty((0, 0), dtype=np.float32),
-            empty,
-            empty,
-            np.empty(0),
-            dataset,
-            split,
-            available=False,
-        )
-
-    def save(self, path: str | os.PathLike) -> None:
-        save_npz(
-            path,
-            vectors=self.vectors,
-            first=self.first,
-            second=self.second,
-            gold=self.gold,
-            dataset=self.dataset,
-            split=self.split,
-            available=self.available,
-            offsets=self.offsets,
-        )
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> StsEmbeddings:
-        with open_npz(path) as data:
-            offsets = data["offsets"] if "offsets" in data else np.empty(0, dtype=np.int64)
-            return cls(
-                data["vectors"],
-                data["first"],
-                data["second"],
-                data["gold"],
-                str(data["dataset"]),
-                str(data["split"]),
-                bool(data["available"]),
-                offsets,
-            )
+        return cls(np.empty((0, 0), np.float32), empty, empty, np.empty(0), dataset, split, False)
 
 
 def sts_table(
@@ -178,27 +129,14 @@ def sts_table(
 ) -> pd.DataFrame:
     """The STS table of stored vectors (:func:`evaluate_sts`: token states or sentence vectors);
     an empty table (header only) when the data set was unavailable."""
+    data, split = embeddings.dataset, embeddings.split
     if not embeddings.available:
-        log.warning(
-            "STS data set %s (%s) was unavailable; writing an empty table",
-            embeddings.dataset,
-            embeddings.split,
-        )
+        log.warning("STS data set %s (%s) was unavailable; writing an empty table", data, split)
         return pd.DataFrame(columns=STS_COLUMNS)
-    labels: dict[str, Any] = {
-        "seed": seed,
-        "model": model,
-        "dataset": embeddings.dataset,
-        "split": embeddings.split,
-    }
     table = evaluate_sts(
-        embeddings.vectors,
-        embeddings.first,
-        embeddings.second,
-        embeddings.gold,
+        *(embeddings.vectors, embeddings.first, embeddings.second, embeddings.gold),
         offsets=embeddings.offsets if embeddings.token_level else None,
-        **labels,
-        **settings,
+        **{"seed": seed, "model": model, "dataset": data, "split": split, **settings},
     )
     return table[STS_COLUMNS]
 
@@ -221,7 +159,7 @@ def _sts_row(
 
     return {
         "method": method,
-        "n_clusters": n_clusters if method.startswith(("kmeans", "cluster")) else 1,
+        "n_clusters": n_clusters if method in CLUSTER_METHODS else 1,
         "n_directions": {
             "all-but-the-top": abtt_directions,
             "cluster-based": n_directions,
@@ -287,14 +225,8 @@ def evaluate_sts(
         transformed = np.asarray(enhance(points, method, seed=seed, **transform), dtype=np.float64)
         row = _sts_row(method, transformed, score_pairs(transformed), gold, **transform)
         rows.append({**fixed, **row})
-        log.info(
-            "STS %s (%s): pearson %.2f spearman %.2f I(W) %.3g",
-            method,
-            pipeline,
-            row["pearson"],
-            row["spearman"],
-            row["isotropy"],
-        )
+        scores = (row[name] for name in ("pearson", "spearman", "isotropy"))
+        log.info("STS %s (%s): pearson %.2f spearman %.2f I(W) %.3g", method, pipeline, *scores)
     return pd.DataFrame(rows, columns=[c for c in STS_COLUMNS if c in rows[0]])
 
 

@@ -46,10 +46,7 @@ class TraceMetric:
     colour: str
     axis: str  # the curve's axis in Figures 2 and 4: "left" or "right"
     role: str | None = None  # "isotropy" or "clusters" for the correlated pair, else None
-    bounds: tuple[float, float] = (
-        -math.inf,
-        math.inf,
-    )  # its values' range: a trace outside is refused
+    bounds: tuple[float, float] = (-math.inf, math.inf)  # a trace outside is refused
     higher_is_better: bool = True  # tighter, better separated clusters (False: Davies–Bouldin)
 
     def __post_init__(self) -> None:
