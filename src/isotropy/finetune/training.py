@@ -1,14 +1,10 @@
 """The training loop of one fine-tuning run (regulariser none, I-STAR or CosReg; optionally a
 transform of the CLS states the head reads), with checkpoint and resume.
 
-A run checkpoints after every epoch into its output folder and resumes from there; training is
-deterministic per seed on the CPU (seeded initialisation, per-epoch seeded shuffling, restored
-RNG state), so an interrupted and resumed run reaches the same weights as an uninterrupted one.
-
-Checkpoints after every epoch: what a resumable state holds and which run it belongs to.
-
-A resumed run replays exactly the batches of an uninterrupted one: the state holds the model,
-optimiser, scheduler, loss scaler and every random number generator.
+A run checkpoints after every epoch into its output folder (the model, optimiser, scheduler, loss
+scaler, every random number generator, and which run it belongs to) and resumes from there;
+training is deterministic per seed on the CPU (seeded initialisation, per-epoch seeded
+shuffling), so a resumed run replays exactly the batches of an uninterrupted one.
 """
 
 from __future__ import annotations
