@@ -232,17 +232,8 @@ def finetune(
     signature = run_signature(model_spec, task, regulariser, lam, seed, settings, head_transform)
     checkpoint_path = out_dir / CHECKPOINT_NAME
     start_epoch, step, history = resume(checkpoint_path, signature, model, *optimiser)
-    run = {
-        "task": task,
-        "regulariser": regulariser,
-        "lam": lam,
-        "seed": seed,
-        "settings": settings,
-        "device": device,
-        "mixed": mixed,
-        "epochs": epochs,
-        "total_steps": total_steps,
-    }
+    run = dict(task=task, regulariser=regulariser, lam=lam, seed=seed, settings=settings)
+    run |= dict(device=device, mixed=mixed, epochs=epochs, total_steps=total_steps)
 
     # Σ_S of the current model from up to reference_sample_size training token states
     sample_reference = functools.partial(
