@@ -74,7 +74,13 @@ from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.evaluation import evaluate_model
 from isotropy.finetune.features import load_model_and_tokenizer, task_features
 from isotropy.finetune.regularisers import estimate_reference_covariance
-from isotropy.finetune.training import make_optimiser, run_and_save, task_splits, train_epoch
+from isotropy.finetune.training import (
+    make_optimiser,
+    run_and_save,
+    task_splits,
+    train_epoch,
+    training_schedule,
+)
 from isotropy.io import sha256_file, write_json
 from isotropy.istar.runs import collect_runs
 from isotropy.istar.study import configured_lambda, run_grid, run_path
@@ -206,11 +212,7 @@ def fixed_costs(
 
 def run_seconds(run: dict, rows: int, costs: dict, settings) -> float:
     """The estimate of one run on ``rows`` training rows."""
-    per_epoch = math.ceil(rows / settings.batch_size)
-    steps = per_epoch * settings.epochs
-    if settings.max_steps is not None:
-        steps = min(steps, settings.max_steps)
-    epochs = math.ceil(steps / per_epoch)
+    steps, epochs = training_schedule(rows, settings)
     sigma = costs["reference_s"] * (1 + (epochs if run["regulariser"] == "istar" else 0))
     fixed = costs["load_s"] + costs["features_s_per_row"] * rows + sigma + costs["evaluation_s"]
     return fixed + steps * costs[f"step_s_{run['regulariser']}"]

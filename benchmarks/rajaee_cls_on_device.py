@@ -59,15 +59,18 @@ from rajaee_cls_learning import FOLDERS, MODEL, sweep_run
 
 from isotropy.compute import resolve_device, use_threads
 from isotropy.configuration.finetune import ClsTraining, TrainingSettings
+from isotropy.costs import MODEL_SHAPE
 from isotropy.finetune.training import task_splits
 from isotropy.io import sha256_file, write_json
 from isotropy.models import ModelSpec
 from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.rajaee_cls.results import variant_name
+from isotropy.readers.tasks import task_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 PACK = ROOT / ".rajaee_device"
 TASK = "sst2"
+VALIDATION_ROWS = task_spec(TASK).rows[1]  # what the H100's evaluation_s was measured on
 # The sweep's settings (docs/data/rajaee_cls_cause.jsonl): the study's (rajaee_cls.training).
 TRAINING = ClsTraining().model_dump(
     include={
@@ -116,7 +119,7 @@ def pack(mirror: Path, dest: Path, model: ModelSpec = MODEL) -> dict:
 # ----------------------------------------------------------------------------- the estimate
 
 
-def kmeans_seconds(rows: int, dim: int = 384, repeats: int = 3) -> float:
+def kmeans_seconds(rows: int, dim: int = MODEL_SHAPE["miniLM"][1], repeats: int = 3) -> float:
     """Seconds of one k-means (k = 3, the method's) on ``rows`` random states, here and now."""
     import numpy as np
 
@@ -136,7 +139,7 @@ def run_seconds(variant: dict, rows: int, valid: int, settings, costs: dict) -> 
     the evaluation) and the validation's (one for the agreement, one scored), the per-batch
     k-means (of the agreement, of the method fitted per batch, of the applied-after grid) and the
     whole set's (one a pass, one a grid point), at ``costs``: ``load_s``, ``step_s_none``,
-    ``evaluation_s`` (872 sentences), ``kmeans_batch_s``, ``kmeans_set_s``."""
+    ``evaluation_s`` (SST-2's validation split), ``kmeans_batch_s``, ``kmeans_set_s``."""
     batches = -(-rows // settings.batch_size)
     steps, passes = batches * settings.epochs, settings.epochs + 1
     eval_batches = -(-valid // settings.eval_batch_size)
@@ -148,7 +151,7 @@ def run_seconds(variant: dict, rows: int, valid: int, settings, costs: dict) -> 
     return (
         costs["load_s"]
         + steps * costs["step_s_none"]
-        + (passes * rows + 2 * valid) / 872 * costs["evaluation_s"]
+        + (passes * rows + 2 * valid) / VALIDATION_ROWS * costs["evaluation_s"]
         + small * costs["kmeans_batch_s"]
         + large * costs["kmeans_set_s"]
     )
@@ -177,7 +180,7 @@ def run_sweep(args: argparse.Namespace) -> None:
     settings = TrainingSettings.model_validate(training)
     if settings.train_subset is None:
         raise SystemExit("the sizing needs a training subset: pass --train-subset ROWS")
-    rows, valid = settings.train_subset, settings.eval_subset or 872  # SST-2's validation split
+    rows, valid = settings.train_subset, settings.eval_subset or VALIDATION_ROWS
     costs = measured_costs(plan, rows)
     variants = VARIANTS[: args.variants]
     per_run = {variant_name(v): run_seconds(v, rows, valid, settings, costs) for v in variants}

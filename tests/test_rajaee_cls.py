@@ -25,8 +25,8 @@ from isotropy.plots.rajaee_cls import plot_cls_layers
 from isotropy.rajaee_cls.method import (
     ClusterSettings,
     cluster_cls,
-    finetune_with_method,
     head_transform,
+    run_and_save,
 )
 from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS, collect
 from isotropy.readers.tasks import task_spec
@@ -93,7 +93,7 @@ def test_finetune_with_the_method_records_cls_geometry(tiny_bert, tmp_path):
     settings = TrainingSettings(**{**SMALL, "epochs": 1})
     options = dict(seed=0, model_spec=tiny_bert, task="sst2", data=data, settings=settings)
     runs = {
-        m: finetune_with_method(m, ClusterSettings(2, 1), out_dir=tmp_path / m, **options)
+        m: run_and_save(tmp_path / m / "metrics.json", m, ClusterSettings(2, 1), **options)
         for m in ("none", "cluster")
     }
     for result in runs.values():

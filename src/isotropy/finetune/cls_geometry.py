@@ -32,14 +32,8 @@ def cls_layer_geometry(
     """
     from isotropy import metrics
 
-    layers: dict[str, list[float]] = {
-        "iw": [],
-        "isoscore": [],
-        "cls_mean_norm": [],
-        "cls_norm": [],
-        "token_mean_norm": [],
-        "token_norm": [],
-    }
+    names = ("iw", "isoscore", "cls_mean_norm", "cls_norm", "token_mean_norm", "token_norm")
+    layers: dict[str, list[float]] = {name: [] for name in names}
     for layer in range(sentence.shape[0]):
         states = sentence[layer].double().numpy()
         layers["iw"].append(metrics.partition_isotropy(states, signs="solver"))

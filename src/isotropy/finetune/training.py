@@ -1,14 +1,10 @@
 """The training loop of one fine-tuning run (regulariser none, I-STAR or CosReg; optionally a
 transform of the CLS states the head reads), with checkpoint and resume.
 
-A run checkpoints after every epoch into its output folder and resumes from there; training is
-deterministic per seed on the CPU (seeded initialisation, per-epoch seeded shuffling, restored
-RNG state), so an interrupted and resumed run reaches the same weights as an uninterrupted one.
-
-Checkpoints after every epoch: what a resumable state holds and which run it belongs to.
-
-A resumed run replays exactly the batches of an uninterrupted one: the state holds the model,
-optimiser, scheduler, loss scaler and every random number generator.
+A run checkpoints after every epoch into its output folder (the model, optimiser, scheduler, loss
+scaler, every random number generator, and which run it belongs to) and resumes from there;
+training is deterministic per seed on the CPU (seeded initialisation, per-epoch seeded
+shuffling), so a resumed run replays exactly the batches of an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -236,17 +232,8 @@ def finetune(
     signature = run_signature(model_spec, task, regulariser, lam, seed, settings, head_transform)
     checkpoint_path = out_dir / CHECKPOINT_NAME
     start_epoch, step, history = resume(checkpoint_path, signature, model, *optimiser)
-    run = {
-        "task": task,
-        "regulariser": regulariser,
-        "lam": lam,
-        "seed": seed,
-        "settings": settings,
-        "device": device,
-        "mixed": mixed,
-        "epochs": epochs,
-        "total_steps": total_steps,
-    }
+    run = dict(task=task, regulariser=regulariser, lam=lam, seed=seed, settings=settings)
+    run |= dict(device=device, mixed=mixed, epochs=epochs, total_steps=total_steps)
 
     # Σ_S of the current model from up to reference_sample_size training token states
     sample_reference = functools.partial(

@@ -67,16 +67,10 @@ def zeta_curves(
     for n in sizes:
         x = torch.from_numpy(gaussian_sample(variances, n, rng))
         plain = metrics.isoscore(x)
-        for zeta in zetas:
-            value = float(metrics.isoscore_star(x, reference, zeta=float(zeta)))
+        for zeta in map(float, zetas):
+            value = float(metrics.isoscore_star(x, reference, zeta=zeta))
             rows.append(
-                {
-                    "n": n,
-                    "zeta": float(zeta),
-                    "isoscore_star": value,
-                    "isoscore": plain,
-                    "true_isoscore": truth,
-                }
+                dict(n=n, zeta=zeta, isoscore_star=value, isoscore=plain, true_isoscore=truth)
             )
     return pd.DataFrame(rows)
 
@@ -103,16 +97,11 @@ def minibatch_stability(
             shrunk.append(float(metrics.isoscore_star(x, reference, zeta=zeta)))
         for name, values in (("IsoScore", plain), (f"IsoScore* (ζ = {zeta:g})", shrunk)):
             arr = np.array(values)
+            spread = dict(
+                mean=arr.mean(), std=arr.std(ddof=1), mean_abs_error=np.abs(arr - truth).mean()
+            )
             rows.append(
-                {
-                    "batch_size": size,
-                    "estimator": name,
-                    "mean": arr.mean(),
-                    "std": arr.std(ddof=1),
-                    "mean_abs_error": np.abs(arr - truth).mean(),
-                    "true_isoscore": truth,
-                    "draws": draws,
-                }
+                dict(batch_size=size, estimator=name, **spread, true_isoscore=truth, draws=draws)
             )
     return pd.DataFrame(rows)
 

@@ -17,23 +17,14 @@ from isotropy.paths import istar_run_file
 def run_grid(section: dict[str, Any]) -> list[dict[str, Any]]:
     """Every run of the study (config ``istar``): the baseline at λ = 0 plus each regulariser ×
     λ."""
-    runs = []
-    for model in run_models(section):
-        for task in section["tasks"]:
-            for regulariser in section["regularisers"]:
-                lams = [0.0] if regulariser == "none" else section["lambdas"]
-                for lam in lams:
-                    for seed in section["seeds"]:
-                        runs.append(
-                            {
-                                "model": model,
-                                "task": task,
-                                "regulariser": regulariser,
-                                "lam": format_lambda(lam),
-                                "seed": seed,
-                            }
-                        )
-    return runs
+    return [
+        dict(model=model, task=task, regulariser=regulariser, lam=format_lambda(lam), seed=seed)
+        for model in run_models(section)
+        for task in section["tasks"]
+        for regulariser in section["regularisers"]
+        for lam in ([0.0] if regulariser == "none" else section["lambdas"])
+        for seed in section["seeds"]
+    ]
 
 
 def run_models(section: dict[str, Any]) -> list[str]:

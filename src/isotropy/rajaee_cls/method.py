@@ -182,23 +182,12 @@ def head_transform(method: str, settings: ClusterSettings, seed: int) -> HeadTra
     return HeadTransform("cluster", record, per_batch)
 
 
-def finetune_with_method(
-    method: str, cluster: ClusterSettings, seed: int, **run: Any
-) -> dict[str, Any]:
-    """One run of the study: :func:`isotropy.finetune.training.finetune` with no penalty in the
-    loss and ``method`` on the head's input; ``run`` holds the loop's other arguments (model_spec,
-    task, out_dir, data, settings, device)."""
-    transform = head_transform(method, cluster, seed)
-    return training.finetune(
-        regulariser="none", lam=0.0, seed=seed, head_transform=transform, **run
-    )
-
-
 def run_and_save(
     metrics_path: str | os.PathLike, method: str, cluster: ClusterSettings, seed: int, **run: Any
 ) -> dict[str, Any]:
-    """:func:`finetune_with_method` written to ``metrics_path`` as
-    :func:`isotropy.finetune.training.run_and_save` writes a run."""
+    """One run of the study (:func:`isotropy.finetune.training.run_and_save`, its metrics written
+    to ``metrics_path``): no penalty in the loss, ``method`` on the head's input; ``run`` holds the
+    loop's other arguments (model_spec, task, data, settings, device)."""
     transform = head_transform(method, cluster, seed)
     return training.run_and_save(
         metrics_path, regulariser="none", lam=0.0, seed=seed, head_transform=transform, **run

@@ -49,7 +49,7 @@ def collect(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs table, layers table) of the runs' metrics.json files, in the order of ``runs``
     (each: model, task, method, seed as the workflow names them)."""
-    run_rows, layer_rows = [], []
+    run_rows, layer_rows, measured = [], [], LAYER_COLUMNS[5:]
     for path, run in zip(metrics_files, runs, strict=True):
         record = read_run(path)
         keys = {k: run[k] for k in ("model", "task", "method", "seed")}
@@ -67,14 +67,10 @@ def collect(
                 "eval_sentences": record["eval_sentences"],
             }
         )
-        for layer in range(len(record["cls_iw_layers"])):
-            layer_rows.append(
-                {
-                    **keys,
-                    "layer": layer + 1,
-                    **{c: record[f"cls_{c}_layers"][layer] for c in LAYER_COLUMNS[5:]},
-                }
-            )
+        layer_rows += [
+            {**keys, "layer": layer + 1} | {c: record[f"cls_{c}_layers"][layer] for c in measured}
+            for layer in range(len(record["cls_iw_layers"]))
+        ]
     return pd.DataFrame(run_rows, columns=RUN_COLUMNS), pd.DataFrame(
         layer_rows, columns=LAYER_COLUMNS
     )
