@@ -10,7 +10,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.statistics import CORRELATIONS, Claim, fisher_z
+from isotropy.statistics import (
+    CORRELATIONS,
+    NOT_DECIDED,
+    NOT_SUPPORTED,
+    UNTESTED_FAILS,
+    UNTESTED_HOLDS,
+    Claim,
+    fisher_z,
+)
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
@@ -26,16 +34,12 @@ from isotropy.verdicts.tolerances import (
     INCONSISTENT_SEEDS,
     NEAR_GUARANTEED,
     NOT_CONSISTENT,
-    NOT_DECIDED,
     NOT_LEARNED,
     NOT_RUN,
-    NOT_SUPPORTED,
     ONE_SEED,
     SIMPSON_MARK,
     STAND_IN,
     SUPPORTED,
-    UNTESTED_FAILS,
-    UNTESTED_HOLDS,
     WHY_NEAR_GUARANTEED,
     claimed_first,
     counted,
@@ -49,18 +53,7 @@ from isotropy.verdicts.tolerances import (
     states_a_number,
 )
 
-COLUMNS = [
-    "claim",
-    "study",
-    "setup",
-    "statement",
-    "measured",
-    "threshold",
-    "verdict",
-    "paper",
-    "evidence",
-    "note",
-]
+COLUMNS = "claim study setup statement measured threshold verdict paper evidence note".split()
 # Every verdict of the claims page, in the page's order, with its mark.
 CLAIM_MARKS = {
     SUPPORTED: "✅",

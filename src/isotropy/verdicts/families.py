@@ -105,7 +105,7 @@ def settle_families(
     adjusted: dict[int, tuple[float, float, int]] = {}
     for family in dict.fromkeys(families):
         members = [i for i, name in enumerate(families) if name == family]
-        first, second = (holm([tests[i][k] for i in members]) for k in (1, 2))
+        first, second = holm([tests[i][1] for i in members]), holm([tests[i][2] for i in members])
         size = int(np.isfinite([tests[i][1] for i in members]).sum())
         adjusted.update({i: (a, b, size) for i, a, b in zip(members, first, second)})
     return [

@@ -11,23 +11,26 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from isotropy.statistics import CORRELATIONS, signs_disagree
+from isotropy.statistics import (
+    AGREES,
+    CANNOT_JUDGE,
+    CONSISTENT,
+    CORRELATIONS,
+    DIFFERS,
+    INCONCLUSIVE,
+    INCONSISTENT_SEEDS,
+    NOT_COMPARABLE,
+    NOT_CONSISTENT,
+    NOT_LEARNED,
+    NOT_RUN,
+    ONE_SEED,
+    STAND_IN,
+    STATED,
+    SUPPORTED,
+    signs_disagree,
+)
 from isotropy.verdicts import equivalence as eq
 
-# Every verdict name, spelled here only: a printed number (agrees / differs), a bound or a test
-# over seeds on it (consistent ...), a claim (supported ...), and the rows left unjudged.
-AGREES, DIFFERS = "agrees", "differs"
-CONSISTENT, NOT_CONSISTENT = "consistent", "not consistent"
-SUPPORTED, NOT_SUPPORTED = "supported", "not supported"
-UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
-STATED, NOT_RUN, NOT_DECIDED = "stated", "not run", "not decided"
-INCONSISTENT_SEEDS = "inconsistent across seeds"
-INCONCLUSIVE = "inconclusive"
-NOT_COMPARABLE = "not comparable"
-CANNOT_JUDGE = "cannot judge at this stride"
-ONE_SEED = "1 seed: not judged"
-STAND_IN = "stand-in: not judged"
-NOT_LEARNED = "not judged: learning not shown"
 # The verdicts that judge a row, then the rest, in the comparison page's order.
 JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
 VERDICTS = (*JUDGED, NOT_COMPARABLE, ONE_SEED, STAND_IN, NOT_LEARNED, STATED, NOT_RUN)
