@@ -56,35 +56,14 @@ from isotropy.verdicts.tolerances import (
 
 # The columns that name a published number: the published table's first, and the comparison's.
 ROW_KEYS = ["paper", "source", "study", "quantity", "setup"]
+# d_low … band_high: D = paper − ours, its 95% interval and the region the verdict accepts
 COLUMNS = [
     *ROW_KEYS,
-    "paper_value",
-    "printed",
-    "our_value",
-    "our_n",
-    "k",
-    "per_type_cap",
-    "paper_n",
-    "paper_k",
-    "seeds",
-    "unit",
-    "convention",
-    "stand_in",
-    "tolerance",
-    "verdict",
-    "why",
-    "note",
-    "estimand",
-    "m",
-    "margin",
-    "margin_reason",
-    "p_agree",
-    "p_differ",
-    # D = paper − ours: its 95% interval and the region the verdict accepts (margin_band)
-    "d_low",
-    "d_high",
-    "band_low",
-    "band_high",
+    *(
+        "paper_value printed our_value our_n k per_type_cap paper_n paper_k seeds unit "
+        "convention stand_in tolerance verdict why note estimand m margin margin_reason "
+        "p_agree p_differ d_low d_high band_low band_high"
+    ).split(),
 ]
 # The fields of isotropy.verdicts.equivalence.Equivalence
 TEST_COLUMNS = ("d_low", "d_high", "p_agree", "p_differ", "band_low", "band_high")
@@ -323,16 +302,7 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
 PUBLISHED_VALUES = Path(__file__).resolve().parents[3] / "config" / "published_values.csv"
 PUBLISHED_COLUMNS = [
     *ROW_KEYS,
-    "value",
-    "unit",
-    "precision",
-    "model",
-    "data",
-    "sample_size",
-    "convention",
-    "tolerance",
-    "why",
-    "availability",
+    *"value unit precision model data sample_size convention tolerance why availability".split(),
 ]
 
 
