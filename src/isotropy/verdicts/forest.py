@@ -212,11 +212,7 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         fontsize=9,
     )
     figure.legend(
-        handles=handles,
-        loc="outside lower center",
-        ncols=4,
-        fontsize=LABEL_POINTS,
-        frameon=False,
+        handles=handles, loc="outside lower center", ncols=4, fontsize=LABEL_POINTS, frameon=False
     )
     stamp(figure, preview)
     return figure

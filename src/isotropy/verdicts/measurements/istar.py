@@ -16,11 +16,7 @@ from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
 from isotropy.statistics import Claim, fisher_z, smallest_detectable_effect
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
 from isotropy.verdicts.families import family_of_claim, settle_families
-from isotropy.verdicts.measurements import (
-    fine_tuned_not_learned,
-    measurement,
-    seed_test,
-)
+from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, seed_test
 from isotropy.verdicts.tolerances import ALPHA, claimed_first, parse_tolerance
 
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
@@ -35,12 +31,7 @@ ISTAR_QUANTITIES = {
         -0.001,
         "a convention set after the runs: an eighth of the baseline's",
     ),
-    "istar_metric_gain": (
-        "metric",
-        "task metric",
-        0.01,
-        "a convention set after the runs",
-    ),
+    "istar_metric_gain": ("metric", "task metric", 0.01, "a convention set after the runs"),
 }
 
 
