@@ -46,4 +46,4 @@ def judge_one(
     )
     if judged.test is None:  # no test left: its verdict is final
         return str(judged.verdict), judged.text
-    return judged.verdict or T.settle(judged.test), judged.text
+    return judged.verdict or T.settle(judged.test.p_agree, judged.test.p_differ), judged.text

@@ -315,7 +315,7 @@ def test_the_extension_studys_claims_are_their_own_family():
     """The extension study's claim rows are judged as the page's directions are and adjusted as
     one family, the study's own (on the claims page too: tests/test_verdict_families.py)."""
     from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
-    from isotropy.verdicts.claims import ERROR_CONTROL, check_seed_claims
+    from isotropy.verdicts.claims import ERROR_CONTROL
 
     def seeds(claim: str, setup: str, values: list[float]) -> pd.DataFrame:
         rows = {"claim": claim, "setup": setup, "seed": range(len(values)), "value": values}
@@ -329,17 +329,17 @@ def test_the_extension_studys_claims_are_their_own_family():
     null = seeds(claim, "toy/null", [0.1, -0.1, 0.05, -0.05, 0.02])
     p_marginal = stats.ttest_1samp(marginal["value"], 0.05, alternative="greater").pvalue
     assert 0.025 < p_marginal < 0.035
-    by_itself = check_seed_claims(marginal, EXTENSION_CLAIMS).set_index("setup")
+    by_itself = check_claims(marginal, None, EXTENSION_CLAIMS).set_index("setup")
     assert by_itself.loc["toy/marginal", "verdict"] == SUPPORTED  # a family of one
     per_seed = pd.concat([clear, marginal, null], ignore_index=True)
-    alone = check_seed_claims(per_seed, EXTENSION_CLAIMS).set_index("setup")
+    alone = check_claims(per_seed, None, EXTENSION_CLAIMS).set_index("setup")
     assert alone.loc["toy/clear", "verdict"] == SUPPORTED
     family = "Holm over the 3 tests of Mickus et al. 2024 · extensions"
     assert family in alone.loc["toy/clear", "note"]
     assert alone.loc["toy/marginal", "verdict"] == INCONCLUSIVE  # Holm: 2 × 0.030 > 0.05
     assert alone.loc["toy/null", "verdict"] == INCONCLUSIVE
     # one seed: no test, so never "not supported"
-    against = check_seed_claims(seeds("deep_output_anisotropic", "toy", [0.2]), EXTENSION_CLAIMS)
+    against = check_claims(seeds("deep_output_anisotropic", "toy", [0.2]), None, EXTENSION_CLAIMS)
     assert against.loc[against["setup"] == "toy", "verdict"].item() == ONE_SEED
     assert "within declared families" in ERROR_CONTROL and "same families" in ERROR_CONTROL
 

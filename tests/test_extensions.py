@@ -30,7 +30,7 @@ from isotropy.verdicts.claims import (
     NOT_SUPPORTED,
     ONE_SEED,
     SUPPORTED,
-    check_seed_claims,
+    check_claims,
     judge_any_setup,
     mark_undecided,
 )
@@ -163,7 +163,7 @@ def test_heldout_split_is_disjoint_and_convergence_is_as_stated():
 def judged(seeds: pd.DataFrame) -> pd.DataFrame:
     """The claim rows as every page has them: judged, then undecided rows marked."""
     values = results.claim_values(seeds)
-    return mark_undecided(check_seed_claims(values, EXTENSION_CLAIMS), values)
+    return mark_undecided(check_claims(values, None, EXTENSION_CLAIMS), values)
 
 
 def judge(seeds: pd.DataFrame, claim: str) -> set[str]:
@@ -305,7 +305,7 @@ def triplet_setups(**isoscore) -> pd.DataFrame:
 
 
 def triplet_row(seeds: pd.DataFrame) -> pd.Series:
-    table = check_seed_claims(results.claim_values(seeds), EXTENSION_CLAIMS)
+    table = check_claims(results.claim_values(seeds), None, EXTENSION_CLAIMS)
     rows = table[table["claim"] == "triplet_need_not_be_anisotropic"]
     assert len(rows) == 1 and rows["setup"].iloc[0] == "any setup"  # one existence claim
     return rows.iloc[0]

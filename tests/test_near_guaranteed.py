@@ -21,7 +21,7 @@ from isotropy.verdicts.comparison import comparison_markdown
 from isotropy.verdicts.measurements import seed_test
 from isotropy.verdicts.measurements.istar import ISTAR_QUANTITIES
 from isotropy.verdicts.measurements.optimisation import MAIN_CLAIMS, _spread_row
-from isotropy.verdicts.tolerances import settle_claim
+from isotropy.verdicts.tolerances import SUPPORTED, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "results"
@@ -102,7 +102,7 @@ def test_the_declared_near_guaranteed_claims_are_those_their_null_supports():
         rng = np.random.default_rng(93)
         for _ in range(200):
             verdict, _, test = _judge_claim(CLAIMS[key], pd.Series(NULLS[key](rng, 3)))
-            settled = test is not None and settle_claim(*test[:2]) is True
+            settled = test is not None and settle(*test[:2], (SUPPORTED, "")) == SUPPORTED
             rates[key] += (verdict == "supported" or settled) / 200
     assert {CLAIMS[k].name for k, r in rates.items() if r > 0.05} == T.NEAR_GUARANTEED_ROWS, rates
     rho = {"quantity": "spearman_rho", "verdict": T.CONSISTENT}

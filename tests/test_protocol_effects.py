@@ -131,7 +131,7 @@ def faithful(setup: str, stride: int, rng: np.random.Generator) -> str:
     ours = dict(value=np.tanh(stride_effect.pooled_z(a, b)), per_seed=sim.pearson_rows(a, b))
     ours |= dict(moments=[eq.series_moments(*s) for s in zip(a, b)], stand_in="")
     judged = judge_row(paper, pd.Series(ours | {"protocol": f"metric_stride={stride}"}))
-    return judged.verdict or T.settle(judged.test)
+    return judged.verdict or T.settle(judged.test.p_agree, judged.test.p_differ)
 
 
 @pytest.mark.parametrize("setup", ["polarity", "snli"])

@@ -116,7 +116,7 @@ import pandas as pd
 from isotropy import paths
 from isotropy.statistics import Claim
 from isotropy.studies.record import StudySpec
-from isotropy.verdicts.claims import check_seed_claims
+from isotropy.verdicts.claims import check_claims
 from isotropy.verdicts.measurements import measurement
 
 TABLE = paths.study_file("table.csv", "toy")
@@ -141,7 +141,7 @@ def claim_page(tables):
     if (table := tables.get("toy_table")) is None:
         return None
     values = pd.DataFrame({"claim": "toy_positive", "setup": "toy", **table[["seed", "value"]]})
-    return check_seed_claims(values, CLAIMS)
+    return check_claims(values, None, CLAIMS)
 
 
 STUDIES = (

@@ -15,7 +15,7 @@ from scipy import stats
 
 from isotropy import sensitivity
 from isotropy.committed import sensitivity as committed
-from isotropy.verdicts.equivalence import holm
+from isotropy.verdicts.families import holm
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = sensitivity.read_seeds(ROOT / committed.DOC_SEEDS)

@@ -19,7 +19,6 @@ from isotropy.verdicts.claims import (
     NOT_SUPPORTED,
     SUPPORTED,
     check_claims,
-    check_seed_claims,
     claims_markdown,
 )
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
@@ -113,7 +112,7 @@ def test_no_claim_verdict_of_the_main_study_moves_when_other_studies_join():
     beside = pd.concat(  # the claims page as rule check_claims makes it
         [
             check_claims(crowded, {"main", "istar"}, studies.measured_claims()),
-            check_seed_claims(extension, EXTENSION_CLAIMS),
+            check_claims(extension, None, EXTENSION_CLAIMS),
         ],
         ignore_index=True,
     )

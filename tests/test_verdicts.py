@@ -14,7 +14,7 @@ from scipy import stats
 
 from isotropy import studies
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.equivalence import holm
+from isotropy.verdicts.families import holm
 from isotropy.verdicts.measurements.istar import istar_measurements
 
 ROOT = Path(__file__).resolve().parents[1]

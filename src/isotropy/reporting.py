@@ -11,6 +11,21 @@ from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 import pandas as pd
 
 from isotropy import paths
+from isotropy.statistics import (
+    AGREES,
+    CONSISTENT,
+    DIFFERS,
+    INCONCLUSIVE,
+    INCONSISTENT_SEEDS,
+    NOT_COMPARABLE,
+    NOT_CONSISTENT,
+    NOT_RUN,
+    NOT_SUPPORTED,
+    ONE_SEED,
+    STAND_IN,
+    STATED,
+    SUPPORTED,
+)
 
 # Each header one meaning on the whole page: "paper" names a paper, "paper's value" its number.
 CLAIM_COLUMNS = {
@@ -53,19 +68,19 @@ REASON_COLUMNS = {
 }
 # The summary's groups of verdicts; any other verdict but LEFT_OUT is "not judged".
 SUMMARY_GROUPS = {
-    "replicated": ("supported", "consistent", "agrees"),
-    "not replicated": ("not supported", "not consistent", "differs", "inconsistent across seeds"),
-    "stand-in": (STAND_IN := "stand-in: not judged",),
+    "replicated": (SUPPORTED, CONSISTENT, AGREES),
+    "not replicated": (NOT_SUPPORTED, NOT_CONSISTENT, DIFFERS, INCONSISTENT_SEEDS),
+    "stand-in": (STAND_IN,),
 }
 # The order of a page's counts: failures first
 VERDICT_ORDER = (
     *SUMMARY_GROUPS["not replicated"],
-    "inconclusive",
-    "not comparable",
-    "1 seed: not judged",
+    INCONCLUSIVE,
+    NOT_COMPARABLE,
+    ONE_SEED,
     *SUMMARY_GROUPS["replicated"],
 )
-LEFT_OUT = ("not run", "stated")  # counted apart, each its own group
+LEFT_OUT = (NOT_RUN, STATED)  # counted apart, each its own group
 GROUP_ORDER = ("replicated", "exact counts", "not replicated", "not judged", "stand-in", *LEFT_OUT)
 STATISTICS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
 
@@ -190,7 +205,7 @@ def summary_html(
                 f"this run{mark}": [
                     f"{_cell(mine.at[key, 'our_value'])}: {mine.at[key, 'verdict']}"
                     if key in mine.index
-                    else "not run"
+                    else NOT_RUN
                     for key in zip(committed["setup"], committed["quantity"])
                 ],
                 "the committed protocol run": [
@@ -238,8 +253,8 @@ def forest_html(
         f"<h3>Measured, not judged{mark}</h3>",
         f"<p>{len(listed)} rows: {_counts(listed['verdict']) or 'none'}.</p>",
         _table(listed, "overview-forest-listed", REASON_COLUMNS) if len(listed) else "",
-        f"<p>Not drawn either: {counts.get('not run', 0)} printed numbers this run does not "
-        f"produce (not run) and {counts.get('stated', 0)} stated beside ours; every row is in "
+        f"<p>Not drawn either: {counts.get(NOT_RUN, 0)} printed numbers this run does not "
+        f"produce (not run) and {counts.get(STATED, 0)} stated beside ours; every row is in "
         "the paper comparison's file (below).</p>",
     ]
     return "\n".join(part for part in parts if part)
@@ -282,7 +297,7 @@ def overview_html(
     paper number with its verdict (each in full in its file), each row once: a paper number
     listed ``above`` (index labels: the forest's tables) or beside the committed run is not
     repeated, nor one not run."""
-    tried = claims[claims["verdict"] != "not run"]
+    tried = claims[claims["verdict"] != NOT_RUN]
     mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
     comparison_file = paths.PREVIEW_PAPER_COMPARISON if preview else paths.PAPER_COMPARISON
@@ -305,9 +320,7 @@ def overview_html(
     beside = set() if committed is None or committed.empty else set(zip(*committed[KEY].T.values))
     keys = pd.Series(list(zip(*comparison.reindex(columns=KEY).T.values)), index=comparison.index)
     shown = (
-        comparison.index.isin(list(above))
-        | keys.isin(beside)
-        | (comparison["verdict"] == "not run")
+        comparison.index.isin(list(above)) | keys.isin(beside) | (comparison["verdict"] == NOT_RUN)
     )
     parts += [
         f"<h2>Claims check{mark}</h2>",

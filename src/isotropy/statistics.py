@@ -27,6 +27,20 @@ TREND_SESOI = 0.05
 TREND_SOURCE = "a convention set after the runs"
 # The correlations a table or claim reports, each judged on Fisher's z.
 CORRELATIONS = ("pearson_r", "spearman_rho")
+# Every verdict name, spelled here only (the verdicts, the report and the studies read them): a
+# printed number (agrees ...), a bound or test on it (consistent ...), a claim, rows not judged.
+AGREES, DIFFERS = "agrees", "differs"
+CONSISTENT, NOT_CONSISTENT = "consistent", "not consistent"
+SUPPORTED, NOT_SUPPORTED = "supported", "not supported"
+UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
+STATED, NOT_RUN, NOT_DECIDED = "stated", "not run", "not decided"
+INCONSISTENT_SEEDS = "inconsistent across seeds"
+INCONCLUSIVE = "inconclusive"
+NOT_COMPARABLE = "not comparable"
+CANNOT_JUDGE = "cannot judge at this stride"
+ONE_SEED = "1 seed: not judged"
+STAND_IN = "stand-in: not judged"
+NOT_LEARNED = "not judged: learning not shown"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The extension study's numbers: per-seed values of each question from the runs' traces, one
 table per question with every seed's value and the interval over seeds, the study's claims
 (:data:`CLAIMS`) and the per-seed values each is judged on
-(:func:`isotropy.verdicts.claims.check_seed_claims`).
+(:func:`isotropy.verdicts.claims.check_claims`).
 
 A per-seed value is one run's number (a change from step 0 to the last step, a correlation over
 its recorded steps, the step of an optimum). Intervals over seeds: correlations by
@@ -186,7 +186,7 @@ def _named(name: str):
 
 
 # The main paper's open questions as claims about per-seed values (judged by
-# isotropy.verdicts.claims.check_seed_claims; the study's record: isotropy.studies.extensions).
+# isotropy.verdicts.claims.check_claims; the study's record: isotropy.studies.extensions).
 _OPEN = "Mickus et al. 2024, Limitations"
 CLAIMS = [
     Claim(

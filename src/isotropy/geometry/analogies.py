@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy import transforms
+from isotropy.statistics import NOT_SUPPORTED, SUPPORTED
 
 # Our margin, set before any run: a loss of under 2 points of accuracy (absolute) is not a loss of
 # analogies; anything larger says no.
@@ -87,7 +88,7 @@ def judge(table: pd.DataFrame, margin: float = MARGIN) -> pd.DataFrame:
     raises = table["isoscore"] > base["isoscore"]
     kept = table["accuracy"] >= base["accuracy"] - margin
     keeps = (raises & kept).where(others)
-    verdict = "supported" if keeps[others].all() else "not supported"
+    verdict = SUPPORTED if keeps[others].all() else NOT_SUPPORTED
     return table.assign(
         accuracy_change=table["accuracy"] - base["accuracy"],
         keeps_analogies=keeps,

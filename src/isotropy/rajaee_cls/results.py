@@ -9,7 +9,7 @@ the runs' metrics.json files, and its two claims judged over seeds (plain pandas
 - claims: the slides' "the method cannot raise CLS isotropy during fine-tuning" and "CLS tokens
   are already zero-mean", as :class:`isotropy.statistics.Claim` rows (the study's record,
   :mod:`isotropy.studies.rajaee_cls`) judged with
-  :func:`isotropy.verdicts.claims.check_seed_claims` (every seed, or a sign test).
+  :func:`isotropy.verdicts.claims.check_claims` (every seed, or a sign test).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from isotropy import paths
 from isotropy.rajaee_cls.results import claim_values, paired_differences
 from isotropy.statistics import Claim
 from isotropy.studies.record import StudySpec, finetune_job, section_files
-from isotropy.verdicts.claims import check_seed_claims
+from isotropy.verdicts.claims import check_claims as judge_claims
 from isotropy.verdicts.learning import guard_rows, not_learned_note
 from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
 
@@ -108,7 +108,7 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False
         head_input = paired_differences(runs, OFFLINE_CLAIM.name, "cls_iw_head_input", log10=True)
         values = pd.concat([values, head_input])
         claims.append(OFFLINE_CLAIM)
-    table = check_seed_claims(values, claims)
+    table = judge_claims(values, None, claims)
     table = guard_rows(table, unlearned)
     others = [m for m in dict.fromkeys(runs["model"]) if m not in SLIDES_MODELS]
     if others:  # a direction on a stand-in: said in its verdict

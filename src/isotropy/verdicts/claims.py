@@ -10,12 +10,20 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.statistics import CORRELATIONS, Claim, fisher_z
+from isotropy.statistics import (
+    CORRELATIONS,
+    NOT_DECIDED,
+    NOT_SUPPORTED,
+    UNTESTED_FAILS,
+    UNTESTED_HOLDS,
+    Claim,
+    fisher_z,
+)
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
     family_sizes,
-    holm_by_family,
+    settle_families,
     verdict_page,
 )
 from isotropy.verdicts.measurements import one_sided
@@ -27,9 +35,11 @@ from isotropy.verdicts.tolerances import (
     NEAR_GUARANTEED,
     NOT_CONSISTENT,
     NOT_LEARNED,
+    NOT_RUN,
     ONE_SEED,
     SIMPSON_MARK,
     STAND_IN,
+    SUPPORTED,
     WHY_NEAR_GUARANTEED,
     claimed_first,
     counted,
@@ -39,26 +49,11 @@ from isotropy.verdicts.tolerances import (
     judge,
     parse_tolerance,
     said,
-    settle_claim,
     simpson_flag,
     states_a_number,
 )
 
-COLUMNS = [
-    "claim",
-    "study",
-    "setup",
-    "statement",
-    "measured",
-    "threshold",
-    "verdict",
-    "paper",
-    "evidence",
-    "note",
-]
-SUPPORTED, NOT_SUPPORTED, NOT_RUN = "supported", "not supported", "not run"
-UNTESTED_HOLDS, UNTESTED_FAILS = "untested: holds", "untested: fails"
-NOT_DECIDED = "not decided"
+COLUMNS = "claim study setup statement measured threshold verdict paper evidence note".split()
 # Every verdict of the claims page, in the page's order, with its mark.
 CLAIM_MARKS = {
     SUPPORTED: "✅",
@@ -167,10 +162,28 @@ def _beyond(claim: Claim) -> str:
 
 
 def check_claims(
-    measured: pd.DataFrame, studies: set[str], claims: Mapping[str, tuple[str, Sequence[Claim]]]
+    values: pd.DataFrame,
+    studies: set[str] | None,
+    claims: Mapping[str, tuple[str, Sequence[Claim]]] | Sequence[Claim],
 ) -> pd.DataFrame:
-    """Every claim judged on the measurements (``studies``: those this run has results of;
-    ``claims``: study -> (why it reads not run without it, its claims), in the page's order)."""
+    """Every claim judged, each family settled by Holm: on a run's measurements (``studies``:
+    those this run has results of; ``claims``: study -> (why it reads not run without it, its
+    claims), in the page's order), or on per-seed values (columns claim, setup, seed, value;
+    ``claims``: a sequence, an ``any setup`` claim read as one row)."""
+    if isinstance(claims, Mapping):
+        rows, tests = _measured_rows(values, studies or set(), claims)
+    else:
+        rows, tests = seed_claim_rows(values, claims)
+    settle_family(rows, tests)
+    if not isinstance(claims, Mapping):
+        rows = collapse_any_setup(rows, claims)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _measured_rows(
+    measured: pd.DataFrame, studies: set[str], claims: Mapping[str, tuple[str, Sequence[Claim]]]
+) -> tuple[list[dict], list]:
+    """Rows of the claims on a run's measurements, and their tests."""
     rows: list[dict] = []
     tests: list[tuple] = []
     for study, (not_run, judged) in claims.items():
@@ -186,8 +199,7 @@ def check_claims(
             for claim in judged:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
                 _claim_row(claim, setup, found, rows, tests)
-    settle_family(rows, tests)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return rows, tests
 
 
 def _threshold(claim: Claim) -> str:
@@ -237,14 +249,16 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
 
 def settle_family(rows: list[dict], tests: list[tuple]) -> None:
     """Settle a page's tests (row index, claim, :data:`RawTest`), Holm within each family."""
-    families = [family_of_claim(claim.study, claim.rule, claim.quantity) for _, claim, _ in tests]
-    adjusted = holm_by_family([(family, *p[:2]) for family, (*_, p) in zip(families, tests)])
-    for (index, _, _), family, (p_claim, p_other, size) in zip(tests, families, adjusted):
-        held = settle_claim(p_claim, p_other)
-        rows[index]["verdict"] = {True: SUPPORTED, False: NOT_SUPPORTED, None: INCONCLUSIVE}[held]
+    settled = settle_families(
+        [(family_of_claim(c.study, c.rule, c.quantity), *p[:2]) for _, c, p in tests],
+        (SUPPORTED, NOT_SUPPORTED),
+    )
+    for (index, _, _), s in zip(tests, settled):
+        rows[index]["verdict"] = s.verdict
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
         rows[index]["note"] += (
-            f"; Holm over the {size} tests of {family}: p {p_claim:.2g} (other way {p_other:.2g})"
+            f"; Holm over the {s.size} tests of {s.family}: p {s.p_for:.2g} "
+            f"(other way {s.p_against:.2g})"
         )
 
 
@@ -307,13 +321,6 @@ def collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
             )
             kept.append(one)
     return kept
-
-
-def check_seed_claims(per_seed: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
-    """Each claim judged per setup on per-seed values (claim, setup, seed, value): a page."""
-    rows, tests = seed_claim_rows(per_seed, claims)
-    settle_family(rows, tests)
-    return pd.DataFrame(collapse_any_setup(rows, claims), columns=COLUMNS)
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:

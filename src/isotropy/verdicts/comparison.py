@@ -16,13 +16,12 @@ import pandas as pd
 from isotropy.statistics import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
-from isotropy.verdicts.equivalence import Equivalence
 from isotropy.verdicts.families import (
     STUDY_LABELS,
     family_name,
     family_sizes,
-    holm_by_family,
     seed_test_family,
+    settle_families,
     verdict_page,
 )
 from isotropy.verdicts.tolerances import (
@@ -57,35 +56,14 @@ from isotropy.verdicts.tolerances import (
 
 # The columns that name a published number: the published table's first, and the comparison's.
 ROW_KEYS = ["paper", "source", "study", "quantity", "setup"]
+# d_low … band_high: D = paper − ours, its 95% interval and the region the verdict accepts
 COLUMNS = [
     *ROW_KEYS,
-    "paper_value",
-    "printed",
-    "our_value",
-    "our_n",
-    "k",
-    "per_type_cap",
-    "paper_n",
-    "paper_k",
-    "seeds",
-    "unit",
-    "convention",
-    "stand_in",
-    "tolerance",
-    "verdict",
-    "why",
-    "note",
-    "estimand",
-    "m",
-    "margin",
-    "margin_reason",
-    "p_agree",
-    "p_differ",
-    # D = paper − ours: its 95% interval and the region the verdict accepts (margin_band)
-    "d_low",
-    "d_high",
-    "band_low",
-    "band_high",
+    *(
+        "paper_value printed our_value our_n k per_type_cap paper_n paper_k seeds unit "
+        "convention stand_in tolerance verdict why note estimand m margin margin_reason "
+        "p_agree p_differ d_low d_high band_low band_high"
+    ).split(),
 ]
 # The fields of isotropy.verdicts.equivalence.Equivalence
 TEST_COLUMNS = ("d_low", "d_high", "p_agree", "p_differ", "band_low", "band_high")
@@ -179,7 +157,6 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
     measurement (``studies``: those of this run)."""
     rows: list[dict[str, Any]] = []
     tests: list[tuple] = []  # the equivalence tests and the seed tests: settled by family
-    seed_tests: list[tuple] = []
     for _, paper in published.iterrows():
         candidates = measured[
             (measured["study"] == paper["study"]) & (measured["quantity"] == paper["quantity"])
@@ -200,12 +177,15 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
             if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
-                verdict = settle(test)
+                verdict = settle(test.p_agree, test.p_differ)
                 tolerance += "; seed-free: an exact comparison, in no Holm family"
             elif test is not None:
-                tests.append((len(rows), family, test))
+                tests.append((len(rows), family, test.p_agree, test.p_differ, None))
             elif seed_rule and verdict not in (NOT_COMPARABLE, NOT_LEARNED):
-                seed_tests.append((len(rows), paper["tolerance"], ours))
+                spec = paper["tolerance"]
+                family = seed_test_family(paper["paper"], paper["study"], paper["quantity"])
+                p = claimed_first(parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"])
+                tests.append((len(rows), family, *p, (spec, ours)))
             if test is not None:
                 details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
             elif verdict != STAND_IN:
@@ -214,7 +194,6 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
     _settle_page(rows, tests)
-    _settle_seed_tests(rows, seed_tests)
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
@@ -222,37 +201,22 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
 
 
 def _settle_page(rows: list[dict], tests: list) -> None:
-    """Settle the page's tested rows, Holm within each family (docs/verdicts.md, "Families")."""
-    adjusted = holm_by_family([(family, t.p_agree, t.p_differ) for _, family, t in tests])
-    for (index, family, test), (p_agree, p_differ, size) in zip(tests, adjusted):
-        rows[index]["verdict"] = settle(Equivalence(test.low, test.high, p_agree, p_differ))
-        rows[index].update(p_agree=p_agree, p_differ=p_differ)  # the p-values the verdict used
-        rows[index]["tolerance"] += (
-            f"; Holm over the {size} rows of {family}: p(agrees) {p_agree:.2g}, "
-            f"p(differs) {p_differ:.2g}"
-        )
-
-
-def _settle_seed_tests(rows: list[dict], seed_tests: list) -> None:
-    """The tests over seeds (the I-STAR grid), Holm within their family as on the claims page."""
-    families = [
-        seed_test_family(rows[i]["paper"], rows[i]["study"], rows[i]["quantity"])
-        for i, *_ in seed_tests
-    ]
-    adjusted = holm_by_family(
-        [
-            (family, *claimed_first(parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"]))
-            for family, (_, spec, ours) in zip(families, seed_tests)
-        ]
-    )
-    for (index, spec, ours), family, (p_claim, p_other, size) in zip(
-        seed_tests, families, adjusted
-    ):
-        less, greater = claimed_first(parse_tolerance(spec)[0], p_claim, p_other)
-        settled = dict(ours, p_less=less, p_greater=greater)  # the p-values Holm-adjusted
-        rows[index]["verdict"], rows[index]["tolerance"] = judge(spec, settled)
-        if size:
-            rows[index]["tolerance"] += f"; Holm over the {size} tests of {family}"
+    """Settle the page's tests, Holm within each family (docs/verdicts.md, "Families"): the
+    equivalence tests, and the tests over seeds (the I-STAR grid) as on the claims page."""
+    for (index, *_, seed), s in zip(tests, settle_families([t[1:4] for t in tests])):
+        row = rows[index]
+        if seed is None:
+            row.update(verdict=s.verdict, p_agree=s.p_for, p_differ=s.p_against)
+            row["tolerance"] += (
+                f"; Holm over the {s.size} rows of {s.family}: p(agrees) {s.p_for:.2g}, "
+                f"p(differs) {s.p_against:.2g}"
+            )
+            continue
+        spec, ours = seed
+        less, greater = claimed_first(parse_tolerance(spec)[0], s.p_for, s.p_against)
+        row["verdict"], row["tolerance"] = judge(spec, dict(ours, p_less=less, p_greater=greater))
+        if s.size:
+            row["tolerance"] += f"; Holm over the {s.size} tests of {s.family}"
 
 
 ERROR_CONTROL = (
@@ -338,16 +302,7 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
 PUBLISHED_VALUES = Path(__file__).resolve().parents[3] / "config" / "published_values.csv"
 PUBLISHED_COLUMNS = [
     *ROW_KEYS,
-    "value",
-    "unit",
-    "precision",
-    "model",
-    "data",
-    "sample_size",
-    "convention",
-    "tolerance",
-    "why",
-    "availability",
+    *"value unit precision model data sample_size convention tolerance why availability".split(),
 ]
 
 

@@ -239,14 +239,3 @@ def equivalence(
         p_differ = float(test_arrays(c, se, prediction.df, *differ)[1])
     top, bottom = scale.back(np.array([c + width - b_low, c - width - b_high]))
     return Equivalence(paper - float(top), paper - float(bottom), p_agree, p_differ, *band)
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of a family of p-values (NaN stays NaN, outside the family)."""
-    p = np.asarray(p_values, dtype=float)
-    finite = np.flatnonzero(np.isfinite(p))
-    adjusted = np.full(p.shape, np.nan)
-    order = finite[np.argsort(p[finite], kind="stable")]
-    stepped = (len(order) - np.arange(len(order))) * p[order]
-    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(stepped))
-    return adjusted.tolist()

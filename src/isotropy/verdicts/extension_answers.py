@@ -8,14 +8,14 @@ import pandas as pd
 
 from isotropy.extensions import results
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
-from isotropy.verdicts.claims import check_seed_claims, mark_undecided
+from isotropy.verdicts.claims import check_claims, mark_undecided
 from isotropy.verdicts.learning import guard_heldout_claims
 
 
 def judged_claims(seeds: pd.DataFrame) -> pd.DataFrame:
     """The study's claims from its per-seed values, guarded."""
     values = results.claim_values(seeds)
-    claims = mark_undecided(check_seed_claims(values, EXTENSION_CLAIMS), values)
+    claims = mark_undecided(check_claims(values, None, EXTENSION_CLAIMS), values)
     return guard_heldout_claims(claims, seeds)
 
 

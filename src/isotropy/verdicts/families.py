@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from isotropy.io import markdown_table
-from isotropy.verdicts.equivalence import holm
+from isotropy.verdicts.tolerances import AGREES, DIFFERS, settle
 
 # The name a study goes by in a family (and on the comparison page).
 STUDY_LABELS = {
@@ -73,15 +74,41 @@ def verdict_page(title: str, paragraphs: Sequence[str], tables: Mapping[str, pd.
     return "\n".join(lines)
 
 
-def holm_by_family(tests: Sequence[tuple[str, float, float]]) -> list[tuple[float, float, int]]:
-    """Each test's (family, p, p') as (p, p' Holm-adjusted within the family, the family's
-    size: its tests with a finite p)."""
-    adjusted = [(math.nan, math.nan, 0)] * len(tests)
-    for family in dict.fromkeys(name for name, _, _ in tests):
-        members = [i for i, test in enumerate(tests) if test[0] == family]
-        size = sum(1 for i in members if math.isfinite(tests[i][1]))
-        first = holm([tests[i][1] for i in members])
-        second = holm([tests[i][2] for i in members])
-        for i, a, b in zip(members, first, second):
-            adjusted[i] = (a, b, size)
-    return adjusted
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values (NaN stays NaN, outside the family;
+    scipy offers no Holm)."""
+    p = np.asarray(p_values, dtype=float)
+    finite = np.flatnonzero(np.isfinite(p))
+    adjusted = np.full(p.shape, np.nan)
+    order = finite[np.argsort(p[finite], kind="stable")]
+    stepped = (len(order) - np.arange(len(order))) * p[order]
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(stepped))
+    return adjusted.tolist()
+
+
+class Settled(NamedTuple):
+    """One test after its family's Holm."""
+
+    verdict: str
+    p_for: float  # Holm-adjusted
+    p_against: float
+    size: int  # the family's tests with a finite p
+    family: str
+
+
+def settle_families(
+    tests: Sequence[tuple[str, float, float]], names: tuple[str, str] = (AGREES, DIFFERS)
+) -> list[Settled]:
+    """Every page's one settling: each test (family, p for, p against) Holm-adjusted within its
+    family, then read by :func:`~isotropy.verdicts.tolerances.settle` with ``names``."""
+    families = [name for name, _, _ in tests]
+    adjusted: dict[int, tuple[float, float, int]] = {}
+    for family in dict.fromkeys(families):
+        members = [i for i, name in enumerate(families) if name == family]
+        first, second = holm([tests[i][1] for i in members]), holm([tests[i][2] for i in members])
+        size = int(np.isfinite([tests[i][1] for i in members]).sum())
+        adjusted.update({i: (a, b, size) for i, a, b in zip(members, first, second)})
+    return [
+        Settled(settle(a, b, names), a, b, size, families[i])
+        for i, (a, b, size) in sorted(adjusted.items())
+    ]

@@ -169,16 +169,8 @@ def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
         beyond = ~inside & (np.sign(x) == side)
         if beyond.any():
             colours = [COLOURS[v] for v in rows["verdict"][beyond]]
-            handles.append(
-                axis.scatter(
-                    np.full(beyond.sum(), side * limit),
-                    ys[beyond],
-                    marker=marker,
-                    s=36,
-                    c=colours,
-                    label=f"{words} (value on the right)",
-                )
-            )
+            style = dict(marker=marker, s=36, c=colours, label=f"{words} (value on the right)")
+            handles.append(axis.scatter(np.full(beyond.sum(), side * limit), ys[beyond], **style))
     return handles
 
 
@@ -220,11 +212,7 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         fontsize=9,
     )
     figure.legend(
-        handles=handles,
-        loc="outside lower center",
-        ncols=4,
-        fontsize=LABEL_POINTS,
-        frameon=False,
+        handles=handles, loc="outside lower center", ncols=4, fontsize=LABEL_POINTS, frameon=False
     )
     stamp(figure, preview)
     return figure

@@ -11,19 +11,26 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from isotropy.statistics import CORRELATIONS, signs_disagree
+from isotropy.statistics import (
+    AGREES,
+    CANNOT_JUDGE,
+    CONSISTENT,
+    CORRELATIONS,
+    DIFFERS,
+    INCONCLUSIVE,
+    INCONSISTENT_SEEDS,
+    NOT_COMPARABLE,
+    NOT_CONSISTENT,
+    NOT_LEARNED,
+    NOT_RUN,
+    ONE_SEED,
+    STAND_IN,
+    STATED,
+    SUPPORTED,
+    signs_disagree,
+)
 from isotropy.verdicts import equivalence as eq
 
-AGREES, DIFFERS = "agrees", "differs"
-CONSISTENT, NOT_CONSISTENT = "consistent", "not consistent"
-STATED, NOT_RUN = "stated", "not run"
-INCONSISTENT_SEEDS = "inconsistent across seeds"
-INCONCLUSIVE = "inconclusive"
-NOT_COMPARABLE = "not comparable"
-CANNOT_JUDGE = "cannot judge at this stride"
-ONE_SEED = "1 seed: not judged"
-STAND_IN = "stand-in: not judged"
-NOT_LEARNED = "not judged: learning not shown"
 # The verdicts that judge a row, then the rest, in the comparison page's order.
 JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
 VERDICTS = (*JUDGED, NOT_COMPARABLE, ONE_SEED, STAND_IN, NOT_LEARNED, STATED, NOT_RUN)
@@ -70,13 +77,13 @@ def finite(values: Iterable[float] | None) -> list[float]:
     return [float(v) for v in values if v is not None and math.isfinite(float(v))]
 
 
-def settle_claim(p_beyond: float, p_short: float) -> bool | None:
-    """docs/verdicts.md's rule for a tested claim from its (Holm-adjusted) p-values: True (the
-    effect lies beyond its smallest effect of interest), False (short of it, the other way
-    included), None (inconclusive); a NaN p is never significant."""
-    if p_beyond < ALPHA:
-        return True
-    return False if p_short < ALPHA else None
+def settle(p_for: float, p_against: float, names: tuple[str, str] = (AGREES, DIFFERS)) -> str:
+    """docs/verdicts.md's rule from a test's (Holm-adjusted) p-values: ``names[0]`` when the
+    effect is shown (p_for < α), ``names[1]`` when its opposite is, else inconclusive (a NaN p
+    is never significant)."""
+    if p_for < ALPHA:
+        return names[0]
+    return names[1] if p_against < ALPHA else INCONCLUSIVE
 
 
 EQUIVALENCE_RULES = ("printed", "lid", "iw_factor")
@@ -249,13 +256,6 @@ def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
     return Judged(verdict, head + texts, judged[0].ours)
 
 
-def settle(test: eq.Equivalence) -> str:
-    """agrees / differs / inconclusive from (adjusted) p-values."""
-    if test.p_agree < ALPHA:
-        return AGREES
-    return DIFFERS if test.p_differ < ALPHA else INCONCLUSIVE
-
-
 def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: float) -> str:
     """Why our LID cannot be set beside the paper's ('' when it can): LID moves with n (about
     −0.6 per doubling on MiniLM), so n and k must be the paper's."""
@@ -296,8 +296,7 @@ def _judge_seed_test(kind: str, bound: float, measured: Mapping[str, Any]) -> tu
     along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
     if values:
         text += f"; {along} of {len(values)} seeds {sign} {bound:g}"
-    held = settle_claim(claimed, other)
-    return {True: CONSISTENT, False: NOT_CONSISTENT, None: INCONCLUSIVE}[held], text
+    return settle(claimed, other, (CONSISTENT, NOT_CONSISTENT)), text
 
 
 def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tuple[str, str]:
@@ -359,7 +358,7 @@ WHY_NEAR_GUARANTEED = "its null reads supported over 5% of the time"
 def near_guaranteed(row: Mapping[str, Any]) -> bool:
     """Whether a row passes only as near-guaranteed (a bound it fails is evidence)."""
     names = {str(row.get("quantity", "")), str(row.get("claim", ""))}
-    return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in (CONSISTENT, "supported")
+    return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in (CONSISTENT, SUPPORTED)
 
 
 def said(on_stand_in: bool, row: Mapping[str, Any]) -> str:

@@ -19,29 +19,10 @@ from isotropy.standins import StandIns
 from isotropy.traces import read_result_table, read_traces
 from isotropy.verdicts.learning import not_learned_note
 
-COLUMNS = [
-    "study",
-    "quantity",
-    "setup",
-    "paper_setup",
-    "value",
-    "seeds",
-    "n",
-    "k",
-    "per_type_cap",
-    "convention",
-    "stand_in",
-    "evidence",
-    "note",
-    "missing",
-    "not_learned",
-    "per_seed",
-    "seed_free",
-    "p_less",
-    "p_greater",
-    "moments",
-    "protocol",
-]
+COLUMNS = (
+    "study quantity setup paper_setup value seeds n k per_type_cap convention stand_in evidence "
+    "note missing not_learned per_seed seed_free p_less p_greater moments protocol"
+).split()
 _NUMBERS = ("value", "seeds", "n", "k", "p_less", "p_greater")
 
 

@@ -14,13 +14,9 @@ from scipy import stats
 from isotropy import paths
 from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
 from isotropy.statistics import Claim, fisher_z, smallest_detectable_effect
-from isotropy.verdicts.claims import STAND_IN_NOTE, check_seed_claims
-from isotropy.verdicts.families import family_of_claim, holm_by_family
-from isotropy.verdicts.measurements import (
-    fine_tuned_not_learned,
-    measurement,
-    seed_test,
-)
+from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
+from isotropy.verdicts.families import family_of_claim, settle_families
+from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, seed_test
 from isotropy.verdicts.tolerances import ALPHA, claimed_first, parse_tolerance
 
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
@@ -35,12 +31,7 @@ ISTAR_QUANTITIES = {
         -0.001,
         "a convention set after the runs: an eighth of the baseline's",
     ),
-    "istar_metric_gain": (
-        "metric",
-        "task metric",
-        0.01,
-        "a convention set after the runs",
-    ),
+    "istar_metric_gain": ("metric", "task metric", 0.01, "a convention set after the runs"),
 }
 
 
@@ -105,8 +96,9 @@ def seed_details(measured: list[dict[str, Any]], claims) -> pd.DataFrame:
             continue
         raw = [claimed_first(kind, m["p_less"], m["p_greater"]) for m in ours]
         family = family_of_claim(claim.study, claim.rule, claim.quantity)
-        adjusted = holm_by_family([(family, *p) for p in raw])
-        for m, (p_claim, p_other), (a_claim, a_other, size) in zip(ours, raw, adjusted):
+        for m, (p_claim, p_other), (_, a_claim, a_other, size, _) in zip(
+            ours, raw, settle_families([(family, *p) for p in raw])
+        ):
             values = np.asarray(m["per_seed"])
             along = values < bound if kind == "seeds_below" else values > bound
             rows.append(
@@ -153,7 +145,7 @@ def correlation_claim(runs: pd.DataFrame, stand_in: str) -> pd.DataFrame:
         for r in [stats.pearsonr(group["isoscore_star"], group["metric"])[0]]
     ]
     values = pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
-    table = check_seed_claims(values, [CORRELATION])
+    table = check_claims(values, None, [CORRELATION])
     if stand_in:
         table["note"] = table["note"].astype(str) + f"; {STAND_IN_NOTE}: {stand_in}"
     return table
