@@ -4,9 +4,10 @@ schema and the key reference are generated from :class:`Config` (:mod:`.referenc
 from __future__ import annotations
 
 import typing
-from typing import Literal
+from collections.abc import Iterator
+from typing import Any, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from isotropy.configuration.base import Section, Unique, is_absent, optional, sections
 from isotropy.configuration.data import (
@@ -22,7 +23,8 @@ from isotropy.configuration.geometry import Geometry
 from isotropy.configuration.optimisation import Glue, Main, Preview, Sensitivity
 from isotropy.configuration.studies import Extensions, Istar, IstarEstimator, RajaeeCls, Section2
 
-__all__ = ["Config", "Section", "TrainingSettings", "fill_defaults"]
+__all__ = ["INCONSISTENT", "Config", "Section", "TrainingSettings", "fill_defaults"]
+INCONSISTENT = "configuration is inconsistent:\n  "
 
 Study = Literal["main", "glue", "istar", "geometry", "extensions", "rajaee_cls"]
 
@@ -88,6 +90,155 @@ class Config(Section):
     istar_estimator: IstarEstimator | None = optional()
     section2: Section2 | None = optional()
     extensions: Extensions = optional()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        """The checks across sections, each problem one line starting with its key."""
+        problems = [*self._undefined(), *self._bounds(), *self._split_model_problems()]
+        for name, source in self.sources.items():
+            problems += [f"sources.{name}.{problem}" for problem in source.member_problems()]
+        if problems:
+            raise ValueError(INCONSISTENT + "\n  ".join(problems))
+        return self
+
+    def references(self) -> Iterator[tuple[str, Any, str]]:
+        """(key, name, section) of every name the configuration gives of another section's
+        entry."""
+        for name, spec in self.encoders.items():
+            field = "model" if spec.kind == "sentence-transformer" else "source"
+            yield f"encoders.{name}.{field}", getattr(spec, field), f"{field}s"
+        for dataset, setup in self.main.setups.items():
+            yield f"main.setups.{dataset}.encoder", setup.encoder, "encoders"
+        for index, name in enumerate((self.glue and self.glue.encoders) or []):
+            yield f"glue.encoders[{index}]", name, "encoders"
+        if geometry := self.geometry:
+            for part in ("corpus", "static"):
+                if (source := getattr(geometry.clusters, part).source) is not None:
+                    yield f"geometry.clusters.{part}.source", source, "sources"
+            for name in geometry.clusters.pca_layers:
+                yield "geometry.clusters.pca_layers", name, "models"
+            for part in ("clusters", "sts", "classification"):
+                for name in getattr(geometry, part).models:
+                    yield f"geometry.{part}.models", name, "models"
+        for study, section in (("istar", self.istar), ("rajaee_cls", self.rajaee_cls)):
+            for name in section.models if section else []:
+                yield f"{study}.models", name, "models"
+        for name in self.istar_estimator.figure1_encoders if self.istar_estimator else []:
+            yield "istar_estimator.figure1_encoders", name, "encoders"
+        if self.section2:
+            yield "section2.encoder", self.section2.encoder, "encoders"
+
+    def _undefined(self) -> Iterator[str]:
+        for key, name, section in self.references():
+            defined = getattr(self, section)
+            if name not in defined:
+                listed = (
+                    f" (registered: {', '.join(sorted(defined))})" if len(defined) <= 20 else ""
+                )
+                yield (
+                    f"{key}: {name!r} is not defined under {section!r}{listed}; check its spelling"
+                )
+
+    def _bounds(self) -> Iterator[str]:
+        """A key bounded by another section's: the STS splits' downloads, the extension setups
+        main defines, each study's metric stride, the directions a model's width allows."""
+        sts = self.geometry.sts if self.geometry and self.geometry.sts.models else None
+        splits = {name: getattr(sts.splits, name) for name in sts.datasets} if sts else {}
+        for name, split in splits.items():  # readers.inputs.sts_inputs relies on the download
+            if f"hf_{name}_{split}" not in self.sources:
+                yield (
+                    f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' "
+                    "under 'sources'"
+                )
+        extensions, setups = self.extensions, self.main.setups
+        named: dict[str, list[str]] = {}
+        if extensions:
+            named = {"extensions.setups": list(extensions.setups)}
+            named["extensions.heldout.setups"] = list(extensions.heldout.setups)
+        for key, names in named.items():
+            yield from (
+                f"{key}: {name!r} is not under main.setups (defined: {', '.join(setups)}); the "
+                "extension study reuses main's setups: add it there or leave it out here"
+                for name in names
+                if name not in setups
+            )
+        for study in ("main", "glue", "extensions", "sensitivity"):
+            if (section := getattr(self, study)) is not None:
+                yield from filter(
+                    None, [stride_problem(study, section.metric_stride, study, section.updates)]
+                )
+        yield from self._direction_problems()
+        if self.istar and "squad" in self.istar.tasks:
+            # a SQuAD window holds the question, 3 special tokens and new context; a stride leaving
+            # none stops the run in the tokenizer (a panic) after the model is loaded
+            stride, length = self.istar.training.doc_stride, self.istar.training.max_length
+            if stride + 4 >= length:
+                yield (
+                    f"istar.training.doc_stride: {stride} leaves a SQuAD window of max_length "
+                    f"{length} tokens no room for the question, 3 special tokens and new "
+                    "context; give a doc_stride below max_length minus the longest question "
+                    "(e.g. half max_length)"
+                )
+
+    def _direction_problems(self) -> Iterator[str]:
+        """A count of directions removed that the width d of a model's states rules out: removing
+        k top directions needs k < d (all-but-the-top, the cluster-based methods)."""
+        geometry, rajaee = self.geometry, self.rajaee_cls
+        removals: list[tuple[str, int, list[str]]] = []
+        if geometry:
+            sts, classified = geometry.sts, geometry.classification
+            cluster_based = {"cluster-based", "cluster-based-gmm"} & set(sts.methods)
+            models = list(sts.models if cluster_based else [])
+            models += classified.models if "cluster-based" in classified.methods else []
+            abtt = sts.models if "all-but-the-top" in sts.methods else []
+            removals += [("geometry.sts.abtt_directions", sts.abtt_directions, abtt)]
+            removals += [("geometry.sts.n_directions", sts.n_directions, models)]
+        cls_models = rajaee.models if "cluster" in rajaee.methods else []
+        removals += [
+            ("rajaee_cls.cluster_method.directions", rajaee.cluster_method.directions, cls_models)
+        ]
+        for key, count, names in removals:
+            for name in dict.fromkeys(names):
+                width = model.dimension if (model := self.models.get(name)) else None
+                if width is not None and count >= width:
+                    yield (
+                        f"{key}: {count} directions cannot be removed from the {width}-"
+                        f"dimensional states of models.{name} (its dimension), which keep one at "
+                        f"least; give at most {width - 1}"
+                    )
+
+    def _split_model_problems(self) -> Iterator[str]:
+        """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
+        hub model or commit than the entry says (its files would be read under the wrong name)."""
+        for name, model in self.models.items():
+            if not (model.path or "").startswith("parts:"):  # models.PARTS_PREFIX
+                continue
+            split = str(model.path).removeprefix("parts:")
+            if (volumes := self.split_models.get(split)) is None:
+                yield (
+                    f"models.{name}.path: model path {model.path!r} names no entry of config "
+                    f"'split_models' (defined: {sorted(self.split_models)}); add it or fix the path"
+                )
+                continue
+            for key in ("model", "revision"):
+                ours, theirs = getattr(model, key), getattr(volumes, key)
+                if None not in (ours, theirs) and ours != theirs:
+                    yield (
+                        f"models.{name}.{key}: {ours!r}, but its path assembles split_models."
+                        f"{split}, whose {key} is {theirs!r}; give the same {key} or another path"
+                    )
+
+
+def stride_problem(study: str, stride: int, of: str, updates: int) -> str | None:
+    """A ``metric_stride`` of ``study`` leaving under 3 metric evaluations per run of ``of`` (the
+    preview runs main's updates): no per-seed correlation."""
+    if stride < updates:
+        return None
+    return (
+        f"{study}.metric_stride: {stride} is not below {of}.updates ({updates}), so each run "
+        "is measured only at its start and end and its per-seed correlations (3 points at "
+        f"least) stay blank; give a {study}.metric_stride below {updates}"
+    )
 
 
 def fill_defaults(model: type[Section], config: dict) -> dict:

@@ -6,8 +6,6 @@ then the cross-references the models cannot express, each problem one sentence n
 from __future__ import annotations
 
 import copy
-import functools
-import operator
 import os
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,7 +17,7 @@ from pydantic import ValidationError
 from snakemake.utils import update_config
 
 from isotropy import models, sensitivity, sources
-from isotropy.configuration import Config, fill_defaults
+from isotropy.configuration import INCONSISTENT, Config, fill_defaults
 from isotropy.configuration.base import sections
 from isotropy.extensions.design import heldout_model
 from isotropy.intake import load_yaml, plain_config_problem
@@ -142,46 +140,14 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
     return [name for name, spec in config["encoders"].items() if spec["kind"] == kind]
 
 
-def references(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
-    """(key, name, section) of every name the configuration gives of another section's entry."""
-    for name, spec in config["encoders"].items():
-        field = "model" if spec["kind"] == "sentence-transformer" else "source"
-        yield f"encoders.{name}.{field}", spec[field], f"{field}s"
-    for dataset, setup in config["main"]["setups"].items():
-        yield f"main.setups.{dataset}.encoder", setup["encoder"], "encoders"
-    for index, name in enumerate(config.get("glue", {}).get("encoders", [])):
-        yield f"glue.encoders[{index}]", name, "encoders"
-    if geometry := config.get("geometry"):
-        for part in ("corpus", "static"):
-            if (source := geometry["clusters"][part]["source"]) is not None:
-                yield f"geometry.clusters.{part}.source", source, "sources"
-        for name in geometry["clusters"]["pca_layers"]:
-            yield "geometry.clusters.pca_layers", name, "models"
-        for part in ("clusters", "sts", "classification"):
-            for name in geometry[part]["models"]:
-                yield f"geometry.{part}.models", name, "models"
-    for study in ("istar", "rajaee_cls"):
-        for name in config.get(study, {}).get("models", []):
-            yield f"{study}.models", name, "models"
-    for name in (config.get("istar_estimator") or {}).get("figure1_encoders", []):
-        yield "istar_estimator.figure1_encoders", name, "encoders"
-    if section2 := config.get("section2"):
-        yield "section2.encoder", section2["encoder"], "encoders"
-
-
 def check_config(config: dict) -> None:
-    """Cross-references the models cannot express; raise one error listing every problem."""
+    """The checks that read the registries (data sets, sources, model files, studies), which
+    the models cannot import; raise one error listing every problem."""
     problems = []
     sentence_encoders = ", ".join(encoders_of_kind(config, "sentence-transformer")) or "none"
-    for key, name, section in references(config):
-        defined = config[section]
-        if name not in defined:
-            listed = f" (registered: {', '.join(sorted(defined))})" if len(defined) <= 20 else ""
-            problems.append(
-                f"{key}: {name!r} is not defined under {section!r}{listed}; check its spelling"
-            )
+    for key, name, section in Config.model_validate(config).references():
         # word vectors look up single words: a data set of sentences or pairs (its unit) is not
-        elif section == "encoders" and defined[name]["kind"] == "word-vectors":
+        if section == "encoders" and config["encoders"][name]["kind"] == "word-vectors":
             dataset = _embedded_by(config, key)
             if dataset not in DATASETS or DATASETS[dataset].unit != "word":
                 problems.append(
@@ -189,25 +155,13 @@ def check_config(config: dict) -> None:
                     f"cannot embed the sentences of {dataset}; name a sentence-transformer "
                     f"encoder instead (defined: {sentence_encoders})"
                 )
-    problems += dataset_problems(config) + _sts_split_problems(config)
-    studies = ("main", "glue", "extensions", "sensitivity")
-    problems += [p for study in studies if (p := stride_problem(config, study, study))]
-    problems += _model_problems(config) + _source_kind_problems(config)
+    problems += dataset_problems(config) + _model_problems(config) + _source_kind_problems(config)
     problems += _width_problems(config)
     if config.get("istar"):
         try:  # the study's own refusal, made at load
             istar_study.run_models(config["istar"])
         except ValueError as error:
             problems.append(str(error))
-        # a SQuAD window holds the question, 3 special tokens and new context; a stride leaving
-        # none stops the run in the tokenizer (a panic) after the model is loaded
-        stride, length = (config["istar"]["training"][k] for k in ("doc_stride", "max_length"))
-        if "squad" in config["istar"]["tasks"] and stride + 4 >= length:
-            problems.append(
-                f"istar.training.doc_stride: {stride} leaves a SQuAD window of max_length {length} "
-                "tokens no room for the question, 3 special tokens and new context; give a "
-                "doc_stride below max_length minus the longest question (e.g. half max_length)"
-            )
     problems += sensitivity.config_problems(config)
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
@@ -221,22 +175,8 @@ def check_config(config: dict) -> None:
         for rel in source.get("mirror") or []:
             if (problem := mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
-        problems += _member_pin_problems(name, source)
     if problems:
-        raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
-
-
-def _member_pin_problems(name: str, source: Mapping[str, Any]) -> list[str]:
-    """A member pin naming no file of the mirror's copy, where that copy keeps the pinned members
-    (not a stand-in file): a misspelt name, refused before the mirror or the archive is read."""
-    kept = {Path(rel).name for rel in source.get("mirror") or []}
-    pinned = set(source.get("members") or {})
-    return [
-        f"sources.{name}.members.{member}: no such member in the archive, whose mirror copy "
-        f"holds {', '.join(sorted(kept))}; correct the name"
-        for member in sorted(pinned - kept)
-        if pinned & kept  # else the mirror holds a stand-in
-    ]
+        raise ConfigError(INCONSISTENT + "\n  ".join(problems))
 
 
 def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
@@ -308,29 +248,10 @@ def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
 
 
 def _width_problems(config: Mapping[str, Any]) -> list[str]:
-    """A count of directions removed, or a derived set's dim, that the configured width d of the
-    vectors rules out (their job would refuse it only after reading them): removing k top
-    directions needs k < d (all-but-the-top, the cluster-based methods), PCA to dim needs
-    dim <= d, padding or an isometry into dim needs dim >= d."""
-    geometry, rajaee = config.get("geometry", {}), config["rajaee_cls"]
-    sts, classified = geometry.get("sts", {}), geometry.get("classification", {})
-    removals = {  # the models whose states each count of directions is removed from
-        "geometry.sts.abtt_directions": _studied(sts, "all-but-the-top"),
-        "geometry.sts.n_directions": _studied(sts, "cluster-based", "cluster-based-gmm")
-        + _studied(classified, "cluster-based"),
-        "rajaee_cls.cluster_method.directions": _studied(rajaee, "cluster"),
-    }
+    """A derived set's dim that the configured width d of the vectors rules out (its job would
+    refuse it only after reading them): PCA to dim needs dim <= d, padding or an isometry into
+    dim needs dim >= d."""
     problems = []
-    for key, names in removals.items():
-        for name in dict.fromkeys(names):  # a model studied: its section, so the key, is there
-            count = functools.reduce(operator.getitem, key.split("."), config)
-            width = (config["models"].get(name) or {}).get("dimension")
-            if width is not None and count >= width:
-                problems.append(
-                    f"{key}: {count} directions cannot be removed from the {width}-dimensional "
-                    f"states of models.{name} (its dimension), which keep one at least; give at "
-                    f"most {width - 1}"
-                )
     for name, spec in config.get("sensitivity", {}).get("derived", {}).items():
         dim, transform = spec.get("dim"), spec["transform"]
         try:  # an undefined encoder, model or source, or a missing mirror, is named elsewhere
@@ -349,12 +270,6 @@ def _width_problems(config: Mapping[str, Any]) -> list[str]:
                 f"{width} dimensions of {spec['of']!r}; give a dim of {width} or more"
             )
     return problems
-
-
-def _studied(section: Mapping[str, Any], *methods: str) -> list[str]:
-    """The models of a study section, if it runs one of ``methods``."""
-    used = set(methods) & set(section.get("methods") or [])
-    return list(section.get("models") or []) if used else []
 
 
 def _token_windows(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
@@ -380,13 +295,11 @@ def _token_windows(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
 
 
 def _model_problems(config: Mapping[str, Any]) -> list[str]:
-    """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
-    hub model or commit than the entry says (its files would be read under the wrong name), and
-    a ``dimension``, PCA layer or window of tokens that the model's files on disk contradict."""
-    split_models, problems = config["split_models"], []
+    """A ``dimension``, PCA layer or window of tokens that the model's files on disk contradict."""
+    problems: list[str] = []
     clusters = config.get("geometry", {}).get("clusters", {})
     pca_layers, lengths = clusters.get("pca_layers", {}), list(_token_windows(config))
-    for name, model in config["models"].items():
+    for name in config["models"]:
         layers = {}
         if name in clusters.get("models", []):  # studies.geometry.pca_layer's choice
             key = f"pca_layers.{name}" if name in pca_layers else "pca_layer"
@@ -394,20 +307,6 @@ def _model_problems(config: Mapping[str, Any]) -> list[str]:
         windows = {key: n for key, n, names in lengths if n and name in (names or [])}
         spec = ModelSpec.from_config(config, name)
         problems += models.config_json_problems(spec, layers, windows)
-        try:  # the refusal the job graph would make, made at load
-            if not models.required_manifests(config, [model.get("path")]):
-                continue  # not a split model
-        except ValueError as error:
-            problems.append(f"models.{name}.path: {error}")
-            continue
-        split = model["path"].removeprefix(models.PARTS_PREFIX)
-        for key in ("model", "revision"):
-            ours, theirs = model.get(key), split_models[split].get(key)
-            if None not in (ours, theirs) and ours != theirs:
-                problems.append(
-                    f"models.{name}.{key}: {ours!r}, but its path assembles split_models."
-                    f"{split}, whose {key} is {theirs!r}; give the same {key} or another path"
-                )
     return problems
 
 
@@ -418,21 +317,9 @@ def _embedded_by(config: Mapping[str, Any], key: str) -> str:
     return str(config["section2"].get("dataset")) if key == "section2.encoder" else "GLUE tasks"
 
 
-def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
-    """The STS splits whose hub download ``sources`` lacks (readers.inputs.sts_inputs relies on
-    it)."""
-    sts = config.get("geometry", {}).get("sts", {})
-    splits = {name: sts["splits"][name] for name in sts["datasets"]} if sts.get("models") else {}
-    return [
-        f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under 'sources'"
-        for name, split in splits.items()
-        if f"hf_{name}_{split}" not in config["sources"]
-    ]
-
-
 def dataset_problems(config: Mapping[str, Any]) -> list[str]:
     """A main setup, section2's data set or ``dataset_options`` naming no registered data set or
-    option, section2 on words or pairs, and an extension setup main lacks."""
+    option, and section2 on words or pairs."""
     registered = ", ".join(sorted(DATASETS))
     setups, options = config["main"]["setups"], config["dataset_options"]
     section2 = [config["section2"]["dataset"]] if config.get("section2") else []
@@ -446,17 +333,6 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
         )
         for name in names
         if name not in DATASETS
-    ]
-    extensions = config.get("extensions", {})
-    problems += [
-        f"{key}: {name!r} is not under main.setups (defined: {', '.join(setups)}); the extension "
-        "study reuses main's setups: add it there or leave it out here"
-        for key, names in (
-            ("extensions.setups", extensions.get("setups")),
-            ("extensions.heldout.setups", extensions.get("heldout", {}).get("setups")),
-        )
-        for name in names or []
-        if name not in setups
     ]
     problems += [
         f"section2.dataset: {name!r} is not a data set of sentences with one label each, which "
@@ -475,20 +351,6 @@ def dataset_problems(config: Mapping[str, Any]) -> list[str]:
             if key not in keys
         ]
     return problems
-
-
-def stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:
-    """A stride of ``study`` leaving under 3 metric evaluations per run of ``of`` (the preview
-    runs main's updates): no per-seed correlation."""
-    updates = (config.get(of) or {}).get("updates")
-    stride = (config.get(study) or {}).get("metric_stride")
-    if isinstance(updates, int) and isinstance(stride, int) and stride >= updates:
-        return (
-            f"{study}.metric_stride: {stride} is not below {of}.updates ({updates}), so each run "
-            "is measured only at its start and end and its per-seed correlations (3 points at "
-            f"least) stay blank; give a {study}.metric_stride below {updates}"
-        )
-    return None
 
 
 def shown_key(key: Any) -> str:
@@ -528,7 +390,9 @@ def validation_problems(error: ValidationError, config: dict) -> list[str]:
         message = item["msg"].removeprefix("Value error, ")
         # a section's check names its field first ("k_range: 9 > 2"): part of the key
         field, _, said = message.partition(": ")
-        if item["type"] == "extra_forbidden":
+        if not where:  # Config's checks across sections: their sentences as written
+            problems[where] = message
+        elif item["type"] == "extra_forbidden":
             parent = where.rpartition(".")[0]
             allowed = ", ".join(found[parent].model_fields) if parent in found else "any name"
             problems[where] = (
