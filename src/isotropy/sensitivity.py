@@ -10,7 +10,7 @@ the words that the ``items_from`` encoder has a vector for.
 This module holds the label sets and the vector transforms, and the study's
 measurements: per step, per seed and per cell. The grid, its files and settings are read from
 the configuration by :mod:`isotropy.workflow.targets` (``sensitivity_*``), the section's
-cross-checks are in :mod:`isotropy.workflow.config`.
+cross-checks are in :mod:`isotropy.workflow.checks`.
 
 * :class:`SubspaceProbe` is an :class:`isotropy.optimize.Probe`: at every recorded step it adds
   the share of the table's variance in the classifier's row space and, for vectors whose
@@ -205,7 +205,7 @@ def rescale_to(
 
 def config_problems(config: Mapping) -> list[str]:
     """Cross-references of the ``sensitivity`` section the schema cannot express (checked by
-    :func:`isotropy.workflow.config.check_config`)."""
+    :func:`isotropy.workflow.checks.check_config`)."""
     if "sensitivity" not in config:
         return []
     section, encoders = config["sensitivity"], config["encoders"]
