@@ -44,7 +44,7 @@ def test_label_sets_keep_words_with_vectors_then_filter():
     assert len(sized) == 3 and set(sized["text"]) <= set(every["text"])
     with pytest.raises(ValueError, match="only 6 items"):
         sensitivity.label_set_table(WORDS, vocabulary, "paper_size", {**SECTION, "paper_size": 9})
-    with pytest.raises(ValueError, match="Tikhonov"):
+    with pytest.raises(ValueError, match="unknown label set 'tikhonov'"):
         sensitivity.label_set_table(WORDS, vocabulary, "tikhonov", SECTION)
 
 

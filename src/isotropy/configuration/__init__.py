@@ -4,10 +4,11 @@ schema and the key reference are generated from :class:`Config` (:mod:`.referenc
 from __future__ import annotations
 
 import typing
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from isotropy.configuration.base import Section, Unique, is_absent, optional, sections
 from isotropy.configuration.data import (
@@ -20,10 +21,16 @@ from isotropy.configuration.data import (
 )
 from isotropy.configuration.finetune import TrainingSettings
 from isotropy.configuration.geometry import Geometry
-from isotropy.configuration.optimisation import Glue, Main, Preview, Sensitivity
+from isotropy.configuration.optimisation import (
+    PENDING_LABEL_SETS,
+    Glue,
+    Main,
+    Preview,
+    Sensitivity,
+)
 from isotropy.configuration.studies import Extensions, Istar, IstarEstimator, RajaeeCls, Section2
 
-__all__ = ["INCONSISTENT", "Config", "Section", "TrainingSettings", "fill_defaults"]
+__all__ = ["INCONSISTENT", "Config", "ConfigError", "Section", "TrainingSettings", "fill_defaults"]
 INCONSISTENT = "configuration is inconsistent:\n  "
 
 Study = Literal["main", "glue", "istar", "geometry", "extensions", "rajaee_cls"]
@@ -95,6 +102,7 @@ class Config(Section):
     def _consistent(self) -> Self:
         """The checks across sections, each problem one line starting with its key."""
         problems = [*self._undefined(), *self._bounds(), *self._split_model_problems()]
+        problems += self._sensitivity_problems()
         for name, source in self.sources.items():
             problems += [f"sources.{name}.{problem}" for problem in source.member_problems()]
         if problems:
@@ -130,11 +138,8 @@ class Config(Section):
 
     def _undefined(self) -> Iterator[str]:
         for key, name, section in self.references():
-            defined = getattr(self, section)
-            if name not in defined:
-                listed = (
-                    f" (registered: {', '.join(sorted(defined))})" if len(defined) <= 20 else ""
-                )
+            if name not in (defined := getattr(self, section)):
+                listed = f" (registered: {', '.join(sorted(defined))})" * (len(defined) <= 20)
                 yield (
                     f"{key}: {name!r} is not defined under {section!r}{listed}; check its spelling"
                 )
@@ -150,20 +155,17 @@ class Config(Section):
                     f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' "
                     "under 'sources'"
                 )
-        extensions, setups = self.extensions, self.main.setups
-        named: dict[str, list[str]] = {}
-        if extensions:
-            named = {"extensions.setups": list(extensions.setups)}
-            named["extensions.heldout.setups"] = list(extensions.heldout.setups)
-        for key, names in named.items():
+        if extensions := self.extensions:
+            named = [("extensions.setups", n) for n in extensions.setups]
+            named += [("extensions.heldout.setups", n) for n in extensions.heldout.setups]
             yield from (
-                f"{key}: {name!r} is not under main.setups (defined: {', '.join(setups)}); the "
-                "extension study reuses main's setups: add it there or leave it out here"
-                for name in names
-                if name not in setups
+                f"{key}: {name!r} is not under main.setups (defined: {', '.join(self.main.setups)})"
+                "; the extension study reuses main's setups: add it there or leave it out here"
+                for key, name in named
+                if name not in self.main.setups
             )
         for study in ("main", "glue", "extensions", "sensitivity"):
-            if (section := getattr(self, study)) is not None:
+            if section := getattr(self, study):
                 yield from filter(
                     None, [stride_problem(study, section.metric_stride, study, section.updates)]
                 )
@@ -179,6 +181,38 @@ class Config(Section):
                     "context; give a doc_stride below max_length minus the longest question "
                     "(e.g. half max_length)"
                 )
+
+    def _sensitivity_problems(self) -> Iterator[str]:
+        """The sensitivity grid's vector sets, each an encoder or a derived set, the settings of
+        each derived set, and its phases, each a cell of the grid at lr factor 1."""
+        if (section := self.sensitivity) is None:
+            return
+        encoders, derived, blocks = self.encoders, section.derived, section.blocks
+        named = {v for block in blocks for v in block.vectors} | {p.vectors for p in section.phases}
+        for name in sorted(named - set(encoders) - set(derived)):
+            yield f"sensitivity.blocks: vectors {name!r} is neither an encoder nor under " + (
+                "sensitivity.derived"
+            )
+        for name, spec in derived.items():
+            where = f"sensitivity.derived.{name}"
+            if name in encoders:
+                yield f"{where}: the name is taken by an encoder"
+            if spec.of not in encoders:
+                yield f"{where}.of: {spec.of!r} is not defined under 'encoders'"
+            yield from spec.problems(where, encoders, derived)
+        if section.items_from not in encoders:
+            yield f"sensitivity.items_from: {section.items_from!r} is not defined under 'encoders'"
+        label_sets = {s for block in blocks for s in block.label_sets}
+        for label_set in sorted(label_sets & set(PENDING_LABEL_SETS)):
+            yield f"sensitivity.blocks: label set {label_set!r}: {PENDING_LABEL_SETS[label_set]}"
+        cells = {
+            (s, v, ls) for b in blocks for s in b.setups for v in b.vectors for ls in b.label_sets
+        }
+        for p in section.phases:
+            if (p.setup, p.vectors, p.label_set) not in cells:
+                yield f"sensitivity.phases: {p.setup}/{p.vectors}/{p.label_set} is not a grid cell"
+        if 1 not in section.lr_factors and section.phases:
+            yield "sensitivity.phases: drawn at lr factor 1, which lr_factors leaves out"
 
     def _direction_problems(self) -> Iterator[str]:
         """A count of directions removed that the width d of a model's states rules out: removing
@@ -249,3 +283,77 @@ def fill_defaults(model: type[Section], config: dict) -> dict:
             if name not in mapping and not (field.is_required() or is_absent(field)):
                 mapping[name] = section.default(name)
     return config
+
+
+class ConfigError(ValueError):
+    """A configuration that passes the schema but is inconsistent."""
+
+
+def shown_key(key: Any) -> str:
+    """A config key as typed, with the code point of every non-ASCII character (``mаin`` with a
+    Cyrillic а looks like ``main``)."""
+    text = str(key)
+    odd = [
+        f"{char!r} U+{ord(char):04X} {unicodedata.name(char, 'unnamed')} at position {index + 1}"
+        for index, char in enumerate(text)
+        if not char.isascii() or not char.isprintable()
+    ]
+    return repr(text) + (f" ({'; '.join(odd)})" if odd else "")
+
+
+def validation_problems(error: ValidationError, config: dict) -> list[str]:
+    """One sentence per key the models refuse: the key, its value and what is allowed."""
+    found = {key: section for key, section, _ in sections(Config, config)}
+    problems: dict[str, str] = {}
+    for item in error.errors(include_url=False):
+        where = _key(item["loc"], config, missing=item["type"] == "missing")
+        if where in problems:
+            continue  # one sentence per key, not one per alternative of a union
+        message = item["msg"].removeprefix("Value error, ")
+        # a section's check names its field first ("k_range: 9 > 2"): part of the key
+        field, _, said = message.partition(": ")
+        if not where:  # Config's checks across sections: their sentences as written
+            problems[where] = message
+        elif item["type"] == "extra_forbidden":
+            parent = where.rpartition(".")[0]
+            allowed = ", ".join(found[parent].model_fields) if parent in found else "any name"
+            problems[where] = (
+                f"config key {shown_key(where)} (value {_short(item['input'])}) is not allowed "
+                f"{'under ' + repr(parent) if parent else 'at the top level'}; allowed there: "
+                f"{allowed}. Check its spelling or remove it; docs/configuration.md documents "
+                "every key."
+            )
+        elif item["type"] == "missing":
+            problems[where] = (
+                f"config key {where!r} is required; docs/configuration.md says what it holds."
+            )
+        elif item["type"] == "value_error":
+            if where in found and field in found[where].model_fields:
+                value = item["input"].get(field) if isinstance(item["input"], Mapping) else None
+                where = f"{where}.{field}"
+                problems[where] = f"config key {where!r} has value {_short(value)}: {said}"
+            else:
+                problems[where] = f"config key {where!r}: {message}"
+        else:
+            problems[where] = f"config key {where!r} has value {_short(item['input'])}: {message}"
+    return list(problems.values())
+
+
+def _key(loc: tuple, config: dict, missing: bool) -> str:
+    """The dotted key of a pydantic error location, without the labels of a union's members."""
+    value: Any = config
+    path = ""
+    for index, part in enumerate(loc):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int):
+            value = value[part]
+        elif not (missing and index == len(loc) - 1):
+            continue  # a union member's label
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

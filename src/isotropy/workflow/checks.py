@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from isotropy import models, sensitivity, sources
-from isotropy.configuration import INCONSISTENT, Config
-from isotropy.configuration.errors import ConfigError, shown_key
+from isotropy import models, sources
+from isotropy.configuration import INCONSISTENT, Config, ConfigError, shown_key
 from isotropy.extensions.design import heldout_model
 from isotropy.istar import study as istar_study
 from isotropy.models import ModelSpec
@@ -43,7 +42,6 @@ def check_config(config: dict) -> None:
             istar_study.run_models(config["istar"])
         except ValueError as error:
             problems.append(str(error))
-    problems += sensitivity.config_problems(config)
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
             if (problem := url_problem(url)) is not None:

@@ -15,8 +15,7 @@ import yaml
 from pydantic import ValidationError
 from snakemake.utils import update_config
 
-from isotropy.configuration import Config, fill_defaults
-from isotropy.configuration.errors import ConfigError, validation_problems
+from isotropy.configuration import Config, ConfigError, fill_defaults, validation_problems
 from isotropy.intake import load_yaml, plain_config_problem
 from isotropy.models import ModelSpec
 from isotropy.workflow.checks import check_config
