@@ -110,8 +110,7 @@ class Config(Section):
         return self
 
     def references(self) -> Iterator[tuple[str, Any, str]]:
-        """(key, name, section) of every name the configuration gives of another section's
-        entry."""
+        """(key, name, section) of every name given of another section's entry."""
         for name, spec in self.encoders.items():
             field = "model" if spec.kind == "sentence-transformer" else "source"
             yield f"encoders.{name}.{field}", getattr(spec, field), f"{field}s"
@@ -164,12 +163,16 @@ class Config(Section):
                 for key, name in named
                 if name not in self.main.setups
             )
-        for study in ("main", "glue", "extensions", "sensitivity"):
-            if section := getattr(self, study):
-                yield from filter(
-                    None, [stride_problem(study, section.metric_stride, study, section.updates)]
-                )
+        runs = [(s, getattr(self, s)) for s in ("main", "glue", "extensions", "sensitivity")]
+        strides = (stride_problem(s, x.metric_stride, s, x.updates) for s, x in runs if x)
+        yield from filter(None, strides)
         yield from self._direction_problems()
+        istar = self.istar
+        if istar and (unknown := [n for n in istar.run_models or [] if n not in istar.models]):
+            yield (
+                f"istar.run_models names {unknown}, which istar.models does not list (listed: "
+                f"{sorted(istar.models)})"
+            )
         if self.istar and "squad" in self.istar.tasks:
             # a SQuAD window holds the question, 3 special tokens and new context; a stride leaving
             # none stops the run in the tokenizer (a panic) after the model is loaded

@@ -1,7 +1,5 @@
-"""The checks of a validated configuration that read the registries above the configuration's
-floor (data sets, source layouts, model files, the studies), each problem one sentence naming
-its key; the checks across sections that need none are :class:`isotropy.configuration.Config`'s.
-"""
+"""The checks of a validated configuration that read registries above the configuration's floor;
+the others are :class:`isotropy.configuration.Config`'s."""
 
 from __future__ import annotations
 
@@ -11,7 +9,6 @@ from typing import Any
 from isotropy import models, sources
 from isotropy.configuration import INCONSISTENT, Config, ConfigError, shown_key
 from isotropy.extensions.design import heldout_model
-from isotropy.istar import study as istar_study
 from isotropy.models import ModelSpec
 from isotropy.readers.inputs import dataset_sources
 from isotropy.readers.registry import DATASETS
@@ -20,8 +17,7 @@ from isotropy.sources.layouts import mirror_path_problem
 
 
 def check_config(config: dict) -> None:
-    """The checks that read the registries (data sets, sources, model files, studies), which
-    the models cannot import; raise one error listing every problem."""
+    """Data sets, source layouts, URLs and model files; one error listing every problem."""
     problems, model = [], Config.model_validate(config)
     kinds = {name: spec.kind for name, spec in model.encoders.items()}
     sentence_encoders = ", ".join(n for n, k in kinds.items() if k == "sentence-transformer")
@@ -37,11 +33,6 @@ def check_config(config: dict) -> None:
                 )
     problems += dataset_problems(config) + _model_problems(config) + _source_kind_problems(config)
     problems += _width_problems(config)
-    if config.get("istar"):
-        try:  # the study's own refusal, made at load
-            istar_study.run_models(config["istar"])
-        except ValueError as error:
-            problems.append(str(error))
     for name, source in config["sources"].items():
         for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
             if (problem := url_problem(url)) is not None:

@@ -164,10 +164,7 @@ def check_loaded_config(config: dict) -> None:
         Config.model_validate(config)
     except ValidationError as error:
         problems = validation_problems(error, config)
-        raise ConfigError(
-            problems[0]
-            if len(problems) == 1
-            else "configuration is invalid:\n  " + "\n  ".join(problems)
-        ) from None
+        head = "" if len(problems) == 1 else "configuration is invalid:\n  "
+        raise ConfigError(head + "\n  ".join(problems)) from None
     fill_defaults(Config, config)
     check_config(config)
