@@ -15,7 +15,6 @@ from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
 PHASE = {"setup": "pos", "vectors": "miniLM", "label_set": "all"}
-validate = workflow_config.check_loaded_config  # the models' validation, defaults filled in
 
 
 def put(config: dict, key: str, value: Any) -> dict:
@@ -275,7 +274,7 @@ def test_settings_at_the_edge_load_and_the_model_package_named_is_not_imported(
     config["main"]["setups"]["pos"]["encoder"] = "miniLM"
     config["models"]["bert"]["path"] = "package:this"  # imported, it prints the Zen of Python
     del config["models"]["bert"]["revision"]
-    validate(config)
+    workflow_config.check_loaded_config(config)
     assert "Zen of Python" not in capsys.readouterr().out
 
 
@@ -300,7 +299,7 @@ def test_preview_tables_and_figures_carry_its_settings(config):
 
     from isotropy.plots.checks import stamp
 
-    validate(config)
+    workflow_config.check_loaded_config(config)
     assert targets.settings_stamp(config, "main") == targets.settings_stamp(config, "glue") == ""
     text = targets.settings_stamp(config, "preview")
     stride = config["preview"]["metric_stride"]

@@ -103,4 +103,4 @@ def test_each_record_names_its_unit_layouts_and_options(config):
 def test_the_configuration_checks_read_the_records(config, change, named):
     change(config)
     with pytest.raises(workflow_config.ConfigError, match=named):
-        workflow_config.check_config(config)
+        workflow_config.check_loaded_config(config)

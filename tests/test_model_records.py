@@ -11,6 +11,7 @@ from isotropy.studies import paper_cost
 from isotropy.verdicts.measurements import optimisation
 from isotropy.verdicts.measurements.cai import cosine_measurements
 from isotropy.verdicts.measurements.istar import istar_measurements
+from isotropy.workflow import checks
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow.inputs import config_subset
 
@@ -87,11 +88,11 @@ def test_a_renamed_encoder_keeps_its_papers_name_its_dimension_and_its_cost(conf
     bound = optimisation._setup("glue", "small", "cola", config, StandIns())
     assert bound.keywords["paper_setup"] == "miniLM/cola"
     config["sensitivity"]["derived"] = {}
-    assert workflow_config.vector_dim(config, "small") == 384
+    assert checks.vector_dim(config, "small") == 384
     assert paper_cost.embedding_seconds(config, "small", "polarity", tmp_path) == pytest.approx(
         paper_cost.embedding_seconds(config, "miniLM", "polarity", tmp_path)
     )
     # A model without a stated dimension or a measured cost is unknown, not guessed.
     config["models"]["miniLM"].update(model="someone/other-model", dimension=None)
-    assert workflow_config.vector_dim(config, "small") is None
+    assert checks.vector_dim(config, "small") is None
     assert paper_cost.embedding_seconds(config, "small", "polarity", tmp_path) is None

@@ -16,8 +16,8 @@ from isotropy.io import checked_record, generated_block, sha256_file
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
 from isotropy.studies import paper_cost
+from isotropy.workflow import checks, targets
 from isotropy.workflow import config as workflow_config
-from isotropy.workflow import targets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +44,7 @@ def test_label_sets_keep_words_with_vectors_then_filter():
     assert len(sized) == 3 and set(sized["text"]) <= set(every["text"])
     with pytest.raises(ValueError, match="only 6 items"):
         sensitivity.label_set_table(WORDS, vocabulary, "paper_size", {**SECTION, "paper_size": 9})
-    with pytest.raises(ValueError, match="Tikhonov"):
+    with pytest.raises(ValueError, match="unknown label set 'tikhonov'"):
         sensitivity.label_set_table(WORDS, vocabulary, "tikhonov", SECTION)
 
 
@@ -291,14 +291,14 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))  # a mirror: its GloVe is 50-d
     monkeypatch.chdir(tmp_path)  # no stored embeddings or traces
     for vectors, dimension in [("word2vec", 50), ("word2vec_pad300", 300), ("miniLM_scaled", 384)]:
-        assert workflow_config.vector_dim(config, vectors) == dimension, vectors
+        assert checks.vector_dim(config, vectors) == dimension, vectors
     # The record, not a file name: the URL's files are NLPL model 222's 300-d vectors; the
     # variable wins over the config's mirror.
-    assert workflow_config.vector_dim({**config, "mirror": None}, "word2vec") == 50
+    assert checks.vector_dim({**config, "mirror": None}, "word2vec") == 50
     monkeypatch.delenv("ISOTROPY_MIRROR")
-    assert workflow_config.vector_dim({**config, "mirror": None}, "word2vec") == 300
+    assert checks.vector_dim({**config, "mirror": None}, "word2vec") == 300
     del config["sources"]["word2vec"]["dimension"]
-    assert workflow_config.vector_dim({**config, "mirror": None}, "word2vec") is None
+    assert checks.vector_dim({**config, "mirror": None}, "word2vec") is None
     config["sources"]["word2vec"]["dimension"] = {"url": 300, "mirror": 50}
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
     runs = studies.sensitivity.runs(config)

@@ -10,7 +10,7 @@ the words that the ``items_from`` encoder has a vector for.
 This module holds the label sets and the vector transforms, and the study's
 measurements: per step, per seed and per cell. The grid, its files and settings are read from
 the configuration by :mod:`isotropy.workflow.targets` (``sensitivity_*``), the section's
-cross-checks are in :mod:`isotropy.workflow.config`.
+cross-checks are :class:`isotropy.configuration.Config`'s.
 
 * :class:`SubspaceProbe` is an :class:`isotropy.optimize.Probe`: at every recorded step it adds
   the share of the table's variance in the classifier's row space and, for vectors whose
@@ -60,20 +60,18 @@ LABEL_SETS: dict[str, Callable[[pd.DataFrame, Mapping, np.random.Generator], pd.
     "single": lambda table, section, rng: table[table["labels"].map(len) == 1],
     "paper_size": _paper_size,
 }
+
+
 # Label sets whose data needs a download this workflow does not yet have (names the schema
 # accepts, so configurations can already say them): refused with the reason.
-PENDING_LABEL_SETS = {
-    "tikhonov": "Tikhonov et al.'s own supersense labels need their file, which no source in "
-    "this workflow downloads yet (it needs the network); leave it out of sensitivity.label_sets",
-}
-
-
 def label_set_table(
     table: pd.DataFrame, vocabulary: pd.Series, label_set: str, section: Mapping
 ) -> pd.DataFrame:
     """The items of one label set: the setup's words that have a vector in ``vocabulary``."""
     if label_set not in LABEL_SETS:
-        raise ValueError(PENDING_LABEL_SETS.get(label_set, f"unknown label set {label_set!r}"))
+        raise ValueError(
+            f"unknown label set {label_set!r} (the configuration refuses those not built)"
+        )
     if "labels" not in table.columns:
         raise ValueError("label sets are defined on multi-label word tables (column 'labels')")
     known = table[table["text"].astype(str).isin(set(vocabulary.astype(str)))]
@@ -88,9 +86,6 @@ def label_set_table(
 # Vector sets: an encoder's own, or one derived from an encoder's (config ``sensitivity.derived``)
 
 TRANSFORMS = ("rescale", "pca", "rotate", "pad", "orthogonal")
-# Transforms that take ``norm_of``: rescale, and PCA then rescaled (a dimension contrast at a
-# matched scale: the reduced set at the RMS centred norm of another).
-NORM_TRANSFORMS = ("rescale", "pca")
 
 
 def rms_centred_norm(vectors: np.ndarray) -> float:
@@ -188,80 +183,6 @@ def rescale_to(
     target = rms_centred_norm(np.asarray(other)[theirs])
     scale = target / rms_centred_norm(np.asarray(vectors)[mine])
     return (np.asarray(vectors, dtype=np.float64) * scale).astype(np.float32), target
-
-
-# ---------------------------------------------------------------------------------------------
-# The section's cross-checks
-
-
-def config_problems(config: Mapping) -> list[str]:
-    """Cross-references of the ``sensitivity`` section the schema cannot express (checked by
-    :func:`isotropy.workflow.config.check_config`)."""
-    if "sensitivity" not in config:
-        return []
-    section, encoders = config["sensitivity"], config["encoders"]
-    derived = dict(section.get("derived") or {})
-    named = {v for block in section["blocks"] for v in block["vectors"]}
-    named |= {phase["vectors"] for phase in section.get("phases") or []}
-    problems = [
-        f"sensitivity.blocks: vectors {name!r} is neither an encoder nor under sensitivity.derived"
-        for name in sorted(named)
-        if name not in encoders and name not in derived
-    ]
-    for name, spec in derived.items():
-        where = f"sensitivity.derived.{name}"
-        if name in encoders:
-            problems.append(f"{where}: the name is taken by an encoder")
-        if spec["of"] not in encoders:
-            problems.append(f"{where}.of: {spec['of']!r} is not defined under 'encoders'")
-        problems += _transform_problems(where, spec, encoders, derived)
-    if section["items_from"] not in encoders:
-        problems.append(
-            f"sensitivity.items_from: {section['items_from']!r} is not defined under 'encoders'"
-        )
-    pending = PENDING_LABEL_SETS
-    label_sets = {s for block in section["blocks"] for s in block["label_sets"]}
-    problems += [
-        f"sensitivity.blocks: label set {label_set!r}: {pending[label_set]}"
-        for label_set in sorted(label_sets)
-        if label_set in pending
-    ]
-    cells = {
-        (s, v, ls)
-        for block in section["blocks"]
-        for s in block["setups"]
-        for v in block["vectors"]
-        for ls in block["label_sets"]
-    }
-    problems += [
-        f"sensitivity.phases: {p['setup']}/{p['vectors']}/{p['label_set']} is not a grid cell"
-        for p in section.get("phases") or []
-        if (p["setup"], p["vectors"], p["label_set"]) not in cells
-    ]
-    if 1 not in section["lr_factors"] and section.get("phases"):
-        problems.append("sensitivity.phases: drawn at lr factor 1, which lr_factors leaves out")
-    return problems
-
-
-def _transform_problems(where: str, spec: Mapping, encoders: Mapping, derived: Mapping) -> list:
-    """A derived vector set's settings that its transform needs or refuses."""
-    kind, problems = spec["transform"], []
-    other = spec.get("norm_of")
-    if kind == "rescale" and other is None:
-        problems.append(f"{where}: transform rescale needs norm_of (the set whose norm it takes)")
-    elif other is not None and kind not in NORM_TRANSFORMS:
-        problems.append(
-            f"{where}.norm_of: only transforms {', '.join(NORM_TRANSFORMS)} take a norm"
-        )
-    elif other is not None and other not in encoders and other not in derived:
-        problems.append(f"{where}.norm_of: {other!r} is neither an encoder nor a derived set")
-    elif other is not None and other in derived and derived[other].get("norm_of"):
-        problems.append(f"{where}.norm_of: {other!r} is itself rescaled; name its source")
-    if kind in ("pca", "pad", "orthogonal") and "dim" not in spec:
-        problems.append(f"{where}: transform {kind} needs dim")
-    elif kind in ("rescale", "rotate") and "dim" in spec:  # else passed over
-        problems.append(f"{where}.dim: transform {kind} keeps the width of its set; leave dim out")
-    return problems
 
 
 if TYPE_CHECKING:

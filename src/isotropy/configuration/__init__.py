@@ -4,9 +4,11 @@ schema and the key reference are generated from :class:`Config` (:mod:`.referenc
 from __future__ import annotations
 
 import typing
-from typing import Literal
+import unicodedata
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, ValidationError, model_validator
 
 from isotropy.configuration.base import Section, Unique, is_absent, optional, sections
 from isotropy.configuration.data import (
@@ -19,10 +21,17 @@ from isotropy.configuration.data import (
 )
 from isotropy.configuration.finetune import TrainingSettings
 from isotropy.configuration.geometry import Geometry
-from isotropy.configuration.optimisation import Glue, Main, Preview, Sensitivity
+from isotropy.configuration.optimisation import (
+    PENDING_LABEL_SETS,
+    Glue,
+    Main,
+    Preview,
+    Sensitivity,
+)
 from isotropy.configuration.studies import Extensions, Istar, IstarEstimator, RajaeeCls, Section2
 
-__all__ = ["Config", "Section", "TrainingSettings", "fill_defaults"]
+__all__ = ["INCONSISTENT", "Config", "ConfigError", "Section", "TrainingSettings", "fill_defaults"]
+INCONSISTENT = "configuration is inconsistent:\n  "
 
 Study = Literal["main", "glue", "istar", "geometry", "extensions", "rajaee_cls"]
 
@@ -89,6 +98,185 @@ class Config(Section):
     section2: Section2 | None = optional()
     extensions: Extensions = optional()
 
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        """The checks across sections, each problem one line starting with its key."""
+        problems = [*self._undefined(), *self._bounds(), *self._split_model_problems()]
+        problems += self._sensitivity_problems()
+        for name, source in self.sources.items():
+            problems += [f"sources.{name}.{problem}" for problem in source.member_problems()]
+        if problems:
+            raise ValueError(INCONSISTENT + "\n  ".join(problems))
+        return self
+
+    def references(self) -> Iterator[tuple[str, Any, str]]:
+        """(key, name, section) of every name given of another section's entry."""
+        for name, spec in self.encoders.items():
+            field = "model" if spec.kind == "sentence-transformer" else "source"
+            yield f"encoders.{name}.{field}", getattr(spec, field), f"{field}s"
+        for dataset, setup in self.main.setups.items():
+            yield f"main.setups.{dataset}.encoder", setup.encoder, "encoders"
+        for index, name in enumerate((self.glue and self.glue.encoders) or []):
+            yield f"glue.encoders[{index}]", name, "encoders"
+        if geometry := self.geometry:
+            for part in ("corpus", "static"):
+                if (source := getattr(geometry.clusters, part).source) is not None:
+                    yield f"geometry.clusters.{part}.source", source, "sources"
+            for name in geometry.clusters.pca_layers:
+                yield "geometry.clusters.pca_layers", name, "models"
+            for part in ("clusters", "sts", "classification"):
+                for name in getattr(geometry, part).models:
+                    yield f"geometry.{part}.models", name, "models"
+        for study, section in (("istar", self.istar), ("rajaee_cls", self.rajaee_cls)):
+            for name in section.models if section else []:
+                yield f"{study}.models", name, "models"
+        for name in self.istar_estimator.figure1_encoders if self.istar_estimator else []:
+            yield "istar_estimator.figure1_encoders", name, "encoders"
+        if self.section2:
+            yield "section2.encoder", self.section2.encoder, "encoders"
+
+    def _undefined(self) -> Iterator[str]:
+        for key, name, section in self.references():
+            if name not in (defined := getattr(self, section)):
+                listed = f" (registered: {', '.join(sorted(defined))})" * (len(defined) <= 20)
+                yield (
+                    f"{key}: {name!r} is not defined under {section!r}{listed}; check its spelling"
+                )
+
+    def _bounds(self) -> Iterator[str]:
+        """A key bounded by another section's: the STS splits' downloads, the extension setups
+        main defines, each study's metric stride, the directions a model's width allows."""
+        sts = self.geometry.sts if self.geometry and self.geometry.sts.models else None
+        splits = {name: getattr(sts.splits, name) for name in sts.datasets} if sts else {}
+        for name, split in splits.items():  # readers.inputs.sts_inputs relies on the download
+            if f"hf_{name}_{split}" not in self.sources:
+                yield (
+                    f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' "
+                    "under 'sources'"
+                )
+        if extensions := self.extensions:
+            named = [("extensions.setups", n) for n in extensions.setups]
+            named += [("extensions.heldout.setups", n) for n in extensions.heldout.setups]
+            yield from (
+                f"{key}: {name!r} is not under main.setups (defined: {', '.join(self.main.setups)})"
+                "; the extension study reuses main's setups: add it there or leave it out here"
+                for key, name in named
+                if name not in self.main.setups
+            )
+        runs = [(s, getattr(self, s)) for s in ("main", "glue", "extensions", "sensitivity")]
+        strides = (stride_problem(s, x.metric_stride, s, x.updates) for s, x in runs if x)
+        yield from filter(None, strides)
+        yield from self._direction_problems()
+        istar = self.istar
+        if istar and (unknown := [n for n in istar.run_models or [] if n not in istar.models]):
+            yield (
+                f"istar.run_models names {unknown}, which istar.models does not list (listed: "
+                f"{sorted(istar.models)})"
+            )
+        if self.istar and "squad" in self.istar.tasks:
+            # a SQuAD window holds the question, 3 special tokens and new context; a stride leaving
+            # none stops the run in the tokenizer (a panic) after the model is loaded
+            stride, length = self.istar.training.doc_stride, self.istar.training.max_length
+            if stride + 4 >= length:
+                yield (
+                    f"istar.training.doc_stride: {stride} leaves a SQuAD window of max_length "
+                    f"{length} tokens no room for the question, 3 special tokens and new "
+                    "context; give a doc_stride below max_length minus the longest question "
+                    "(e.g. half max_length)"
+                )
+
+    def _sensitivity_problems(self) -> Iterator[str]:
+        """The sensitivity grid's vector sets, each an encoder or a derived set, the settings of
+        each derived set, and its phases, each a cell of the grid at lr factor 1."""
+        if (section := self.sensitivity) is None:
+            return
+        encoders, derived, blocks = self.encoders, section.derived, section.blocks
+        named = {v for block in blocks for v in block.vectors} | {p.vectors for p in section.phases}
+        for name in sorted(named - set(encoders) - set(derived)):
+            yield f"sensitivity.blocks: vectors {name!r} is neither an encoder nor under " + (
+                "sensitivity.derived"
+            )
+        for name, spec in derived.items():
+            where = f"sensitivity.derived.{name}"
+            if name in encoders:
+                yield f"{where}: the name is taken by an encoder"
+            if spec.of not in encoders:
+                yield f"{where}.of: {spec.of!r} is not defined under 'encoders'"
+            yield from spec.problems(where, encoders, derived)
+        if section.items_from not in encoders:
+            yield f"sensitivity.items_from: {section.items_from!r} is not defined under 'encoders'"
+        label_sets = {s for block in blocks for s in block.label_sets}
+        for label_set in sorted(label_sets & set(PENDING_LABEL_SETS)):
+            yield f"sensitivity.blocks: label set {label_set!r}: {PENDING_LABEL_SETS[label_set]}"
+        cells = {
+            (s, v, ls) for b in blocks for s in b.setups for v in b.vectors for ls in b.label_sets
+        }
+        for p in section.phases:
+            if (p.setup, p.vectors, p.label_set) not in cells:
+                yield f"sensitivity.phases: {p.setup}/{p.vectors}/{p.label_set} is not a grid cell"
+        if 1 not in section.lr_factors and section.phases:
+            yield "sensitivity.phases: drawn at lr factor 1, which lr_factors leaves out"
+
+    def _direction_problems(self) -> Iterator[str]:
+        """A count of directions removed that the width d of a model's states rules out: removing
+        k top directions needs k < d (all-but-the-top, the cluster-based methods)."""
+        geometry, rajaee = self.geometry, self.rajaee_cls
+        removals: list[tuple[str, int, list[str]]] = []
+        if geometry:
+            sts, classified = geometry.sts, geometry.classification
+            cluster_based = {"cluster-based", "cluster-based-gmm"} & set(sts.methods)
+            models = list(sts.models if cluster_based else [])
+            models += classified.models if "cluster-based" in classified.methods else []
+            abtt = sts.models if "all-but-the-top" in sts.methods else []
+            removals += [("geometry.sts.abtt_directions", sts.abtt_directions, abtt)]
+            removals += [("geometry.sts.n_directions", sts.n_directions, models)]
+        cls_models = rajaee.models if "cluster" in rajaee.methods else []
+        removals += [
+            ("rajaee_cls.cluster_method.directions", rajaee.cluster_method.directions, cls_models)
+        ]
+        for key, count, names in removals:
+            for name in dict.fromkeys(names):
+                width = model.dimension if (model := self.models.get(name)) else None
+                if width is not None and count >= width:
+                    yield (
+                        f"{key}: {count} directions cannot be removed from the {width}-"
+                        f"dimensional states of models.{name} (its dimension), which keep one at "
+                        f"least; give at most {width - 1}"
+                    )
+
+    def _split_model_problems(self) -> Iterator[str]:
+        """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
+        hub model or commit than the entry says (its files would be read under the wrong name)."""
+        for name, model in self.models.items():
+            if not (model.path or "").startswith("parts:"):  # models.PARTS_PREFIX
+                continue
+            split = str(model.path).removeprefix("parts:")
+            if (volumes := self.split_models.get(split)) is None:
+                yield (
+                    f"models.{name}.path: model path {model.path!r} names no entry of config "
+                    f"'split_models' (defined: {sorted(self.split_models)}); add it or fix the path"
+                )
+                continue
+            for key in ("model", "revision"):
+                ours, theirs = getattr(model, key), getattr(volumes, key)
+                if None not in (ours, theirs) and ours != theirs:
+                    yield (
+                        f"models.{name}.{key}: {ours!r}, but its path assembles split_models."
+                        f"{split}, whose {key} is {theirs!r}; give the same {key} or another path"
+                    )
+
+
+def stride_problem(study: str, stride: int, of: str, updates: int) -> str | None:
+    """A ``metric_stride`` of ``study`` leaving under 3 metric evaluations per run of ``of`` (the
+    preview runs main's updates): no per-seed correlation."""
+    if stride < updates:
+        return None
+    return (
+        f"{study}.metric_stride: {stride} is not below {of}.updates ({updates}), so each run "
+        "is measured only at its start and end and its per-seed correlations (3 points at "
+        f"least) stay blank; give a {study}.metric_stride below {updates}"
+    )
+
 
 def fill_defaults(model: type[Section], config: dict) -> dict:
     """The defaults of ``model`` filled into ``config`` (validated by it) in place, leaving what
@@ -98,3 +286,77 @@ def fill_defaults(model: type[Section], config: dict) -> dict:
             if name not in mapping and not (field.is_required() or is_absent(field)):
                 mapping[name] = section.default(name)
     return config
+
+
+class ConfigError(ValueError):
+    """A configuration that passes the schema but is inconsistent."""
+
+
+def shown_key(key: Any) -> str:
+    """A config key as typed, with the code point of every non-ASCII character (``mаin`` with a
+    Cyrillic а looks like ``main``)."""
+    text = str(key)
+    odd = [
+        f"{char!r} U+{ord(char):04X} {unicodedata.name(char, 'unnamed')} at position {index + 1}"
+        for index, char in enumerate(text)
+        if not char.isascii() or not char.isprintable()
+    ]
+    return repr(text) + (f" ({'; '.join(odd)})" if odd else "")
+
+
+def validation_problems(error: ValidationError, config: dict) -> list[str]:
+    """One sentence per key the models refuse: the key, its value and what is allowed."""
+    found = {key: section for key, section, _ in sections(Config, config)}
+    problems: dict[str, str] = {}
+    for item in error.errors(include_url=False):
+        where = _key(item["loc"], config, missing=item["type"] == "missing")
+        if where in problems:
+            continue  # one sentence per key, not one per alternative of a union
+        message = item["msg"].removeprefix("Value error, ")
+        # a section's check names its field first ("k_range: 9 > 2"): part of the key
+        field, _, said = message.partition(": ")
+        if not where:  # Config's checks across sections: their sentences as written
+            problems[where] = message
+        elif item["type"] == "extra_forbidden":
+            parent = where.rpartition(".")[0]
+            allowed = ", ".join(found[parent].model_fields) if parent in found else "any name"
+            problems[where] = (
+                f"config key {shown_key(where)} (value {_short(item['input'])}) is not allowed "
+                f"{'under ' + repr(parent) if parent else 'at the top level'}; allowed there: "
+                f"{allowed}. Check its spelling or remove it; docs/configuration.md documents "
+                "every key."
+            )
+        elif item["type"] == "missing":
+            problems[where] = (
+                f"config key {where!r} is required; docs/configuration.md says what it holds."
+            )
+        elif item["type"] == "value_error":
+            if where in found and field in found[where].model_fields:
+                value = item["input"].get(field) if isinstance(item["input"], Mapping) else None
+                where = f"{where}.{field}"
+                problems[where] = f"config key {where!r} has value {_short(value)}: {said}"
+            else:
+                problems[where] = f"config key {where!r}: {message}"
+        else:
+            problems[where] = f"config key {where!r} has value {_short(item['input'])}: {message}"
+    return list(problems.values())
+
+
+def _key(loc: tuple, config: dict, missing: bool) -> str:
+    """The dotted key of a pydantic error location, without the labels of a union's members."""
+    value: Any = config
+    path = ""
+    for index, part in enumerate(loc):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int):
+            value = value[part]
+        elif not (missing and index == len(loc) - 1):
+            continue  # a union member's label
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

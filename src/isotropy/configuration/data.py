@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
@@ -68,6 +69,18 @@ class Source(Section):
     )
     dimension: Dimension = optional()
     hub: HubSplit = optional()
+
+    def member_problems(self) -> list[str]:
+        """A member pin naming no file of the mirror's copy, where that copy keeps the pinned
+        members (not a stand-in file): a misspelt name, refused before the mirror or the archive
+        is read."""
+        kept, pinned = {PurePath(rel).name for rel in self.mirror}, set(self.members or {})
+        return [
+            f"members.{member}: no such member in the archive, whose mirror copy holds "
+            f"{', '.join(sorted(kept))}; correct the name"
+            for member in sorted(pinned - kept)
+            if pinned & kept  # else the mirror holds a stand-in
+        ]
 
 
 class Downloads(Section):

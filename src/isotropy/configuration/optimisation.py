@@ -3,6 +3,7 @@ from :class:`Optimisation` and changes only the defaults that differ."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -15,6 +16,11 @@ VectorName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]+$")]
 Factors = Unique[Annotated[float, Field(gt=0)]]
 # The settings a study's printed numbers depend on (its verdicts say them).
 PROTOCOL_KEYS = ("metric_stride", "updates", "metric_sample_size")
+NORM_TRANSFORMS = ("rescale", "pca")  # the transforms that take another set's norm
+PENDING_LABEL_SETS = {
+    "tikhonov": "Tikhonov et al.'s own supersense labels need their file, which no source in "
+    "this workflow downloads yet (it needs the network); leave it out of sensitivity.label_sets",
+}
 
 
 class Optimisation(Section):
@@ -93,6 +99,22 @@ class Derived(Section):
     dim: int = optional("Target dimension (pca, pad, orthogonal).", ge=2)
     seed: Seed = Field(0, description="Seed of a rotation or isometry.")
     norm_of: str = optional("Rescale to this set's RMS centred norm.")
+
+    def problems(self, where: str, encoders: Mapping, derived: Mapping) -> Iterator[str]:
+        """The settings its transform needs or refuses."""
+        kind, other = self.transform, self.norm_of
+        if kind == "rescale" and other is None:
+            yield f"{where}: transform rescale needs norm_of (the set whose norm it takes)"
+        elif other is not None and kind not in NORM_TRANSFORMS:
+            yield f"{where}.norm_of: only transforms {', '.join(NORM_TRANSFORMS)} take a norm"
+        elif other is not None and other not in encoders and other not in derived:
+            yield f"{where}.norm_of: {other!r} is neither an encoder nor a derived set"
+        elif other is not None and other in derived and derived[other].norm_of:
+            yield f"{where}.norm_of: {other!r} is itself rescaled; name its source"
+        if kind in ("pca", "pad", "orthogonal") and self.dim is None:
+            yield f"{where}: transform {kind} needs dim"
+        elif kind in ("rescale", "rotate") and self.dim is not None:  # else passed over
+            yield f"{where}.dim: transform {kind} keeps the width of its set; leave dim out"
 
 
 class Phase(Section):

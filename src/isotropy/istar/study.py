@@ -28,15 +28,9 @@ def run_grid(section: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_models(section: dict[str, Any]) -> list[str]:
-    """The models the study fine-tunes: ``run_models`` (null = every name ``models`` lists)."""
-    names = section.get("run_models") or list(section["models"])
-    unknown = [n for n in names if n not in section["models"]]
-    if unknown:
-        raise ValueError(
-            f"istar.run_models names {unknown}, which istar.models does not list "
-            f"(listed: {sorted(section['models'])})"
-        )
-    return list(names)
+    """The models the study fine-tunes: ``run_models`` (null = every name ``models`` lists; a
+    name it does not list is refused at load, by the Config model)."""
+    return list(section.get("run_models") or section["models"])
 
 
 def run_path(run: dict[str, Any], artefact: str = "metrics.json") -> str:

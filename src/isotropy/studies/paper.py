@@ -7,6 +7,7 @@ import functools
 from typing import Any
 
 from isotropy import paths
+from isotropy.configuration import stride_problem
 from isotropy.studies import paper_cost as cost
 from isotropy.studies.record import StudySpec, section_files
 from isotropy.verdicts.measurements.optimisation import (
@@ -15,7 +16,6 @@ from isotropy.verdicts.measurements.optimisation import (
     optimisation_measurements,
     table_names,
 )
-from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
 RULES = "rules/optimize.smk"
@@ -57,7 +57,9 @@ PREVIEW = StudySpec(
     outputs=lambda config: [paths.study_file(name, "preview") for name in MAIN_FILES],
     rules=RULES,
     rule_all="never",
-    check=functools.partial(workflow_config.stride_problem, study="preview", of="main"),
+    check=lambda config: stride_problem(
+        "preview", config["preview"]["metric_stride"], "main", config["main"]["updates"]
+    ),
 )
 GLUE = StudySpec(
     name="glue",

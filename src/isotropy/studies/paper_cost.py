@@ -11,6 +11,7 @@ from isotropy import costs, paths
 from isotropy.traces import evaluation_count
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
+from isotropy.workflow.checks import vector_dim
 
 GPU_SECONDS_PER_UPDATE_WITH_METRICS = costs.value("gpu_seconds_per_update_with_metrics")
 
@@ -125,7 +126,7 @@ def sensitivity_job_seconds(
     GPU, the main study's per-update cost at 384-d, scaled by dimension beyond it. A label set
     whose items were not counted is costed as ``all`` (an upper bound)."""
     section, setup, label_set = config["sensitivity"], wildcards["dataset"], wildcards["label_set"]
-    dim = workflow_config.vector_dim(config, wildcards["encoder"])
+    dim = vector_dim(config, wildcards["encoder"])
     base_items = costs.by_dataset("sensitivity_items")
     if dim is None or setup not in base_items:
         return None

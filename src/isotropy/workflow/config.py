@@ -1,15 +1,12 @@
 """The configuration's one loader (:func:`load_config`, for the Snakefile, the estimate and the
 audit): the files merged as Snakemake merges them, validated by the models (defaults filled in),
-then the cross-references the models cannot express, each problem one sentence naming its key.
+then checked against the registries (:mod:`.checks`), each problem one sentence naming its key.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
-import operator
 import os
-import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,24 +15,13 @@ import yaml
 from pydantic import ValidationError
 from snakemake.utils import update_config
 
-from isotropy import models, sensitivity, sources
-from isotropy.configuration import Config, fill_defaults
-from isotropy.configuration.base import sections
-from isotropy.extensions.design import heldout_model
+from isotropy.configuration import Config, ConfigError, fill_defaults, validation_problems
 from isotropy.intake import load_yaml, plain_config_problem
-from isotropy.istar import study as istar_study
 from isotropy.models import ModelSpec
-from isotropy.readers.inputs import dataset_sources
-from isotropy.readers.registry import DATASETS
-from isotropy.sources.download import url_problem
-from isotropy.sources.layouts import mirror_path_problem
+from isotropy.workflow.checks import check_config
 
 # Long and seldom edited, so in a file of its own, laid under every configuration.
 SOURCES_CONFIG = Path(__file__).resolve().parents[3] / "config" / "sources.yaml"
-
-
-class ConfigError(ValueError):
-    """A configuration that passes the schema but is inconsistent."""
 
 
 def deep_merge(base: dict, override: Mapping) -> dict:
@@ -142,367 +128,6 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
     return [name for name, spec in config["encoders"].items() if spec["kind"] == kind]
 
 
-def references(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, str]]:
-    """(key, name, section) of every name the configuration gives of another section's entry."""
-    for name, spec in config["encoders"].items():
-        field = "model" if spec["kind"] == "sentence-transformer" else "source"
-        yield f"encoders.{name}.{field}", spec[field], f"{field}s"
-    for dataset, setup in config["main"]["setups"].items():
-        yield f"main.setups.{dataset}.encoder", setup["encoder"], "encoders"
-    for index, name in enumerate(config.get("glue", {}).get("encoders", [])):
-        yield f"glue.encoders[{index}]", name, "encoders"
-    if geometry := config.get("geometry"):
-        for part in ("corpus", "static"):
-            if (source := geometry["clusters"][part]["source"]) is not None:
-                yield f"geometry.clusters.{part}.source", source, "sources"
-        for name in geometry["clusters"]["pca_layers"]:
-            yield "geometry.clusters.pca_layers", name, "models"
-        for part in ("clusters", "sts", "classification"):
-            for name in geometry[part]["models"]:
-                yield f"geometry.{part}.models", name, "models"
-    for study in ("istar", "rajaee_cls"):
-        for name in config.get(study, {}).get("models", []):
-            yield f"{study}.models", name, "models"
-    for name in (config.get("istar_estimator") or {}).get("figure1_encoders", []):
-        yield "istar_estimator.figure1_encoders", name, "encoders"
-    if section2 := config.get("section2"):
-        yield "section2.encoder", section2["encoder"], "encoders"
-
-
-def check_config(config: dict) -> None:
-    """Cross-references the models cannot express; raise one error listing every problem."""
-    problems = []
-    sentence_encoders = ", ".join(encoders_of_kind(config, "sentence-transformer")) or "none"
-    for key, name, section in references(config):
-        defined = config[section]
-        if name not in defined:
-            listed = f" (registered: {', '.join(sorted(defined))})" if len(defined) <= 20 else ""
-            problems.append(
-                f"{key}: {name!r} is not defined under {section!r}{listed}; check its spelling"
-            )
-        # word vectors look up single words: a data set of sentences or pairs (its unit) is not
-        elif section == "encoders" and defined[name]["kind"] == "word-vectors":
-            dataset = _embedded_by(config, key)
-            if dataset not in DATASETS or DATASETS[dataset].unit != "word":
-                problems.append(
-                    f"{key}: {name!r} is a word-vectors encoder, which looks up single words and "
-                    f"cannot embed the sentences of {dataset}; name a sentence-transformer "
-                    f"encoder instead (defined: {sentence_encoders})"
-                )
-    problems += dataset_problems(config) + _sts_split_problems(config)
-    studies = ("main", "glue", "extensions", "sensitivity")
-    problems += [p for study in studies if (p := stride_problem(config, study, study))]
-    problems += _model_problems(config) + _source_kind_problems(config)
-    problems += _width_problems(config)
-    if config.get("istar"):
-        try:  # the study's own refusal, made at load
-            istar_study.run_models(config["istar"])
-        except ValueError as error:
-            problems.append(str(error))
-        # a SQuAD window holds the question, 3 special tokens and new context; a stride leaving
-        # none stops the run in the tokenizer (a panic) after the model is loaded
-        stride, length = (config["istar"]["training"][k] for k in ("doc_stride", "max_length"))
-        if "squad" in config["istar"]["tasks"] and stride + 4 >= length:
-            problems.append(
-                f"istar.training.doc_stride: {stride} leaves a SQuAD window of max_length {length} "
-                "tokens no room for the question, 3 special tokens and new context; give a "
-                "doc_stride below max_length minus the longest question (e.g. half max_length)"
-            )
-    problems += sensitivity.config_problems(config)
-    for name, source in config["sources"].items():
-        for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
-            if (problem := url_problem(url)) is not None:
-                problems.append(f"sources.{name}.url: {problem}")
-        for key in sources.PIN_KEYS:
-            try:  # the download's refusal, made at load
-                sources.url_pins(source, key)
-            except ValueError as error:
-                problems.append(f"sources.{name}.{key}: {error}")
-        for rel in source.get("mirror") or []:
-            if (problem := mirror_path_problem(rel)) is not None:
-                problems.append(f"sources.{name}.mirror: {problem}")
-        problems += _member_pin_problems(name, source)
-    if problems:
-        raise ConfigError("configuration is inconsistent:\n  " + "\n  ".join(problems))
-
-
-def _member_pin_problems(name: str, source: Mapping[str, Any]) -> list[str]:
-    """A member pin naming no file of the mirror's copy, where that copy keeps the pinned members
-    (not a stand-in file): a misspelt name, refused before the mirror or the archive is read."""
-    kept = {Path(rel).name for rel in source.get("mirror") or []}
-    pinned = set(source.get("members") or {})
-    return [
-        f"sources.{name}.members.{member}: no such member in the archive, whose mirror copy "
-        f"holds {', '.join(sorted(kept))}; correct the name"
-        for member in sorted(pinned - kept)
-        if pinned & kept  # else the mirror holds a stand-in
-    ]
-
-
-def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
-    """A word-vector encoder, or the geometry's static vectors, reading a source of another kind,
-    the geometry corpus reading a hub split as a file or a file as a hub split (the job would
-    fail on its files, or the fix be asked of the source), and a main data set whose source has
-    another raw layout than its record asks."""
-    kinds: dict[str, str | None] = {}
-    for name, source in config["sources"].items():
-        try:
-            kinds[name] = sources.source_kind(name, source)
-        except ValueError:
-            kinds[name] = None  # no layout: its download refuses it, naming the fix
-    clusters = config.get("geometry", {}).get("clusters", {})
-    static, corpus = clusters.get("static", {}), clusters.get("corpus", {})
-    keys: list[tuple[str, Any]] = [("geometry.clusters.static.source", static.get("source"))]
-    keys += [
-        (f"encoders.{name}.source", spec["source"])
-        for name, spec in config["encoders"].items()
-        if spec["kind"] == "word-vectors"
-    ]
-    vectors = ", ".join(name for name, kind in kinds.items() if kind == "word_vectors")
-    problems = [
-        f"{key}: {given!r} is a {kinds[given]!r} source, not word vectors; name one of kind "
-        f"word_vectors ({vectors})"
-        for key, given in keys
-        if kinds.get(given) not in (None, "word_vectors")
-    ]
-    kind, wikitext = kinds.get(corpus.get("source") or ""), corpus.get("format") == "wikitext"
-    if kind is not None and (kind == "hub") != wikitext:
-        reads = "a hub split" if wikitext else "a file of a download"
-        fix = (
-            "of kind hub" if wikitext else "of another kind, or give format: wikitext (a hub split)"
-        )
-        problems.append(
-            f"geometry.clusters.corpus.source: {corpus['source']!r} is a {kind!r} source, but "
-            f"format {corpus['format']} reads {reads}; name a source {fix}"
-        )
-    for dataset in config["main"]["setups"]:
-        if dataset not in DATASETS:
-            continue  # named by dataset_problems
-        layouts = DATASETS[dataset].layouts
-        try:
-            roles = dataset_sources(config, dataset)
-        except ValueError as error:  # e.g. pos from WordNet without a word-vector encoder
-            problems.append(f"main.setups.{dataset}: {error}")
-            continue
-        for role, source in roles.items():
-            if role not in layouts or source not in kinds:
-                continue  # required_sources names a missing source while the DAG is built
-            if kinds[source] != layouts[role]:
-                problems.append(
-                    f"sources.{source}: data set {dataset!r} reads it as a {layouts[role]!r} "
-                    f"source, but its kind is {kinds[source]!r}; give it kind: {layouts[role]}"
-                )
-    return problems
-
-
-def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
-    """The width of a vector set from its record (a derived set's, its model's or its source's,
-    for the files in use); None: no record gives it."""
-    if (spec := (config["sensitivity"].get("derived") or {}).get(name)) is not None:
-        return spec.get("dim") or vector_dim(config, spec["of"])
-    spec = config["encoders"][name]
-    if spec["kind"] == "sentence-transformer":
-        return ModelSpec.from_config(config, spec["model"]).dimension
-    widths = config["sources"][spec["source"]].get("dimension") or {}
-    return widths.get("mirror" if sources.resolve_mirror(config.get("mirror")) else "url")
-
-
-def _width_problems(config: Mapping[str, Any]) -> list[str]:
-    """A count of directions removed, or a derived set's dim, that the configured width d of the
-    vectors rules out (their job would refuse it only after reading them): removing k top
-    directions needs k < d (all-but-the-top, the cluster-based methods), PCA to dim needs
-    dim <= d, padding or an isometry into dim needs dim >= d."""
-    geometry, rajaee = config.get("geometry", {}), config["rajaee_cls"]
-    sts, classified = geometry.get("sts", {}), geometry.get("classification", {})
-    removals = {  # the models whose states each count of directions is removed from
-        "geometry.sts.abtt_directions": _studied(sts, "all-but-the-top"),
-        "geometry.sts.n_directions": _studied(sts, "cluster-based", "cluster-based-gmm")
-        + _studied(classified, "cluster-based"),
-        "rajaee_cls.cluster_method.directions": _studied(rajaee, "cluster"),
-    }
-    problems = []
-    for key, names in removals.items():
-        for name in dict.fromkeys(names):  # a model studied: its section, so the key, is there
-            count = functools.reduce(operator.getitem, key.split("."), config)
-            width = (config["models"].get(name) or {}).get("dimension")
-            if width is not None and count >= width:
-                problems.append(
-                    f"{key}: {count} directions cannot be removed from the {width}-dimensional "
-                    f"states of models.{name} (its dimension), which keep one at least; give at "
-                    f"most {width - 1}"
-                )
-    for name, spec in config.get("sensitivity", {}).get("derived", {}).items():
-        dim, transform = spec.get("dim"), spec["transform"]
-        try:  # an undefined encoder, model or source, or a missing mirror, is named elsewhere
-            of_encoder = spec["of"] in config["encoders"]  # else refused as it is, not followed
-            width = vector_dim(config, spec["of"]) if dim is not None and of_encoder else None
-        except (KeyError, ValueError, FileNotFoundError):
-            width = None
-        if width is not None and transform == "pca" and dim > width:
-            problems.append(
-                f"sensitivity.derived.{name}.dim: {dim}, but PCA keeps at most the {width} "
-                f"dimensions of {spec['of']!r}; give a dim of {width} or less"
-            )
-        elif width is not None and transform in ("pad", "orthogonal") and dim < width:
-            problems.append(
-                f"sensitivity.derived.{name}.dim: {dim}, but {transform} keeps every one of the "
-                f"{width} dimensions of {spec['of']!r}; give a dim of {width} or more"
-            )
-    return problems
-
-
-def _studied(section: Mapping[str, Any], *methods: str) -> list[str]:
-    """The models of a study section, if it runs one of ``methods``."""
-    used = set(methods) & set(section.get("methods") or [])
-    return list(section.get("models") or []) if used else []
-
-
-def _token_windows(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
-    """(key, tokens, the models reading them) of every window of tokens a model reads whole,
-    special tokens included: corpus windows and every ``max_length`` (the inputs truncated)."""
-    geometry = config.get("geometry", {})
-    clusters, sts, classes = (geometry.get(k, {}) for k in ("clusters", "sts", "classification"))
-    windows = clusters.get("corpus", {}).get("windows")
-    sentences = [] if windows else clusters.get("models", [])  # windows read no sentences
-    yield "geometry.clusters.corpus.windows", windows, clusters.get("models")
-    yield "geometry.max_length", geometry.get("max_length"), sentences + sts.get("models", [])
-    yield "geometry.classification.max_length", classes.get("max_length"), classes.get("models")
-    for study in ("istar", "rajaee_cls"):
-        section = config.get(study, {})
-        length = section.get("training", {}).get("max_length")
-        yield f"{study}.training.max_length", length, section.get("models")
-    heldout = config.get("extensions", {}).get("heldout", {})
-    try:  # a setup or encoder not defined is named elsewhere
-        tuned = [heldout_model(config, setup) for setup in heldout.get("setups", [])]
-    except KeyError:
-        tuned = []
-    yield "extensions.heldout.max_length", heldout.get("max_length"), tuned
-
-
-def _model_problems(config: Mapping[str, Any]) -> list[str]:
-    """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
-    hub model or commit than the entry says (its files would be read under the wrong name), and
-    a ``dimension``, PCA layer or window of tokens that the model's files on disk contradict."""
-    split_models, problems = config["split_models"], []
-    clusters = config.get("geometry", {}).get("clusters", {})
-    pca_layers, lengths = clusters.get("pca_layers", {}), list(_token_windows(config))
-    for name, model in config["models"].items():
-        layers = {}
-        if name in clusters.get("models", []):  # studies.geometry.pca_layer's choice
-            key = f"pca_layers.{name}" if name in pca_layers else "pca_layer"
-            layers[f"geometry.clusters.{key}"] = pca_layers.get(name, clusters["pca_layer"])
-        windows = {key: n for key, n, names in lengths if n and name in (names or [])}
-        spec = ModelSpec.from_config(config, name)
-        problems += models.config_json_problems(spec, layers, windows)
-        try:  # the refusal the job graph would make, made at load
-            if not models.required_manifests(config, [model.get("path")]):
-                continue  # not a split model
-        except ValueError as error:
-            problems.append(f"models.{name}.path: {error}")
-            continue
-        split = model["path"].removeprefix(models.PARTS_PREFIX)
-        for key in ("model", "revision"):
-            ours, theirs = model.get(key), split_models[split].get(key)
-            if None not in (ours, theirs) and ours != theirs:
-                problems.append(
-                    f"models.{name}.{key}: {ours!r}, but its path assembles split_models."
-                    f"{split}, whose {key} is {theirs!r}; give the same {key} or another path"
-                )
-    return problems
-
-
-def _embedded_by(config: Mapping[str, Any], key: str) -> str:
-    """The data set an encoder named at ``key`` embeds (every other one embeds GLUE tasks)."""
-    if key.startswith("main."):
-        return key.split(".")[2]
-    return str(config["section2"].get("dataset")) if key == "section2.encoder" else "GLUE tasks"
-
-
-def _sts_split_problems(config: Mapping[str, Any]) -> list[str]:
-    """The STS splits whose hub download ``sources`` lacks (readers.inputs.sts_inputs relies on
-    it)."""
-    sts = config.get("geometry", {}).get("sts", {})
-    splits = {name: sts["splits"][name] for name in sts["datasets"]} if sts.get("models") else {}
-    return [
-        f"geometry.sts.splits.{name}: {split!r} needs source 'hf_{name}_{split}' under 'sources'"
-        for name, split in splits.items()
-        if f"hf_{name}_{split}" not in config["sources"]
-    ]
-
-
-def dataset_problems(config: Mapping[str, Any]) -> list[str]:
-    """A main setup, section2's data set or ``dataset_options`` naming no registered data set or
-    option, section2 on words or pairs, and an extension setup main lacks."""
-    registered = ", ".join(sorted(DATASETS))
-    setups, options = config["main"]["setups"], config["dataset_options"]
-    section2 = [config["section2"]["dataset"]] if config.get("section2") else []
-    problems = [
-        f"{key}: {shown_key(name)} is not a registered data set (registered: {registered}); "
-        "check its spelling"
-        for key, names in (
-            ("main.setups", setups),
-            ("dataset_options", options),
-            ("section2.dataset", section2),
-        )
-        for name in names
-        if name not in DATASETS
-    ]
-    extensions = config.get("extensions", {})
-    problems += [
-        f"{key}: {name!r} is not under main.setups (defined: {', '.join(setups)}); the extension "
-        "study reuses main's setups: add it there or leave it out here"
-        for key, names in (
-            ("extensions.setups", extensions.get("setups")),
-            ("extensions.heldout.setups", extensions.get("heldout", {}).get("setups")),
-        )
-        for name in names or []
-        if name not in setups
-    ]
-    problems += [
-        f"section2.dataset: {name!r} is not a data set of sentences with one label each, which "
-        "the section 2 figure needs (e.g. polarity)"
-        for name in section2
-        if name in DATASETS and DATASETS[name].unit != "sentence"
-    ]
-    for dataset, given in options.items():
-        if dataset not in DATASETS:
-            continue  # named above
-        keys = DATASETS[dataset].option_keys
-        problems += [
-            f"dataset_options.{dataset}: {shown_key(key)} is not an option of its reader "
-            f"(its record names: {', '.join(keys) or 'none'})"
-            for key in given
-            if key not in keys
-        ]
-    return problems
-
-
-def stride_problem(config: Mapping[str, Any], study: str, of: str) -> str | None:
-    """A stride of ``study`` leaving under 3 metric evaluations per run of ``of`` (the preview
-    runs main's updates): no per-seed correlation."""
-    updates = (config.get(of) or {}).get("updates")
-    stride = (config.get(study) or {}).get("metric_stride")
-    if isinstance(updates, int) and isinstance(stride, int) and stride >= updates:
-        return (
-            f"{study}.metric_stride: {stride} is not below {of}.updates ({updates}), so each run "
-            "is measured only at its start and end and its per-seed correlations (3 points at "
-            f"least) stay blank; give a {study}.metric_stride below {updates}"
-        )
-    return None
-
-
-def shown_key(key: Any) -> str:
-    """A config key as typed, with the code point of every non-ASCII character (``mаin`` with a
-    Cyrillic а looks like ``main``)."""
-    text = str(key)
-    odd = [
-        f"{char!r} U+{ord(char):04X} {unicodedata.name(char, 'unnamed')} at position {index + 1}"
-        for index, char in enumerate(text)
-        if not char.isascii() or not char.isprintable()
-    ]
-    return repr(text) + (f" ({'; '.join(odd)})" if odd else "")
-
-
 def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
     """Whether a Snakemake command line sends its jobs elsewhere (an executor other than local,
     or a profile, which may name one), where the controller's GPU says nothing."""
@@ -515,62 +140,6 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
             if value not in ("local", "dryrun", "touch"):
                 return True
     return False
-
-
-def validation_problems(error: ValidationError, config: dict) -> list[str]:
-    """One sentence per key the models refuse: the key, its value and what is allowed."""
-    found = {key: section for key, section, _ in sections(Config, config)}
-    problems: dict[str, str] = {}
-    for item in error.errors(include_url=False):
-        where = _key(item["loc"], config, missing=item["type"] == "missing")
-        if where in problems:
-            continue  # one sentence per key, not one per alternative of a union
-        message = item["msg"].removeprefix("Value error, ")
-        # a section's check names its field first ("k_range: 9 > 2"): part of the key
-        field, _, said = message.partition(": ")
-        if item["type"] == "extra_forbidden":
-            parent = where.rpartition(".")[0]
-            allowed = ", ".join(found[parent].model_fields) if parent in found else "any name"
-            problems[where] = (
-                f"config key {shown_key(where)} (value {_short(item['input'])}) is not allowed "
-                f"{'under ' + repr(parent) if parent else 'at the top level'}; allowed there: "
-                f"{allowed}. Check its spelling or remove it; docs/configuration.md documents "
-                "every key."
-            )
-        elif item["type"] == "missing":
-            problems[where] = (
-                f"config key {where!r} is required; docs/configuration.md says what it holds."
-            )
-        elif item["type"] == "value_error":
-            if where in found and field in found[where].model_fields:
-                value = item["input"].get(field) if isinstance(item["input"], Mapping) else None
-                where = f"{where}.{field}"
-                problems[where] = f"config key {where!r} has value {_short(value)}: {said}"
-            else:
-                problems[where] = f"config key {where!r}: {message}"
-        else:
-            problems[where] = f"config key {where!r} has value {_short(item['input'])}: {message}"
-    return list(problems.values())
-
-
-def _key(loc: tuple, config: dict, missing: bool) -> str:
-    """The dotted key of a pydantic error location, without the labels of a union's members."""
-    value: Any = config
-    path = ""
-    for index, part in enumerate(loc):
-        if isinstance(value, Mapping) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and isinstance(part, int):
-            value = value[part]
-        elif not (missing and index == len(loc) - 1):
-            continue  # a union member's label
-        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
-    return path
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def load_config(files: Sequence[str | os.PathLike]) -> dict[str, Any]:
@@ -595,10 +164,7 @@ def check_loaded_config(config: dict) -> None:
         Config.model_validate(config)
     except ValidationError as error:
         problems = validation_problems(error, config)
-        raise ConfigError(
-            problems[0]
-            if len(problems) == 1
-            else "configuration is invalid:\n  " + "\n  ".join(problems)
-        ) from None
+        head = "" if len(problems) == 1 else "configuration is invalid:\n  "
+        raise ConfigError(head + "\n  ".join(problems)) from None
     fill_defaults(Config, config)
     check_config(config)
