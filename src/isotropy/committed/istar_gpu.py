@@ -9,15 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed.record import (
-    DATA,
-    Checksums,
-    CommittedRun,
-    Page,
-    claims_table,
-    device_calls,
-    whole_page,
-)
+from isotropy.committed import record as committed
+from isotropy.committed.record import DATA, Page, claims_table, device_calls, whole_page
 from isotropy.intake import parse_json, read_csv, read_inside, read_json, read_text
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.studies import BY_NAME, measured_claims
@@ -350,11 +343,12 @@ def page(root: Path = Path(".")) -> str:
     return whole_page("istar_gpu", "I-STAR at scale on one GPU", lines)
 
 
-COMMITTED = CommittedRun(
+COMMITTED = committed.CommittedRun(
     name="istar_gpu",
     # a grid's CUDA tests' log is committed when its calls ran them
     records=tuple(
-        Checksums(files[-1], files[:3], optional=files[3:4]) for files in map(grid_files, OVERLAY)
+        committed.Checksums(grid[-1], grid[:3], optional=grid[3:4])
+        for grid in map(grid_files, OVERLAY)
     ),
     pages=(Page(DOC, page, tables=tables),),
     copy=lambda root, sources, facts, config, into: combine(
