@@ -35,9 +35,9 @@ def test_every_committed_file_matches_its_record_and_every_page_is_fresh(run):
 
 
 def _copy_of_the_docs(tmp_path: Path) -> Path:
-    """The committed files and pages in a folder of their own (the README and schema too, and the
-    tests and config the coverage page reads)."""
-    for folder in ("docs", "schemas", "tests", "config"):
+    """The committed files and pages in a folder of their own (the README too, and the tests and
+    config the coverage page reads)."""
+    for folder in ("docs", "tests", "config"):
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__py*"))
     for name in ("README.md", "config.yaml"):
         shutil.copy(ROOT / name, tmp_path / name)

@@ -17,7 +17,7 @@ from tiny_workflow import mirror_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-REPOSITORY_FOLDERS = r"\.ci|benchmarks|config|docs|envs|profiles|rules|schemas|scripts|src|tests"
+REPOSITORY_FOLDERS = r"\.ci|benchmarks|config|docs|envs|profiles|rules|scripts|src|tests"
 # Sizes in bytes (issue 71): a README of a few screens, one line per setting (the data sources'
 # pins live in config/sources.yaml, isotropy.workflow.config.SOURCES_CONFIG), a changelog that
 # lists changes for users (measurements belong in docs/ or the commit bodies), docs a newcomer

@@ -61,7 +61,7 @@ def _touched(repo: Path) -> list[str]:
 def test_a_plain_file_data_set_is_one_module_and_one_config_entry(tmp_path):
     """docs/extending.md's data-set recipe followed in a copy of the repository: a new reader
     module, its source in config/sources.yaml and its main setup and option in config.yaml are
-    all it touches; the dry run passes the schema and every check and plans the data
+    all it touches; the dry run passes the models and every check and plans the data
     set's download, preparation, lookup and runs, and the two jobs that make its table run."""
     repo = working_copy(tmp_path / "repo")
     words = tmp_path / "words.tsv"
@@ -209,10 +209,10 @@ TOY_PUBLISHED = (
 
 def _add_toy_study(repo: Path) -> None:
     """The study recipe: its science package and its test, its record (a module of
-    isotropy.studies, found there), a rule file, a script, a config section (named
-    in ``studies``) and its section's model (the schema and docs/configuration.md regenerated from
-    it), the number a paper published and its coverage row, then the two generated pages that
-    follow (the package graph, the coverage page)."""
+    isotropy.studies, found there), a rule file, a script, a config section (named in
+    ``studies``) and its section's model (docs/configuration.md regenerated from it), the number
+    a paper published and its coverage row, then the two generated pages that follow (the
+    package graph, the coverage page)."""
     (repo / "src/isotropy/toy").mkdir()
     (repo / "src/isotropy/toy/__init__.py").write_text(TOY_STUDY_SCIENCE, encoding="utf-8")
     (repo / "tests/test_toy.py").write_text(TOY_STUDY_TEST, encoding="utf-8")
@@ -236,7 +236,7 @@ def _add_toy_study(repo: Path) -> None:
         published.write(TOY_PUBLISHED)
     with (repo / "docs/coverage.csv").open("a", encoding="utf-8") as coverage:
         coverage.write(TOY_COVERAGE)
-    # the schema, docs/configuration.md and the pages generated from the code follow it
+    # docs/configuration.md and the pages generated from the code follow it
     env = {**os.environ, "PYTHONPATH": f"{repo / 'src'}{os.pathsep}{repo / 'tests'}"}
     command = [sys.executable, "-m", "isotropy.committed", "write"]
     run_captured(command, cwd=repo, env=env, check=True)
@@ -262,7 +262,6 @@ def test_a_study_is_its_record_a_rule_file_a_script_and_its_config(tmp_path):
         "docs/coverage.csv",
         "docs/coverage.md",
         "rules/toy.smk",
-        "schemas/config.schema.yaml",
         "scripts/toy_table.py",
         "src/isotropy/configuration/__init__.py",
         "src/isotropy/studies/toy.py",

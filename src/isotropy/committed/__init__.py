@@ -29,7 +29,6 @@ CONFIGURATION = CommittedRun(
             lambda _: reference.reference(),
             page_markers("key reference"),
         ),
-        Page(Path("schemas/config.schema.yaml"), lambda _: reference.json_schema()),
     ),
 )
 # The coverage page last: it reads the others.

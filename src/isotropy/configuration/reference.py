@@ -1,16 +1,12 @@
-"""The configuration's generated pages, from its models: schemas/config.schema.yaml and
-docs/configuration.md's key reference (written and checked by ``python -m isotropy.committed``)."""
+"""The configuration's generated page, from its models: docs/configuration.md's key reference
+(written and checked by ``python -m isotropy.committed``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from isotropy.configuration import Config, Section
-from isotropy.configuration.base import ABSENT_KEY, NAME, fields_of, nested
-
-COMMAND = "python -m isotropy.committed write"
+from isotropy.configuration.base import NAME, fields_of, nested
 
 
 def _shared(model: Any) -> type[Section] | None:
@@ -100,25 +96,3 @@ def reference() -> str:
         users = " ".join((model.__doc__ or "").split())
         out += [f"### {model.__name__}", "", users, "", *_rows(model, 0, own_only=False), ""]
     return "\n".join(["### Top-level keys", "", *plain, "", *out]).rstrip() + "\n"
-
-
-def json_schema() -> str:
-    """schemas/config.schema.yaml: the models' JSON schema, ``optional`` keys without a
-    default."""
-
-    def clean(node: Any) -> Any:
-        if isinstance(node, dict):
-            if node.pop(ABSENT_KEY, False):
-                node.pop("default", None)
-            if "description" in node:  # a docstring's line breaks are not the text's
-                node["description"] = " ".join(str(node["description"]).split())
-            return {k: clean(v) for k, v in node.items() if k != "title"}
-        return [clean(item) for item in node] if isinstance(node, list) else node
-
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
-    schema |= clean(Config.model_json_schema())
-    head = f"# Generated from isotropy.configuration by `{COMMAND}`; do not edit by hand.\n"
-    text = yaml.safe_dump(
-        schema, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None
-    )
-    return head + text
