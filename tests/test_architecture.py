@@ -13,6 +13,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from isotropy import statistics
 from isotropy.committed.import_graph import (
     FLOORS,
     FOUNDATION,
@@ -150,6 +151,31 @@ def test_every_result_path_is_spelled_in_isotropy_paths_only():
             if re.search(r"[\"']" + RESULT_PATH.pattern, code):
                 found.append(f"{file.relative_to(ROOT)}:{lineno}: {line.strip()}")
     assert not found, "result paths spelled outside isotropy.paths:\n" + "\n".join(found)
+
+
+# The verdict names (statistics' upper-case strings, its trend source apart: no verdict) and the
+# strings equal to one that are no verdict, each with its reason.
+VERDICT_NAMES = {v for k, v in vars(statistics).items() if k.isupper() and isinstance(v, str)}
+VERDICT_NAMES -= {statistics.TREND_SOURCE}
+NOT_VERDICTS = {("rajaee_cls/results.py", "not run"): "what an interval over no seed says"}
+
+
+def _verdict_literals(files: list[Path], root: Path = PACKAGE) -> list[str]:
+    """``path:lineno: name`` of each string constant equal to a verdict name, but NOT_VERDICTS."""
+    return [
+        f"{_relative(path, root)}:{lineno}: {value}"
+        for path in files
+        for lineno, value in _code_strings(path)
+        if value in VERDICT_NAMES and (_relative(path, root), value) not in NOT_VERDICTS
+    ]
+
+
+def test_every_verdict_name_is_spelled_in_isotropy_statistics_only(tmp_path):
+    (planted := tmp_path / "planted.py").write_text('V = "consistent", f"{1} agrees", "agrees."\n')
+    assert _verdict_literals([planted], tmp_path) == ["planted.py:1: consistent"]
+    found = _verdict_literals([p for p in _modules() if p != PACKAGE / "statistics.py"])
+    assert not found, "verdict names spelled outside isotropy.statistics:\n" + "\n".join(found)
+    assert all(v in {s for _, s in _code_strings(PACKAGE / f)} for f, v in NOT_VERDICTS), "stale"
 
 
 # ---- the import graph: no cycle, no arrow up a floor, no study importing another ---------------
@@ -293,13 +319,9 @@ def test_a_main_guard_is_its_modules_last_statement():
     script: a merge that appends one module to another can put it there."""
     late = []
     for path in _modules():
-        body = ast.parse(path.read_text()).body
-        guards = [
-            i
-            for i, n in enumerate(body)
-            if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)
-        ]
-        late += [dotted(path) for i in guards if i != len(body) - 1]
+        body = ast.parse(path.read_text()).body[:-1]
+        guards = [n for n in body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)]
+        late += [dotted(path)] * len(guards)
     assert not late, f"statements after the main guard in {late}"
 
 
@@ -311,13 +333,9 @@ BARE_IGNORE = re.compile(r"#\s*type:\s*ignore(?!\[)|#\s*mypy:\s*ignore-errors")
 
 def _code_files() -> list[Path]:
     """Every file the formatters own: the package, scripts, tests, benchmarks and the rules."""
-    python = [
-        *PACKAGE.rglob("*.py"),
-        *(ROOT / "scripts").rglob("*.py"),
-        *(ROOT / "tests").rglob("*.py"),
-        *(ROOT / "benchmarks").rglob("*.py"),
-    ]
-    return sorted(python) + [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]
+    folders = ("src/isotropy", "scripts", "tests", "benchmarks")
+    python = sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+    return python + [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]
 
 
 def _relative(path: Path, root: Path = ROOT) -> str:
@@ -362,12 +380,9 @@ def test_ruff_format_owns_every_line():
 
 def test_the_pragma_check_finds_a_planted_pragma(tmp_path):
     pragma = "# fmt" + ": skip"  # spelled in two pieces so that this file holds none
-    planted = tmp_path / "planted.py"
-    planted.write_text(f"x = 1\nTABLE = [1,2,3]  {pragma}\n", encoding="utf-8")
-    rule = tmp_path / "planted.smk"
-    rule.write_text("# fmt" + ": off\nrule a:\n    input: 'x'\n", encoding="utf-8")
-    clean = tmp_path / "clean.py"
-    clean.write_text("x = 1  # the format is not skipped here\n", encoding="utf-8")
+    (planted := tmp_path / "planted.py").write_text(f"x = 1\nTABLE = [1,2,3]  {pragma}\n")
+    (rule := tmp_path / "planted.smk").write_text("# fmt" + ": off\nrule a:\n    input: 'x'\n")
+    (clean := tmp_path / "clean.py").write_text("x = 1  # the format is not skipped here\n")
     found = _formatter_pragmas([planted, rule, clean], tmp_path)
     assert found == ["planted.py:2", "planted.smk:1"]
 
@@ -378,8 +393,7 @@ def test_no_line_is_over_the_limit():
 
 
 def test_the_line_check_finds_a_planted_long_line(tmp_path):
-    planted = tmp_path / "planted.py"
-    planted.write_text("x = 1\n" + "y = " + '"' + "a" * 95 + '"' + "\n" + "z" * 100 + "\n")
+    (planted := tmp_path / "planted.py").write_text(f'x = 1\ny = "{"a" * 95}"\n{"z" * 100}\n')
     assert _long_lines([planted], tmp_path) == ["planted.py:2 (101 characters)"]
 
 
@@ -390,15 +404,11 @@ def test_mypy_checks_every_module():
 
 
 def test_the_mypy_check_finds_planted_exemptions(tmp_path):
-    package = tmp_path / "src" / "isotropy"
-    package.mkdir(parents=True)
+    (package := tmp_path / "src" / "isotropy").mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    whole = package / "whole.py"
-    whole.write_text("# mypy" + ": ignore-errors\nx: int = 'a'\n")
-    bare = package / "bare.py"
-    bare.write_text("x: int = 'a'  # type" + ": ignore\n")
-    coded = package / "coded.py"
-    coded.write_text("x: int = 'a'  # type" + ": ignore[assignment]\n")
+    (whole := package / "whole.py").write_text("# mypy" + ": ignore-errors\nx: int = 'a'\n")
+    (bare := package / "bare.py").write_text("x: int = 'a'  # type" + ": ignore\n")
+    (coded := package / "coded.py").write_text("x: int = 'a'  # type" + ": ignore[assignment]\n")
     pyproject = tomllib.loads(
         '[[tool.mypy.overrides]]\nmodule = ["isotropy.coded"]\nignore_errors = true\n'
         '[[tool.mypy.overrides]]\nmodule = "isotropy.whole"\ndisallow_untyped_defs = true\n'

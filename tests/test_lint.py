@@ -18,11 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_ci_runs_the_lint_step_before_the_tests():
-    steps = [
-        line.strip()
-        for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-        if line.strip().startswith("make ")
-    ]
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    steps = [line.strip() for line in run if line.strip().startswith("make ")]
     assert steps == ["make lint", "make test"], steps
 
 
@@ -70,12 +67,8 @@ def test_commit_message_problems(message, files, lines, expected):
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-    )
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args]
+    return subprocess.run(git, cwd=repo, capture_output=True, text=True)
 
 
 def test_the_check_reads_commits_after_the_baseline_and_installs_as_a_hook(tmp_path):

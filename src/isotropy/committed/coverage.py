@@ -17,9 +17,10 @@ from typing import Any
 import pandas as pd
 
 from isotropy import intake
+from isotropy import statistics as st
 from isotropy.committed.record import CommittedRun, Page, page_markers
 from isotropy.io import markdown_table
-from isotropy.verdicts.tolerances import near_guaranteed
+from isotropy.verdicts.tolerances import NEAR_GUARANTEED, ON_STAND_IN, near_guaranteed
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = Path("docs/coverage.csv")
@@ -37,8 +38,8 @@ EVERY = {"metric_stride": 1}  # metrics after every update
 PROTOCOL = {"main": {"updates": 1000, **EVERY}, "glue": {"updates": 250, **EVERY}}
 RUN = {"main": {**PROTOCOL["main"], "seeds": 5}, "glue": PROTOCOL["glue"]}
 CLASSES = {  # a verdict's class by the words it starts with (after its mark)
-    "against": ("not supported", "not consistent", "differs", "untested: fails"),
-    "for": ("supported", "agrees", "consistent"),
+    "against": (st.NOT_SUPPORTED, st.NOT_CONSISTENT, st.DIFFERS, st.UNTESTED_FAILS),
+    "for": (st.SUPPORTED, st.AGREES, st.CONSISTENT),
     "stand-in": ("stand-in",),
 }
 # What a status allows its checks to read, and what it needs one of (reproduced: computed in
@@ -51,8 +52,8 @@ ALLOWED |= {"not judged": ANY | {"for", "equal", "near-guaranteed", "below scale
 ALLOWED |= {"stand-in": ANY | {"against", "for"}, "online or GPU only": {"tiny", "plan", "test"}}
 ALLOWED |= {"no counterpart": set()}
 STATUSES, KINDS = tuple(ALLOWED), ("empirical", "formula")
-TAGS = {"stand-in": "on a stand-in", "below scale": "below the scale"}
-TAGS["near-guaranteed"] = "near-guaranteed: not counted"
+TAGS = {"stand-in": ON_STAND_IN, "below scale": "below the scale"}
+TAGS["near-guaranteed"] = NEAR_GUARANTEED
 NEEDS: dict[Any, set[str]] = {"reproduced": {"for", "equal"}, "not reproduced": {"against"}}
 NEEDS |= {"stand-in": {"stand-in", "test"}, "online or GPU only": {"plan"}}
 NEEDS[("not reproduced", "formula")] = {"against", "test"}
