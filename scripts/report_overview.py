@@ -8,7 +8,13 @@ import pandas as pd
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.reporting import configuration_line, forest_html, overview_html, preview_mark
+from isotropy.reporting import (
+    configuration_line,
+    forest_html,
+    overview_html,
+    preview_mark,
+    recorded_files,
+)
 from isotropy.verdicts.comparison import as_shown
 from isotropy.verdicts.forest import forest_caption, listed_rows, plot_forest, undrawn_rows
 from isotropy.verdicts.tolerances import marked
@@ -33,17 +39,21 @@ def main(snakemake):
         listed=listed,
         mark=preview_mark(preview),
     )
+    page = snakemake.output.html
+    made_with = recorded_files(snakemake.config, "preview_study" if preview else "main_study")
     # A near-guaranteed Spearman ρ is shown as such and never counted as a pass (issue 79).
-    page = overview_html(
+    text = overview_html(
         marked(pd.read_csv(snakemake.input.claims)),
         marked(as_shown(comparison)),  # a stand-in named once per row
         studies=snakemake.params.studies,
         seeds=seeds,
         stand_ins=dict(snakemake.params.stand_ins),
         # Which files were laid over each other depends on how the run was invoked (the audit
-        # re-reads the same configuration from one file), so a file list would make this page
-        # stale on every audit: its content, by digest, is what made the run.
-        configfiles=[configuration_line(snakemake.config, snakemake.output.html)],
+        # re-reads the same configuration from one file), so they are no parameter (that would
+        # make this page stale on every audit): the run's own record names them, and the
+        # content, by digest, is what made the run.
+        configfiles=[*filter(None, [made_with]), configuration_line(snakemake.config, page)],
+        made_with=made_with,
         preview=preview,
         forest=forest,
         committed=marked(pd.read_csv(snakemake.input.committed)),
@@ -51,7 +61,7 @@ def main(snakemake):
     )
     with atomic_path(snakemake.output.html) as tmp:
         with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(page)
+            handle.write(text)
     record_step(snakemake)
 
 

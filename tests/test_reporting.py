@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import report_pages
+import yaml
 from tiny_workflow import ROOT, run_make, snakemake_in
 
 from isotropy import reporting
@@ -45,13 +46,9 @@ def test_overview_lists_the_run_then_claims_then_comparison():
 def test_a_previews_verdicts_are_the_main_studys_marked_and_pointing_at_the_preview():
     from isotropy.verdicts.measurements import as_preview
 
-    table = pd.DataFrame(
-        {
-            "study": ["main", "glue"],
-            "evidence": ["results/main/correlations.csv", "results/glue/table3.csv"],
-            "verdict": ["supported", "not run"],
-        }
-    )
+    rows = [["main", "results/main/correlations.csv", "supported"]]
+    rows += [["glue", "results/glue/table3.csv", "not run"]]
+    table = pd.DataFrame(rows, columns=["study", "evidence", "verdict"])
     marked = as_preview(table, "PREVIEW (make preview)")
     assert list(marked.columns) == ["preview", "study", "evidence", "verdict"]
     row = ["PREVIEW (make preview)", "main", "results/preview/correlations.csv", "supported"]
@@ -81,18 +78,10 @@ def test_the_report_stylesheet_hides_the_raw_job_parameters():
 
 
 def test_caption_facts_follow_the_runs_tabulated(tmp_path):
-    config = {
-        "encoders": {"miniLM": {"kind": "sentence-transformer"}},
-        "main": {
-            "setups": {"polarity": {"encoder": "miniLM"}, "snli": {"encoder": "miniLM"}},
-            "seeds": [0],
-            "updates": 10,
-            "learning_rate": 0.01,
-            "metric_stride": 10,
-            "metric_sample_size": None,
-        },
-        "preview": {"seeds": [0], "metric_stride": 10},
-    }
+    run = dict(seeds=[0], updates=10, learning_rate=0.01, metric_stride=10, metric_sample_size=None)
+    run["setups"] = {"polarity": {"encoder": "miniLM"}, "snli": {"encoder": "miniLM"}}
+    config = {"encoders": {"miniLM": {"kind": "sentence-transformer"}}, "main": run}
+    config["preview"] = {"seeds": [0], "metric_stride": 10}
     facts = targets.caption_facts(config, "preview", root=str(tmp_path))
     assert facts["seeds"] == [0] and facts["band"] is False
     assert facts["recorded"] == "at step 0, after every 10th update and after the last"
@@ -146,10 +135,11 @@ def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_p
     assert "--configfile a.yaml --config 'studies=[glue]'" in lines[1]
 
 
-def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoked():
+def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoked(tmp_path):
     """The overview's parameters must not change with the config files' spelling: the audit
     re-reads the same configuration from one temporary file, and `make report` from the recorded
-    effective configuration; a file list in the page's params made it stale on every audit."""
+    effective configuration; a file list in the page's params made it stale on every audit.
+    The first screen names the files the run recorded (a preview, then the tiny overlay)."""
     config = {"seeds": [0, 1], "models": {"miniLM": {"path": "x"}}}
     same = {"models": {"miniLM": {"path": "x"}}, "seeds": [0, 1]}  # another order, one file
     page = "results/report/overview.html"
@@ -158,6 +148,13 @@ def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoke
     assert configuration_line(config, page).endswith(f"in full in {page}.provenance.json")
     rules = (ROOT / "rules" / "report.smk").read_text()
     assert "workflow.configfiles" not in rules
+    tiny = {"seeds": [0], "studies": ["preview"]}
+    for target, made, body in [("main", "config.yaml", config), ("preview", "+ tiny.yaml", tiny)]:
+        (tmp_path / f"{target}_study.yaml").write_text(f"# made with: {made}\n{yaml.dump(body)}")
+    (tmp_path / "broken.yaml").write_text("# made with: x\n{")
+    asked = [({**tiny, "studies": ["main"]}, "main"), (same, "preview"), ({"seeds": [2]}, "main")]
+    made = [reporting.recorded_files(c, f"{t}_study", tmp_path) for c, t in asked]
+    assert made == ["+ tiny.yaml", "config.yaml", ""]  # make report sets studies; none other's
 
 
 def _verdict_rows() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -207,6 +204,7 @@ def _page(committed: pd.DataFrame | None = None, above=()) -> str:
         seeds={"preview": [0]},
         stand_ins={},
         configfiles=["logs/effective-config/preview_study.yaml"],
+        made_with="config.yaml + tiny.yaml",
         preview="PREVIEW (make preview): seed 0, metrics after every 10th update",
         forest="<h2>FOREST</h2>",
         committed=default if committed is None else committed,
@@ -253,6 +251,7 @@ def test_a_previews_tables_say_so_and_read_by_eye():
     assert "metrics after every 10th update" in page
     assert "Target: preview_study (make preview)" in page and "Stand-ins: none." in page
     assert "Configuration: logs/effective-config/preview_study.yaml." in page
+    assert page.index("Configuration: config.yaml + tiny.yaml.</p>") < page.index("Summary")
     comparison = page[page.index("Paper comparison") :]
     assert comparison.count("<td>10662</td>") == 2 and "1.066e+04" not in page
     assert "10662.0" not in page and "`" not in page and "<code" not in page

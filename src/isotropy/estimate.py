@@ -106,9 +106,6 @@ def over_finished_run(target: str, config: Mapping[str, Any], finished: str) -> 
     return True
 
 
-MADE_WITH = "# made with: "  # the effective configuration's first line: the files laid over
-
-
 def differences(old: Any, new: Any, key: str = "") -> list[str]:
     """The dotted keys whose values differ between two configurations."""
     if not isinstance(old, Mapping) or not isinstance(new, Mapping):
@@ -143,7 +140,7 @@ def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
         if not changed or not (mine & set(made) or recorded.stem == target and made):
             continue
         folder = os.path.commonpath([os.path.dirname(path) for path in made]) + "/"
-        files = first.removeprefix(MADE_WITH) if first.startswith(MADE_WITH) else "unrecorded files"
+        files = first.partition(paths.MADE_WITH)[2] or "unrecorded files"
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
         return recorded.stem, (
             f"{folder} holds the {recorded.stem} run made with {files} ({recorded}), and these "
@@ -312,7 +309,7 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
         str(Path(f).relative_to(here) if Path(f).is_relative_to(here) else f)
         for f in getattr(workflow, "overwrite_configfiles", None) or ()
     ]
-    header = MADE_WITH + (" + ".join(dict.fromkeys(files)) or "the defaults (config.yaml)")
+    header = paths.MADE_WITH + (" + ".join(dict.fromkeys(files)) or "the defaults (config.yaml)")
     for target in sorted(workflow.dag_settings.targets):
         if re.fullmatch(r"\w+", target):
             path = Path(paths.EFFECTIVE_CONFIG) / f"{target}.yaml"

@@ -240,6 +240,7 @@ PROTOCOL_EFFECTS = "resources/protocol_effects.csv"
 WORKFLOW_COMMITTED_VERDICTS = "docs/data/main_verdicts.csv"
 COMMITTED_VERDICTS = "resources/committed_verdicts.csv"
 EFFECTIVE_CONFIG = "logs/effective-config"  # + /<target>.yaml, written when a run starts
+MADE_WITH = "# made with: "  # its first line: the files laid over each other
 
 
 def logs(path: str) -> str:

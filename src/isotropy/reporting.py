@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import html
 import json
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from isotropy import paths
 from isotropy.statistics import (
@@ -267,6 +270,25 @@ def configuration_line(config: Mapping, page: str) -> str:
     return f"the effective configuration (sha256 {digest}…), in full in {page}.provenance.json"
 
 
+def recorded_files(config: Mapping, target: str, folder=paths.EFFECTIVE_CONFIG) -> str:
+    """The files the run of ``config`` was made with: the first line of the effective
+    configuration (``<folder>/<target>.yaml``, isotropy.estimate.started) holding ``config`` but
+    its ``studies`` (``make report`` sets them), ``target``'s own first; "" when none does."""
+    want = _canonical(config)
+    for path in sorted(Path(folder).glob("*.yaml"), key=lambda p: (p.stem != target, p.name)):
+        header, _, body = path.read_text(encoding="utf-8").partition("\n")
+        made = header.partition(paths.MADE_WITH)[2]
+        with contextlib.suppress(yaml.YAMLError, AttributeError):  # not a record
+            if made and _canonical(yaml.safe_load(body)) == want:
+                return made
+    return ""
+
+
+def _canonical(config: Mapping) -> str:
+    rest = {key: value for key, value in config.items() if key != "studies"}
+    return json.dumps(rest, sort_keys=True, default=str)
+
+
 def run_line(studies: Sequence[str], preview: str, configfiles: Sequence[str]) -> str:
     """The run's target and configuration files."""
     if preview:
@@ -288,6 +310,7 @@ def overview_html(
     seeds: Mapping[str, Sequence[int]],
     stand_ins: Mapping[str, str],
     configfiles: Sequence[str] = (),
+    made_with: str = "",
     preview: str = "",
     forest: str = "",
     committed: pd.DataFrame | None = None,
@@ -304,7 +327,12 @@ def overview_html(
     summary = summary_html(
         claims, comparison, pd.DataFrame() if committed is None else committed, mark
     )
-    parts = ['<div class="isotropy-overview">', summary, forest, f"<h2>This run{mark}</h2>"]
+    parts = ['<div class="isotropy-overview">']
+    if made_with:  # the first screen names what made the run (recorded_files)
+        parts.append(
+            f'<p class="overview-configuration">Configuration: {html.escape(made_with)}.</p>'
+        )
+    parts += [summary, forest, f"<h2>This run{mark}</h2>"]
     if preview:
         parts.append(f'<p class="overview-preview"><strong>{html.escape(preview)}</strong></p>')
     parts += [
