@@ -3,6 +3,7 @@ over from every file given, and the time left from measured per-update costs."""
 
 from __future__ import annotations
 
+import logging
 import shlex
 import shutil
 import subprocess
@@ -34,12 +35,8 @@ def _measured_cpu_speed(monkeypatch):
 
 def _make_dry_run(target: str, *variables: str) -> list[list[str]]:
     """The commands `make <target>` would run, split into words."""
-    result = subprocess.run(
-        ["make", "-n", "-C", str(ROOT), target, *variables],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    command = ["make", "-n", "-C", str(ROOT), target, *variables]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return [shlex.split(line) for line in result.stdout.splitlines() if line.strip()]
 
@@ -56,9 +53,7 @@ def test_make_run_lays_config_over_the_defaults_and_the_offline_overlay():
     assert words[words.index("--configfile") + 1 :][:3] == files
     estimate_call = next(c for c in commands if "isotropy.estimate" in c)
     assert estimate_call[estimate_call.index("--configfile") + 1 :][:3] == files
-    assert commands.index(estimate_call) < commands.index(snakemake[0]), (
-        "the estimate comes before the run"
-    )
+    assert commands.index(estimate_call) < commands.index(snakemake[0])  # the estimate first
 
 
 def _main_jobs(config, study="main", skip=()):
@@ -68,12 +63,7 @@ def _main_jobs(config, study="main", skip=()):
     jobs = [
         (
             "optimize_embeddings",
-            {
-                "study": study,
-                "encoder": r["encoder"],
-                "dataset": r["dataset"],
-                "seed": str(r["seed"]),
-            },
+            dict(study=study, encoder=r["encoder"], dataset=r["dataset"], seed=str(r["seed"])),
         )
         for r in runs
         if (r["dataset"], r["seed"]) not in skip
@@ -113,11 +103,8 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     # 4 CPU-s to load the model, on 2 threads: 12 s.
     # Word vectors: one 30 s lookup for pos and one for supersense: 60 s.
     assert paper_cost.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
-    jobs = [
-        job
-        for job in _main_jobs(config, skip={("polarity", 0)})
-        if job[1] != {"encoder": "miniLM", "dataset": "polarity"}
-    ]
+    polarity = {"encoder": "miniLM", "dataset": "polarity"}
+    jobs = [job for job in _main_jobs(config, skip={("polarity", 0)}) if job[1] != polarity]
     # Jobs to start: 19 runs, 3 embeddings or lookups, download and preparation of 4 data
     # sets, table 1, correlations and two figures: 34, at the fixed start-up cost each.
     jobs += [("download_source", {}), ("prepare_dataset", {})] * 4 + [("plot", {})] * 4
@@ -217,7 +204,8 @@ def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
         "device": "cpu"
     }
     assert "3 of 3 steps (100%) done" in result.stderr, result.stderr
-    assert "\njobs: 2/3 (66.7%), elapsed " in result.stderr and " left at the rate" in result.stderr
+    said = "\njobs: 2/3, 66.7% of the work, elapsed "  # each job its start-up: Snakemake's ids
+    assert said in result.stderr and "at the rate so far, jobs weighed by" in result.stderr
 
 
 def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monkeypatch):
@@ -382,7 +370,11 @@ def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, mon
     targets = {"preview_study", "main_study", "x/y"}  # a file target: not recorded
     run = SimpleNamespace(dag_settings=SimpleNamespace(targets=targets))
     run.overwrite_configfiles, config = files[:1], workflow_config.load_config(files[:1])
+    job = SimpleNamespace(rule=SimpleNamespace(name="copy_published_values"), wildcards_dict={})
+    run.dag = SimpleNamespace(needrun_jobs=lambda: [job], jobid=lambda job: 7)  # its plan
     estimate.started(run, config)
+    time_left = logging.getLogger("snakemake.logging").handlers.pop()  # its jobs' estimates
+    assert list(time_left.costs) == [7] and 0 < time_left.costs[7] < 60
     recorded = Path("logs/effective-config/preview_study.yaml")
     assert capsys.readouterr().err == "" and len(list(recorded.parent.iterdir())) == 2
     assert yaml.safe_load(recorded.read_text()) == config

@@ -41,10 +41,8 @@ def test_uncaught_error_is_one_line_on_stderr_and_a_traceback_in_the_log(tmp_pat
     text = log.read_text()
     assert text.count("Traceback (most recent call last)") == 1 and "in load" in text
     # without a log file, the traceback stays on stderr
-    result = subprocess.run(
-        [sys.executable, "-c", STEP], capture_output=True, text=True, timeout=60
-    )
-    assert result.stderr.count("Traceback (most recent call last)") == 1
+    bare = subprocess.run([sys.executable, "-c", STEP], capture_output=True, text=True, timeout=60)
+    assert bare.stderr.count("Traceback (most recent call last)") == 1
 
 
 SNAKEFILE = """
@@ -117,3 +115,13 @@ def test_a_run_says_the_time_left_after_each_finished_job_but_the_last(capsys):
         "jobs: 1/4 (25.0%), elapsed 1.0 min, about 3.0 min left at the rate so far",
         "jobs: 3/4 (75.0%), elapsed 1.5 min, about 30 s left at the rate so far",
     ]
+    # Weighed by the estimate: 11 downloads of 2 s done in 30 s, 12 optimisations of 27.5 s to
+    # go: 7.5 min left (every job the same said "about 33 s").
+    now[0], costs = 0.0, {job: 2.0 if job < 12 else 27.5 for job in range(1, 24)}
+    handler = TimeLeft(clock=lambda: now[0], costs=costs)
+    for job in range(1, 12):
+        handler.emit(logging.makeLogRecord({"event": LogEvent.JOB_FINISHED, "job_id": job}))
+    now[0] = 30.0
+    handler.emit(logging.makeLogRecord({"event": LogEvent.PROGRESS, "done": 11, "total": 23}))
+    said = capsys.readouterr().err
+    assert "11/23, 6.2% of the work, elapsed 30 s, about 7.5 min left" in said, said

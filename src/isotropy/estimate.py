@@ -230,6 +230,14 @@ LONG_RUN = "a long run: more than {} on {} idle cores (Ctrl-C stops it; make res
 JOB_COSTS: dict[str, costs.JobCost] = studies.job_costs()
 
 
+def job_seconds(config: Mapping, rule: str, wildcards: Mapping, pace: costs.Pace) -> float | None:
+    """One job's wall seconds on ``config``'s device: its rule's measured cost (None: not
+    measured) in :data:`JOB_COSTS`, else its start-up."""
+    if rule in JOB_COSTS:
+        return JOB_COSTS[rule](config, wildcards, pace)
+    return pace.share(0.0, costs.JOB_THREADS, config["device"])
+
+
 def describe(
     config: Mapping[str, Any],
     jobs: Sequence[tuple[str, Mapping[str, str]]],
@@ -245,11 +253,7 @@ def describe(
     by_rule: dict[str, list[float]] = {}
     unknown = []
     for rule, wildcards in jobs:
-        if rule in JOB_COSTS:
-            seconds = JOB_COSTS[rule](config, wildcards, pace)
-        else:
-            seconds = pace.share(0.0, costs.JOB_THREADS, device)
-        if seconds is None:
+        if (seconds := job_seconds(config, rule, wildcards, pace)) is None:
             unknown.append(" ".join([rule, "/".join(wildcards.values())]).strip())
         by_rule.setdefault(rule, []).append(seconds or 0.0)
     total = sum(map(sum, by_rule.values()))
@@ -296,7 +300,14 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
     environment they inherit, then its effective configuration written to
     ``logs/effective-config/<target>.yaml`` for each target named by a plain word (what ``make
     report`` describes); the time left said after each finished job (:class:`TimeLeft`)."""
-    logging.getLogger("snakemake.logging").addHandler(TimeLeft())
+    # Each planned job's estimate as `describe` makes it (at one speed: only ratios are used).
+    pace = costs.Pace(cores=costs.available_cores() or 2, job_overhead=costs.JOB_OVERHEAD_SECONDS)
+    dag: Any = getattr(workflow, "dag", None)
+    planned = {
+        dag.jobid(job): job_seconds(config, job.rule.name, job.wildcards_dict, pace) or 0.0
+        for job in (dag.needrun_jobs() if dag else ())
+    }
+    logging.getLogger("snakemake.logging").addHandler(TimeLeft(costs=planned))
     if added := compute.apply_job_environment():
         print(
             "jobs' idle threads sleep instead of spinning: "

@@ -6,6 +6,7 @@ import logging
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,19 +102,30 @@ class ProgressLog:
 
 class TimeLeft(logging.Handler):
     """On Snakemake's logger (a run's ``onstart``): after each finished job but the last, the
-    time left at the rate of the jobs finished so far, under Snakemake's "N of M steps"."""
+    time left at the rate so far; with ``costs`` (Snakemake's job id: its estimated seconds,
+    isotropy.estimate), the jobs weighed by them: the estimate of the jobs not finished (its
+    JOB_FINISHED records name those that are) times the measured over the estimated seconds
+    of those finished. Without, every job counts the same."""
 
-    def __init__(self, clock=time.monotonic) -> None:
+    def __init__(self, clock=time.monotonic, costs: Mapping[Any, float] | None = None) -> None:
         super().__init__()
         self.clock, self.start = clock, clock()
+        self.costs, self.finished = dict(costs or {}), set[Any]()
 
     def emit(self, record: logging.LogRecord) -> None:
         done, total = getattr(record, "done", 0), getattr(record, "total", 0)
-        if getattr(getattr(record, "event", None), "name", "") == "PROGRESS" and 0 < done < total:
+        event = getattr(getattr(record, "event", None), "name", "")
+        if event == "JOB_FINISHED":
+            self.finished.add(getattr(record, "job_id", None))
+        if event == "PROGRESS" and 0 < done < total:
             jobs = ProgressLog(total, "jobs", clock=self.clock)
             jobs.done = done
+            weighed = ""
+            if planned := sum(self.costs.values()):
+                jobs.share = sum(self.costs.get(job, 0.0) for job in self.finished) / planned
+                weighed = ", jobs weighed by their estimated cost"
             line = jobs.line(self.clock() - self.start)
-            print(f"{line} at the rate so far", file=sys.stderr, flush=True)
+            print(f"{line} at the rate so far{weighed}", file=sys.stderr, flush=True)
 
 
 def duration(seconds: float) -> str:
