@@ -324,14 +324,11 @@ def overview_html(
     mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
     comparison_file = paths.PREVIEW_PAPER_COMPARISON if preview else paths.PAPER_COMPARISON
-    summary = summary_html(
-        claims, comparison, pd.DataFrame() if committed is None else committed, mark
-    )
+    committed = pd.DataFrame() if committed is None else committed
+    summary = summary_html(claims, comparison, committed, mark)
+    named_by = f"Configuration: {html.escape(made_with)}." if made_with else ""  # recorded_files
     parts = ['<div class="isotropy-overview">']
-    if made_with:  # the first screen names what made the run (recorded_files)
-        parts.append(
-            f'<p class="overview-configuration">Configuration: {html.escape(made_with)}.</p>'
-        )
+    parts += [f'<p class="overview-configuration">{named_by}</p>'] if made_with else []
     parts += [summary, forest, f"<h2>This run{mark}</h2>"]
     if preview:
         parts.append(f'<p class="overview-preview"><strong>{html.escape(preview)}</strong></p>')
@@ -345,7 +342,7 @@ def overview_html(
     ]
     named = [text for key, text in stand_ins.items() if text and key != "word_vectors_label"]
     parts.append("<p>Stand-ins: " + html.escape("; ".join(named) if named else "none") + ".</p>")
-    beside = set() if committed is None or committed.empty else set(zip(*committed[KEY].T.values))
+    beside = set() if committed.empty else set(zip(*committed[KEY].T.values))
     keys = pd.Series(list(zip(*comparison.reindex(columns=KEY).T.values)), index=comparison.index)
     shown = (
         comparison.index.isin(list(above)) | keys.isin(beside) | (comparison["verdict"] == NOT_RUN)
