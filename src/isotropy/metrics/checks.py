@@ -1,4 +1,4 @@
-"""Input checks and the streamed engines' numerical helpers, imported by ``isotropy.metrics`` only.
+"""Point checks and numeric helpers, imported by ``isotropy.metrics`` and ``isotropy.transforms``.
 
 A metric accepts a numpy array or a torch tensor of shape ``(n points, d dimensions)``; bad input
 raises a ``ValueError`` that says what was found and what is needed. :func:`checked_points` and
