@@ -119,11 +119,13 @@ def test_first_page_opens_on_the_run_its_claims_and_the_paper_comparison(report)
         "Seeds: main 0, 1" in desc
         and "Target: all: the studies main, glue, istar, geometry" in desc
     )
-    assert re.search(
-        r"Configuration: the effective configuration \(sha256 [0-9a-f]{12}…\), in full in "
-        r"results/report/overview\.html\.provenance\.json\.",
+    # The files come from the run's own record (the tiny run's one merged config.yaml).
+    named = re.search(
+        r"Configuration: (\S+/config\.yaml), the effective configuration \(sha256 [0-9a-f]{12}…\), "
+        r"in full in results/report/overview\.html\.provenance\.json\.",
         desc,
-    ), desc[:3000]
+    )
+    assert named and f"Configuration: {named[1]}.</p>" in desc, desc[:3000]
     assert "Stand-ins: " in desc and "PREVIEW" not in desc
     assert "Configuration files" not in desc and "{'" not in desc and "['" not in desc
     # It opens on the forest plot of the paper comparison, its caption stating what made it,
