@@ -24,7 +24,7 @@ from isotropy.verdicts.tolerances import NEAR_GUARANTEED, ON_STAND_IN, near_guar
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = Path("docs/coverage.csv")
-PAGE, README = Path("docs/coverage.md"), Path("README.md")
+PAGE = Path("docs/coverage.md")
 # ``setups``: how many setups the statement covers (empty: one)
 COLUMNS = "id paper item statement status checks produced_by why kind setups".split()
 PUBLISHED = "config/published_values.csv"
@@ -354,7 +354,7 @@ def _held_up_by(row, root: Path) -> str:
     return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–")
 
 
-def block(root: Path = ROOT, counts_only: bool = False) -> str:
+def block(root: Path = ROOT) -> str:
     """The counts per paper and status, then one table per paper (reasons: docs/coverage.csv)."""
     for cached in (table, record_of, facts):  # the files it reads may have been rewritten
         cached.cache_clear()
@@ -365,8 +365,6 @@ def block(root: Path = ROOT, counts_only: bool = False) -> str:
     counts = counts.reindex(index=[*papers(raw.assign(paper=names)), "ours"], columns=STATUSES)
     counts = counts.fillna(0).astype(int)
     lines = [markdown_table(counts.assign(items=counts.sum(axis=1)).reset_index()).rstrip()]
-    if counts_only:  # the README's first screen: what replicated, per paper
-        return lines[0] + "\n"
     for title, part in [(p, data[(data["paper"] == p) & ~ours]) for p in papers(data)] + [
         ("The project's own additions (not items of the papers)", data[ours])
     ]:
@@ -384,8 +382,5 @@ def block(root: Path = ROOT, counts_only: bool = False) -> str:
 
 COVERAGE = CommittedRun(
     name="coverage",
-    pages=(
-        Page(PAGE, block, page_markers("coverage")),
-        Page(README, functools.partial(block, counts_only=True), page_markers("coverage counts")),
-    ),
+    pages=(Page(PAGE, block, page_markers("coverage")),),
 )

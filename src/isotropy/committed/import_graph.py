@@ -31,7 +31,7 @@ FLOORS: dict[str, int] = {
     **dict.fromkeys(
         ("metrics", "transforms", "optimize", "finetune", "traces", "summaries", "sensitivity"), 2
     ),
-    **dict.fromkeys(study_packages(), 2),
+    **dict.fromkeys((*study_packages(), "<study>"), 2),
     # figures of what the science computed
     **dict.fromkeys(("plots", "reporting"), 3),
     # the verdicts on it, which the science never imports
@@ -83,10 +83,14 @@ def floor(name: str) -> int:
 
 
 def graph_block(packages: Mapping[str, Iterable[str]]) -> str:
-    """docs/architecture.md's package graph, by floor: ``floor package -> what it imports``."""
+    """docs/architecture.md's package graph, by floor: ``floor package -> what it imports``;
+    every study's package is one node, ``<study>``, which a new study leaves as it is."""
+    node, merged = dict.fromkeys(study_packages(), "<study>"), dict[str, set[str]]()
+    for name, targets in packages.items():
+        merged.setdefault(node.get(name, name), set()).update(node.get(t, t) for t in targets)
     lines = []
-    for name in sorted(set(packages) - {"isotropy"}, key=lambda p: (floor(p), p)):
+    for name in sorted(set(merged) - {"isotropy"}, key=lambda p: (floor(p), p)):
         head = f"{floor(name)} {name:<13} -> "
-        text = ", ".join(sorted(packages[name])) or "-"
+        text = ", ".join(sorted(merged[name] - {name})) or "-"
         lines += textwrap.wrap(text, 100, initial_indent=head, subsequent_indent=" " * len(head))
     return "```\n" + "\n".join(lines) + "\n```\n"
