@@ -192,17 +192,11 @@ def setup_of(row: dict[str, str]) -> str:
     return "/".join(row[c] for c in columns if row.get(c))
 
 
-def _published(root: Path, row) -> list[pd.DataFrame]:
-    """The config/published_values.csv rows each of the row's checks of that file selects."""
-    return [
-        select(root, PUBLISHED, match.group(2))[0]
-        for check in checks_of(row)
-        if (match := TABLE.fullmatch(check)) and match.group(1) == PUBLISHED
-    ]
-
-
 def _cited(root: Path, row) -> pd.DataFrame:
-    return pd.concat([pd.DataFrame(), *_published(root, row)], ignore_index=True)
+    """The config/published_values.csv rows the row's checks of that file select (their index)."""
+    found = [TABLE.fullmatch(check) for check in checks_of(row)]
+    chosen = [select(root, PUBLISHED, m.group(2))[0] for m in found if m and m[1] == PUBLISHED]
+    return pd.concat([pd.DataFrame(), *chosen])
 
 
 def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
@@ -355,11 +349,8 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
 
 def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> list[str]:
     """The papers' printed numbers (rows of config/published_values.csv) no row selects."""
-    chosen = pd.Series(False, index=published.index)
-    for _, row in data.iterrows():
-        for rows in _published(root, row):
-            chosen[rows.index] = True
-    return [f"{p['paper']}, {p['source']}" for _, p in published[~chosen].iterrows()]
+    chosen = {i for _, row in data.iterrows() for i in _cited(root, row).index}
+    return [f"{p['paper']}, {p['source']}" for i, p in published.iterrows() if i not in chosen]
 
 
 def _short(verdict: str) -> str:
@@ -381,12 +372,7 @@ def _held_up_by(row, root: Path) -> str:
 
 def block(root: Path = ROOT, counts_only: bool = False) -> str:
     """The counts per paper and status, then one table per paper (reasons: docs/coverage.csv)."""
-    for cached in (
-        table,
-        record_of,
-        facts,
-        _identity,
-    ):  # the files it reads may have been rewritten
+    for cached in (table, record_of, facts, _identity):  # their files may have been rewritten
         cached.cache_clear()
     raw = rows(root)
     data, names = raw.map(cell), raw["paper"].map(functools.partial(cell, bar="|"))
