@@ -47,6 +47,11 @@ def _skdim_lid(x: np.ndarray) -> float:
     return float(mle.dimension_pw_.mean() * K / (K - 1))
 
 
+def _cosine(x: np.ndarray) -> torch.Tensor:
+    """cos(λ, 1) of the covariance's eigenvalues λ: the isotropy defect's (Mickus et al. §2)."""
+    return O.isotropy_cosine(np.linalg.eigvalsh(np.cov(x.T)).clip(min=0))
+
+
 def _eq1(x: np.ndarray, y: np.ndarray) -> float:
     """Eq. (1) from scipy's pair distances: inter-class sum minus intra-class sum."""
     d, same = cdist(x, x), y[:, None] == y[None, :]
@@ -68,6 +73,10 @@ IDENTITIES: dict[str, tuple[Pair, Pair]] = {
     "pca variances": (
         lambda x, y: O.pca_variances_from_distances(x),
         lambda x, y: np.linalg.eigvalsh(np.cov(x.T))[::-1],
+    ),
+    "defect": (
+        lambda x, y: O.isoscore_from_cosine(_cosine(x), x.shape[1]),
+        lambda x, y: IsoScore(x),
     ),
     "eq1": (lambda x, y: O.silhouette_objective(x, y.astype(int)), _eq1),
     "s_inter": (lambda x, y: M.s_inter(x, y, max_per_type=len(x)), lambda x, y: _pairs(x, y, 0)),
