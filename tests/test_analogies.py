@@ -42,7 +42,6 @@ def _planted(tmp_path):
     return vectors, str(questions)
 
 
-@pytest.mark.covers("mickus:fn1-analogies")
 def test_the_rule_says_no_when_a_transform_raising_isotropy_loses_the_analogies(tmp_path):
     vectors, questions = _planted(tmp_path)
     named = {k: v for k, v in analogies.standard_transforms(10).items() if "top" not in k}
@@ -73,7 +72,6 @@ def test_the_rule_needs_a_rise_in_isoscore_and_a_loss_under_the_margin():
     assert not judged.loc["no rise"]  # a transform that does not raise isotropy proves nothing
 
 
-@pytest.mark.covers("mickus:fn1-analogies")
 def test_the_committed_table_reads_what_its_numbers_say():
     """docs/data/analogies.csv (rule analogies on the mirror's GloVe 50-d): its verdict columns
     are the rule's on its own numbers."""

@@ -168,7 +168,6 @@ def istar_runs(negative_iso: float, negative_metric: float, seeds: int = 3) -> p
     return pd.DataFrame(rows, columns=columns).assign(model="bert", task="sst2")
 
 
-@pytest.mark.covers("istar:finding")
 def test_istar_claims_judge_each_lambda_over_seeds():
     runs = istar_runs(negative_iso=0.10, negative_metric=0.93)
     rows = {(r["claim"], r["setup"]): r for r in istar_rows(runs)}

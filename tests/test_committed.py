@@ -27,7 +27,6 @@ def _needs_commit(run: CommittedRun) -> None:
         pytest.skip(f"{run.name}: no committed run yet ({run.records[0].path})")
 
 
-@pytest.mark.covers("istar:fig5", "istar:fig6", "istar:fig7", "istar:finding")
 @pytest.mark.parametrize("run", RUNS)
 def test_every_committed_file_matches_its_record_and_every_page_is_fresh(run):
     _needs_commit(run)

@@ -12,9 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import tiny_workflow
+from IsoScore.IsoScore import IsoScore
 
+from isotropy import metrics as M
 from isotropy import paths, studies
 from isotropy.committed import coverage as C
+from isotropy.metrics import references as R
 from isotropy.workflow import targets
 from isotropy.workflow.config import load_config
 
@@ -23,6 +26,7 @@ MS, G, NR = "docs/main-study.md", "docs/data/glue_claims.csv", "not reproduced"
 GOLD, P = "tests/golden/results/", "miniLM/polarity"
 TABLE1, PUB = "docs/data/main_table1.csv", "config/published_values.csv"
 NONE, STAND = "no check reads for it on the paper's model and data", "reads ['stand-in']"
+NO_ID, NO_TEST = "no identity holds on data", "is no table, record, identity or plan"
 GLOVE_TREND = f"{MS}[claim~isoscore_falls; setup=word2vec/pos]"
 APPB = "test_appendix_b_bound_holds_on_random_and_real_clouds_and_is_tight_at_collapse"
 
@@ -66,23 +70,31 @@ PLANTED = [
     (dict(checks=GLOVE_TREND), STAND),
     # 2. a test says what data it ran on (its marker) and may assert nothing: no test counts
     (dict(checks="tests/test_headline.py::test_the_committed_run_is_at_the_papers_protocol"), NONE),
+    (
+        dict(status="stand-in", checks="tests/test_rajaee_cls.py::test_tables_and_figure_from_met"),
+        "ne",
+    ),
     # and a run's record holds up only a statement of its protocol (the base's is Pearson's)
     (dict(checks="docs/data/main_run.json"), NONE),
-    # 3. an empirical item called a formula: a synthetic test holds up neither kind
-    (dict(kind="formula", checks="tests/test_optimize.py::test_metric_stride_and_sampling"), NONE),
+    # 3. an empirical item called a formula: a synthetic test, or a verdict, holds up none
+    (dict(kind="formula", checks="tests/test_optimize.py::test_metric_stride_and_sampling"), NO_ID),
+    (dict(kind="formula", checks=f"{MS}[setup (ours)={P}; paper row~Pearson r]"), NO_ID),
+    # and an identity holds up no empirical item
+    (dict(checks="identity:isoscore"), NONE),
     # 4. one cell holding up a statement over more setups, or a statistic alone of two
     (dict(setups="24", checks=f"{G}[claim=silhouette_rises]"), "holds in 10 setup(s)"),
     (dict(checks=f"{G}[claim=pearson_negative] | {G}[claim=spearman_strongly_negative]"), "near"),
     # 5. scale: test_a_run_below_the_papers_scale_reproduces_nothing
-    # 6. a test of our own reading holds up a formula (appendix B's bound)
-    (dict(kind="formula", checks=f"tests/test_objectives.py::{APPB}"), NONE),
+    # 6. a test of our own reading holds up a formula (appendix B's bound), even against it
+    (dict(kind="formula", checks=f"tests/test_objectives.py::{APPB}"), NO_ID),
+    (dict(status=NR, kind="formula", checks=f"tests/test_objectives.py::{APPB}"), NO_TEST),
     # 7. not reproduced on a stand-in's verdict (the GloVe analogies, no model pinned)
     (dict(status=NR, checks="docs/data/analogies.csv[transform=whitened]"), "['ag"),
     (dict(status=NR, checks=GLOVE_TREND), STAND),
     # 8. a pinned number equal to another of the row's numbers (polarity's rows = its items)
     (dict(checks=f"{TABLE1}[dataset=polarity; rows=10662] | {PUB}[source~Table 1, row pol]"), NONE),
     (dict(kind="law"), "kind 'law' is none of"),
-    (dict(status="no counterpart", checks="tests/test_metrics.py::x"), "has no test x"),
+    (dict(status="no counterpart", checks="identity:x"), "identity 'x' is none of"),
     (dict(checks=f"{TABLE1}[dataset=polarity; items=10663]"), "no row of"),
 ]
 
@@ -103,9 +115,34 @@ def test_a_row_that_its_checks_hold_up_passes():
     # the same counts without the paper's numbers they equal are merely computed
     alone = _row(id="mickus:table1", checks=row["checks"].split(" | ")[0])
     assert any("needs a check reading" in p for p in C.row_problems(alone))
-    # a synthetic test holds up no formula: it reads not judged
-    eq2 = "tests/test_objectives.py::test_eq2_is_maximal_exactly_for_isotropic_variances"
-    assert C.row_problems(_row(status="not judged", kind="formula", checks=eq2)) == []
+    # a formula: an identity computed on data against an independent reference
+    defs = _row(kind="formula", checks="identity:isoscore | identity:silhouette")
+    assert C.row_problems(defs) == []
+    assert C.row_problems(_row(status="not judged", kind="formula", checks=defs["checks"])) == [
+        "mickus:planted: not judged, yet its checks reproduce it"
+    ]
+
+
+def test_a_formula_test_asserting_nothing_holds_up_no_row(tmp_path):
+    """Issue 93: a test's body may be `assert True`; no status rests on a test any more."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_t.py").write_text("def test_x():\n    assert True\n")
+    for status in (NR, "stand-in"):
+        row = _row(status=status, kind="formula", checks="tests/test_t.py::test_x")
+        assert any(NO_TEST in p for p in C.row_problems(row, root=tmp_path)), status
+
+
+def test_an_identity_of_our_own_code_or_one_that_fails_holds_up_no_formula(monkeypatch):
+    ours, reference = R.IDENTITIES["isoscore"]
+    monkeypatch.setitem(R.IDENTITIES, "ours", (ours, lambda x, y: M.isoscore(x)))
+    monkeypatch.setitem(R.IDENTITIES, "off", (ours, lambda x, y: 1 + IsoScore(x)))
+    C._identity.cache_clear()
+    for name, said in [("ours", "needs a check reading"), ("off", "reads ['against']")]:
+        problems = C.row_problems(_row(kind="formula", checks=f"identity:{name}"))
+        assert any(said in p for p in problems) and any(NO_ID in p for p in problems), problems
+    assert "identity ours: ours" in C.outcome(ROOT, "identity:ours", pd.DataFrame())[3]
+    assert R.independent(reference) and not R.independent(lambda x: R._eq1(x, M.isoscore(x)))
+    C._identity.cache_clear()
 
 
 def test_every_number_the_papers_print_has_a_row_and_a_planted_one_without_fails():

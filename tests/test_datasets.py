@@ -73,7 +73,6 @@ def test_snli_counts(raw_dirs, config):
     [("cola", 8_551, False), ("mrpc", 3_668, True), ("rte", 2_490, True)]
     + [("sst2", 67_349, False), ("wnli", 635, True)],
 )
-@pytest.mark.covers("mickus:table2-items", on="mirror")
 def test_glue_counts(raw_dirs, config, task, count, pair):
     table = prepare(task, raw_dirs, config)
     assert len(table) == count
@@ -115,7 +114,6 @@ def _table2_verdicts(raw_dirs, config, **planted) -> pd.DataFrame:
     return compared[(compared["quantity"] == "parameters") & compared["our_value"].notna()]
 
 
-@pytest.mark.covers("mickus:table2")
 def test_table2_parameters_from_the_mirror_data_equal_the_printed_counts(raw_dirs, config):
     """Unique stripped texts × dim + a linear head with bias: all ten offline cells of Table 2
     exactly; without the bias (Table 1's polarity convention) every cell differs."""

@@ -5,7 +5,6 @@ these tests show that the rendering follows the values."""
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from isotropy.committed import extensions as answers
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
@@ -26,7 +25,6 @@ def test_claims_without_values_render_as_not_run():
     assert block.count("*not run*") == len(EXTENSION_CLAIMS)
 
 
-@pytest.mark.covers("mickus:lim-heldout")
 def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_path):
     """The committed held-out seeds carry the majority baseline, which is the
     split's own (recomputed here from the mirror's polarity sentences) and what the rerun of seed

@@ -144,7 +144,6 @@ STAMP = (
 
 
 @pytest.mark.parametrize("seeds", [(0,), (0, 1)])
-@pytest.mark.covers("mickus:fig2")
 def test_figure2_names_both_curves_and_states_each_panels_change(seeds):
     """Both curves named, the band only where it is drawn; each panel's title states the change
     its curves show (its axes scale to its own data); with its preview stamp, the figure still
@@ -184,7 +183,6 @@ def test_checker_reads_the_saved_layout_where_a_legend_hides_the_stamp():
     assert any(p.startswith("small text: 8, ") for p in problems), problems  # ticks at 3.5 pt
 
 
-@pytest.mark.covers("mickus:fig4")
 def test_figure4_grid_of_encoders_and_tasks():
     traces = _traces([("miniLM", t) for t in ("rte", "wnli", "cola")] + [("mpnet", "wnli")], (0,))
     assert _close(metric_curves(traces, panel="dataset", row="encoder")) == []
@@ -205,7 +203,6 @@ def _figure3(seeds=(0, 1), flip=None):
     return figure, panels, table
 
 
-@pytest.mark.covers("mickus:fig3")
 def test_figure3_titles_give_the_interval_over_seeds_and_say_what_it_is():
     figure, panels, table = _figure3(seeds=(0, 1, 2))
     assert {ax.get_xscale() for ax in panels.values()} == {"log"}  # one convention for all
@@ -282,7 +279,6 @@ def _lid_table():
     return pd.concat(both, ignore_index=True).assign(k=10)
 
 
-@pytest.mark.covers("cai:token-kinds")
 def test_geometry_figures():
     """Every geometry figure reads; the cosine figure's third panel draws the condition numbers
     per layer (log scale); the token views colour the same points by kind and by the decade band

@@ -131,7 +131,6 @@ def test_the_readers_name_a_missing_split_and_an_unknown_task(mirror_root, confi
 # ----------------------------------------------------------------------------- penalties
 
 
-@pytest.mark.covers("istar:cosreg")
 def test_cosine_penalty_is_the_authors_formula():
     """(ΣW − N)/N², W the N×N cosine matrix (I-STAR regularizers.py): diagonal out, N² divisor."""
     from sklearn.metrics.pairwise import cosine_similarity
@@ -150,7 +149,6 @@ def test_cosine_penalty_is_the_authors_formula():
     assert cosine_penalty(torch.tensor([[1.0, 0.0], [3.0, 0.0]])).item() == pytest.approx(0.5)
 
 
-@pytest.mark.covers("istar:loss")
 def test_reference_covariance_matches_numpy(tiny_bert):
     spec = task_spec("sst2")
     model, tokenizer = load_model_and_tokenizer(tiny_bert, spec)
@@ -203,7 +201,6 @@ def test_finetune_learns_the_synthetic_task(tiny_bert, tmp_path):
 
 
 @pytest.mark.parametrize("regulariser, lam", [("istar", 1.0), ("cosreg", 0.5)])
-@pytest.mark.covers("istar:loss")
 def test_regulariser_sign_sets_the_direction_of_geometry(tiny_bert, tmp_path, regulariser, lam):
     """+λ makes the model more isotropic (penalty falls), −λ less (penalty rises towards 1)."""
     data = (sentiment_table(96, 0), sentiment_table(48, 1))

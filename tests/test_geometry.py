@@ -66,7 +66,6 @@ def clustered_cloud(
     return points.astype(np.float32), labels
 
 
-@pytest.mark.covers("cai:centring")
 def test_cluster_centring_recovers_clusters_and_removes_shared_direction():
     points, labels = clustered_cloud()
     stats, clusters = cluster_cosine_statistics(
@@ -180,7 +179,6 @@ def test_pca_view_projects_with_the_planted_clusters(monkeypatch):
         script.main(job)
 
 
-@pytest.mark.covers("cai:condition")
 def test_condition_number_is_numpy_cond_of_the_centred_matrix():
     """Cai et al.'s motivation: the ratio of the extreme singular values of the centred layer,
     against numpy.linalg.cond (an independent SVD) on the same centred float64 matrix."""
@@ -375,7 +373,6 @@ def test_token_embeddings_match_sentence_transformers(minilm, polarity_sentences
     np.testing.assert_allclose(embeddings.layers[-1][first][0], reference[1], atol=1e-4)
 
 
-@pytest.mark.covers("cai:frequency")
 def test_token_frequencies_count_the_whole_corpus_as_the_tokenizer_splits_it(
     minilm, polarity_sentences
 ):
@@ -419,7 +416,6 @@ def test_a_tokenizer_without_padding_or_end_of_text_pads_with_its_unknown_token(
         hidden_states.load_tokenizer(spec)
 
 
-@pytest.mark.covers("cai:pca-layers")
 def test_per_model_pca_layers_and_the_openai_gpt_entry(config):
     """Cai et al.'s slides show GPT and GPT-2 at layer 2 (papers.md): the defaults; every other
     model at pca_layer (a layer that is not an integer, or a key that names no model: refused

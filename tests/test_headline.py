@@ -22,7 +22,6 @@ needs_run = pytest.mark.skipif(not COMMITTED, reason="no committed protocol run 
 
 
 @needs_run
-@pytest.mark.covers("mickus:protocol", on="docs/data/main_traces.csv.gz")
 def test_the_committed_run_is_at_the_papers_protocol():
     """§3: five initialisations per setup, 1,000 updates, metrics after every update."""
     traces = optimisation.committed_tables("main", ROOT)["main_traces"]
@@ -37,7 +36,6 @@ def test_the_committed_run_is_at_the_papers_protocol():
 
 
 @needs_run
-@pytest.mark.covers("mickus:pearson", "mickus:spearman")
 def test_section_3_2_polarity_and_snli_agree_with_the_paper():
     """Section 3.2's r for the two setups with the paper's own model and data (Mickus et al.
     2024: polarity -0.808, SNLI -0.878) agree at the protocol, and rho stays below -0.998 in
@@ -54,7 +52,6 @@ def test_section_3_2_polarity_and_snli_agree_with_the_paper():
 
 
 @needs_run
-@pytest.mark.covers("mickus:trends", "mickus:seeds")
 def test_section_3_trends_are_judged_on_the_committed_run(monkeypatch):
     """Silhouette rises and IsoScore falls in every seed of the paper's own model and data; a
     planted trace whose IsoScore rises in polarity, or whose seeds end apart in SNLI, is caught."""

@@ -62,7 +62,6 @@ def committed() -> pd.DataFrame:
     return pd.read_csv(ROOT / RUNS)
 
 
-@pytest.mark.covers("istar:finding")
 def test_the_whole_split_claims_read_what_the_documented_rule_says(committed):
     assert judged(committed) == expected_verdicts(committed)
 
@@ -95,7 +94,6 @@ def test_planted_runs_read_what_the_rule_says(committed, shift, expected):
     assert got["negative_lambda_improves_task", "λ=-1"] == expected
 
 
-@pytest.mark.covers("istar:negcorr")
 def test_the_negative_correlation_is_judged_per_seed_and_can_say_yes(committed):
     ours = committed[committed["regulariser"].isin(["none", "istar"])]
     r = ours.groupby("seed").apply(lambda g: stats.pearsonr(g["isoscore_star"], g["metric"])[0])

@@ -15,14 +15,12 @@ from isotropy.istar import estimator
 VARIANCES = estimator.spectrum(16, 20.0)
 
 
-@pytest.mark.covers("istar:fig4")
 def test_true_isoscore_is_isoscore_of_the_population_covariance():
     x = np.random.default_rng(0).normal(size=(200_000, 16)) * np.sqrt(VARIANCES)
     assert estimator.true_isoscore(VARIANCES) == pytest.approx(metrics.isoscore(x), abs=2e-3)
     assert estimator.true_isoscore(np.ones(8)) == pytest.approx(1.0)
 
 
-@pytest.mark.covers("istar:converges")
 def test_zeta_curve_at_zero_is_isoscore_and_approaches_the_truth_as_n_grows():
     curves = estimator.zeta_curves(VARIANCES, [16, 64, 256, 4096], [0.0, 0.5, 0.75], 20_000, seed=0)
     at_zero = curves[curves["zeta"] == 0.0]
@@ -39,7 +37,6 @@ def test_zeta_curve_at_zero_is_isoscore_and_approaches_the_truth_as_n_grows():
     assert abs(small[0.5] - truth) < abs(small[0.0] - truth)
 
 
-@pytest.mark.covers("istar:minibatch")
 def test_minibatch_numbers_are_seeded_and_favour_isoscore_star_in_error():
     first = estimator.minibatch_stability(VARIANCES, [8, 64], 10, 0.75, 5_000, seed=3)
     again = estimator.minibatch_stability(VARIANCES, [8, 64], 10, 0.75, 5_000, seed=3)
@@ -49,7 +46,6 @@ def test_minibatch_numbers_are_seeded_and_favour_isoscore_star_in_error():
     assert (star["mean_abs_error"] < plain["mean_abs_error"]).all()
 
 
-@pytest.mark.covers("istar:fig2", "istar:fig3")
 def test_cosine_clouds_hit_the_printed_cosines_with_opposite_isoscores():
     points, summary = estimator.cosine_clouds((0.978, 0.005), 500, seed=0)
     high, low = summary.iloc[0], summary.iloc[1]
@@ -60,7 +56,6 @@ def test_cosine_clouds_hit_the_printed_cosines_with_opposite_isoscores():
     assert high["average_cosine_random_pairs"] == pytest.approx(0.978, abs=0.01)
 
 
-@pytest.mark.covers("istar:shapes")
 def test_line_circle_sphere_have_isoscore_k_minus_1_over_d_minus_1():
     """The poster's shapes in 3-D: IsoScore 0, 0.5, 1 within 15/n, by our IsoScore and by the
     IsoScore package (the reference), also when the shapes are turned; a 2:1 ellipse judged as a
@@ -88,7 +83,6 @@ def test_line_circle_sphere_have_isoscore_k_minus_1_over_d_minus_1():
         estimator.shape_points("torus", 10, rng)
 
 
-@pytest.mark.covers("istar:fig1")
 def test_average_activation_ranks_a_planted_rogue_dimension_first():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(500, 20))

@@ -43,7 +43,6 @@ def three_layers(n=4000, dim=8, seed=0) -> TokenEmbeddings:
     )
 
 
-@pytest.mark.covers("rajaee:layers")
 def test_isotropy_by_layer_matches_mu_viswanath_and_orders_the_layers():
     tokens = three_layers()
     table = isotropy_by_layer(tokens, model="synthetic", corpus="gauss", progress=False)

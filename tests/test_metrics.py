@@ -98,8 +98,6 @@ REFERENCES = {
 @pytest.mark.parametrize(
     "metric, name", [(m, name) for m, (*_, names) in REFERENCES.items() for name in names]
 )
-@pytest.mark.covers("mickus:defs")
-@pytest.mark.covers("istar:twonn")
 def test_metric_equals_its_reference_package(metric, name):
     ours, reference, _ = REFERENCES[metric]
     x = DATASETS[name]()
@@ -125,7 +123,6 @@ def test_metrics_equal_their_references_on_minilm(minilm):
     assert M.twonn_dimension(vectors) == pytest.approx(reference, abs=1e-6)
 
 
-@pytest.mark.covers("mickus:pca-wlog")
 def test_isoscore_properties():
     rng = np.random.default_rng(4)
     assert M.isoscore(rng.normal(size=(20000, 10))) > 0.99  # isotropic Gaussian
@@ -138,7 +135,6 @@ def test_isoscore_properties():
     assert 0.0 <= M.isoscore(x) < 0.5
 
 
-@pytest.mark.covers("istar:isotropy-def")
 def test_isoscore_is_one_exactly_when_the_covariance_is_a_multiple_of_the_identity():
     """Isotropy is a covariance proportional to I: IsoScore is 1 there and below 1 off it."""
     rng = np.random.default_rng(5)
@@ -153,7 +149,6 @@ def test_isoscore_is_one_exactly_when_the_covariance_is_a_multiple_of_the_identi
     assert M.isoscore(stretched) < 1.0 - 1e-4
 
 
-@pytest.mark.covers("istar:extremes")
 def test_isoscore_star_is_one_and_zero_at_the_extremes():
     """IsoScore* is 1 for an isotropic cloud and 0 for one direction, whatever ζ, when the
     reference sample has the same shape (a wrong shrinkage target would move both)."""
@@ -174,7 +169,6 @@ def test_isoscore_star_is_one_and_zero_at_the_extremes():
 
 
 @pytest.mark.parametrize("zeta", [0.0, 0.2, 0.75])
-@pytest.mark.covers("istar:def")
 def test_isoscore_star_equals_package(zeta):
     x = _anisotropic(n=60)  # few points: the shrinkage matters
     reference = np.cov(_random(n=2000, d=30, seed=9), rowvar=False)
@@ -189,7 +183,6 @@ def test_isoscore_star_equals_package(zeta):
         )
 
 
-@pytest.mark.covers("istar:loss")
 def test_isoscore_star_is_differentiable():
     rng = np.random.default_rng(5)
     x = torch.tensor(rng.normal(size=(12, 4)) * [1.0, 2.0, 0.5, 3.0], requires_grad=True)
@@ -261,7 +254,6 @@ SILHOUETTE_CASES = {
 
 
 @pytest.mark.parametrize("case", SILHOUETTE_CASES)
-@pytest.mark.covers("mickus:defs")
 def test_silhouette_equals_sklearn_on_clusters(case):
     make, blocks, tolerance = SILHOUETTE_CASES[case]
     x, labels = make()
@@ -287,7 +279,6 @@ def test_silhouette_accelerator_path_equals_sklearn(monkeypatch, n_points):
             assert M.silhouette(x, labels, block_size=block) == pytest.approx(reference, abs=1e-6)
 
 
-@pytest.mark.covers("mickus:multilabel")
 def test_silhouette_multilabel_rows_are_clusters():
     rng = np.random.default_rng(7)
     matrix = rng.integers(0, 2, size=(200, 4))
@@ -335,7 +326,6 @@ def test_average_cosine_similarity_matches_all_pairs_mean():
     assert M.average_cosine_similarity(same) == pytest.approx(1.0)
 
 
-@pytest.mark.covers("cai:cosine-defs")
 def test_s_inter_and_s_intra_against_pair_loops():
     rng = np.random.default_rng(8)
     types = np.repeat(np.array(["the", "cat", "sat", "on", "mat"]), [6, 4, 3, 2, 1])
@@ -360,7 +350,6 @@ def test_s_inter_and_s_intra_against_pair_loops():
     assert capped != M.s_intra(x, types) and -1 <= capped <= 1
 
 
-@pytest.mark.covers("cai:centring")
 def test_per_cluster_statistics_average_inside_clusters_unweighted():
     # by hand: cluster A = four points at ±e1, ±e2 of types a,b,a,b after centring; cluster B = a
     # pair of one type, far away. Inside A: S_intra = mean(cos(e1,-e1), cos(e2,-e2)) = -1;
@@ -394,7 +383,6 @@ def test_per_cluster_statistics_average_inside_clusters_unweighted():
 # ---- k-means by silhouette, cluster centring -----------------------------------------------------
 
 
-@pytest.mark.covers("cai:kmeans-k1")
 def test_kmeans_by_silhouette_finds_blobs_and_no_structure():
     x, y = make_blobs(n_samples=600, n_features=8, centers=5, cluster_std=0.5, random_state=0)
     found = M.kmeans_by_silhouette(x, seed=0, sample_size=400)
@@ -407,7 +395,6 @@ def test_kmeans_by_silhouette_finds_blobs_and_no_structure():
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "cosine"])
-@pytest.mark.covers("cai:lid-def")
 def test_lid_equals_skdim_mle(metric):
     x, k = _manifold(), 20
     dist, idx = NearestNeighbors(n_neighbors=k, metric=metric).fit(x).kneighbors()
@@ -420,7 +407,6 @@ def test_lid_equals_skdim_mle(metric):
     )
 
 
-@pytest.mark.covers("cai:lid-def")
 def test_squared_distance_lid_is_exactly_half_on_any_cloud():
     # Cai et al.'s faiss IndexFlatL2 returns r²: log(r²_ij/r²_ik) = 2 log(r_ij/r_ik), so LID halves
     rng = np.random.default_rng(1)
@@ -455,7 +441,6 @@ def _rajaee_isotropy(representations, both_signs=False):
     return sums.min() / sums.max()
 
 
-@pytest.mark.covers("rajaee:iw")
 def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
     # by hand: WᵀW = diag(5, 0.25), eigenvectors ±e1, ±e2;
     # Z(s1·e1) = e^s1 + e^2s1 + 1, Z(s2·e2) = 2 + e^(s2/2)

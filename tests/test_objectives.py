@@ -55,7 +55,6 @@ def _clouds(glove, minilm):
 # ---- Eq. (1) -------------------------------------------------------------------------------------
 
 
-@pytest.mark.covers("mickus:eq1")
 def test_eq1_is_inter_minus_intra_against_scipy_pairs():
     from scipy.spatial.distance import cdist
 
@@ -72,7 +71,6 @@ def test_eq1_is_inter_minus_intra_against_scipy_pairs():
     assert float(O.silhouette_objective(x, y)) != pytest.approx(added, rel=1e-6)
 
 
-@pytest.mark.covers("mickus:eq1")
 def test_eq1_optimum_under_a_norm_bound_has_silhouette_one():
     """Projected gradient ascent on Eq. (1) inside the unit ball, from a random start: the optimum
     it finds collapses each class (silhouette -> 1), the same optimum as the silhouette's."""
@@ -98,7 +96,6 @@ def test_eq1_optimum_under_a_norm_bound_has_silhouette_one():
 
 
 @pytest.mark.parametrize("cloud", ["random", "glove", "minilm"])
-@pytest.mark.covers("mickus:zhang")
 def test_pca_variances_from_pairwise_distances(cloud, glove, minilm):
     x = _clouds(glove, minilm)[cloud]
     if cloud == "minilm":
@@ -128,7 +125,6 @@ def _package_defect(x: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("cloud", ["random", "glove", "minilm"])
-@pytest.mark.covers("mickus:defect")
 def test_defect_through_the_cosine_with_the_all_ones_vector(cloud, glove, minilm):
     x = _clouds(glove, minilm)[cloud]
     d = x.shape[1]
@@ -146,7 +142,6 @@ def test_defect_through_the_cosine_with_the_all_ones_vector(cloud, glove, minilm
 
 
 @pytest.mark.parametrize("cloud", ["random", "glove"])
-@pytest.mark.covers("mickus:eq2")
 def test_eq2_is_maximal_exactly_for_isotropic_variances(cloud, glove):
     x = {"random": _random(), "glove": glove}[cloud]
     value = float(O.isotropy_objective(x))
@@ -169,7 +164,6 @@ def _sphere_bound(n: int) -> float:
     return 2.0 * n * n
 
 
-@pytest.mark.covers("mickus:joint")
 def test_all_distinct_labels_reach_both_optima():
     """Distinct labels: Eq. (1) (squared distances, unit sphere) at its bound and IsoScore 1."""
     x = O.cross_polytope(6)
@@ -181,7 +175,6 @@ def test_all_distinct_labels_reach_both_optima():
 
 
 @pytest.mark.parametrize("d,classes", [(6, 2), (6, 3), (50, 2), (384, 2)])
-@pytest.mark.covers("mickus:joint")
 def test_repeated_labels_cannot_reach_both_when_classes_do_not_exceed_d(d, classes):
     """Every Eq. (1) optimum with repeated labels collapses the classes; its IsoScore is then
     at most (k - 2)/(d - 1) < 1. Checked on collapsed clouds with random class positions."""
@@ -196,7 +189,6 @@ def test_repeated_labels_cannot_reach_both_when_classes_do_not_exceed_d(d, class
         assert float(O.intra_class_spread(cloud, labels)) < 1e-25  # each class one point
 
 
-@pytest.mark.covers("mickus:joint-k-above-d")
 def test_repeated_labels_can_reach_both_when_classes_exceed_d():
     """Not as printed: with k = d + 1 balanced classes on a regular simplex, labels repeat, every
     class is one point (Eq. (1) at its sphere bound, silhouette 1) and IsoScore is exactly 1."""
@@ -216,7 +208,6 @@ def test_repeated_labels_can_reach_both_when_classes_exceed_d():
 
 
 @pytest.mark.parametrize("cloud", ["random", "minilm"])
-@pytest.mark.covers("ours:eq3-association")
 def test_eq3_equals_eq4_over_class_vectors(cloud, glove, minilm):
     x = _clouds(glove, minilm)[cloud]
     rng = np.random.default_rng(1)
@@ -254,7 +245,6 @@ def _ascend(objective, counts: list[int], d: int, *, steps: int, lr: float, seed
     return x.detach(), y, w.detach()
 
 
-@pytest.mark.covers("ours:eq3-association")
 def test_eq3_association_optimum_collapses_each_class_and_norms_follow_label_counts():
     """The association term alone (:func:`O.linear_objective`): the collapse (each class one
     point, on its class vector) and ‖w_c‖ ∝ n_c at its optimum."""
@@ -287,7 +277,6 @@ def _brute_force_eq3(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("cloud", ["random", "minilm"])
-@pytest.mark.covers("mickus:eq3")
 def test_eq3_in_full_equals_the_brute_force_sum(cloud, glove, minilm):
     rng = np.random.default_rng(2)
     x = _clouds(glove, minilm)[cloud][:90]
@@ -307,7 +296,6 @@ def test_eq3_in_full_equals_the_brute_force_sum(cloud, glove, minilm):
     assert unweighted != pytest.approx(expected, rel=1e-3)
 
 
-@pytest.mark.covers("mickus:fn2-weights")
 def test_footnote_2_the_counting_weights_cancel_for_balanced_binary_tasks():
     """Balanced binary: every weight is 2/n, so Eq. (3) = (2/n) Σ_i (w_{y_i} - w_other)ᵀx_i for
     any W. Unbalanced: no common factor (the ratio moves with W)."""
@@ -331,7 +319,6 @@ def _ascend_full_eq3(counts: list[int], d: int, steps: int = 1500, seed: int = 0
     return _ascend(O.classifier_objective, counts, d, steps=steps, lr=0.5, seed=seed)
 
 
-@pytest.mark.covers("mickus:fn2-norms")
 def test_eq3_in_full_optimum_norms_do_not_follow_label_counts():
     """Footnote 2's class-vector norms ∝ label counts hold for the association term alone
     (above), not for Eq. (3) in full as we read it: binary 30/10 gives equal norms (1/√2)."""
@@ -343,7 +330,6 @@ def test_eq3_in_full_optimum_norms_do_not_follow_label_counts():
 
 
 @pytest.mark.parametrize("counts", [[20, 20], [30, 10], [10, 10, 10], [8, 8, 8, 8]])
-@pytest.mark.covers("mickus:eq3-optimum")
 def test_eq3_optimum_collapses_each_class_and_is_a_silhouette_optimum(counts):
     """Where the paper's argument holds (binary tasks, balanced or not; balanced tasks with
     k <= d classes): the optimum of Eq. (3) found by ascent collapses each class, W is the best
@@ -367,7 +353,6 @@ def test_eq3_optimum_collapses_each_class_and_is_a_silhouette_optimum(counts):
     assert float(O.best_classifier_value(moved, y)) < value - 1e-6
 
 
-@pytest.mark.covers("mickus:eq3-optimum-general")
 def test_eq3_optimum_need_not_be_a_silhouette_optimum_with_unbalanced_classes():
     """Not as argued in general: with k = 3 unbalanced classes (12/8/8) Eq. (3)'s optimum
     collapses each class, but its layout misses Eq. (1)'s maximum 2n², which a collapsed layout
@@ -386,7 +371,6 @@ def test_eq3_optimum_need_not_be_a_silhouette_optimum_with_unbalanced_classes():
     assert float(O.best_classifier_value(layout, y)) < float(O.best_classifier_value(x, y)) - 1e-4
 
 
-@pytest.mark.covers("mickus:eq3-optimum-general")
 def test_eq3_optimum_can_be_isotropic_with_k_equal_to_d_plus_one():
     """The counterexample of the joint optimum carries over: with k = d + 1 balanced classes on
     a regular simplex, Eq. (3) reaches the value ascent finds (k^(3/2)/(k - 1)) and IsoScore is
@@ -410,7 +394,6 @@ def test_eq3_rejects_a_class_without_items():
 
 
 @pytest.mark.parametrize("multilabel", [False, True])
-@pytest.mark.covers("ours:section2-probe")
 def test_section2_probe_matches_the_objective_functions(multilabel):
     from test_optimize import CPU, word_task
 
@@ -438,7 +421,6 @@ def test_section2_probe_matches_the_objective_functions(multilabel):
     assert float(state["eq3_objective"]) * len(x) == pytest.approx(eq3, rel=1e-9)
 
 
-@pytest.mark.covers("ours:section2-probe")
 def test_section2_columns_tell_figure2s_story_in_the_papers_terms():
     """Recorded per update in a run: Eq. (1) and Eq. (3) rise, the intra-class spread (relative
     to the total) and the distance to the class vectors fall, while IsoScore falls."""
@@ -459,7 +441,6 @@ def test_section2_columns_tell_figure2s_story_in_the_papers_terms():
     assert last["isoscore"] < first["isoscore"]
 
 
-@pytest.mark.covers("ours:section2-figure")
 def test_eq3_ascent_trace_on_real_points_moves_towards_the_collapse(minilm):
     """The section 2 figure's computation (results/section2/): along the ascent on Eq. (3) from
     real MiniLM points, IsoScore and Eq. (2) fall, silhouette and Eq. (1) rise, the spread falls,
@@ -493,7 +474,6 @@ def _triplets_by_brute_force(x, y):
     )
 
 
-@pytest.mark.covers("mickus:appB-bound")
 def test_appendix_b_bound_holds_on_random_and_real_clouds_and_is_tight_at_collapse(minilm):
     """Eq. (1) (squared distances) and Eq. (5) stay under the bound on random clouds (several
     label counts) and on MiniLM polarity embeddings; balanced classes collapsed to points reach

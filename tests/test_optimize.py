@@ -71,7 +71,6 @@ def test_trace_matches_independent_metrics_at_the_end():
     )
 
 
-@pytest.mark.covers("mickus:pairs")
 def test_pairs_classify_the_concatenation_and_share_rows():
     rng = np.random.default_rng(1)
     texts = [f"s{i}" for i in range(30)]
@@ -91,14 +90,12 @@ def test_pairs_classify_the_concatenation_and_share_rows():
     assert summary["params"] == 30 * 8 + (2 * 8) * 3 + 3  # rows × dim + W[u;v] + bias
 
 
-@pytest.mark.covers("mickus:no-bias")
 def test_polarity_setup_has_no_bias_and_counts_match_the_paper_formula():
     problem = build_problem(*word_task(n=50, dim=4, labels=2))
     _, summary = run_optimisation(problem, settings(updates=1, bias=False), CPU)
     assert summary["params"] == 50 * 4 + 4 * 2
 
 
-@pytest.mark.covers("mickus:multilabel")
 def test_multilabel_uses_one_cluster_per_label_vector():
     problem = build_problem(*word_task(multilabel=True))
     assert problem.multilabel and problem.targets.shape[1] == 3
@@ -112,7 +109,6 @@ def test_out_of_vocabulary_items_are_dropped_and_counted():
     assert problem.items == 15 and problem.dropped_items == 5
 
 
-@pytest.mark.covers("mickus:glue-sample")
 def test_metric_stride_and_sampling():
     problem = build_problem(*word_task(n=120, dim=8))
     trace, _ = run_optimisation(

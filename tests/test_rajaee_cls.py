@@ -36,7 +36,6 @@ from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED
 from isotropy.workflow.config import ConfigError, load_config
 
 
-@pytest.mark.covers("rajaee:cls")
 def test_cluster_cls_is_the_sts_method_and_passes_gradients():
     rng = np.random.default_rng(0)
     points = rng.standard_normal((32, 16)) + 3.0 * rng.standard_normal((1, 16))
@@ -127,7 +126,6 @@ def _verdicts(table: pd.DataFrame) -> dict[str, str]:
     return dict(zip(table["claim"], table["verdict"], strict=True))
 
 
-@pytest.mark.covers("rajaee:cls-claims")
 def test_claims_read_supported_when_they_hold_and_not_in_the_counter_cases():
     # five seeds (the page's rule: every seed and a one-sided t over seeds, Holm over both)
     runs, layers = _tables([5e-5, 2e-5, 8e-5, 4e-5, 6e-5], cls_mean=0.5)
@@ -156,7 +154,6 @@ def test_the_cls_claims_join_the_claims_pages_holm_family():
     assert list(alone["verdict"]) == list(cls_rows["verdict"])
 
 
-@pytest.mark.covers("rajaee:cls-figure")
 def test_tables_and_figure_from_metrics_files(tmp_path):
     files, runs = [], []
     for method in ("none", "cluster"):
@@ -194,7 +191,6 @@ def test_a_bad_section_or_the_old_study_name_is_refused(tmp_path, overlay, refus
         load_config(["config.yaml", str(tmp_path / "bad.yaml")])
 
 
-@pytest.mark.covers("rajaee:cls")
 def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
     from test_comparison import compare_results
 

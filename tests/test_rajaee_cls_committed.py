@@ -106,7 +106,6 @@ def test_an_unfinished_grid_or_mixed_code_is_refused(tmp_path, copied):
 
 
 @needs_run
-@pytest.mark.covers("rajaee:offline", "rajaee:cls-claims")
 def test_the_claims_block_is_the_committed_grid_judged():
     block = committed.committed_claims_block(ROOT)
     assert "| cls_offline_method_does_not_help | miniLM/sst2 |" in block

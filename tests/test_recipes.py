@@ -182,7 +182,6 @@ import pytest
 from isotropy.toy import toy_table
 
 
-@pytest.mark.covers("toy:rows")
 def test_the_toy_table_has_one_row_per_seed():
     assert toy_table(3).splitlines() == ["seed,value", "0,1", "1,2", "2,3"]
 '''

@@ -80,7 +80,6 @@ def test_cluster_method_on_frozen_features_changes_iw_as_the_sts_path_does():
     assert ours.loc["cluster-based", "isotropy_sentences"] > ours.loc["none", "isotropy_sentences"]
 
 
-@pytest.mark.covers("rajaee:sst2")
 def test_classifier_and_feature_layouts_match_scikit_learn_by_hand():
     from sklearn.linear_model import LogisticRegression
 
@@ -132,7 +131,6 @@ def test_classification_estimate_counts_seeds_and_the_positions_reading():
     assert feature_seconds(1000, 768) > feature_seconds(1000, 384) > 0
 
 
-@pytest.mark.covers("rajaee:sst2")
 def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table(config):
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements import measurement

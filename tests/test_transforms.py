@@ -36,7 +36,6 @@ def test_all_but_the_top_matches_pca_construction():
     np.testing.assert_allclose(T.all_but_the_top(x, 0), centred, atol=1e-12)
 
 
-@pytest.mark.covers("rajaee:method")
 def test_cluster_based_isotropy_matches_kmeans_pca_construction():
     x, _ = _anisotropic_clusters()
     x64 = x.astype(np.float64)
@@ -74,7 +73,6 @@ def test_cluster_based_isotropy_improves_isotropy_more_than_global_removal():
     assert M.isoscore(local) > M.isoscore(x) + 0.3
 
 
-@pytest.mark.covers("rajaee:method")
 def test_cluster_based_isotropy_gmm_variant():
     x, _ = _anisotropic_clusters()
     out = T.cluster_based_isotropy(x, n_clusters=4, n_directions=0, seed=1, method="gmm")

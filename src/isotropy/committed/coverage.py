@@ -1,7 +1,8 @@
 """docs/coverage.md from docs/coverage.csv and what its rows' checks read (the rule and the check
 kinds: docs/coverage.md, :func:`outcome`); tests/test_coverage.py fails on a row whose status
 is not what they read. What a verdict stands on (models, data, updates, stand-ins) is read from
-its run's record (else its configuration), never from the row, and no test's marks are read.
+its run's record (else its configuration), never from the row; a formula, from an identity
+computed on a committed array (:mod:`isotropy.metrics.references`), never from a test.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from isotropy import intake
 from isotropy import statistics as st
-from isotropy.committed.record import CommittedRun, Page, page_markers
-from isotropy.io import markdown_table
+from isotropy.committed.record import Checksums, CommittedRun, Page, page_markers
+from isotropy.io import checked_record, markdown_table
 from isotropy.verdicts.tolerances import NEAR_GUARANTEED, ON_STAND_IN, near_guaranteed
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -28,7 +30,8 @@ PAGE = Path("docs/coverage.md")
 # ``setups``: how many setups the statement covers (empty: one)
 COLUMNS = "id paper item statement status checks produced_by why kind setups".split()
 PUBLISHED = "config/published_values.csv"
-TEST = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
+IDENTITY = re.compile(r"identity:(.+)")  # a formula computed on POINTS against its reference
+POINTS, POINTS_RECORD = "docs/data/identity_points.npz", "docs/data/identities_record.json"
 TABLE = re.compile(r"((?:tests/golden|docs|config)/[\w./-]+\.(?:csv|md|json))(?:\[(.+)\])?")
 PLAN = re.compile(r"((?:config\.yaml)(?: \+ config/[\w.-]+\.yaml)*) > (results/\S+)")
 CAP, TINY = 8 << 20, "tests/golden/"  # bytes read of a file; the tiny test run (never at scale)
@@ -43,20 +46,19 @@ CLASSES = {  # a verdict's class by the words it starts with (after its mark)
     "stand-in": ("stand-in",),
 }
 # What a status allows its checks to read, and what it needs one of (reproduced: computed in
-# :func:`row_problems`; a formula is not reproduced by a tested counterexample too). ``tiny``:
-# a table of the tiny test run (tests/golden/), never the paper's scale.
-ANY = {"undecided", "computed", "test", "stand-in", "tiny"}
-ALLOWED = {"reproduced": {"for", "equal", "computed", "test"}}
-ALLOWED["not reproduced"] = {"against", "undecided", "computed", "test"}
+# :func:`row_problems`; a formula only by identities). ``tiny``: a table of the tiny test run
+# (tests/golden/), never the paper's scale.
+ANY = {"undecided", "computed", "stand-in", "tiny"}
+ALLOWED = {"reproduced": {"for", "equal", "computed"}}
+ALLOWED["not reproduced"] = {"against", "undecided", "computed"}
 ALLOWED |= {"not judged": ANY | {"for", "equal", "near-guaranteed", "below scale"}}
-ALLOWED |= {"stand-in": ANY | {"against", "for"}, "online or GPU only": {"tiny", "plan", "test"}}
+ALLOWED |= {"stand-in": ANY | {"against", "for"}, "online or GPU only": {"tiny", "plan"}}
 ALLOWED |= {"no counterpart": set()}
 STATUSES, KINDS = tuple(ALLOWED), ("empirical", "formula")
 TAGS = {"stand-in": ON_STAND_IN, "below scale": "below the scale"}
 TAGS["near-guaranteed"] = NEAR_GUARANTEED
-NEEDS: dict[Any, set[str]] = {"reproduced": {"for", "equal"}, "not reproduced": {"against"}}
-NEEDS |= {"stand-in": {"stand-in", "test"}, "online or GPU only": {"plan"}}
-NEEDS[("not reproduced", "formula")] = {"against", "test"}
+NEEDS = {"reproduced": {"for", "equal"}, "not reproduced": {"against"}}
+NEEDS |= {"stand-in": {"stand-in"}, "online or GPU only": {"plan"}}
 
 
 def rows(root: Path = ROOT) -> pd.DataFrame:
@@ -190,17 +192,11 @@ def setup_of(row: dict[str, str]) -> str:
     return "/".join(row[c] for c in columns if row.get(c))
 
 
-def _published(root: Path, row) -> list[pd.DataFrame]:
-    """The config/published_values.csv rows each of the row's checks of that file selects."""
-    return [
-        select(root, PUBLISHED, match.group(2))[0]
-        for check in checks_of(row)
-        if (match := TABLE.fullmatch(check)) and match.group(1) == PUBLISHED
-    ]
-
-
 def _cited(root: Path, row) -> pd.DataFrame:
-    return pd.concat([pd.DataFrame(), *_published(root, row)], ignore_index=True)
+    """The config/published_values.csv rows the row's checks of that file select (their index)."""
+    found = [TABLE.fullmatch(check) for check in checks_of(row)]
+    chosen = [select(root, PUBLISHED, m.group(2))[0] for m in found if m and m[1] == PUBLISHED]
+    return pd.concat([pd.DataFrame(), *chosen])
 
 
 def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
@@ -220,18 +216,16 @@ def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
 def outcome(root: Path, check: str, cited: pd.DataFrame):
     """What one check reads (:data:`ALLOWED`'s words), the setups each claim reads *for* or
     *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing)."""
-    if match := TEST.fullmatch(check):
-        file, name = match.groups()
+    if match := IDENTITY.fullmatch(check):
         try:
-            found = re.search(rf"^\s*def {name}\(", intake.read_text(root, file, CAP), flags=re.M)
-        except ValueError as error:
-            return set(), {}, [str(error)], "a test"
-        return {"test"}, {}, [] if found else [f"{file} has no test {name}"], "a test"
+            return _identity(root, match.group(1))
+        except (OSError, ValueError, KeyError) as error:
+            return set(), {}, [str(error).splitlines()[0]], ""
     if match := PLAN.fullmatch(check):
         missing = [f for f in match.group(1).split(" + ") if not (root / f).is_file()]
         return {"plan"}, {}, [f"{f} does not exist" for f in missing], "a dry run's plan"
     if not (match := TABLE.fullmatch(check)):
-        return set(), {}, [f"{check!r} is no table, record, test or plan"], ""
+        return set(), {}, [f"{check!r} is no table, record, identity or plan"], ""
     file, conditions = match.groups()
     if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
         try:
@@ -252,6 +246,28 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
     except (ValueError, KeyError, AttributeError, TypeError) as error:
         return set(), {}, [f"{file}'s record: {error!r}"[:300]], ""
     return reads, claims, problems, said
+
+
+@functools.cache
+def _identity(root: Path, name: str):
+    """:func:`outcome` of identity ``name`` on the committed array: *for* when it holds against
+    an independent reference, *against* when not, computed when the reference is our code."""
+    from isotropy.metrics import references  # loads the reference packages
+
+    checked_record(root, POINTS_RECORD)
+    with np.load(io.BytesIO(intake.read_inside(root, POINTS, CAP)), allow_pickle=False) as found:
+        x, y = found["points"].astype(np.float64), found["positive"].astype(bool)
+    (holds, independent), tolerance = references.identity(name, x, y), references.TOLERANCE
+    read, setup = ("for" if holds else "against") if independent else "computed", "miniLM/polarity"
+    if read == "for" and not on_paper(facts(root, POINTS_RECORD), setup):  # the record's
+        read = "stand-in"
+    said = f"{'holds' if holds else 'fails'} within {tolerance:g}" if independent else "ours"
+    return (
+        {read},
+        {f"identity {name}": {setup}} if read == "for" else {},
+        [],
+        f"identity {name}: {said}",
+    )
 
 
 def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cited):
@@ -309,7 +325,9 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
             }
         for claim, setups in claims.items():
             named.setdefault(claim, set()).update(setups)
-    needs = NEEDS.get((status, kind), NEEDS.get(status, set()))
+    identities = {c: s for c, s in named.items() if c.startswith("identity ")}
+    named = identities if kind == "formula" else {c: named[c] for c in set(named) - set(identities)}
+    needs = NEEDS.get(status, set())
     if needs and not reads & needs:
         problems.append(f"{item}: {status} ({kind}) needs a check reading one of {sorted(needs)}")
     wanted = int(row.get("setups") or 1)
@@ -318,7 +336,8 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
         for c, s in named.items()
         if len(s) < wanted
     ]
-    unmet += ["no check reads for it on the paper's model and data at its scale"] * (not named)
+    lacks = "no identity holds on data" if kind == "formula" else "no check reads for it"
+    unmet += [f"{lacks} on the paper's model and data at its scale"] * (not named)
     if status == "reproduced":
         problems += [f"{item}: reproduced, yet {reason}" for reason in unmet]
     elif not unmet:
@@ -330,11 +349,8 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
 
 def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> list[str]:
     """The papers' printed numbers (rows of config/published_values.csv) no row selects."""
-    chosen = pd.Series(False, index=published.index)
-    for _, row in data.iterrows():
-        for rows in _published(root, row):
-            chosen[rows.index] = True
-    return [f"{p['paper']}, {p['source']}" for _, p in published[~chosen].iterrows()]
+    chosen = {i for _, row in data.iterrows() for i in _cited(root, row).index}
+    return [f"{p['paper']}, {p['source']}" for i, p in published.iterrows() if i not in chosen]
 
 
 def _short(verdict: str) -> str:
@@ -356,7 +372,7 @@ def _held_up_by(row, root: Path) -> str:
 
 def block(root: Path = ROOT) -> str:
     """The counts per paper and status, then one table per paper (reasons: docs/coverage.csv)."""
-    for cached in (table, record_of, facts):  # the files it reads may have been rewritten
+    for cached in (table, record_of, facts, _identity):  # their files may have been rewritten
         cached.cache_clear()
     raw = rows(root)
     data, names = raw.map(cell), raw["paper"].map(functools.partial(cell, bar="|"))
@@ -382,5 +398,6 @@ def block(root: Path = ROOT) -> str:
 
 COVERAGE = CommittedRun(
     name="coverage",
+    records=(Checksums(Path(POINTS_RECORD), (Path(POINTS),)),),
     pages=(Page(PAGE, block, page_markers("coverage")),),
 )
