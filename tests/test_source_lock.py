@@ -80,7 +80,8 @@ def test_the_first_download_writes_the_lock_and_a_changed_body_is_refused_until_
     assert (tmp_path / "raw" / "lexicon.csv").read_bytes() == V2
     monkeypatch.delenv(RELOCK_ENV)
     fetch("lexicon", url, tmp_path / "raw")  # the relocked bytes are now the lock's
-    for damaged in ("{sha256: abc}", f"{{sha256: {list(range(64))}, bytes: 1}}"):
+    not_hex = "{sha256: " + "z" * 64 + ", bytes: 1}"  # 64 characters, but not hex digits
+    for damaged in ("{sha256: abc}", f"{{sha256: {list(range(64))}, bytes: 1}}", not_hex):
         sources_lock.write_text(f"lexicon: {{{url}: {damaged}}}\n")
         with pytest.raises(ChecksumError, match=f"sources lock {sources_lock} is damaged"):
             fetch("lexicon", url, tmp_path / "raw")

@@ -13,9 +13,6 @@ of the main study's data, encoder and optimiser (full-batch Adam on the embeddin
 4. *heldout*: fine-tuned end to end with a linear head, do held-out sentences' embeddings follow
    the training trend (IsoScore down, silhouette up)?
 
-Modules: :mod:`~isotropy.extensions.design` (the grid, settings, item sample and cost; plain
-Python), :mod:`~isotropy.extensions.probes` (hidden layers' IsoScore and silhouette per step),
-:mod:`~isotropy.extensions.heldout` (the fine-tuning), :mod:`~isotropy.extensions.results`
-(per-seed values, tables with seed intervals, claim inputs). The claims judged on them:
-:mod:`isotropy.verdicts.extension_answers`; the docs' answers: :mod:`isotropy.committed`.
+Modules: ``design`` (the grid, settings, item sample and cost; plain Python), ``probes``,
+``heldout``, ``results`` (per-seed values, tables, claim inputs).
 """

@@ -37,7 +37,6 @@ from isotropy.finetune.features import (
     model_inputs,
     to_device,
 )
-from isotropy.finetune.training import seed_everything
 from isotropy.models import ModelSpec, load_pretrained
 
 if TYPE_CHECKING:
@@ -150,11 +149,11 @@ def converged(accuracies: list[float], patience: int, tolerance: float) -> bool:
 
 def finetune(spec: ModelSpec, table: pd.DataFrame, settings: Heldout, seed: int, device):
     """Fine-tune until convergence (module docstring); the per-epoch table and a summary."""
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoModel, AutoTokenizer, set_seed
 
     started = time.perf_counter()
     train, heldout = split(table, settings.train_size, settings.heldout_size, settings.split_seed)
-    seed_everything(seed)  # the head's initialisation
+    set_seed(seed)  # the head's initialisation
     tokenizer = load_pretrained(spec, AutoTokenizer.from_pretrained)
     encoder = load_pretrained(spec, AutoModel.from_pretrained)
     model = SentenceClassifier(encoder, train["label"].nunique()).to(device)

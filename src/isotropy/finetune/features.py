@@ -63,15 +63,19 @@ class Features:
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
+def _encodings(enc) -> list[dict[str, list[int]]]:
+    """One dict of model inputs per tokenised sequence."""
+    keys = [k for k in MODEL_INPUTS if k in enc]
+    return [{k: enc[k][i] for k in keys} for i in range(len(enc["input_ids"]))]
+
+
 def classification_features(
     table: pd.DataFrame, tokenizer, max_length: int, regression: bool
 ) -> Features:
     pairs = table["text_pair"].tolist() if "text_pair" in table else None
     enc = tokenizer(table["text"].tolist(), pairs, truncation=True, max_length=max_length)
-    keys = [k for k in MODEL_INPUTS if k in enc]
-    encodings = [{k: enc[k][i] for k in keys} for i in range(len(table))]
     labels = table["label"].astype(float if regression else int).tolist()
-    return Features(encodings, {"labels": labels})
+    return Features(_encodings(enc), {"labels": labels})
 
 
 def qa_train_features(table: pd.DataFrame, tokenizer, max_length: int, doc_stride: int) -> Features:
@@ -103,9 +107,7 @@ def qa_train_features(table: pd.DataFrame, tokenizer, max_length: int, doc_strid
             end -= 1
         starts.append(start - 1)
         ends.append(end + 1)
-    keys = [k for k in MODEL_INPUTS if k in enc]
-    encodings = [{k: enc[k][i] for k in keys} for i in range(len(enc["input_ids"]))]
-    return Features(encodings, {"start_positions": starts, "end_positions": ends})
+    return Features(_encodings(enc), {"start_positions": starts, "end_positions": ends})
 
 
 def qa_eval_features(table: pd.DataFrame, tokenizer, max_length: int, doc_stride: int) -> Features:
@@ -117,11 +119,8 @@ def qa_eval_features(table: pd.DataFrame, tokenizer, max_length: int, doc_stride
         ]
         for i in range(len(enc["input_ids"]))
     ]
-    keys = [k for k in MODEL_INPUTS if k in enc]
-    encodings = [{k: enc[k][i] for k in keys} for i in range(len(enc["input_ids"]))]
-    return Features(
-        encodings, {}, example_index=list(enc["overflow_to_sample_mapping"]), offsets=offsets
-    )
+    index = list(enc["overflow_to_sample_mapping"])
+    return Features(_encodings(enc), {}, example_index=index, offsets=offsets)
 
 
 def _qa_tokenize(table: pd.DataFrame, tokenizer, max_length: int, doc_stride: int):

@@ -62,12 +62,6 @@ class TrainingInterrupted(RuntimeError):
     kill)."""
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-
-
 def training_schedule(n_features: int, settings: TrainingSettings) -> tuple[int, int]:
     """(optimiser steps, epochs): ``epochs`` passes over the data, cut at ``max_steps``."""
     steps_per_epoch = math.ceil(n_features / settings.batch_size)
@@ -217,8 +211,10 @@ def finetune(
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
 
+    from transformers import set_seed
+
     train_table, eval_table = data
-    seed_everything(seed)  # seeds the task head's initialisation
+    set_seed(seed)  # seeds the task head's initialisation
     model, tokenizer = load_model_and_tokenizer(model_spec, spec)
     model.to(device)
     if head_transform is not None:

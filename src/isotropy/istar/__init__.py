@@ -13,16 +13,7 @@ standard validation metric, IsoScore* (ζ = 0.75) of the validation sentence emb
 (position-0 token, [CLS]) of every layer, and the TwoNN intrinsic dimension of the last layer's
 sentence embeddings.
 
-The runs fine-tune through the shared loop of :mod:`isotropy.finetune` (features, the
-penalties and Σ_S, training, evaluation); the task splits are read by :mod:`isotropy.readers`.
-Modules, by concern:
-
-    study         the study's design: the runs (models × tasks × regularisers × λ × seeds, λ in
-                  paths, outputs)
-    runs          runs.csv from the runs' metrics
-    estimator     the poster's estimator figures on point clouds of known isotropy
-    spec          the study's record and its estimate (plain Python; isotropy.studies)
-
-This package imports nothing itself: ``study`` is plain Python (the workflow imports it while it
-parses); the others need torch.
+The runs fine-tune through the shared loop of :mod:`isotropy.finetune`; the task splits are read
+by :mod:`isotropy.readers`. This package imports nothing itself: ``study`` is plain Python (the
+workflow imports it while it parses); the others need torch.
 """

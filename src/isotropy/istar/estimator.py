@@ -1,17 +1,10 @@
 """The I-STAR poster's figures that need no fine-tuning (Rudman & Eickhoff 2024): the estimator
 on point clouds of known isotropy (Figures 2-4) and the activations of Figure 1.
 
-- Figure 4: IsoScore* against the shrinkage ζ for samples of several sizes from a Gaussian cloud
-  whose true isotropy (IsoScore of its population covariance) is known, Σ_S the covariance of a
-  large reference sample; ζ = 0 is IsoScore. Beside it, IsoScore and IsoScore* (ζ fixed) against
-  the mini-batch size, mean and spread over seeded draws: the stability claim as numbers.
-- Figures 2-3: two clouds whose average cosine similarity is the poster's 0.978 and 0.005, with
-  their IsoScore: an isotropic cloud far from the origin (high average cosine, IsoScore near 1)
-  and a line through the origin (average cosine near 0, IsoScore near 0).
-- Figure 1: the average activation per dimension of sentence embeddings
-  (:func:`average_activation`, :func:`activation_summary`).
-- The poster's line, circle and sphere in 3-D (:func:`shape_clouds`): k of d = 3 dimensions used
-  equally, IsoScore (k - 1)/(d - 1) = 0, 0.5, 1.
+Figure 4: IsoScore* against the shrinkage ζ (ζ = 0 is IsoScore) for samples of a Gaussian cloud
+of known isotropy, and both estimators against the mini-batch size; Figures 2-3: two clouds of
+average cosine 0.978 and 0.005 with their IsoScore; Figure 1: the mean activation per dimension;
+the poster's line, circle and sphere, k of d = 3 dimensions used, IsoScore (k - 1)/(d - 1).
 """
 
 from __future__ import annotations

@@ -22,16 +22,8 @@ authors' code"):
 ``partition_isotropy(..., signs="solver")`` (Rajaee & Pilehvar's notebook) and
 :func:`per_cluster_cosine_statistics` (Cai et al.'s ``--cluster_cos --center``).
 
-The package holds one module per family: :mod:`~isotropy.metrics.checks` (input checks),
-:mod:`~isotropy.metrics.isoscores` (IsoScore, IsoScore*, I(W)), :mod:`~isotropy.metrics.cosines`
-(average cosine, S_inter/S_intra), :mod:`~isotropy.metrics.clusters` (the streamed silhouette
-engine, k-means by silhouette), :mod:`~isotropy.metrics.dimensions` (LID, TwoNN),
-:mod:`~isotropy.metrics.criteria` (Dunn, Caliński–Harabasz and Davies–Bouldin, per-update
-tensors and checked floats), :mod:`~isotropy.metrics.objectives` (section 2 of the main paper as
-functions), and :mod:`~isotropy.metrics.registry` (the per-update metrics of the direct
-optimisation, torch-free). The public names below are re-exported lazily: the registry is read
-by torch-free code (summaries, plots), so importing this package must not import torch; a
-metric's module (and torch) is imported on first use of one of its names.
+The public names below are re-exported lazily, each from its family's module: the registry is
+read by torch-free code (summaries, plots), so importing this package must not import torch.
 """
 
 from __future__ import annotations

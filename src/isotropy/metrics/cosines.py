@@ -65,6 +65,16 @@ def _type_groups(types, n: int, max_per_type: int | None, seed: int) -> list[np.
     return groups
 
 
+def _type_sums(unit: torch.Tensor, groups: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The unit rows of the groups, in group order, and each group's sum (groups x d)."""
+    rows = torch.from_numpy(np.concatenate(groups)).to(unit.device)
+    sizes = np.array([len(g) for g in groups])
+    group_of = torch.from_numpy(np.repeat(np.arange(len(groups)), sizes)).to(unit.device)
+    chosen = unit[rows]
+    per_type = torch.zeros(len(groups), chosen.shape[1], dtype=torch.float64, device=unit.device)
+    return chosen, per_type.index_add_(0, group_of, chosen)
+
+
 def s_inter(points: ArrayLike, types, *, max_per_type: int | None = None, seed: int = 0) -> float:
     """Inter-type cosine similarity S_inter of Cai et al. (2021).
 
@@ -81,16 +91,8 @@ def s_inter(points: ArrayLike, types, *, max_per_type: int | None = None, seed: 
         rng = np.random.default_rng(seed)
         groups = [g[[rng.integers(len(g))]] for g in groups]
     with torch.no_grad():
-        unit = unit_rows(x)
-        rows = torch.from_numpy(np.concatenate(groups)).to(unit.device)
-        sizes = np.array([len(g) for g in groups])
-        group_of = torch.from_numpy(np.repeat(np.arange(len(groups)), sizes)).to(unit.device)
-        chosen = unit[rows]
-        total = chosen.sum(dim=0)
-        per_type = torch.zeros(
-            len(groups), chosen.shape[1], dtype=torch.float64, device=unit.device
-        )
-        per_type.index_add_(0, group_of, chosen)
+        chosen, per_type = _type_sums(unit_rows(x), groups)
+        total, sizes = chosen.sum(dim=0), np.array([len(g) for g in groups])
         # sum over ordered cross-type pairs = |Σu|² - Σ_t |Σ_{u∈t} u|²
         cross = (total @ total) - (per_type * per_type).sum()
         n_cross = float(sizes.sum() ** 2 - (sizes**2).sum())
@@ -108,15 +110,8 @@ def s_intra(points: ArrayLike, types, *, max_per_type: int | None = None, seed: 
     if not groups:
         raise ValueError("no type has two or more instances; S_intra needs repeated types")
     with torch.no_grad():
-        unit = unit_rows(x)
-        rows = torch.from_numpy(np.concatenate(groups)).to(unit.device)
-        sizes_np = np.array([len(g) for g in groups], dtype=np.float64)
-        group_of = torch.from_numpy(
-            np.repeat(np.arange(len(groups)), sizes_np.astype(np.int64))
-        ).to(unit.device)
-        per_type = torch.zeros(len(groups), unit.shape[1], dtype=torch.float64, device=unit.device)
-        per_type.index_add_(0, group_of, unit[rows])
-        sizes = torch.from_numpy(sizes_np).to(unit.device)
+        _, per_type = _type_sums(unit_rows(x), groups)
+        sizes = torch.tensor([len(g) for g in groups], dtype=torch.float64, device=per_type.device)
         # mean over distinct pairs within a type = (|Σu|² - m) / (m (m - 1))
         within = ((per_type * per_type).sum(dim=1) - sizes) / (sizes * (sizes - 1))
         return float(within.mean())

@@ -14,11 +14,8 @@ Definitions (Euclidean distances, k clusters, centroids μ_c, overall mean μ):
   distance of cluster i's points to μ_i, scikit-learn's ``davies_bouldin_score``. Lower is
   better. O(n d + k² d).
 
-These are the package's only implementations of the three indices (the optimisation records the
-tensor functions; :func:`calinski_harabasz`, :func:`davies_bouldin` and :func:`dunn` check their
-input and return floats). ``tests/test_criteria.py`` checks CH and DB against scikit-learn on
-random and real data, and Dunn against a brute-force double loop on small data. Which is better,
-higher or lower, is the metric registry's (:func:`isotropy.metrics.registry.orientation`).
+``tests/test_criteria.py`` checks CH and DB against scikit-learn on random and real data, and
+Dunn against :func:`dunn_brute_force` on small data.
 """
 
 from __future__ import annotations

@@ -6,30 +6,6 @@ Each function is checked against the paper's statement by ``tests/test_objective
 from equation to function, and which statements hold exactly, only at an optimum, or not as
 printed, is in ``docs/methods.md`` ("Section 2 as executable checks").
 
-- Eq. (1), the silhouette objective: inter-cluster minus intra-cluster distances,
-  :func:`silhouette_objective` (over ordered pairs i != j; Euclidean distances as the silhouette
-  uses, or squared).
-- The variance along each principal component from pairwise squared distances (Zhang et al.
-  2012): :func:`pca_variances_from_distances`; the total, :func:`total_variance_from_distances`.
-  With the unbiased covariance (ddof = 1, as IsoScore) the divisor is 2n(n - 1); with ddof = 0 it
-  is 2n².
-- The isotropy defect through the cosine between the variance vector and the all-ones vector:
-  :func:`isotropy_cosine`, :func:`isotropy_defect`, :func:`defect_from_cosine`
-  (δ² = d(1 - cos θ)/(d - √d)) and IsoScore = (d cos² θ - 1)/(d - 1), :func:`isoscore_from_cosine`.
-- Eq. (2), the isotropy objective (maximise cos θ): :func:`isotropy_objective`.
-- Appendix B: the triplet objective Eq. (5), :func:`triplet_objective`, and the upper bound of
-  Eqs. (1) and (5) as we read it, :func:`appendix_b_bounds`.
-- The joint optimum of Eqs. (1) and (2): :func:`collapsed_isoscore_bound`, the best IsoScore a
-  cloud can have once every class is one point (rank of the covariance <= classes - 1).
-- Eq. (3), the linear classifier's objective in full: each item associated with its own class
-  and dissociated from the other |Y| - 1, with counting weights (1/n_c for the association,
-  1/(n - n_c) for the dissociation: our reading, docs/methods.md), :func:`classifier_objective`;
-  rewritten over classes as Σ_c w_cᵀ(μ_c - μ_¬c) (Eq. (4)), :func:`class_contrasts`; its best
-  classifier for given points, :func:`best_classifier_value`. The association term alone,
-  Σ_i w_{y_i}ᵀx_i = Σ_c w_cᵀv_c over class vectors v_c = Σ_{i: y_i = c} x_i:
-  :func:`linear_objective`, :func:`class_vectors`, :func:`linear_objective_by_class`; the
-  collapse: :func:`intra_class_spread`, :func:`class_vector_distance`.
-
 Everything is torch (differentiable where a toy optimisation needs it) and takes an ``(n, d)``
 tensor or array; labels are integer class ids (one per point).
 """

@@ -2,14 +2,8 @@
 recover the labels (then centring each cluster removes the class signal, the main paper's
 thesis), or does the loss come from fitting on each batch (an artefact)?
 
-- :func:`batch_agreement`: the adjusted Rand index (ARI) of each batch's k-means clusters (the
-  method's own clustering) with its labels; :func:`offline_agreement` the same for clusters fitted
-  on the training set and assigned to other states.
-- :func:`method_states`: CLS states after the method, fitted per batch or offline, for any k and
-  number of directions; :func:`method_accuracy`: a trained head's accuracy on them.
-- :class:`Measurements`: a fine-tuning run's ``prepare`` hook
-  (:class:`isotropy.finetune.head.HeadTransform`) that records the agreement on the training
-  set's states before every epoch and, before the evaluation, on the validation set's.
+The agreement is the adjusted Rand index (ARI) of the method's k-means clusters with the labels,
+recorded during a fine-tuning run by :class:`Measurements` (a ``prepare`` hook).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ class GlueFormat:
     labels: tuple[str, ...] = ("0", "1")  # the task's label domain, as written in the file
 
 
+ENTAILMENT = ("entailment", "not_entailment")  # QNLI's and RTE's labels
 GLUE_FORMATS: dict[str, GlueFormat] = {
     # CoLA: source, label, original annotation, sentence; no header.
     "cola": GlueFormat(text=3, label=1, width=4),
@@ -39,18 +40,8 @@ GLUE_FORMATS: dict[str, GlueFormat] = {
         label="gold_label",
         labels=("contradiction", "entailment", "neutral"),
     ),
-    "qnli": GlueFormat(
-        text="question",
-        text_pair="sentence",
-        label="label",
-        labels=("entailment", "not_entailment"),
-    ),
-    "rte": GlueFormat(
-        text="sentence1",
-        text_pair="sentence2",
-        label="label",
-        labels=("entailment", "not_entailment"),
-    ),
+    "qnli": GlueFormat(text="question", text_pair="sentence", label="label", labels=ENTAILMENT),
+    "rte": GlueFormat(text="sentence1", text_pair="sentence2", label="label", labels=ENTAILMENT),
     "wnli": GlueFormat(text="sentence1", text_pair="sentence2", label="label"),
 }
 GLUE_TASKS = tuple(GLUE_FORMATS)
