@@ -183,15 +183,9 @@ def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
     """(p of *agrees*, p of *differs*) for arrays of predictions against regions [low, high]
     on the judging scale: two one-sided tests each, doubled so that both compare with α."""
     centre, se, low, high = (np.asarray(v, dtype=np.float64) for v in (centre, se, low, high))
-    p_agree = np.minimum(
-        1.0,
-        2 * np.maximum(stats.t.sf((centre - low) / se, df), stats.t.sf((high - centre) / se, df)),
-    )
-    p_differ = np.minimum(
-        1.0,
-        2 * np.minimum(stats.t.sf((low - centre) / se, df), stats.t.sf((centre - high) / se, df)),
-    )
-    return p_agree, p_differ
+    inside = stats.t.sf((centre - low) / se, df), stats.t.sf((high - centre) / se, df)
+    outside = stats.t.sf((low - centre) / se, df), stats.t.sf((centre - high) / se, df)
+    return np.minimum(1.0, 2 * np.maximum(*inside)), np.minimum(1.0, 2 * np.minimum(*outside))
 
 
 def tested_regions(

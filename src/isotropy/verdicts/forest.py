@@ -29,14 +29,9 @@ from isotropy.verdicts.tolerances import (
     STAND_IN,
 )
 
-COLOURS = {
-    AGREES: "#1a7f37",
-    DIFFERS: "#cf222e",
-    INCONCLUSIVE: "#9a6700",
-    INCONSISTENT_SEEDS: "#8250df",
-    CONSISTENT: "#1a7f37",
-    NOT_CONSISTENT: "#cf222e",
-}
+GREEN, RED = "#1a7f37", "#cf222e"
+COLOURS = {AGREES: GREEN, DIFFERS: RED, INCONCLUSIVE: "#9a6700", INCONSISTENT_SEEDS: "#8250df"}
+COLOURS |= {CONSISTENT: GREEN, NOT_CONSISTENT: RED}
 # Sized for the report's page (about 11 inches across)
 FIGURE_INCHES = 11.0
 ROW_INCHES = 0.27  # one row of labels with room between neighbours
@@ -65,10 +60,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     d = numbers["paper_value"] - numbers["our_value"]
     drawn = table["verdict"].isin(JUDGED) & np.isfinite(d)
     drawn &= np.isfinite(numbers["band_low"]) & np.isfinite(numbers["band_high"])
-    rows = table[drawn].copy()
-    rows["d"] = d[drawn]
-    for column in needed[2:]:
-        rows[column] = numbers.loc[drawn, column]
+    rows = table[drawn].assign(d=d[drawn], **numbers.loc[drawn, needed[2:]])
     rows["group"] = [
         f"{family_name(paper, study)} study" for paper, study in zip(rows["paper"], rows["study"])
     ]
@@ -195,17 +187,16 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
     for edge in (-1, 1):
         axis.axvline(edge, color="0.55", linewidth=0.6, linestyle=":", gid=DECORATION)
     axis.set_xlim(-limit * 1.04, limit * 1.04)
-    axis.set_ylim(max(y for y, *_ in lines) + 1, -1)
-    axis.set_yticks(
-        [y for y, *_ in lines], [left for _, left, _, _ in lines], fontsize=LABEL_POINTS
-    )
-    for label, (*_, header) in zip(axis.get_yticklabels(), lines):
+    ticks, lefts, rights, headers = zip(*lines)
+    axis.set_ylim(max(ticks) + 1, -1)
+    axis.set_yticks(ticks, lefts, fontsize=LABEL_POINTS)
+    for label, header in zip(axis.get_yticklabels(), headers):
         label.set_fontweight("bold" if header else "normal")
-    axis.tick_params(axis="y", length=0)
     right = axis.twinx()
     right.set_ylim(axis.get_ylim())
-    right.set_yticks([y for y, *_ in lines], [text for *_, text, _ in lines], fontsize=LABEL_POINTS)
-    right.tick_params(axis="y", length=0)
+    right.set_yticks(ticks, rights, fontsize=LABEL_POINTS)
+    for side in (axis, right):
+        side.tick_params(axis="y", length=0)
     axis.set_xlabel(
         "D = paper − ours, in units of the row's margin δ on D's side "
         "(the band's edges at −1 and +1)",

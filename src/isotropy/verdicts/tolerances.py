@@ -87,8 +87,6 @@ def settle(p_for: float, p_against: float, names: tuple[str, str] = (AGREES, DIF
 
 
 EQUIVALENCE_RULES = ("printed", "lid", "iw_factor")
-
-
 ESTIMANDS = ("single", "mean", "pooled", "every_run", "fixed")
 # A number whose statistic the paper does not name: judged under both readings.
 READINGS = ("pooled|single", "mean|single")
@@ -237,23 +235,17 @@ def _judge_reading(
 
 def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
     """The verdict that holds under both readings (intersection–union: each p the larger)."""
-    head = "the paper does not say which statistic it printed; judged under both readings: "
-    texts = "; ".join(f"{words}: {j.text}" for words, j in readings)
-    judged = [j for _, j in readings]
-    tests = [j.test for j in judged if j.test is not None]
-    if len(tests) == len(judged):
-        test = eq.Equivalence(
-            min(t.low for t in tests),
-            max(t.high for t in tests),
-            max(t.p_agree for t in tests),
-            max(t.p_differ for t in tests),
-            tests[0].band_low,
-            tests[0].band_high,
+    text = "the paper does not say which statistic it printed; judged under both readings: "
+    text += "; ".join(f"{words}: {j.text}" for words, j in readings)
+    ours, tests = readings[0][1].ours, [j.test for _, j in readings if j.test is not None]
+    if len(tests) == len(readings):
+        ends = min(t.low for t in tests), max(t.high for t in tests)
+        p = max(t.p_agree for t in tests), max(t.p_differ for t in tests)
+        return Judged(
+            None, text, ours, eq.Equivalence(*ends, *p, tests[0].band_low, tests[0].band_high)
         )
-        return Judged(None, head + texts, judged[0].ours, test)
-    verdicts = {j.verdict or INCONCLUSIVE for j in judged}
-    verdict = verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE
-    return Judged(verdict, head + texts, judged[0].ours)
+    verdicts = {j.verdict or INCONCLUSIVE for _, j in readings}
+    return Judged(verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE, text, ours)
 
 
 def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: float) -> str:
@@ -348,8 +340,8 @@ ON_STAND_IN = "on a stand-in"
 # Claims and every-run correlation bounds supported in over 5% of their planted null, never
 # counted (tests/test_near_guaranteed.py finds the set); agreeing with a printed number is not.
 NEAR_GUARANTEED_ROWS = frozenset(
-    {"spearman_rho", "pearson_r", "spearman_strongly_negative", "pearson_negative"}
-    | {"negative_lambda_lowers_isoscore"}
+    "spearman_rho pearson_r spearman_strongly_negative pearson_negative "
+    "negative_lambda_lowers_isoscore".split()
 )
 NEAR_GUARANTEED = "near-guaranteed: not counted"
 WHY_NEAR_GUARANTEED = "its null reads supported over 5% of the time"
@@ -385,8 +377,6 @@ def states_a_number(kind: str, bound: float = 0.0, neutral: float = 0.0) -> bool
     """Whether a rule sets our value against a number the paper's model and data produced, so
     a stand-in's row is not judged: every rule but a direction (a bound at the no-change point
     ``neutral``, a test over seeds)."""
-    if kind in ("seeds_below", "seeds_above", "none"):
-        return False
-    if kind in ("below", "above", "at_least"):
-        return bound != neutral
-    return True
+    return kind not in ("seeds_below", "seeds_above", "none") and (
+        kind not in _BOUNDS or bound != neutral
+    )
