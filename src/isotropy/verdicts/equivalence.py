@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special, stats
@@ -55,22 +55,19 @@ def _logit(values: np.ndarray) -> np.ndarray:
     return special.logit(np.clip(np.asarray(values, dtype=np.float64), 1e-300, 1 - 1e-16))
 
 
+def _hundredths(scale: Scale, name: str) -> Scale:
+    """``scale`` for a value printed ×100."""
+    forward, back = (lambda v: scale.forward(np.asarray(v) / 100)), (lambda v: 100 * scale.back(v))
+    return replace(scale, name=name, forward=forward, back=back, bound=100 * scale.bound)
+
+
+Z = Scale("Fisher z", fisher_z, np.tanh, ("z",), 1.0)
+LOGIT = Scale("logit", _logit, special.expit, ("logit",))
 SCALES = {
-    "z": Scale("Fisher z", fisher_z, np.tanh, ("z",), 1.0),
-    "z100": Scale(
-        "Fisher z of r/100",
-        lambda v: fisher_z(np.asarray(v) / 100),
-        lambda v: 100 * np.tanh(v),
-        ("z",),
-        100.0,
-    ),
-    "logit": Scale("logit", _logit, special.expit, ("logit",)),
-    "logit100": Scale(
-        "logit of I(W) (the printed value /100)",
-        lambda v: _logit(np.asarray(v) / 100),
-        lambda v: 100 * special.expit(v),
-        ("logit",),
-    ),
+    "z": Z,
+    "z100": _hundredths(Z, "Fisher z of r/100"),
+    "logit": LOGIT,
+    "logit100": _hundredths(LOGIT, "logit of I(W) (the printed value /100)"),
     "identity": Scale(
         "natural units", lambda v: np.asarray(v, dtype=np.float64), lambda v: v, ("relative",)
     ),

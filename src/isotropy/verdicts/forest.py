@@ -166,15 +166,20 @@ def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
     return handles
 
 
+NOTHING_DRAWN = (
+    "No judged row of this run has a paper value and a margin to draw (every measured row is "
+    "listed below with its reason)."
+)
+X_LABEL = (
+    "D = paper − ours, in units of the row's margin δ on D's side (the band's edges at −1 and +1)"
+)
+
+
 def forest_figure(rows: pd.DataFrame, preview: str = ""):
     """The forest plot of :func:`forest_rows` (a note where no row can be drawn)."""
     if rows.empty:
-        note = (
-            "No judged row of this run has a paper value and a margin to draw "
-            "(every measured row is listed below with its reason)."
-        )
         figure = plt.figure(figsize=(9, 1.2))
-        figure.text(0.01, 0.5, note, fontsize=10)
+        figure.text(0.01, 0.5, NOTHING_DRAWN, fontsize=10)
         stamp(figure, preview)
         return figure
     lines, ys = _layout(rows)
@@ -197,11 +202,7 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
     right.set_yticks(ticks, rights, fontsize=LABEL_POINTS)
     for side in (axis, right):
         side.tick_params(axis="y", length=0)
-    axis.set_xlabel(
-        "D = paper − ours, in units of the row's margin δ on D's side "
-        "(the band's edges at −1 and +1)",
-        fontsize=9,
-    )
+    axis.set_xlabel(X_LABEL, fontsize=9)
     figure.legend(
         handles=handles, loc="outside lower center", ncols=4, fontsize=LABEL_POINTS, frameon=False
     )
