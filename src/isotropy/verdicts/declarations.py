@@ -209,14 +209,11 @@ def _unmeasured(rows: pd.DataFrame, quantity: str, key: str, can_widen: bool) ->
     return f"its effect on {quantity} is measured only up to {key} {reach:g}"
 
 
-def protocol_gate(
-    quantity: str, declared: str, ours: str, can_widen: bool = True, effects=None
-) -> Gate:
+def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> Gate:
     """Our run's protocol against the row's: a differing setting is allowed only within a
     measured effect, added to the interval; a setting our run does not report is not held
     against it."""
-    effects = read_effects() if effects is None else effects
-    theirs, mine = parse_protocol(declared), parse_protocol(ours)
+    effects, theirs, mine = read_effects(), parse_protocol(declared), parse_protocol(ours)
     low, high, used, refused = 0.0, 0.0, [], []
     for key, value in theirs.items():
         if key not in mine or _same(mine[key], value):

@@ -172,24 +172,18 @@ def judge_equivalence(
     paper_k: float = math.nan,
 ) -> Judged:
     """The equivalence rules (``printed``, ``lid:k``, ``iw_factor:f``) before a page's Holm."""
-    number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
-    if kind == "lid":
-        reason = lid_not_comparable(number("n"), paper_n, number("k"), paper_k)
-        if reason:
-            return Judged(NOT_COMPARABLE, reason, number("value"))
-    scale = scale_of(unit, kind)
+    n, k, pooled = (float(measured.get(key, math.nan)) for key in ("n", "k", "value"))
+    if kind == "lid" and (reason := lid_not_comparable(n, paper_n, k, paper_k)):
+        return Judged(NOT_COMPARABLE, reason, pooled)
     per_seed = finite(measured.get("per_seed"))
-    pooled = number("value")
     if kind == "printed" and signs_disagree(per_seed, pooled):  # a scale never flips a sign
         listed = ", ".join(f"{s:+.3g}" for s in per_seed)
-        return Judged(
-            INCONSISTENT_SEEDS,
-            f"per-seed {listed}; pooled {fmt(pooled)}: the signs disagree",
-            pooled,
-        )
+        text = f"per-seed {listed}; pooled {fmt(pooled)}: the signs disagree"
+        return Judged(INCONSISTENT_SEEDS, text, pooled)
     if not math.isfinite(pooled):
         return Judged(DIFFERS, "our value is undefined", math.nan)
     readings = declared.readings()
+    scale = scale_of(unit, kind)
     judged = [_judge_reading(scale, measured, paper, d) for d in readings]
     if len(judged) == 1:
         return judged[0]
