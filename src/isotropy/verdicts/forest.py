@@ -14,24 +14,14 @@ import numpy as np
 import pandas as pd
 
 from isotropy import paths
+from isotropy import statistics as st
 from isotropy.plots.checks import DECORATION, plt, save_figure, stamp
 from isotropy.verdicts.families import family_name
-from isotropy.verdicts.tolerances import (
-    AGREES,
-    CONSISTENT,
-    DIFFERS,
-    INCONCLUSIVE,
-    INCONSISTENT_SEEDS,
-    JUDGED,
-    NOT_COMPARABLE,
-    NOT_CONSISTENT,
-    ONE_SEED,
-    STAND_IN,
-)
+from isotropy.verdicts.tolerances import JUDGED
 
 GREEN, RED = "#1a7f37", "#cf222e"
-COLOURS = {AGREES: GREEN, DIFFERS: RED, INCONCLUSIVE: "#9a6700", INCONSISTENT_SEEDS: "#8250df"}
-COLOURS |= {CONSISTENT: GREEN, NOT_CONSISTENT: RED}
+COLOURS = {st.AGREES: GREEN, st.DIFFERS: RED, st.INCONCLUSIVE: "#9a6700"}
+COLOURS |= {st.INCONSISTENT_SEEDS: "#8250df", st.CONSISTENT: GREEN, st.NOT_CONSISTENT: RED}
 # Sized for the report's page (about 11 inches across)
 FIGURE_INCHES = 11.0
 ROW_INCHES = 0.27  # one row of labels with room between neighbours
@@ -88,9 +78,9 @@ def undrawn_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 def listed_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Rows measured but not judged, each with its ``reason``."""
-    rows = table[table["verdict"].isin((STAND_IN, NOT_COMPARABLE, ONE_SEED))]
+    rows = table[table["verdict"].isin((st.STAND_IN, st.NOT_COMPARABLE, st.ONE_SEED))]
     stand_in = rows["stand_in"].fillna("").astype(str)
-    reason = np.where(rows["verdict"] == STAND_IN, stand_in, rows["tolerance"].fillna(""))
+    reason = np.where(rows["verdict"] == st.STAND_IN, stand_in, rows["tolerance"].fillna(""))
     return rows.assign(reason=reason)
 
 
@@ -228,7 +218,7 @@ def forest_caption(
     """The figure's caption: what it draws and the settings that made it (``recorded``: study
     → 'every update')."""
     rows = forest_rows(table)
-    named = table.loc[table["verdict"] == STAND_IN, "stand_in"].dropna().astype(str)
+    named = table.loc[table["verdict"] == st.STAND_IN, "stand_in"].dropna().astype(str)
     names = [s for s in dict.fromkeys(p.strip() for t in named for p in t.split("; ")) if s]
     seed_text = "; ".join(f"{s} {', '.join(map(str, v))}" for s, v in seeds.items()) or "none"
     stride_text = "; ".join(f"{s} after {words}" for s, words in recorded.items()) or "none"
