@@ -49,14 +49,10 @@ def istar_measurements(
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
         at = partial(measurement, "istar", evidence=source, stand_in=stand_in)
         if baseline.empty or negative.empty:
-            lacking = (
-                "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
-            )
+            why = "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
             setup, seeds = f"{model}/{task}", int(group["seed"].nunique())
-            rows += [
-                at(q, setup=setup, paper_setup=setup, missing=lacking, seeds=seeds)
-                for q in ISTAR_QUANTITIES
-            ]
+            at = partial(at, setup=setup, paper_setup=setup, seeds=seeds)
+            rows += [at(quantity, missing=why) for quantity in ISTAR_QUANTITIES]
             continue
         by_lambda = list(negative.groupby(negative["lambda"].astype(float), sort=True))
         for quantity, (column, convention, sesoi, _) in ISTAR_QUANTITIES.items():
