@@ -34,13 +34,11 @@ PROTOCOL_EFFECTS = Path(__file__).resolve().parents[3] / "config" / "protocol_ef
 def parse_protocol(text: str) -> dict[str, str]:
     """``'metric_stride=1; updates=1000'`` → ``{'metric_stride': '1', 'updates': '1000'}``."""
     settings = {}
-    for part in str(text).split(";"):
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip() or not value.strip():
+    for part in filter(str.strip, str(text).split(";")):
+        key, sep, value = (word.strip() for word in part.partition("="))
+        if not (sep and key and value):
             raise ValueError(f"protocol {text!r}: {part.strip()!r} is not key=value")
-        settings[key.strip()] = value.strip()
+        settings[key] = value
     return settings
 
 
@@ -101,13 +99,10 @@ def fill_declarations(
 ) -> pd.DataFrame:
     """The published table checked row by row, with the printed numbers as numbers and each
     equivalence row's ``why`` written from its rule; an error names the row."""
-    table = table.copy()
+    table = table.assign(**{c: "" for c in DECLARED_COLUMNS if c not in table})
+    table = table.assign(**{n: math.nan for _, n in NUMBERS if n not in table})
     for column in DECLARED_COLUMNS:
-        if column not in table:
-            table[column] = ""
         table[column] = table[column].fillna("").astype(str).str.strip()
-    for _, number in NUMBERS:
-        table[number] = table[number] if number in table else math.nan
     for index in table.index:
         row = table.loc[index]
         at = f"{where}, row {index + 2} ({row['paper']}, {row['source']})"
@@ -138,19 +133,16 @@ def declared(row: Mapping[str, Any], gate: Gate | None = None) -> Declared:
     return Declared(estimand, m, str(row["margin"]), gate.allowance, gate.text, half)
 
 
+_BOTH = "judged under both readings, the verdict is the one that holds under both"
 _READINGS_IN_WORDS = {
     "single": "one run of the paper's",
     "mean": "the mean of the paper's {m} runs",
     "pooled": "one statistic pooled over the paper's {m} runs",
     "fixed": "a value with no seed noise: compared without the paper's draw",
-    "pooled|single": (
-        "the paper does not say whether it is one r pooled over its {m} runs or one run's r: "
-        "judged under both readings, the verdict is the one that holds under both"
-    ),
-    "mean|single": (
-        "the paper does not say whether it is the mean of its {m} runs or one run: judged under "
-        "both readings, the verdict is the one that holds under both"
-    ),
+    "pooled|single": "the paper does not say whether it is one r pooled over its {m} runs or one "
+    "run's r: " + _BOTH,
+    "mean|single": "the paper does not say whether it is the mean of its {m} runs or one run: "
+    + _BOTH,
 }
 
 
@@ -217,14 +209,11 @@ def _unmeasured(rows: pd.DataFrame, quantity: str, key: str, can_widen: bool) ->
     return f"its effect on {quantity} is measured only up to {key} {reach:g}"
 
 
-def protocol_gate(
-    quantity: str, declared: str, ours: str, can_widen: bool = True, effects=None
-) -> Gate:
+def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> Gate:
     """Our run's protocol against the row's: a differing setting is allowed only within a
     measured effect, added to the interval; a setting our run does not report is not held
     against it."""
-    effects = read_effects() if effects is None else effects
-    theirs, mine = parse_protocol(declared), parse_protocol(ours)
+    effects, theirs, mine = read_effects(), parse_protocol(declared), parse_protocol(ours)
     low, high, used, refused = 0.0, 0.0, [], []
     for key, value in theirs.items():
         if key not in mine or _same(mine[key], value):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special, stats
@@ -55,22 +55,19 @@ def _logit(values: np.ndarray) -> np.ndarray:
     return special.logit(np.clip(np.asarray(values, dtype=np.float64), 1e-300, 1 - 1e-16))
 
 
+def _hundredths(scale: Scale, name: str) -> Scale:
+    """``scale`` for a value printed ×100."""
+    forward, back = (lambda v: scale.forward(np.asarray(v) / 100)), (lambda v: 100 * scale.back(v))
+    return replace(scale, name=name, forward=forward, back=back, bound=100 * scale.bound)
+
+
+Z = Scale("Fisher z", fisher_z, np.tanh, ("z",), 1.0)
+LOGIT = Scale("logit", _logit, special.expit, ("logit",))
 SCALES = {
-    "z": Scale("Fisher z", fisher_z, np.tanh, ("z",), 1.0),
-    "z100": Scale(
-        "Fisher z of r/100",
-        lambda v: fisher_z(np.asarray(v) / 100),
-        lambda v: 100 * np.tanh(v),
-        ("z",),
-        100.0,
-    ),
-    "logit": Scale("logit", _logit, special.expit, ("logit",)),
-    "logit100": Scale(
-        "logit of I(W) (the printed value /100)",
-        lambda v: _logit(np.asarray(v) / 100),
-        lambda v: 100 * special.expit(v),
-        ("logit",),
-    ),
+    "z": Z,
+    "z100": _hundredths(Z, "Fisher z of r/100"),
+    "logit": LOGIT,
+    "logit100": _hundredths(LOGIT, "logit of I(W) (the printed value /100)"),
     "identity": Scale(
         "natural units", lambda v: np.asarray(v, dtype=np.float64), lambda v: v, ("relative",)
     ),
@@ -183,15 +180,9 @@ def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
     """(p of *agrees*, p of *differs*) for arrays of predictions against regions [low, high]
     on the judging scale: two one-sided tests each, doubled so that both compare with α."""
     centre, se, low, high = (np.asarray(v, dtype=np.float64) for v in (centre, se, low, high))
-    p_agree = np.minimum(
-        1.0,
-        2 * np.maximum(stats.t.sf((centre - low) / se, df), stats.t.sf((high - centre) / se, df)),
-    )
-    p_differ = np.minimum(
-        1.0,
-        2 * np.minimum(stats.t.sf((low - centre) / se, df), stats.t.sf((centre - high) / se, df)),
-    )
-    return p_agree, p_differ
+    inside = stats.t.sf((centre - low) / se, df), stats.t.sf((high - centre) / se, df)
+    outside = stats.t.sf((low - centre) / se, df), stats.t.sf((centre - high) / se, df)
+    return np.minimum(1.0, 2 * np.maximum(*inside)), np.minimum(1.0, 2 * np.minimum(*outside))
 
 
 def tested_regions(

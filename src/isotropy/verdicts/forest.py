@@ -14,29 +14,14 @@ import numpy as np
 import pandas as pd
 
 from isotropy import paths
+from isotropy import statistics as st
 from isotropy.plots.checks import DECORATION, plt, save_figure, stamp
 from isotropy.verdicts.families import family_name
-from isotropy.verdicts.tolerances import (
-    AGREES,
-    CONSISTENT,
-    DIFFERS,
-    INCONCLUSIVE,
-    INCONSISTENT_SEEDS,
-    JUDGED,
-    NOT_COMPARABLE,
-    NOT_CONSISTENT,
-    ONE_SEED,
-    STAND_IN,
-)
+from isotropy.verdicts.tolerances import JUDGED
 
-COLOURS = {
-    AGREES: "#1a7f37",
-    DIFFERS: "#cf222e",
-    INCONCLUSIVE: "#9a6700",
-    INCONSISTENT_SEEDS: "#8250df",
-    CONSISTENT: "#1a7f37",
-    NOT_CONSISTENT: "#cf222e",
-}
+GREEN, RED = "#1a7f37", "#cf222e"
+COLOURS = {st.AGREES: GREEN, st.DIFFERS: RED, st.INCONCLUSIVE: "#9a6700"}
+COLOURS |= {st.INCONSISTENT_SEEDS: "#8250df", st.CONSISTENT: GREEN, st.NOT_CONSISTENT: RED}
 # Sized for the report's page (about 11 inches across)
 FIGURE_INCHES = 11.0
 ROW_INCHES = 0.27  # one row of labels with room between neighbours
@@ -65,10 +50,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     d = numbers["paper_value"] - numbers["our_value"]
     drawn = table["verdict"].isin(JUDGED) & np.isfinite(d)
     drawn &= np.isfinite(numbers["band_low"]) & np.isfinite(numbers["band_high"])
-    rows = table[drawn].copy()
-    rows["d"] = d[drawn]
-    for column in needed[2:]:
-        rows[column] = numbers.loc[drawn, column]
+    rows = table[drawn].assign(d=d[drawn], **numbers.loc[drawn, needed[2:]])
     rows["group"] = [
         f"{family_name(paper, study)} study" for paper, study in zip(rows["paper"], rows["study"])
     ]
@@ -96,9 +78,9 @@ def undrawn_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 def listed_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Rows measured but not judged, each with its ``reason``."""
-    rows = table[table["verdict"].isin((STAND_IN, NOT_COMPARABLE, ONE_SEED))]
+    rows = table[table["verdict"].isin((st.STAND_IN, st.NOT_COMPARABLE, st.ONE_SEED))]
     stand_in = rows["stand_in"].fillna("").astype(str)
-    reason = np.where(rows["verdict"] == STAND_IN, stand_in, rows["tolerance"].fillna(""))
+    reason = np.where(rows["verdict"] == st.STAND_IN, stand_in, rows["tolerance"].fillna(""))
     return rows.assign(reason=reason)
 
 
@@ -174,15 +156,20 @@ def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
     return handles
 
 
+NOTHING_DRAWN = (
+    "No judged row of this run has a paper value and a margin to draw (every measured row is "
+    "listed below with its reason)."
+)
+X_LABEL = (
+    "D = paper − ours, in units of the row's margin δ on D's side (the band's edges at −1 and +1)"
+)
+
+
 def forest_figure(rows: pd.DataFrame, preview: str = ""):
     """The forest plot of :func:`forest_rows` (a note where no row can be drawn)."""
     if rows.empty:
-        note = (
-            "No judged row of this run has a paper value and a margin to draw "
-            "(every measured row is listed below with its reason)."
-        )
         figure = plt.figure(figsize=(9, 1.2))
-        figure.text(0.01, 0.5, note, fontsize=10)
+        figure.text(0.01, 0.5, NOTHING_DRAWN, fontsize=10)
         stamp(figure, preview)
         return figure
     lines, ys = _layout(rows)
@@ -195,22 +182,17 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
     for edge in (-1, 1):
         axis.axvline(edge, color="0.55", linewidth=0.6, linestyle=":", gid=DECORATION)
     axis.set_xlim(-limit * 1.04, limit * 1.04)
-    axis.set_ylim(max(y for y, *_ in lines) + 1, -1)
-    axis.set_yticks(
-        [y for y, *_ in lines], [left for _, left, _, _ in lines], fontsize=LABEL_POINTS
-    )
-    for label, (*_, header) in zip(axis.get_yticklabels(), lines):
+    ticks, lefts, rights, headers = zip(*lines)
+    axis.set_ylim(max(ticks) + 1, -1)
+    axis.set_yticks(ticks, lefts, fontsize=LABEL_POINTS)
+    for label, header in zip(axis.get_yticklabels(), headers):
         label.set_fontweight("bold" if header else "normal")
-    axis.tick_params(axis="y", length=0)
     right = axis.twinx()
     right.set_ylim(axis.get_ylim())
-    right.set_yticks([y for y, *_ in lines], [text for *_, text, _ in lines], fontsize=LABEL_POINTS)
-    right.tick_params(axis="y", length=0)
-    axis.set_xlabel(
-        "D = paper − ours, in units of the row's margin δ on D's side "
-        "(the band's edges at −1 and +1)",
-        fontsize=9,
-    )
+    right.set_yticks(ticks, rights, fontsize=LABEL_POINTS)
+    for side in (axis, right):
+        side.tick_params(axis="y", length=0)
+    axis.set_xlabel(X_LABEL, fontsize=9)
     figure.legend(
         handles=handles, loc="outside lower center", ncols=4, fontsize=LABEL_POINTS, frameon=False
     )
@@ -236,7 +218,7 @@ def forest_caption(
     """The figure's caption: what it draws and the settings that made it (``recorded``: study
     → 'every update')."""
     rows = forest_rows(table)
-    named = table.loc[table["verdict"] == STAND_IN, "stand_in"].dropna().astype(str)
+    named = table.loc[table["verdict"] == st.STAND_IN, "stand_in"].dropna().astype(str)
     names = [s for s in dict.fromkeys(p.strip() for t in named for p in t.split("; ")) if s]
     seed_text = "; ".join(f"{s} {', '.join(map(str, v))}" for s, v in seeds.items()) or "none"
     stride_text = "; ".join(f"{s} after {words}" for s, words in recorded.items()) or "none"

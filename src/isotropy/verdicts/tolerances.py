@@ -87,8 +87,6 @@ def settle(p_for: float, p_against: float, names: tuple[str, str] = (AGREES, DIF
 
 
 EQUIVALENCE_RULES = ("printed", "lid", "iw_factor")
-
-
 ESTIMANDS = ("single", "mean", "pooled", "every_run", "fixed")
 # A number whose statistic the paper does not name: judged under both readings.
 READINGS = ("pooled|single", "mean|single")
@@ -174,24 +172,18 @@ def judge_equivalence(
     paper_k: float = math.nan,
 ) -> Judged:
     """The equivalence rules (``printed``, ``lid:k``, ``iw_factor:f``) before a page's Holm."""
-    number = lambda key: float(measured.get(key, math.nan))  # noqa: E731
-    if kind == "lid":
-        reason = lid_not_comparable(number("n"), paper_n, number("k"), paper_k)
-        if reason:
-            return Judged(NOT_COMPARABLE, reason, number("value"))
-    scale = scale_of(unit, kind)
+    n, k, pooled = (float(measured.get(key, math.nan)) for key in ("n", "k", "value"))
+    if kind == "lid" and (reason := lid_not_comparable(n, paper_n, k, paper_k)):
+        return Judged(NOT_COMPARABLE, reason, pooled)
     per_seed = finite(measured.get("per_seed"))
-    pooled = number("value")
     if kind == "printed" and signs_disagree(per_seed, pooled):  # a scale never flips a sign
         listed = ", ".join(f"{s:+.3g}" for s in per_seed)
-        return Judged(
-            INCONSISTENT_SEEDS,
-            f"per-seed {listed}; pooled {fmt(pooled)}: the signs disagree",
-            pooled,
-        )
+        text = f"per-seed {listed}; pooled {fmt(pooled)}: the signs disagree"
+        return Judged(INCONSISTENT_SEEDS, text, pooled)
     if not math.isfinite(pooled):
         return Judged(DIFFERS, "our value is undefined", math.nan)
     readings = declared.readings()
+    scale = scale_of(unit, kind)
     judged = [_judge_reading(scale, measured, paper, d) for d in readings]
     if len(judged) == 1:
         return judged[0]
@@ -237,23 +229,17 @@ def _judge_reading(
 
 def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
     """The verdict that holds under both readings (intersection–union: each p the larger)."""
-    head = "the paper does not say which statistic it printed; judged under both readings: "
-    texts = "; ".join(f"{words}: {j.text}" for words, j in readings)
-    judged = [j for _, j in readings]
-    tests = [j.test for j in judged if j.test is not None]
-    if len(tests) == len(judged):
-        test = eq.Equivalence(
-            min(t.low for t in tests),
-            max(t.high for t in tests),
-            max(t.p_agree for t in tests),
-            max(t.p_differ for t in tests),
-            tests[0].band_low,
-            tests[0].band_high,
+    text = "the paper does not say which statistic it printed; judged under both readings: "
+    text += "; ".join(f"{words}: {j.text}" for words, j in readings)
+    ours, tests = readings[0][1].ours, [j.test for _, j in readings if j.test is not None]
+    if len(tests) == len(readings):
+        ends = min(t.low for t in tests), max(t.high for t in tests)
+        p = max(t.p_agree for t in tests), max(t.p_differ for t in tests)
+        return Judged(
+            None, text, ours, eq.Equivalence(*ends, *p, tests[0].band_low, tests[0].band_high)
         )
-        return Judged(None, head + texts, judged[0].ours, test)
-    verdicts = {j.verdict or INCONCLUSIVE for j in judged}
-    verdict = verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE
-    return Judged(verdict, head + texts, judged[0].ours)
+    verdicts = {j.verdict or INCONCLUSIVE for _, j in readings}
+    return Judged(verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE, text, ours)
 
 
 def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: float) -> str:
@@ -348,8 +334,8 @@ ON_STAND_IN = "on a stand-in"
 # Claims and every-run correlation bounds supported in over 5% of their planted null, never
 # counted (tests/test_near_guaranteed.py finds the set); agreeing with a printed number is not.
 NEAR_GUARANTEED_ROWS = frozenset(
-    {"spearman_rho", "pearson_r", "spearman_strongly_negative", "pearson_negative"}
-    | {"negative_lambda_lowers_isoscore"}
+    "spearman_rho pearson_r spearman_strongly_negative pearson_negative "
+    "negative_lambda_lowers_isoscore".split()
 )
 NEAR_GUARANTEED = "near-guaranteed: not counted"
 WHY_NEAR_GUARANTEED = "its null reads supported over 5% of the time"
@@ -385,8 +371,6 @@ def states_a_number(kind: str, bound: float = 0.0, neutral: float = 0.0) -> bool
     """Whether a rule sets our value against a number the paper's model and data produced, so
     a stand-in's row is not judged: every rule but a direction (a bound at the no-change point
     ``neutral``, a test over seeds)."""
-    if kind in ("seeds_below", "seeds_above", "none"):
-        return False
-    if kind in ("below", "above", "at_least"):
-        return bound != neutral
-    return True
+    return kind not in ("seeds_below", "seeds_above", "none") and (
+        kind not in _BOUNDS or bound != neutral
+    )

@@ -170,3 +170,8 @@ def as_preview(table: pd.DataFrame, stamp: str) -> pd.DataFrame:
         rows["evidence"] = rows["evidence"].astype(str).str.replace(main, preview, regex=False)
     rows.insert(0, "preview", stamp)
     return rows
+
+
+def joined(*parts: str) -> str:
+    """The non-empty ``parts``, '; '-separated (a row's note, its stand-ins)."""
+    return "; ".join(part for part in parts if part)

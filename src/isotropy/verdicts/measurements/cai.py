@@ -12,18 +12,13 @@ import pandas as pd
 from isotropy import paths
 from isotropy.configuration.geometry import Clusters, Static
 from isotropy.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
-from isotropy.verdicts.measurements import measurement, over_seeds
+from isotropy.verdicts.measurements import joined, measurement, over_seeds
 
 
 def _cai_setup(config: Mapping[str, Any], name: str) -> str:
     """The Table 3 row a model is compared with: its own, else BERT's."""
     paper = paper_name(config, name)
     return paper if paper in CAI_MODELS else "BERT"
-
-
-def _model_stand_in(config: Mapping[str, Any], name: str, paper: str, stand: StandIns) -> str:
-    """A contextual model's stand-ins: the model and the corpus."""
-    return "; ".join(s for s in (model_stand_in(config, name, paper), stand.corpus) if s)
 
 
 def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
@@ -59,14 +54,13 @@ def _lid_setup(
     """(our setup, the paper's, the per-type cap, the stand-in, the layers' note)."""
     if kind == "static":
         glove = "for the paper's GloVe"
-        replaced = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", glove)
-        stand_in = replaced if stand.word_vectors else ""
+        stand_in = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", glove)
         return "static word vectors", "GloVe", "one vector per word", stand_in, ""
     paper = _cai_setup(config, name)
     setup = f"{name}, last layer ({int(group['layer'].max())})"
     clusters = (config.get("geometry") or {}).get("clusters") or {}
     cap = clusters.get("max_per_type", Clusters.default("max_per_type"))
-    stand_in = _model_stand_in(config, name, paper, stand)
+    stand_in = joined(model_stand_in(config, name, paper), stand.corpus)
     per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
     layers = ""
     if len(per_layer):
@@ -98,8 +92,20 @@ def _lid_cosine_row(
         seeds=cosine["seed"].nunique(),
         seed_free=seed_free,
         convention=convention,
-        note="; ".join(s for s in (euclid, layers) if s),
+        note=joined(euclid, layers),
     )
+
+
+# cosine_by_layer.csv's column → its range over layers in a row's note
+RANGES = {
+    "s_inter": "raw S_inter",
+    "s_intra": "raw S_intra",
+    "s_intra_adjusted": "S_intra adjusted",
+}
+CLUSTER_COS = (
+    "per cluster: centred on its own mean, pairs inside the cluster, unweighted mean over "
+    "clusters (Cai et al.'s --cluster_cos --center)"
+)
 
 
 def cosine_measurements(
@@ -110,66 +116,47 @@ def cosine_measurements(
     rows = []
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
         paper = _cai_setup(config, name)
-        per_layer = group.groupby("layer")[
-            ["s_inter", "s_intra", "s_inter_adjusted", "s_intra_adjusted"]
-        ].mean()
+        per_layer = group.groupby("layer")[[*RANGES, "s_inter_adjusted"]].mean()
         note = "; ".join(
             f"{label} {per_layer[column].min():.3f}–{per_layer[column].max():.3f}"
-            for column, label in (
-                ("s_inter", "raw S_inter"),
-                ("s_intra", "raw S_intra"),
-                ("s_intra_adjusted", "S_intra adjusted"),
-            )
+            for column, label in RANGES.items()
         )
         layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
+        stand_in = joined(model_stand_in(config, name, paper), stand.corpus)
         at = partial(measurement, "geometry", setup=f"{name}, {layers}", paper_setup=paper)
-        at = partial(
-            at, stand_in=_model_stand_in(config, name, paper, stand), evidence=paths.GEOMETRY_COSINE
-        )
-        rows.append(
-            at(
-                "s_inter_adjusted_max",
-                value=float(per_layer["s_inter_adjusted"].abs().max()),
-                convention="per cluster: centred on its own mean, pairs inside the cluster, "
-                "unweighted mean over clusters (Cai et al.'s --cluster_cos --center)",
-                note=note,
-            )
-        )
+        at = partial(at, stand_in=stand_in, evidence=paths.GEOMETRY_COSINE)
+        value = float(per_layer["s_inter_adjusted"].abs().max())
+        rows.append(at("s_inter_adjusted_max", value=value, convention=CLUSTER_COS, note=note))
         rows.append(_within_cluster_row(group, at))
     return rows
+
+
+WITHIN = (
+    "IsoScore of each cluster's points (k-means by silhouette, Cai et al.'s clusters), unweighted "
+    "mean over clusters, divided by the same mean for isotropic Gaussian samples of the clusters' "
+    "sizes and dimension"
+)
 
 
 def _within_cluster_row(group: pd.DataFrame, at: Callable[..., dict[str, Any]]) -> dict[str, Any]:
     """The smallest over layers of the clusters' IsoScore relative to an isotropic cloud of the
     same sizes; layers with one cluster are named, not judged."""
-    per_layer = group.groupby("layer").agg(
-        n_clusters=("n_clusters", "max"),
-        isoscore_within=("isoscore_within", "mean"),
-        isoscore_within_ratio=("isoscore_within_ratio", "mean"),
-    )
+    means = dict.fromkeys(("isoscore_within", "isoscore_within_ratio"), "mean")
+    per_layer = group.groupby("layer").agg({"n_clusters": "max", **means})
     single = [int(layer) for layer, k in per_layer["n_clusters"].items() if k < 2]
-    judged = per_layer.drop(index=single).dropna(subset=["isoscore_within_ratio"], how="any")
-    one = f"k-means found one cluster (k = 1) at layers {', '.join(map(str, single))}"
-    value, missing, note = None, "", ""
+    judged = per_layer.drop(index=single).dropna(subset=["isoscore_within_ratio"])
+    at = partial(at, "isoscore_within_ratio_min", convention=WITHIN)
+    if judged.empty and single != list(per_layer.index.astype(int)):
+        return at(missing="no layer with k ≥ 2 clusters has a within-cluster IsoScore")
     if judged.empty:
-        missing = (
-            "k-means found one cluster (k = 1) at every layer: 'within clusters' is the whole "
-            "cloud, so isotropy within clusters is not judged"
+        return at(
+            missing="k-means found one cluster (k = 1) at every layer: 'within clusters' is the "
+            "whole cloud, so isotropy within clusters is not judged"
         )
-        if single != list(per_layer.index.astype(int)):
-            missing = "no layer with k ≥ 2 clusters has a within-cluster IsoScore"
-    else:
-        value = float(judged["isoscore_within_ratio"].min())
-        spread = (
-            f"within-cluster IsoScore {judged['isoscore_within'].min():.3f}–"
-            f"{judged['isoscore_within'].max():.3f} over {len(judged)} layers with k ≥ 2"
-        )
-        note = "; ".join(s for s in (spread, one if single else "") if s)
-    convention = (
-        "IsoScore of each cluster's points (k-means by silhouette, Cai et al.'s clusters), "
-        "unweighted mean over clusters, divided by the same mean for isotropic Gaussian samples "
-        "of the clusters' sizes and dimension"
+    spread = (
+        f"within-cluster IsoScore {judged['isoscore_within'].min():.3f}–"
+        f"{judged['isoscore_within'].max():.3f} over {len(judged)} layers with k ≥ 2"
     )
-    return at(
-        "isoscore_within_ratio_min", value=value, missing=missing, note=note, convention=convention
-    )
+    one = f"k-means found one cluster (k = 1) at layers {', '.join(map(str, single))}"
+    value = float(judged["isoscore_within_ratio"].min())
+    return at(value=value, note=joined(spread, one if single else ""))

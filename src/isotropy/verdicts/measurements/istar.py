@@ -49,21 +49,16 @@ def istar_measurements(
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
         at = partial(measurement, "istar", evidence=source, stand_in=stand_in)
         if baseline.empty or negative.empty:
-            lacking = (
-                "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
-            )
+            why = "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
             setup, seeds = f"{model}/{task}", int(group["seed"].nunique())
-            rows += [
-                at(q, setup=setup, paper_setup=setup, missing=lacking, seeds=seeds)
-                for q in ISTAR_QUANTITIES
-            ]
+            at = partial(at, setup=setup, paper_setup=setup, seeds=seeds)
+            rows += [at(quantity, missing=why) for quantity in ISTAR_QUANTITIES]
             continue
-        lambdas = sorted(negative["lambda"].astype(float).unique())
-        runs_at = {lam: negative[negative["lambda"].astype(float) == lam] for lam in lambdas}
+        by_lambda = list(negative.groupby(negative["lambda"].astype(float), sort=True))
         for quantity, (column, convention, sesoi, _) in ISTAR_QUANTITIES.items():
             base = baseline[column].mean()
-            for lam in lambdas:
-                diff, seeds, low, high, paired = seed_test(runs_at[lam], baseline, column, sesoi)
+            for lam, treated in by_lambda:
+                diff, seeds, low, high, paired = seed_test(treated, baseline, column, sesoi)
                 setup = f"{model}/{task}, λ={lam:g}"
                 rows.append(
                     at(
@@ -79,7 +74,7 @@ def istar_measurements(
                         f"seed(s); raw one-sided p against {sesoi:+g} (each page adjusts over "
                         "its grid)",
                         note=f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}",
-                        not_learned=fine_tuned_not_learned(baseline, runs_at[lam], column=ACC),
+                        not_learned=fine_tuned_not_learned(baseline, treated, column=ACC),
                     )
                 )
     return rows

@@ -18,7 +18,7 @@ from isotropy.standins import StandIns, encoder_paper_name
 from isotropy.statistics import TREND_SESOI, TREND_SOURCE
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.equivalence import series_moments
-from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT, measurement, spread_test
+from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT, joined, measurement, spread_test
 
 SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
 # Mickus et al. §3.2 prints r from −0.808 to −0.978: its weakest to one decimal
@@ -39,12 +39,9 @@ def _setup(
     """:func:`measurement` with one setup's fields bound."""
     paper = dataset if study == "main" else f"{encoder_paper_name(config, encoder)}/{dataset}"
     kind = ((config.get("encoders") or {}).get(encoder) or {}).get("kind")
-    parts = (
-        stand.word_vectors if kind == "word-vectors" else "",
-        stand.pos_labels if dataset == "pos" else "",
-        stand.supersense_labels if dataset == "supersense" else "",
-    )
-    stand_in = "; ".join(s for s in parts if s) if study == "main" else ""
+    labels = {"pos": stand.pos_labels, "supersense": stand.supersense_labels}.get(dataset, "")
+    words = stand.word_vectors if kind == "word-vectors" else ""
+    stand_in = joined(words, labels) if study == "main" else ""
     setup = f"{encoder}/{dataset}"
     return partial(measurement, study, setup=setup, paper_setup=paper, stand_in=stand_in)
 
@@ -120,55 +117,47 @@ def _correlation_measurements(
     stand: StandIns,
 ) -> list[dict[str, Any]]:
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
-    each seed's value."""
+    each seed's value (from the traces where given, else the table's seed rows)."""
     rows: list[dict[str, Any]] = []
-    corr_file = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
-    from_traces = per_seed_correlations(traces)
-    protocol = run_protocol(config, study)
+    evidence = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
+    from_traces, protocol = per_seed_correlations(traces), run_protocol(config, study)
     for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
+        at = partial(_setup(study, encoder, dataset, config, stand), evidence=evidence)
+        if overall.empty:
+            missing = "no 'all' row for this setup in the correlation table"
+            rows += [at(column, missing=missing) for column in ("pearson_r", "spearman_rho")]
+            continue
         seed_rows = group[group["scope"].astype(str).str.startswith("seed")]
-        at = partial(_setup(study, encoder, dataset, config, stand), evidence=corr_file)
-        for column in ("pearson_r", "spearman_rho"):
-            if overall.empty:
-                missing = "no 'all' row for this setup in the correlation table"
-                rows.append(at(column, missing=missing))
-                continue
+        points = int(overall["points"].iloc[0]) if "points" in overall else None
+        moments = from_traces.get((encoder, dataset, "moments"))
+        for column, name in (("pearson_r", "Pearson r"), ("spearman_rho", "Spearman ρ")):
+            value = float(overall[column].iloc[0])
             per_seed = from_traces.get(
                 (encoder, dataset, column), tuple(seed_rows[column].astype(float))
             )
-            moments = from_traces.get((encoder, dataset, "moments"))
-            row = partial(at, moments=moments if column == "pearson_r" else None, protocol=protocol)
-            rows.append(_correlation_row(column, overall, per_seed, row))
+            if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
+                per_seed = (value,)
+            listed = ", ".join(f"{v:+.3f}" for v in per_seed)
+            constant = "" if math.isfinite(value) else CONSTANT
+            rows.append(
+                at(
+                    column,
+                    value=value,
+                    seeds=len(per_seed),
+                    n=points,
+                    per_seed=per_seed,
+                    moments=moments if column == "pearson_r" else None,
+                    protocol=protocol,
+                    convention=f"{name} of IsoScore vs silhouette, all recorded steps of all "
+                    f"seeds pooled ({points} points)",
+                    note=joined(constant, f"per seed: {listed}" if per_seed else ""),
+                )
+            )
     return rows
 
 
-def _correlation_row(
-    column: str, overall: pd.DataFrame, per_seed: tuple, at: Callable[..., dict[str, Any]]
-) -> dict[str, Any]:
-    """One setup's pooled correlation with each seed's value."""
-    name = "Pearson r" if column == "pearson_r" else "Spearman ρ"
-    value = float(overall[column].iloc[0])
-    if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
-        per_seed = (value,)
-    points = int(overall["points"].iloc[0]) if "points" in overall else None
-    listed = ", ".join(f"{v:+.3f}" for v in per_seed)
-    constant = "undefined: a constant series (see the correlation table)"
-    undefined = "" if math.isfinite(value) else constant
-    note = "; ".join(s for s in (undefined, f"per seed: {listed}" if per_seed else "") if s)
-    convention = (
-        f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
-        f"({points} points)"
-    )
-    return at(
-        column,
-        value=value,
-        seeds=len(per_seed),
-        n=points,
-        per_seed=per_seed,
-        convention=convention,
-        note=note,
-    )
+CONSTANT = "undefined: a constant series (see the correlation table)"
 
 
 def _trace_measurements(
@@ -179,27 +168,18 @@ def _trace_measurements(
     protocol = run_protocol(config, study)
     for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
         evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")
-        ends = {
-            metric: pd.DataFrame(
-                [_endpoints(run, metric) for _, run in group.groupby("seed")],
-                columns=["first", "last"],
-            )
-            for metric in ("silhouette", "isoscore")
-        }
         seeds = group["seed"].nunique()
         at = partial(_setup(study, encoder, dataset, config, stand), seeds=seeds, evidence=evidence)
+        moved, ends = partial(at, protocol=protocol), dict[str, pd.DataFrame]()
         for metric in ("silhouette", "isoscore"):
-            first, last = ends[metric]["first"].mean(), ends[metric]["last"].mean()
-            change = tuple(ends[metric]["last"] - ends[metric]["first"])
+            pairs = [_endpoints(run, metric) for _, run in group.groupby("seed")]
+            end = ends[metric] = pd.DataFrame(pairs, columns=["first", "last"])
+            first, last = end["first"].mean(), end["last"].mean()
+            change = end["last"] - end["first"]
+            listed = ", ".join(f"{v:+.4f}" for v in change)
+            note = f"{first:.4f} → {last:.4f} over {seeds} seed(s); per seed: {listed}"
             rows.append(
-                at(
-                    f"{metric}_change",
-                    value=last - first,
-                    per_seed=change,
-                    protocol=protocol,
-                    note=f"{first:.4f} → {last:.4f} over {seeds} seed(s); per seed: "
-                    f"{', '.join(f'{v:+.4f}' for v in change)}",
-                )
+                moved(f"{metric}_change", value=last - first, per_seed=tuple(change), note=note)
             )
         rows.append(_spread_row(ends, seeds, protocol, at))
     return rows

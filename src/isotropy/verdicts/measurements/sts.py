@@ -11,10 +11,12 @@ import pandas as pd
 
 from isotropy import paths
 from isotropy.standins import StandIns, model_stand_in
-from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, over_seeds
+from isotropy.verdicts.measurements import fine_tuned_not_learned, joined, measurement, over_seeds
 
 # STS methods no seed enters (no clustering)
 SEED_FREE_METHODS = ("none", "centring", "all-but-the-top")
+COSINE = "cosine of sentence vectors vs gold"
+IW = "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's isotropy())"
 QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
 
 
@@ -26,16 +28,14 @@ def sts_measurements(
     rows = []
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
         split = str(group["split"].iloc[0]) if "split" in group else ""
-        setup = f"{name}, {dataset} {split}".strip()
         split_stand_in = stand.sts_split if dataset == "stsb" else ""
-        stand_ins = (model_stand_in(config, name, "BERT"), split_stand_in)
-        stand_in = "; ".join(s for s in stand_ins if s)
+        stand_in = joined(model_stand_in(config, name, "BERT"), split_stand_in)
         pipeline = "mean-pooled sentence vectors transformed"
         if "pipeline" in group:
             pipeline = str(group["pipeline"].iloc[0])
         for method, runs in group.groupby("method", sort=False):
-            where = (setup, f"{dataset}/{method}", stand_in, pipeline)
-            rows += _sts_method_rows(method, runs, *where)
+            where = (f"{name}, {dataset} {split}".strip(), f"{dataset}/{method}", stand_in)
+            rows += _sts_method_rows(method, runs, *where, pipeline)
         rows += _sts_gain_rows(f"{name}/{dataset}", group, stand_in)
     return rows
 
@@ -44,35 +44,29 @@ def _sts_method_rows(
     method: str, runs: pd.DataFrame, setup: str, paper: str, stand_in: str, pipeline: str
 ) -> list[dict[str, Any]]:
     """One model × data set × method: each STS quantity."""
-    rows = []
     first = runs.iloc[0]
-    setting = ""
+    setting = sign_free = ""
     if method != "none" and "n_clusters" in runs:
         setting = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions"
-    at = partial(measurement, "geometry", setup=setup, paper_setup=paper, stand_in=stand_in)
-    at = partial(
-        at,
-        seeds=runs["seed"].nunique() if "seed" in runs else None,
-        seed_free=method in SEED_FREE_METHODS,
-        n=int(first["n_pairs"]) if "n_pairs" in runs else None,
-        evidence=paths.GEOMETRY_STS,
-    )
-    sign_free = ""
     if "isotropy_sign_free" in runs:
         sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
-    iw = "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's isotropy())"
+    seeds = runs["seed"].nunique() if "seed" in runs else None
+    n = int(first["n_pairs"]) if "n_pairs" in runs else None
+    at = partial(measurement, "geometry", setup=setup, paper_setup=paper, stand_in=stand_in, n=n)
+    at = partial(
+        at, seeds=seeds, seed_free=method in SEED_FREE_METHODS, evidence=paths.GEOMETRY_STS
+    )
+    rows = []
     for column, quantity in QUANTITY_OF_STS.items():
         if column in runs:
             iso = column == "isotropy"
-            convention = f"{iw if iso else 'cosine of sentence vectors vs gold'}; {pipeline}"
-            note = "; ".join(s for s in (setting, sign_free if iso else "") if s)
+            convention = f"{IW if iso else COSINE}; {pipeline}"
+            note = joined(setting, sign_free if iso else "")
             rows.append(at(quantity, **over_seeds(runs, column), convention=convention, note=note))
     return rows
 
 
-def _sts_gain_rows(
-    claim_setup: str, group: pd.DataFrame, stand_in: str = ""
-) -> list[dict[str, Any]]:
+def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, stand_in: str) -> list[dict[str, Any]]:
     """The cluster-based method's I(W) ratio and Spearman gain over none."""
     enhanced = "cluster-based"
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
@@ -83,15 +77,13 @@ def _sts_gain_rows(
         return [at(q, missing=missing) for q in ("sts_isotropy_ratio", "sts_spearman_gain")]
     before, after = means.loc["none"], means.loc[enhanced]
     ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
-    gains = (
-        ("sts_isotropy_ratio", ratio, f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}"),
-        (
-            "sts_spearman_gain",
-            after["spearman"] - before["spearman"],
-            f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}",
-        ),
-    )
-    return [at(q, value=value, stand_in=stand_in, note=note) for q, value, note in gains]
+    iw = f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}"
+    spearman = f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}"
+    at, gain = partial(at, stand_in=stand_in), after["spearman"] - before["spearman"]
+    return [
+        at("sts_isotropy_ratio", value=ratio, note=iw),
+        at("sts_spearman_gain", value=gain, note=spearman),
+    ]
 
 
 CLASSIFICATION_READINGS = {
@@ -112,9 +104,8 @@ def classification_measurements(
     of the transformed tokens in both readings."""
     rows = []
     for (name, reading, method), runs in table.groupby(["model", "reading", "method"], sort=False):
-        first = runs.iloc[0]
+        first, stand_in = runs.iloc[0], model_stand_in(config, name, "BERT")
         setup = f"{name}, {first['task']} ({reading} features)"
-        stand_in = model_stand_in(config, name, "BERT")
         at = partial(measurement, "geometry", setup=setup, paper_setup=method, stand_in=stand_in)
         at = partial(at, seeds=runs["seed"].nunique(), seed_free=method == "none")
         at = partial(at, n=int(first["n_validation"]), evidence=paths.GEOMETRY_CLASSIFICATION)
@@ -129,9 +120,8 @@ def classification_measurements(
                 f"; {int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions, "
                 "fitted on the tokens of both splits"
             )
-        rows.append(
-            at("sst2_accuracy", **over_seeds(runs, "accuracy"), convention=convention, note=note)
-        )
+        accuracy = over_seeds(runs, "accuracy")
+        rows.append(at("sst2_accuracy", **accuracy, convention=convention, note=note))
         iw = (
             f"I(W) of the transformed last-layer tokens ({int(first['n_tokens'])}), numpy's "
             "eigenvector signs; of the pooled sentences "
