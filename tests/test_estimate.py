@@ -17,7 +17,7 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import costs, estimate, paths, resume, studies
+from isotropy import compute, costs, estimate, paths, resume, studies
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -372,9 +372,14 @@ def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, mon
     run.overwrite_configfiles, config = files[:1], workflow_config.load_config(files[:1])
     job = SimpleNamespace(rule=SimpleNamespace(name="copy_published_values"), wildcards_dict={})
     run.dag = SimpleNamespace(needrun_jobs=lambda: [job], jobid=lambda job: 7)  # its plan
-    estimate.started(run, config)
+    (gpu := tmp_path / "bin").mkdir(), (gpu / "nvidia-smi").touch(0o755)  # a GPU machine:
+    monkeypatch.setenv("PATH", str(gpu)), monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    monkeypatch.setattr(costs, "available_cores", lambda: 8)
+    estimate.started(run, config)  # auto costed as cuda, one job at a time: not 4 as on 8 cores
     time_left = logging.getLogger("snakemake.logging").handlers.pop()  # its jobs' estimates
-    assert list(time_left.costs) == [7] and 0 < time_left.costs[7] < 60
+    assert time_left.costs == {7: pytest.approx(costs.JOB_OVERHEAD_SECONDS)}
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # every GPU hidden: the CPU
+    assert compute.planned_device("auto") == "cpu" and config["device"] == "auto"
     recorded = Path("logs/effective-config/preview_study.yaml")
     assert capsys.readouterr().err == "" and len(list(recorded.parent.iterdir())) == 2
     assert yaml.safe_load(recorded.read_text()) == config

@@ -303,8 +303,9 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
     # Each planned job's estimate as `describe` makes it (at one speed: only ratios are used).
     pace = costs.Pace(cores=costs.available_cores() or 2, job_overhead=costs.JOB_OVERHEAD_SECONDS)
     dag: Any = getattr(workflow, "dag", None)
+    on = {**config, "device": compute.planned_device(config["device"])}  # auto: cuda or cpu
     planned = {
-        dag.jobid(job): job_seconds(config, job.rule.name, job.wildcards_dict, pace) or 0.0
+        dag.jobid(job): job_seconds(on, job.rule.name, job.wildcards_dict, pace) or 0.0
         for job in (dag.needrun_jobs() if dag else ())
     }
     logging.getLogger("snakemake.logging").addHandler(TimeLeft(costs=planned))
