@@ -9,6 +9,7 @@ representations with respect to the labels.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -331,13 +332,9 @@ class _Batch:
 
     @classmethod
     def of(cls, problem: Problem, device: torch.device) -> _Batch:
-        right = problem.right
-        return cls(
-            left=torch.as_tensor(problem.left, device=device),
-            right=torch.as_tensor(right, device=device) if right is not None else None,
-            targets=torch.as_tensor(problem.targets, device=device),
-            multilabel=problem.multilabel,
-        )
+        tensor = functools.partial(torch.as_tensor, device=device)
+        right = None if problem.right is None else tensor(problem.right)
+        return cls(tensor(problem.left), right, tensor(problem.targets), problem.multilabel)
 
     def accuracy(self, logits: torch.Tensor) -> torch.Tensor:
         logits = logits.detach()
@@ -475,10 +472,8 @@ class Section2Probe:
         self._state = objectives.section2_state
         self.batch = _Batch.of(problem, device)
         targets = np.asarray(problem.targets)
-        if problem.multilabel:
-            indicator = targets.astype(np.float32)
-        else:
-            indicator = np.eye(len(problem.label_names), dtype=np.float32)[targets]
+        eye = np.eye(len(problem.label_names), dtype=np.float32)  # class ids to indicator rows
+        indicator = targets.astype(np.float32) if problem.multilabel else eye[targets]
         self.indicator = torch.as_tensor(indicator, device=device)
         ids = np.unique(np.asarray(metrics.cluster_ids(problem.targets)), return_inverse=True)[1]
         self.clusters = torch.as_tensor(ids.reshape(-1), device=device)
