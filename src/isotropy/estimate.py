@@ -129,10 +129,8 @@ def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
             continue
         before: Mapping[str, Any] = config
         try:
-            first, before = (
-                recorded.read_text().partition("\n")[0],
-                workflow_config.load_config([recorded]),
-            )
+            first = recorded.read_text().partition("\n")[0]
+            before = workflow_config.load_config([recorded])
             changed = differences(before, config)
         except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
             first, changed = "", [f"its settings cannot be read ({error})"]
