@@ -200,9 +200,8 @@ def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
     assert not (tmp_path / "logs").exists()  # a dry run: nothing
     result = tiny_workflow.snakemake_in(tmp_path, *command)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert yaml.safe_load((tmp_path / "logs/effective-config/all.yaml").read_text()) == {
-        "device": "cpu"
-    }
+    recorded = tmp_path / "logs/effective-config/all.yaml"
+    assert yaml.safe_load(recorded.read_text()) == {"device": "cpu"}
     assert "3 of 3 steps (100%) done" in result.stderr, result.stderr
     said = "\njobs: 2/3, 66.7% of the work, elapsed "  # each job its start-up: Snakemake's ids
     assert said in result.stderr and "at the rate so far, jobs weighed by" in result.stderr
@@ -288,8 +287,7 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path, monkey
         assert resume.running_snakemake(tmp_path) == [
             (process.pid, f"{sys.executable} {fake} --cores 2")
         ]
-        elsewhere = tmp_path / "elsewhere"
-        elsewhere.mkdir()
+        (elsewhere := tmp_path / "elsewhere").mkdir()
         assert resume.running_snakemake(elsewhere) == []  # another folder's run is not this one's
         assert resume.main([]) == 1
     finally:
@@ -301,8 +299,7 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path, monkey
 def test_the_probe_measures_work_not_time_passing():
     """Process-CPU time of the fixed workload: four times the products take several times
     longer (a probe that timed nothing, or the clock, would not)."""
-    short = SPEED_PROBE(products=50)
-    long = SPEED_PROBE(products=200)
+    short, long = SPEED_PROBE(products=50), SPEED_PROBE(products=200)
     assert 0 < short and 2.5 * short < long < 8 * short
 
 
