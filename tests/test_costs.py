@@ -7,6 +7,7 @@ import csv
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from tiny_workflow import load_script
 
@@ -29,13 +30,9 @@ def test_every_measured_cost_says_when_where_and_how_it_was_measured():
 
 
 def _planted(tmp_path: Path, **change: str) -> Path:
-    rows = list(csv.DictReader(costs.COSTS_TABLE.open(encoding="utf-8")))
-    rows[0].update(change)
-    path = tmp_path / "costs.csv"
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=costs.COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    table = pd.read_csv(costs.COSTS_TABLE, dtype=str, keep_default_na=False)
+    table.loc[0, list(change)] = list(change.values())
+    table.to_csv(path := tmp_path / "costs.csv", index=False)
     return path
 
 

@@ -17,7 +17,7 @@ import pytest
 import tiny_workflow
 import yaml
 
-from isotropy import costs, estimate, paths, resume, studies
+from isotropy import compute, costs, estimate, paths, resume, studies
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -200,9 +200,8 @@ def test_the_run_not_its_dry_run_records_its_effective_configuration(tmp_path):
     assert not (tmp_path / "logs").exists()  # a dry run: nothing
     result = tiny_workflow.snakemake_in(tmp_path, *command)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert yaml.safe_load((tmp_path / "logs/effective-config/all.yaml").read_text()) == {
-        "device": "cpu"
-    }
+    recorded = tmp_path / "logs/effective-config/all.yaml"
+    assert yaml.safe_load(recorded.read_text()) == {"device": "cpu"}
     assert "3 of 3 steps (100%) done" in result.stderr, result.stderr
     said = "\njobs: 2/3, 66.7% of the work, elapsed "  # each job its start-up: Snakemake's ids
     assert said in result.stderr and "at the rate so far, jobs weighed by" in result.stderr
@@ -288,8 +287,7 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path, monkey
         assert resume.running_snakemake(tmp_path) == [
             (process.pid, f"{sys.executable} {fake} --cores 2")
         ]
-        elsewhere = tmp_path / "elsewhere"
-        elsewhere.mkdir()
+        (elsewhere := tmp_path / "elsewhere").mkdir()
         assert resume.running_snakemake(elsewhere) == []  # another folder's run is not this one's
         assert resume.main([]) == 1
     finally:
@@ -301,8 +299,7 @@ def test_make_resume_refuses_while_snakemake_runs_in_the_folder(tmp_path, monkey
 def test_the_probe_measures_work_not_time_passing():
     """Process-CPU time of the fixed workload: four times the products take several times
     longer (a probe that timed nothing, or the clock, would not)."""
-    short = SPEED_PROBE(products=50)
-    long = SPEED_PROBE(products=200)
+    short, long = SPEED_PROBE(products=50), SPEED_PROBE(products=200)
     assert 0 < short and 2.5 * short < long < 8 * short
 
 
@@ -372,9 +369,14 @@ def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, mon
     run.overwrite_configfiles, config = files[:1], workflow_config.load_config(files[:1])
     job = SimpleNamespace(rule=SimpleNamespace(name="copy_published_values"), wildcards_dict={})
     run.dag = SimpleNamespace(needrun_jobs=lambda: [job], jobid=lambda job: 7)  # its plan
-    estimate.started(run, config)
+    (gpu := tmp_path / "bin").mkdir(), (gpu / "nvidia-smi").touch(0o755)  # a GPU machine:
+    monkeypatch.setenv("PATH", str(gpu)), monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    monkeypatch.setattr(costs, "available_cores", lambda: 8)
+    estimate.started(run, config)  # auto costed as cuda, one job at a time: not 4 as on 8 cores
     time_left = logging.getLogger("snakemake.logging").handlers.pop()  # its jobs' estimates
-    assert list(time_left.costs) == [7] and 0 < time_left.costs[7] < 60
+    assert time_left.costs == {7: pytest.approx(costs.JOB_OVERHEAD_SECONDS)}
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # every GPU hidden: the CPU
+    assert compute.planned_device("auto") == "cpu" and config["device"] == "auto"
     recorded = Path("logs/effective-config/preview_study.yaml")
     assert capsys.readouterr().err == "" and len(list(recorded.parent.iterdir())) == 2
     assert yaml.safe_load(recorded.read_text()) == config

@@ -55,12 +55,13 @@ def _cloud(n=300, d=8, seed=0):
 
 def test_orthogonal_embedding_keeps_every_distance_and_angle():
     vectors = _cloud(40, 5)
-    embedded = sensitivity.orthogonal_embedding(vectors, 30, seed=1)
+    spec = {"transform": "orthogonal", "dim": 30, "seed": 1}
+    embedded = sensitivity.derive_vectors(vectors, spec)[0]
     assert embedded.shape == (40, 30)
     np.testing.assert_allclose(embedded @ embedded.T, vectors @ vectors.T, rtol=1e-4, atol=1e-2)
-    assert not np.allclose(embedded, sensitivity.orthogonal_embedding(vectors, 30, seed=2))
+    assert not np.allclose(embedded, sensitivity.derive_vectors(vectors, {**spec, "seed": 2})[0])
     with pytest.raises(ValueError, match="isometrically"):
-        sensitivity.orthogonal_embedding(vectors, 4, seed=0)
+        sensitivity.derive_vectors(vectors, {**spec, "dim": 4})
 
 
 def test_rescaled_vectors_have_the_target_norm_on_the_shared_words():

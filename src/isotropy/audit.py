@@ -377,10 +377,7 @@ NOT_COPIED = ": not copied, not audited"
 
 
 def audit(
-    root: str | os.PathLike = ".",
-    *,
-    mirror: str | None = None,
-    remade: Iterable[str] = (),
+    root: str | os.PathLike = ".", *, mirror: str | None = None, remade: Iterable[str] = ()
 ) -> list[Finding]:
     """Every finding for the results under ``root``, read from its intake's copy (a finding per
     refused file); mirror files against the user's ``mirror`` unless it lies inside the folder;

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import shutil
 import sys
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING
@@ -68,6 +69,15 @@ def resolve_device(name: str = "auto") -> torch.device:
     if (problem := cuda_problem(name)) is not None:
         raise RuntimeError(problem)
     return torch.device(name)
+
+
+def planned_device(name: str) -> str:
+    """The device type config value ``name`` gives the jobs, told without importing torch (a
+    run's start stays light): under ``auto``, cuda where nvidia-smi is on the PATH and
+    CUDA_VISIBLE_DEVICES does not hide every GPU."""
+    hidden = os.environ.get("CUDA_VISIBLE_DEVICES", "0").strip() in ("", "-1")
+    found = "cuda" if shutil.which("nvidia-smi") and not hidden else "cpu"
+    return found if name == "auto" else name
 
 
 def describe_device(device: torch.device) -> str:

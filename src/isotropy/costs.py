@@ -146,9 +146,7 @@ def finetune_seconds(
 # How the measured CPU costs become wall time on this machine now (every job alike)
 
 JOB_OVERHEAD_SECONDS = value("job_overhead_seconds")
-
 JOB_THREADS = 2
-
 PROBE_CPU_SECONDS = value("probe_cpu_seconds")
 
 # Beyond these bounds a speed probe says more about a burst of load than the CPU.

@@ -129,10 +129,8 @@ def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
             continue
         before: Mapping[str, Any] = config
         try:
-            first, before = (
-                recorded.read_text().partition("\n")[0],
-                workflow_config.load_config([recorded]),
-            )
+            first = recorded.read_text().partition("\n")[0]
+            before = workflow_config.load_config([recorded])
             changed = differences(before, config)
         except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
             first, changed = "", [f"its settings cannot be read ({error})"]
@@ -303,8 +301,9 @@ def started(workflow: Any, config: Mapping[str, Any]) -> None:
     # Each planned job's estimate as `describe` makes it (at one speed: only ratios are used).
     pace = costs.Pace(cores=costs.available_cores() or 2, job_overhead=costs.JOB_OVERHEAD_SECONDS)
     dag: Any = getattr(workflow, "dag", None)
+    on = {**config, "device": compute.planned_device(config["device"])}  # auto: cuda or cpu
     planned = {
-        dag.jobid(job): job_seconds(config, job.rule.name, job.wildcards_dict, pace) or 0.0
+        dag.jobid(job): job_seconds(on, job.rule.name, job.wildcards_dict, pace) or 0.0
         for job in (dag.needrun_jobs() if dag else ())
     }
     logging.getLogger("snakemake.logging").addHandler(TimeLeft(costs=planned))

@@ -186,9 +186,8 @@ def save_npz(path: str | os.PathLike, **arrays: Any) -> None:
     """``np.savez`` of ``arrays`` to ``path``, atomically."""
     import numpy as np
 
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as handle:
-            np.savez(handle, **arrays)
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        np.savez(handle, **arrays)
 
 
 @contextlib.contextmanager

@@ -79,11 +79,7 @@ class ProgressLog:
         self.done += count
         self.share = share
         now = self._clock()
-        if (
-            now - self._last >= self.every
-            or self.done >= self.total
-            or (share is not None and share >= 1)
-        ):
+        if now - self._last >= self.every or self.done >= self.total or (share or 0) >= 1:
             self._last = now
             self._log.info("%s", self.line(now - self._start))
 

@@ -149,13 +149,8 @@ def assemble_model(params: Mapping[str, Any], target: str | os.PathLike) -> dict
         os.replace(staging, target)  # the complete folder, in one step
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    log.info(
-        "split model %s: %d files from %d parts in %s",
-        params["name"],
-        len(manifest["files"]),
-        len(parts),
-        target,
-    )
+    files, name = len(manifest["files"]), params["name"]
+    log.info("split model %s: %d files from %d parts in %s", name, files, len(parts), target)
     return manifest
 
 

@@ -9,16 +9,18 @@ representations with respect to the labels.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import pandas as pd
+import pydantic
 import torch
-from pydantic import ConfigDict, field_validator
+from pydantic import ConfigDict, NonNegativeInt, PositiveFloat, PositiveInt, field_validator
 from torch import nn
 
 from isotropy import metrics
@@ -146,7 +148,7 @@ def save_run(
     write_json(summary_path, summary)
 
 
-@dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True)
 class Head:
     """What sits on the table (the extension study, docs/extensions.md): ``hidden_layers`` layers
     of ``width`` units (None: the representation's width) with ``activation`` before the linear
@@ -154,26 +156,18 @@ class Head:
     labels, ``margin`` and one positive and one negative per anchor drawn each update). The
     default is the paper's linear classifier with cross-entropy (or per-label BCE)."""
 
-    hidden_layers: int = 0
-    width: int | None = None
-    activation: str = "tanh"
-    objective: str = "classifier"
-    margin: float = 1.0
+    hidden_layers: NonNegativeInt = 0
+    width: PositiveInt | None = None
+    activation: Literal["tanh", "relu", "gelu"] = "tanh"  # the keys of ACTIVATIONS
+    objective: Literal["classifier", "triplet"] = "classifier"
+    margin: PositiveFloat = 1.0
 
     def __post_init__(self) -> None:
-        if self.hidden_layers < 0:
-            raise ValueError(f"hidden_layers must be >= 0, got {self.hidden_layers}")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(
-                f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}"
-            )
-        if self.objective not in ("classifier", "triplet"):
-            raise ValueError(f"objective must be 'classifier' or 'triplet', got {self.objective!r}")
         if self.objective == "triplet" and self.hidden_layers:
             raise ValueError("the triplet objective has no classifier, hence no hidden layers")
-        if not self.margin > 0:
-            raise ValueError(f"the triplet margin must be > 0, got {self.margin}")
 
+
+LINEAR = Head()  # the paper's head
 
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "gelu": nn.GELU}
 
@@ -183,7 +177,7 @@ class EmbeddingClassifier(nn.Module):
     or after the hidden layers of a :class:`Head`; none for the triplet objective."""
 
     def __init__(
-        self, vectors: np.ndarray, n_outputs: int, pair: bool, bias: bool, head: Head = Head()
+        self, vectors: np.ndarray, n_outputs: int, pair: bool, bias: bool, head: Head = LINEAR
     ):
         super().__init__()
         self.embeddings = nn.Embedding.from_pretrained(
@@ -216,14 +210,12 @@ class EmbeddingClassifier(nn.Module):
         return states
 
     def forward(self, left: torch.Tensor, right: torch.Tensor | None) -> torch.Tensor:
-        points = self.representations(left, right)
-        for layer in self.hidden:
-            points = layer(points)
         if self.classifier is None:
             raise ValueError(
                 "this model has no classifier (triplet objective): use representations"
             )
-        return self.classifier(points)
+        points = self.representations(left, right)
+        return self.classifier([points, *self.hidden_states(points)][-1])
 
 
 # The settings a run's summary records, in its order.
@@ -317,8 +309,7 @@ class _TraceBuffer:
             if bad_columns:
                 raise FloatingPointError(
                     f"{', '.join(bad_columns)} is not finite at step {step} (overflowing values or "
-                    "identical "
-                    "points); lower the learning rate or check the input vectors"
+                    "identical points); lower the learning rate or check the input vectors"
                 )
             self.records.append(record)
         self.pending_steps, self.pending = [], []
@@ -341,13 +332,9 @@ class _Batch:
 
     @classmethod
     def of(cls, problem: Problem, device: torch.device) -> _Batch:
-        right = problem.right
-        return cls(
-            left=torch.as_tensor(problem.left, device=device),
-            right=torch.as_tensor(right, device=device) if right is not None else None,
-            targets=torch.as_tensor(problem.targets, device=device),
-            multilabel=problem.multilabel,
-        )
+        tensor = functools.partial(torch.as_tensor, device=device)
+        right = None if problem.right is None else tensor(problem.right)
+        return cls(tensor(problem.left), right, tensor(problem.targets), problem.multilabel)
 
     def accuracy(self, logits: torch.Tensor) -> torch.Tensor:
         logits = logits.detach()
@@ -485,10 +472,8 @@ class Section2Probe:
         self._state = objectives.section2_state
         self.batch = _Batch.of(problem, device)
         targets = np.asarray(problem.targets)
-        if problem.multilabel:
-            indicator = targets.astype(np.float32)
-        else:
-            indicator = np.eye(len(problem.label_names), dtype=np.float32)[targets]
+        eye = np.eye(len(problem.label_names), dtype=np.float32)  # class ids to indicator rows
+        indicator = targets.astype(np.float32) if problem.multilabel else eye[targets]
         self.indicator = torch.as_tensor(indicator, device=device)
         ids = np.unique(np.asarray(metrics.cluster_ids(problem.targets)), return_inverse=True)[1]
         self.clusters = torch.as_tensor(ids.reshape(-1), device=device)
@@ -632,18 +617,16 @@ def run_optimisation(
     settings: OptimisationSettings,
     device: torch.device,
     probe: Probe | None = None,
-    head: Head = Head(),
+    head: Head = LINEAR,
 ) -> tuple[pd.DataFrame, dict]:
     """Train, recording metrics; return the per-step trace and a summary of the run.
 
     Step 0 is the pretrained starting point; step k is the state after k updates. The trace has
     ``seed``, ``step`` and the registry's columns (:func:`registry.trace_columns`), then a
     ``probe``'s columns (:class:`Probe`: extra measurements of a study, e.g. the sensitivity
-    study's subspace shares; they change nothing in the training). Nothing in the
-    loop waits for the device: label structures are prepared once, metrics stay device tensors,
-    and values reach the host in batches (:class:`_TraceBuffer`).
+    study's subspace shares; they change nothing in the training). Values reach the host in
+    batches (:class:`_TraceBuffer`), which checks them there.
     """
-    # finite; later values are checked in batches
     metrics.checked_points(problem.vectors, name="the embedding table")
     torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness
     model = EmbeddingClassifier(

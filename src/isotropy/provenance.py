@@ -177,8 +177,6 @@ def record_step(
     """Write a provenance record beside every output of a Snakemake ``script:`` step."""
     import __main__
 
-    # Snakemake's preamble sets __file__ to the step's script.
-    script = getattr(__main__, "__file__", None)
     record = build_record(
         workflow_root=workflow_root_of(snakemake),
         rule=snakemake.rule,
@@ -187,7 +185,7 @@ def record_step(
         params=snakemake.params,  # Snakemake's named lists: items() (plain_data)
         wildcards=snakemake.wildcards,
         config=snakemake.config,
-        script=script,
+        script=getattr(__main__, "__file__", None),  # Snakemake's preamble: the step's script
         device=device,
         seeds=seeds,
         extra=extra,

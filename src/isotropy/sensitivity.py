@@ -62,8 +62,6 @@ LABEL_SETS: dict[str, Callable[[pd.DataFrame, Mapping, np.random.Generator], pd.
 }
 
 
-# Label sets whose data needs a download this workflow does not yet have (names the schema
-# accepts, so configurations can already say them): refused with the reason.
 def label_set_table(
     table: pd.DataFrame, vocabulary: pd.Series, label_set: str, section: Mapping
 ) -> pd.DataFrame:
@@ -105,15 +103,6 @@ def random_orthonormal(rows: int, columns: int, seed: int) -> np.ndarray:
     return q * np.sign(np.diag(r))  # a unique Q for the seed
 
 
-def orthogonal_embedding(vectors: np.ndarray, dim: int, seed: int) -> np.ndarray:
-    """``vectors`` (n x d) mapped into ``dim`` >= d dimensions by a random isometry.
-
-    Q (dim x d) has orthonormal columns, so every distance, angle and the covariance spectrum's
-    non-zero part are those of the input: the same geometry in a larger ambient space.
-    """
-    return derive_vectors(vectors, {"transform": "orthogonal", "dim": dim, "seed": seed})[0]
-
-
 def derive_vectors(
     vectors: np.ndarray, spec: Mapping, target_norm: float | None = None
 ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -153,18 +142,18 @@ def derive_vectors(
 def derived_labels(derived: Mapping) -> dict[str, str]:
     """Derived vector set -> what it is, for figures ("word2vec rescaled to miniLM's norm")."""
     says = {
-        "rescale": lambda spec: f"rescaled to {spec.get('norm_of')}'s norm",
-        "pca": lambda spec: (
-            f"PCA to {spec.get('dim')}-d"
-            + (f" at {spec['norm_of']}'s norm" if spec.get("norm_of") else "")
-        ),
-        "rotate": lambda spec: f"rotated (seed {spec.get('seed', 0)})",
-        "pad": lambda spec: f"zero-padded to {spec.get('dim')}-d",
-        "orthogonal": lambda spec: (
-            f"isometry into {spec.get('dim')}-d (seed {spec.get('seed', 0)})"
-        ),
+        "rescale": "rescaled to {norm_of}'s norm",
+        "pca": "PCA to {dim}-d{at}",
+        "rotate": "rotated (seed {seed})",
+        "pad": "zero-padded to {dim}-d",
+        "orthogonal": "isometry into {dim}-d (seed {seed})",
     }
-    return {name: f"{spec['of']} {says[spec['transform']](spec)}" for name, spec in derived.items()}
+    labels = {}
+    for name, spec in derived.items():
+        spec = {"seed": 0, "dim": None, "norm_of": None, **spec}
+        at = f" at {spec['norm_of']}'s norm" if spec["norm_of"] else ""
+        labels[name] = f"{spec['of']} {says[spec['transform']].format(at=at, **spec)}"
+    return labels
 
 
 def shared_rows(index: pd.Series, other: pd.Series) -> np.ndarray:
@@ -284,18 +273,11 @@ def seed_row(trace: pd.DataFrame) -> dict:
 # main study's correlations.csv: ρ = -1 has no finite z, so a t-interval on z was set by where
 # ±1 is clipped.
 INTERVAL_COLUMNS = ["pearson_r", "r_before_min", "r_after_min", "r_span"]
-MEAN_COLUMNS = [
-    "isoscore_start",
-    "isoscore_end",
-    "isoscore_change",
-    "silhouette_start",
-    "silhouette_end",
-    "rowspace_share_start",
-    "rowspace_share_end",
-    "isoscore_span_start",
-    "isoscore_span_end",
-    "outside_share_end",
-]
+MEAN_COLUMNS = (
+    "isoscore_start isoscore_end isoscore_change silhouette_start silhouette_end "
+    "rowspace_share_start rowspace_share_end isoscore_span_start isoscore_span_end "
+    "outside_share_end"
+).split()
 
 
 def contrast_p(r_a, r_b) -> float:
@@ -314,10 +296,8 @@ def cell_row(seeds: pd.DataFrame, level: float = 0.95) -> dict:
     row: dict = {"seeds": int(seeds["seed"].nunique())}
     if "spearman_rho" in seeds and seeds["spearman_rho"].notna().any():
         rho = seeds["spearman_rho"].to_numpy(dtype=float)
-        summary = spearman_summary(rho)
-        row["spearman_rho"] = summary["spearman_rho_seed_mean"]  # the median seed
-        row["spearman_rho_low"] = summary["spearman_rho_seed_low"]  # the lowest seed
-        row["spearman_rho_high"] = summary["spearman_rho_seed_high"]  # the highest seed
+        median, low, high = spearman_summary(rho).values()  # the median, lowest, highest seed
+        row.update(spearman_rho=median, spearman_rho_low=low, spearman_rho_high=high)
         row["spearman_rho_seeds"] = " ".join(f"{v:+.2f}" for v in rho)
     for name in INTERVAL_COLUMNS:
         values = seeds[name].to_numpy(dtype=float) if name in seeds else np.array([])
@@ -333,8 +313,7 @@ def cell_row(seeds: pd.DataFrame, level: float = 0.95) -> dict:
     for name in MEAN_COLUMNS:
         if name in seeds and seeds[name].notna().any():
             row[name] = float(seeds[name].mean())
-    row["min_step_low"] = int(seeds["min_step"].min())
-    row["min_step_high"] = int(seeds["min_step"].max())
+    row["min_step_low"], row["min_step_high"] = map(int, seeds["min_step"].agg(["min", "max"]))
     return row
 
 

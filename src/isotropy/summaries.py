@@ -90,11 +90,7 @@ def _correlations(frame: pd.DataFrame, x: str, y: str) -> dict[str, float]:
     }
 
 
-def correlation_table(
-    traces: pd.DataFrame,
-    by: list[str],
-    level: float = 0.95,
-) -> pd.DataFrame:
+def correlation_table(traces: pd.DataFrame, by: list[str], level: float = 0.95) -> pd.DataFrame:
     """Pearson r and Spearman ρ between IsoScore and silhouette per setup, with intervals over
     seeds.
 
@@ -115,21 +111,16 @@ def correlation_table(
     measured = traces.dropna(subset=[x, y])
     for key, group in measured.groupby(by, sort=False):
         key = dict(zip(by, key if isinstance(key, tuple) else (key,)))
-        runs = [(seed, run) for seed, run in group.groupby("seed", sort=True)]
+        runs = list(group.groupby("seed", sort=True))
         per_seed = [
             {"scope": f"seed{seed}", "seeds": 1, "points": len(run), **_correlations(run, x, y)}
             for seed, run in runs
         ]
-        pooled = {
-            "scope": "all",
-            "seeds": len(runs),
-            "points": len(group),
-            **_correlations(group, x, y),
-        }
+        pooled = {"scope": "all", "seeds": len(runs), "points": len(group)}
+        pooled |= _correlations(group, x, y)
         pooled.update(_seed_columns(pooled, per_seed, level))
         # seed<k> rows only with 2 or more seeds (one seed's row would repeat the pooled one)
-        for row in [pooled] + (per_seed if len(runs) > 1 else []):
-            rows.append({**key, **row})
+        rows += [{**key, **row} for row in [pooled] + (per_seed if len(runs) > 1 else [])]
     return pd.DataFrame(rows)
 
 
@@ -200,7 +191,5 @@ def _against_paper(row: pd.Series, paper: float) -> str:
     parts = ["sign differs from the paper"] if math.isfinite(ours) and ours * paper < 0 else []
     if row.get("seed_signs_disagree", False):  # NaN only on seed rows, returned above
         parts.append("seeds disagree in sign")
-    # Not "inside / outside our interval": the interval is for the seeds' typical r, the paper's
-    # number one draw of its own statistic (issue 47); the comparison judges that properly.
     parts.append("verdict: results/paper_comparison.csv")
     return "; ".join(parts)

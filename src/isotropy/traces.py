@@ -31,19 +31,18 @@ from isotropy.intake import (
     read_json,
 )
 from isotropy.metrics import registry
-from isotropy.provenance import record_path
+from isotropy.paths import CORRELATION_TABLES, COUNT_TABLES
+from isotropy.provenance import read_record
 
 REMAKE_TRACE = "re-make it: snakemake --forcerun optimize_embeddings (or delete it and re-run)"
 REMAKE_TABLE = "re-make it: snakemake --forcerun <the rule that made it> (or delete it and re-run)"
 # The value columns' bounds: loss and accuracy here, every metric from the registry.
 STATE_BOUNDS = {"loss": (0.0, math.inf), "accuracy": (0.0, 1.0)}
-# The columns each result table read by the verdicts must have, by file name.
-TABLE_COLUMNS = {
-    "table1": ("encoder", "dataset", "items", "rows", "dim", "params"),
-    "table2": ("encoder", "dataset", "items", "rows", "dim", "params"),
-    "correlations": ("encoder", "dataset", "scope", "points", "pearson_r", "spearman_rho"),
-    "table3": ("encoder", "dataset", "scope", "points", "pearson_r", "spearman_rho"),
-}
+# The columns each result table read by the verdicts must have, by file name (isotropy.paths').
+COUNT_COLUMNS = ("encoder", "dataset", "items", "rows", "dim", "params")
+TABLE_COLUMNS = dict.fromkeys(COUNT_TABLES.values(), COUNT_COLUMNS)
+CORRELATION_COLUMNS = ("encoder", "dataset", "scope", "points", "pearson_r", "spearman_rho")
+TABLE_COLUMNS |= dict.fromkeys(CORRELATION_TABLES.values(), CORRELATION_COLUMNS)
 
 
 class ResultFileError(ValueError):
@@ -61,11 +60,9 @@ def trace_columns() -> list[str]:
 def _matches_record(path: Path, data: bytes) -> str | None:
     """Why ``path``'s ``data`` differ from its provenance record (None: it matches, or has no
     record)."""
-    sidecar = record_path(path)
     try:
-        if not os.path.lexists(sidecar):
+        if (record := read_record(path)) is None:  # through the door, capped
             return None
-        record = read_json(sidecar.parent, sidecar.name)  # through the door, capped
         entries = {Path(name).resolve(): entry for name, entry in record["outputs"].items()}
         entry = entries.get(path.resolve())
         recorded = None if entry is None else str(entry["sha256"])

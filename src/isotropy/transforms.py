@@ -1,18 +1,9 @@
 """Isotropy-enhancing transforms of a set of embeddings (numpy in, numpy out).
 
 The geometry study's STS comparison applies them to sentence embeddings, the Rajaee CLS study
-inside fine-tuning to each batch's CLS states:
-
-- :func:`centre`: subtract the mean.
-- :func:`all_but_the_top` (Mu & Viswanath 2018): centre, then remove the projections on the
-  top-D principal directions.
-- :func:`cluster_based_isotropy` (Rajaee & Pilehvar 2021): cluster (k-means, or a Gaussian
-  mixture), centre every cluster on its own mean and remove each cluster's top principal
-  directions; :func:`fit_cluster_transform` is its fit alone (the clusters and directions), to
-  apply to other arrays of the same points.
-
-Computation is in float64; the result has the input's floating dtype (float32 stays float32;
-integers give float64).
+inside fine-tuning to each batch's CLS states: :func:`centre`, :func:`all_but_the_top` (Mu &
+Viswanath 2018) and :func:`cluster_based_isotropy` (Rajaee & Pilehvar 2021). Computation is in
+float64; the result has the input's floating dtype (float32 stays float32; integers give float64).
 """
 
 from __future__ import annotations
@@ -34,14 +25,6 @@ def _check_points(points, *, min_rows: int = 1) -> tuple[np.ndarray, np.dtype]:
     return x.astype(np.float64), x.dtype
 
 
-def _remove_top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray:
-    """Remove the projections of already-centred rows on their top principal directions."""
-    if n_directions == 0:
-        return centred
-    top = _top_directions(centred, n_directions)
-    return centred - (centred @ top.T) @ top
-
-
 def centre(points) -> np.ndarray:
     """Subtract the mean vector."""
     x, dtype = _check_points(points)
@@ -61,7 +44,8 @@ def all_but_the_top(points, n_directions: int) -> np.ndarray:
             f"n_directions must be between 0 and min(n, d) - 1 = {limit}; found {n_directions}"
         )
     centred = x - x.mean(axis=0)
-    return _remove_top_directions(centred, int(n_directions)).astype(dtype)
+    top = _top_directions(centred, int(n_directions))  # none: centring only
+    return (centred - (centred @ top.T) @ top).astype(dtype)
 
 
 @dataclass(frozen=True)
@@ -76,11 +60,7 @@ class ClusterFit:
 
 
 def fit_cluster_transform(
-    points,
-    n_clusters: int = 27,
-    n_directions: int = 12,
-    seed: int = 0,
-    method: str = "kmeans",
+    points, n_clusters: int = 27, n_directions: int = 12, seed: int = 0, method: str = "kmeans"
 ) -> ClusterFit:
     """The clusters and per-cluster directions of :func:`cluster_based_isotropy` (seeded).
 
@@ -104,9 +84,8 @@ def fit_cluster_transform(
     elif method == "gmm":
         from sklearn.mixture import GaussianMixture
 
-        labels = GaussianMixture(
-            n_components=n_clusters, covariance_type="diag", random_state=seed
-        ).fit_predict(x)
+        mixture = GaussianMixture(n_clusters, covariance_type="diag", random_state=seed)
+        labels = mixture.fit_predict(x)
     else:
         raise ValueError(f"method must be 'kmeans' or 'gmm'; found {method!r}")
     centred: dict[int, bool] = {}
@@ -124,13 +103,8 @@ def fit_cluster_transform(
         # zero every member, so at least one is kept.
         available = min(n_directions, size - 2)
         if available < n_directions:
-            log.info(
-                "cluster %d has %d points: removing %d directions instead of %d",
-                cluster,
-                size,
-                available,
-                n_directions,
-            )
+            said = "cluster %d has %d points: removing %d directions instead of %d"
+            log.info(said, cluster, size, available, n_directions)
         centred[cluster] = True
         directions[cluster] = _top_directions(block, available)
     return ClusterFit(np.asarray(labels), centred, directions)
@@ -146,11 +120,7 @@ def _top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray:
 
 
 def cluster_based_isotropy(
-    points,
-    n_clusters: int = 27,
-    n_directions: int = 12,
-    seed: int = 0,
-    method: str = "kmeans",
+    points, n_clusters: int = 27, n_directions: int = 12, seed: int = 0, method: str = "kmeans"
 ) -> np.ndarray:
     """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021), seeded.
 

@@ -52,12 +52,7 @@ SCHEMAS["snakemake_record"]["properties"]["conda_env"]["enum"] = [
 
 def validator(name: str) -> jsonschema.protocols.Validator:
     """The validator of one schema of records.schema.yaml (its ``$defs`` shared)."""
-    schema = {**SCHEMAS[name], "$defs": SCHEMAS["$defs"]}
-    return jsonschema.Draft202012Validator(schema)
-
-
-RECORD = validator("snakemake_record")
-INCOMPLETE = validator("snakemake_incomplete")
+    return jsonschema.Draft202012Validator({**SCHEMAS[name], "$defs": SCHEMAS["$defs"]})
 
 
 def record_problem(record: Any, validator: jsonschema.protocols.Validator) -> str | None:
@@ -106,7 +101,10 @@ def _output_named(name: Path) -> str:
 
 
 # Snakemake's record folders and what each record must be; the marker file of a migration aside.
-SUBJECTS = {METADATA: RECORD, Path(".snakemake") / "incomplete": INCOMPLETE}
+SUBJECTS = {
+    METADATA: validator("snakemake_record"),
+    Path(".snakemake") / "incomplete": validator("snakemake_incomplete"),
+}
 MIGRATION_MARKER = "migration_underway"
 
 
