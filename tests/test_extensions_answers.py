@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from isotropy.committed import extensions as answers
+from isotropy.configuration import Config
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.verdicts.extension_answers import claims_table
 
@@ -47,8 +48,9 @@ def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_
     params = download.source_params({**config, "mirror": str(mirror_root)}, "polarity")
     download.fetch_source("polarity", params, tmp_path / "polarity")
     raw = {"polarity": tmp_path / "polarity"}
+    typed = Config.model_validate(config)
     table = prepare_dataset(
-        "polarity", raw, dataset_sources(config, "polarity"), dataset_options(config, "polarity")
+        "polarity", raw, dataset_sources(typed, "polarity"), dataset_options(typed, "polarity")
     )
     settings = Heldout.model_validate(config["extensions"]["heldout"])
     majority, items = heldout_baseline(table, settings)
