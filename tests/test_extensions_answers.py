@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from isotropy.committed import extensions as answers
-from isotropy.configuration import Config
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.verdicts.extension_answers import claims_table
 
@@ -40,7 +39,7 @@ def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_
     from isotropy.readers.inputs import dataset_options, dataset_sources
     from isotropy.readers.registry import prepare_dataset
     from isotropy.verdicts.learning import HELDOUT_CLAIMS, NOT_LEARNED
-    from isotropy.workflow.config import load_config
+    from isotropy.workflow.config import check_loaded_config, load_config
 
     seeds, run = answers.load(ROOT)
     record = run["heldout_baseline"]
@@ -48,7 +47,7 @@ def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_
     params = download.source_params({**config, "mirror": str(mirror_root)}, "polarity")
     download.fetch_source("polarity", params, tmp_path / "polarity")
     raw = {"polarity": tmp_path / "polarity"}
-    typed = Config.model_validate(config)
+    typed = check_loaded_config(config)
     table = prepare_dataset(
         "polarity", raw, dataset_sources(typed, "polarity"), dataset_options(typed, "polarity")
     )

@@ -166,7 +166,6 @@ def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table(config):
 
 def test_geometry_study_plans_the_table_only_for_configured_models(monkeypatch):
     from isotropy import paths, studies
-    from isotropy.configuration import Config
     from isotropy.workflow import config as workflow_config
     from isotropy.workflow import inputs as workflow_inputs
 
@@ -176,10 +175,10 @@ def test_geometry_study_plans_the_table_only_for_configured_models(monkeypatch):
     config = workflow_config.load_config(files)
     planned = studies.geometry.outputs(config)
     assert paths.GEOMETRY_CLASSIFICATION in planned and paths.GEOMETRY_ISOTROPY in planned
-    assert workflow_inputs.classification_files(Config.model_validate(config)) == [
+    assert workflow_inputs.classification_files(workflow_config.check_loaded_config(config)) == [
         "results/geometry/miniLM/sst2/classification.csv"
     ]
     assert "miniLM" in studies.geometry.wildcards(config)["model"]
     config["geometry"]["classification"]["models"] = []
     assert paths.GEOMETRY_CLASSIFICATION not in studies.geometry.outputs(config)
-    assert workflow_inputs.classification_files(Config.model_validate(config)) == []
+    assert workflow_inputs.classification_files(workflow_config.check_loaded_config(config)) == []

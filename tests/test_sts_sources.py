@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from isotropy import sources
-from isotropy.configuration import Config
 from isotropy.readers.sts import read_semeval_sts, read_sts
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
@@ -62,7 +61,7 @@ def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, mon
     config = workflow_config.load_config(
         [REPO_ROOT / "config.yaml", REPO_ROOT / "config" / "offline.yaml"]
     )
-    config = Config.model_validate({**config, "mirror": str(tmp_path)})  # without the STS sets
+    config = workflow_config.check_loaded_config({**config, "mirror": str(tmp_path)})  # no STS
     lacking = {"sickr", "sts12", "sts13", "sts14", "sts15", "sts16"}
     assert set(workflow_inputs.unavailable_sts_datasets(config)) == lacking
     files = workflow_inputs.collected_sts_files(config)

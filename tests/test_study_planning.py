@@ -11,7 +11,6 @@ import tiny_workflow
 from tiny_workflow import offline_config
 
 from isotropy import standins
-from isotropy.configuration import Config
 from isotropy.summaries import parameter_table
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import inputs as workflow_inputs
@@ -98,7 +97,7 @@ def test_sickr_is_planned_once_the_mirror_holds_it(tmp_path, monkeypatch):
     mirror = tmp_path / "mirror"
     (mirror / "sick").mkdir(parents=True)
     (mirror / "sick/SICK.txt").write_text("pair_ID\n")
-    config = Config.model_validate(_config(mirror=str(mirror)))
+    config = workflow_config.check_loaded_config(_config(mirror=str(mirror)))
     semeval = ["sts12", "sts13", "sts14", "sts15", "sts16"]  # optional too, absent here
     assert workflow_inputs.unavailable_sts_datasets(config) == semeval
     files = workflow_inputs.collected_sts_files(config)(None)

@@ -163,11 +163,10 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     """The tiny run's committed tables (tests/golden/results), judged by today's rules: MiniLM's
     and GloVe's LID are stand-ins, the I-STAR rows are not judged (a 3-update model at chance), 12
     updates are not the paper's protocol (its claims on stand-ins: test_verdict_families.py)."""
-    from isotropy.configuration import Config
     from isotropy.standins import StandIns, describe_stand_ins
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements import measure
-    from isotropy.workflow.config import load_config
+    from isotropy.workflow.config import check_loaded_config, load_config
     from isotropy.workflow.inputs import config_subset
 
     overlays = ("config.yaml", "config/offline.yaml", "tests/config/tiny.yaml")
@@ -187,7 +186,7 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     measured = measure(
         tables,
         config_subset(config),
-        StandIns(**describe_stand_ins(Config.model_validate(config), "/mirror")),
+        StandIns(**describe_stand_ins(check_loaded_config(config), "/mirror")),
         studies.table_measures(),
     )
     table = compare(read_published(), measured, {"main", "glue", "geometry", "istar"})
