@@ -50,7 +50,8 @@ configuration.load_config_files(
     + list(workflow.overwrite_configfiles)
 )
 configuration.with_sources(config)
-configuration.check_loaded_config(config)
+# The validated model: what the helpers below read (`config` stays the rules' lookup's dict).
+SETTINGS = configuration.check_loaded_config(config)
 # A results folder may be someone else's: Snakemake's records there are checked before Snakemake
 # reads them (its report runs YAML tags in conda_env), no link is written through, and script
 # jobs (Snakemake's scripts, its subprocesses) never put their own folder, .snakemake/scripts/,
@@ -71,9 +72,9 @@ wildcard_constraints:
 
 
 # Computed once per parse, read by many rules' params.
-STAND_INS = standins.workflow_stand_ins(config)  # for captions and figures
+STAND_INS = standins.workflow_stand_ins(SETTINGS)  # for captions and figures
 ENCODER_LABELS = standins.encoder_labels(
-    config, STAND_INS
+    SETTINGS, STAND_INS
 )  # the GloVe stand-in named as such
 
 # I-STAR (rules/istar.smk): the run grid of config `istar` (empty without the section).

@@ -53,7 +53,7 @@ rule assemble_model:
 # One prepared table per data set: text (+ text_pair) and label (or labels, multi-label).
 rule prepare_dataset:
     input:
-        unpack(lambda wildcards: readers.dataset_inputs(config, wildcards.dataset)),
+        unpack(lambda wildcards: readers.dataset_inputs(SETTINGS, wildcards.dataset)),
     output:
         table=paths.dataset_table(),
     log:
@@ -67,7 +67,7 @@ rule prepare_dataset:
         mem_mb=lambda wc, attempt: 8000 * attempt,
         runtime=lambda wc, attempt: 60 * attempt,
     params:
-        sources=lambda wildcards: readers.dataset_sources(config, wildcards.dataset),
-        options=lambda wildcards: readers.dataset_options(config, wildcards.dataset),
+        sources=lambda wildcards: readers.dataset_sources(SETTINGS, wildcards.dataset),
+        options=lambda wildcards: readers.dataset_options(SETTINGS, wildcards.dataset),
     script:
         "../scripts/prepare_dataset.py"

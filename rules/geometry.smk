@@ -7,7 +7,7 @@
 rule geometry_token_embeddings:
     input:
         # The corpus's download (checked against the mirror while the DAG is built).
-        unpack(lambda wc: readers.corpus_inputs(config)),
+        unpack(lambda wc: readers.corpus_inputs(SETTINGS)),
         model=lambda wc: models.model_manifests(config, wc.model),
     output:
         embeddings=paths.token_embeddings(),
@@ -140,8 +140,8 @@ rule analogies:
 
 rule geometry_collect_cosine:
     input:
-        inputs.geometry_cluster_files(config, "cosine_by_layer.csv")
-        + inputs.geometry_static_files(config, "cosine.csv"),
+        inputs.geometry_cluster_files(SETTINGS, "cosine_by_layer.csv")
+        + inputs.geometry_static_files(SETTINGS, "cosine.csv"),
     output:
         table=report(
             paths.GEOMETRY_COSINE,
@@ -165,8 +165,8 @@ rule geometry_collect_cosine:
 
 rule geometry_collect_lid:
     input:
-        inputs.geometry_cluster_files(config, "lid.csv")
-        + inputs.geometry_static_files(config, "lid.csv"),
+        inputs.geometry_cluster_files(SETTINGS, "lid.csv")
+        + inputs.geometry_static_files(SETTINGS, "lid.csv"),
     output:
         table=report(
             paths.GEOMETRY_LID,
@@ -194,7 +194,7 @@ rule geometry_sentence_embeddings:
         # The STS split's download; none for SICK-R when the mirror lacks it (optional).
         unpack(
             lambda wc: readers.sts_inputs(
-                config, wc.sts, config["geometry"]["sts"]["splits"][wc.sts]
+                SETTINGS, wc.sts, config["geometry"]["sts"]["splits"][wc.sts]
             )
         ),
         model=lambda wc: models.model_manifests(config, wc.model),
@@ -252,7 +252,7 @@ rule geometry_sts:
 
 rule geometry_collect_sts:
     input:
-        inputs.collected_sts_files(config),
+        inputs.collected_sts_files(SETTINGS),
     output:
         table=report(
             paths.GEOMETRY_STS,
@@ -354,7 +354,7 @@ rule geometry_isotropy:
 
 rule geometry_collect_isotropy:
     input:
-        inputs.geometry_cluster_files(config, "isotropy_by_layer.csv"),
+        inputs.geometry_cluster_files(SETTINGS, "isotropy_by_layer.csv"),
     output:
         table=report(
             paths.GEOMETRY_ISOTROPY,
@@ -440,7 +440,7 @@ rule geometry_classification:
 
 rule geometry_collect_classification:
     input:
-        inputs.classification_files(config),
+        inputs.classification_files(SETTINGS),
     output:
         table=report(
             paths.GEOMETRY_CLASSIFICATION,
@@ -466,7 +466,7 @@ rule geometry_collect_classification:
 # embedded instances are capped per type, so they cannot give frequencies).
 rule geometry_token_frequency:
     input:
-        unpack(lambda wc: readers.corpus_inputs(config)),
+        unpack(lambda wc: readers.corpus_inputs(SETTINGS)),
         model=lambda wc: models.required_manifests(
             config, [configuration.model_spec(config, wc.model).path]
         ),

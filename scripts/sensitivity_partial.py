@@ -28,7 +28,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", nargs="+", required=True)
     args = parser.parse_args(argv)
-    config = workflow_config.load_config(args.configfile)
+    config = workflow_config.with_sources(workflow_config.load_config_files(args.configfile))
+    settings = workflow_config.check_loaded_config(config)  # the validated model; config filled
     cells = studies.sensitivity.cells(config)
     files = studies.sensitivity.cell_files(config)
     done = [f for f in files if os.path.isfile(f)]
@@ -45,7 +46,7 @@ def main(argv=None) -> int:
     level = config["sensitivity"]["interval_level"]
     table = write_tables(done, outputs, line, level, atomic_path, missing)
     labels = {
-        **standins.encoder_labels(config, standins.workflow_stand_ins(config)),
+        **standins.encoder_labels(settings, standins.workflow_stand_ins(settings)),
         **derived_labels(config["sensitivity"]["derived"]),
     }
     save_figure(

@@ -10,6 +10,7 @@ import pandas as pd
 import yaml
 
 from isotropy import standins as comparison
+from isotropy.configuration import Config
 from isotropy.plots import geometry as geometry_plots
 from isotropy.plots import istar as istar_plots
 from isotropy.plots.main import metric_curves, setup_label, silhouette_vs_isoscore
@@ -32,8 +33,9 @@ def tiny_run_figures(workdir: Path, config_path: Path | None = None) -> dict[str
     """Figure name → matplotlib Figure for every figure the run in ``workdir`` made."""
     workdir = Path(workdir)
     config = yaml.safe_load(Path(config_path or workdir.parent / "config.yaml").read_text())
-    stand_ins = comparison.describe_stand_ins(config, config.get("mirror"))
-    labels = comparison.encoder_labels(config, stand_ins)
+    settings = Config.model_validate(config)
+    stand_ins = comparison.describe_stand_ins(settings, config.get("mirror"))
+    labels = comparison.encoder_labels(settings, stand_ins)
     figures: dict[str, object] = {}
     traces = _traces(workdir, config, "main")
     if traces is not None:

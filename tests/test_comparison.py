@@ -11,6 +11,7 @@ import pytest
 from tiny_workflow import offline_config
 
 from isotropy import studies
+from isotropy.configuration import Config
 from isotropy.standins import StandIns, describe_stand_ins
 from isotropy.verdicts import comparison as C
 from isotropy.verdicts import tolerances as T
@@ -35,9 +36,9 @@ def compare_results(
 
 
 def compared(tables: dict, config: dict | None = None) -> pd.DataFrame:
-    config = offline_config() if config is None else config
-    stand = StandIns(**describe_stand_ins(config, "/mirror"))
-    return compare_results(tables, config_subset(config), stand)
+    full = offline_config()  # a hand-made config names a few keys: the stand-ins are the run's
+    stand = StandIns(**describe_stand_ins(Config.model_validate(full), "/mirror"))
+    return compare_results(tables, config_subset(config or full), stand)
 
 
 def published_value(paper: str, source_start: str) -> str:
@@ -233,7 +234,7 @@ def test_the_join_is_generic_and_the_papers_supersense_data_is_checked(config):
     extra[["paper", "source", "value", "paper_value"]] = values
     supersense = [("word2vec", "supersense", 2275, 2275, 300, 26, 690_326)]
     table1 = pd.DataFrame(supersense, columns=TABLE1_COLUMNS)
-    stand = StandIns(**describe_stand_ins(config, None))  # online: word2vec itself
+    stand = StandIns(**describe_stand_ins(Config.model_validate(config), None))  # online
     measured = measure(
         {"main_table1": table1}, config_subset(config), stand, studies.table_measures()
     )
@@ -274,13 +275,13 @@ def test_every_published_number_has_a_row_in_an_offline_run_without_results():
 
 def test_stand_ins_follow_the_configuration(shipped_config):
     config = offline_config()
-    stand = describe_stand_ins(config, "/mirror")
+    stand = describe_stand_ins(Config.model_validate(config), "/mirror")
     glove = "GloVe 50-d (mirror file word_vectors/glove.6B.50d.subset.txt.gz)"
     assert stand["word_vectors"].startswith(glove) and "WordNet POS" in stand["pos_labels"]
     assert stand["corpus"] == "polarity sentences (polarity/rt-polarity.pos) for WikiText-2"
     assert stand["sts_split"].startswith("STS-B train split")
     assert "2,275 items are not reproduced" in stand["supersense_labels"]
-    assert describe_stand_ins(shipped_config, None)["word_vectors"] == ""
+    assert describe_stand_ins(Config.model_validate(shipped_config), None)["word_vectors"] == ""
     assert config_subset(config)["geometry"]["clusters"]["max_per_type"] == 20
 
 

@@ -44,8 +44,9 @@ def test_each_record_names_its_unit_layouts_and_options(config):
     assert words == {"pos", "supersense"}  # the data sets word-vector encoders can embed
     # Polarity's files are named once, by the layout; the reader labels them from there.
     assert list(POLARITY_LABELS) == list(POLARITY_FILES)
+    typed = Config.model_validate(config)
     for name, spec in readers.registry.DATASETS.items():
-        assert set(readers.inputs.dataset_options(config, name)) <= set(spec.option_keys), name
+        assert set(readers.inputs.dataset_options(typed, name)) <= set(spec.option_keys), name
     # pos and supersense read their options from the configuration's own keys: schema keys.
     for name in ("pos", "supersense"):
         for key in readers.registry.DATASETS[name].option_keys:

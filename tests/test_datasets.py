@@ -16,6 +16,7 @@ from toy_dataset import TOY_DATASET_MODULE
 
 from isotropy import readers
 from isotropy import sources as download
+from isotropy.configuration import Config
 from isotropy.readers.glue import read_glue
 from isotropy.readers.polarity import read_polarity
 from isotropy.readers.pos import open_wordnet, pos_standin, read_pos_codwoe
@@ -42,8 +43,8 @@ def wordnet(raw_dirs):
 
 
 def prepare(name: str, raw_dirs, config) -> pd.DataFrame:
-    inputs = readers.inputs
-    sources, options = inputs.dataset_sources(config, name), inputs.dataset_options(config, name)
+    inputs, typed = readers.inputs, Config.model_validate(config)
+    sources, options = inputs.dataset_sources(typed, name), inputs.dataset_options(typed, name)
     return readers.registry.prepare_dataset(name, raw_dirs, sources, options)
 
 
@@ -183,8 +184,9 @@ def test_pos_standin_small_vocabulary_and_from_mirror_vectors(wordnet, raw_dirs,
     assert len(pos_standin(vocabulary, wordnet, size=100)) == 5  # more than exist: all, once each
     # from the mirror's vectors
     config = {**config, "pos_source": "wordnet", "pos_standin_size": 300}
-    assert readers.inputs.required_sources("pos", config) == ["word2vec", "wordnet"]
-    assert readers.inputs.dataset_options(config, "pos") == {
+    typed = Config.model_validate(config)
+    assert readers.inputs.required_sources("pos", typed) == ["word2vec", "wordnet"]
+    assert readers.inputs.dataset_options(typed, "pos") == {
         "pos_source": "wordnet",
         "pos_standin_size": 300,
     }
@@ -298,10 +300,11 @@ def test_a_malformed_tikhonov_file_is_refused_naming_it(tmp_path, text, member, 
 # The table driving the rules
 
 
-def test_required_sources(config):
+def test_required_sources(shipped_config):
+    config = Config.model_validate(shipped_config)
     assert readers.inputs.required_sources("supersense", config) == ["supersense_features"]
     assert readers.inputs.dataset_options(config, "supersense") == {"supersense_source": "tikhonov"}
-    standin = {**config, "supersense_source": "wordnet"}
+    standin = config.model_copy(update={"supersense_source": "wordnet"})
     assert readers.inputs.required_sources("supersense", standin) == ["supersense_words", "wordnet"]
     assert readers.inputs.dataset_options(config, "pos") == {"pos_source": "codwoe"}
     assert readers.inputs.dataset_inputs(config, "cola") == {

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from isotropy import readers, transforms
+from isotropy import transforms
 from isotropy.configuration import Config, fill_defaults
 from isotropy.configuration.finetune import ClsTraining, TrainingSettings
 from isotropy.configuration.geometry import Classification, Sts
@@ -18,17 +18,12 @@ from isotropy.configuration.studies import ClusterMethod
 from isotropy.geometry import classification, sts
 from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.sources import DOWNLOAD_DEFAULTS
-from isotropy.workflow import inputs
 
 
 def test_a_partial_configuration_reads_the_same_defaults_as_a_validated_one(shipped_config):
     """config.yaml gives none of these: the models fill them in."""
     assert DOWNLOAD_DEFAULTS == shipped_config["downloads"]
     assert DOWNLOAD_DEFAULTS["max_extracted_bytes"] == 32 * 1024**3
-    for dataset in ("pos", "supersense"):
-        options = readers.inputs.dataset_options(shipped_config, dataset)
-        assert readers.inputs.dataset_options({}, dataset) == options
-    assert inputs.configured_studies({"main": {"updates": 9}}) == ["main"]
     assert Config.default("studies") == shipped_config["studies"]
 
 

@@ -37,7 +37,7 @@ def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_
     from isotropy.readers.inputs import dataset_options, dataset_sources
     from isotropy.readers.registry import prepare_dataset
     from isotropy.verdicts.learning import HELDOUT_CLAIMS, NOT_LEARNED
-    from isotropy.workflow.config import load_config
+    from isotropy.workflow.config import check_loaded_config, load_config
 
     seeds, run = answers.load(ROOT)
     record = run["heldout_baseline"]
@@ -45,8 +45,9 @@ def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_
     params = download.source_params({**config, "mirror": str(mirror_root)}, "polarity")
     download.fetch_source("polarity", params, tmp_path / "polarity")
     raw = {"polarity": tmp_path / "polarity"}
+    typed = check_loaded_config(config)
     table = prepare_dataset(
-        "polarity", raw, dataset_sources(config, "polarity"), dataset_options(config, "polarity")
+        "polarity", raw, dataset_sources(typed, "polarity"), dataset_options(typed, "polarity")
     )
     settings = Heldout.model_validate(config["extensions"]["heldout"])
     majority, items = heldout_baseline(table, settings)

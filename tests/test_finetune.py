@@ -19,6 +19,7 @@ import yaml
 from tiny_bert import NEGATIVE, POSITIVE, SMALL, sentiment_table
 from tiny_workflow import load_script
 
+from isotropy.configuration import Config
 from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.evaluation import squad_predictions, squad_scores
 from isotropy.finetune.features import (
@@ -91,7 +92,7 @@ def test_a_split_drops_unlabelled_rows_and_its_subset_is_seeded(tmp_path, mirror
         ),
         (
             "hf_stsb_validation",
-            lambda c: sts_inputs(c, "stsb", "validation"),
+            lambda c: sts_inputs(Config.model_validate(c), "stsb", "validation"),
             {"data": "resources/raw/hf_stsb_validation/manifest.json"},
             " lacks glue/STS-B/dev.tsv",
         ),
@@ -104,7 +105,7 @@ def test_a_split_the_mirror_lacks_is_planned_and_its_download_names_it(
     they are planned all the same, and the download job fails naming the source, the mirror and
     the file, writing nothing."""
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)  # it would win over the folder given
-    config = {"mirror": str(mirror_root), "sources": config["sources"]}
+    config = {**config, "mirror": str(mirror_root)}
     assert planned(config) == inputs
     mirror = re.escape(str(mirror_root))
     unavailable = f"source '{source}' is unavailable: the mirror {mirror}{lacks}"
@@ -121,7 +122,7 @@ def test_the_readers_name_a_missing_split_and_an_unknown_task(mirror_root, confi
     with pytest.raises(ValueError, match="unknown I-STAR task"):
         task_inputs(config, "mnli2")
     # SICK-R is optional: a mirror without it gives the job no input (it is marked unavailable)
-    config = {"mirror": str(mirror_root), "sources": config["sources"]}
+    config = Config.model_validate({**config, "mirror": str(mirror_root)})
     assert sts_inputs(config, "sickr", "test") == {}
     assert sts_inputs(config, "stsb", "train") == {
         "data": "resources/raw/hf_stsb_train/manifest.json"

@@ -586,16 +586,15 @@ def test_cai_protocol_overlay_validates_and_names_its_stand_in(config):
     cai = yaml.safe_load((REPO_ROOT / "config/cai_protocol.yaml").read_text())
     offline = yaml.safe_load((REPO_ROOT / "config/offline.yaml").read_text())
     online = workflow_config.deep_merge(config, cai)
-    workflow_config.check_loaded_config(online)
+    settings = workflow_config.check_loaded_config(online)
     clusters = online["geometry"]["clusters"]
     assert clusters["corpus"]["windows"] == 512 and clusters["lid_k"] == 100
     assert clusters["max_per_type"] is None and clusters["lid_sample_size"] is None
     assert online["sources"][clusters["corpus"]["source"]]["hub"]["split"] == "train"
     windows = "WikiText-2 train split in 512-token windows"
-    assert describe_stand_ins(online, None)["corpus"].startswith(windows)
+    assert describe_stand_ins(settings, None)["corpus"].startswith(windows)
     both = workflow_config.deep_merge(copy.deepcopy(online), offline)
-    workflow_config.check_loaded_config(both)
-    assert describe_stand_ins(both, "/mirror")["corpus"] == (
+    assert describe_stand_ins(workflow_config.check_loaded_config(both), "/mirror")["corpus"] == (
         "polarity sentences (polarity/rt-polarity.pos) for PTB / WikiText-2 in 512-token windows"
     )
     capped = copy.deepcopy(online)

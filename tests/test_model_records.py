@@ -87,12 +87,11 @@ def test_a_renamed_encoder_keeps_its_papers_name_its_dimension_and_its_cost(conf
     config["encoders"]["small"] = dict(config["encoders"]["miniLM"])
     bound = optimisation._setup("glue", "small", "cola", config, StandIns())
     assert bound.keywords["paper_setup"] == "miniLM/cola"
-    config["sensitivity"]["derived"] = {}
-    assert checks.vector_dim(config, "small") == 384
+    assert checks.vector_dim(workflow_config.check_loaded_config(config), "small") == 384
     assert paper_cost.embedding_seconds(config, "small", "polarity", tmp_path) == pytest.approx(
         paper_cost.embedding_seconds(config, "miniLM", "polarity", tmp_path)
     )
     # A model without a stated dimension or a measured cost is unknown, not guessed.
     config["models"]["miniLM"].update(model="someone/other-model", dimension=None)
-    assert checks.vector_dim(config, "small") is None
+    assert checks.vector_dim(workflow_config.check_loaded_config(config), "small") is None
     assert paper_cost.embedding_seconds(config, "small", "polarity", tmp_path) is None

@@ -12,6 +12,7 @@ import torch
 from tiny_workflow import load_script, script_snakemake
 
 from isotropy import costs, estimate, sensitivity, studies
+from isotropy.configuration import Config
 from isotropy.io import checked_record, generated_block, sha256_file
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
@@ -292,14 +293,14 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))  # a mirror: its GloVe is 50-d
     monkeypatch.chdir(tmp_path)  # no stored embeddings or traces
     for vectors, dimension in [("word2vec", 50), ("word2vec_pad300", 300), ("miniLM_scaled", 384)]:
-        assert checks.vector_dim(config, vectors) == dimension, vectors
+        assert checks.vector_dim(Config.model_validate(config), vectors) == dimension, vectors
     # The record, not a file name: the URL's files are NLPL model 222's 300-d vectors; the
     # variable wins over the config's mirror.
-    assert checks.vector_dim({**config, "mirror": None}, "word2vec") == 50
+    assert checks.vector_dim(Config.model_validate({**config, "mirror": None}), "word2vec") == 50
     monkeypatch.delenv("ISOTROPY_MIRROR")
-    assert checks.vector_dim({**config, "mirror": None}, "word2vec") == 300
+    assert checks.vector_dim(Config.model_validate({**config, "mirror": None}), "word2vec") == 300
     del config["sources"]["word2vec"]["dimension"]
-    assert checks.vector_dim({**config, "mirror": None}, "word2vec") is None
+    assert checks.vector_dim(Config.model_validate({**config, "mirror": None}), "word2vec") is None
     config["sources"]["word2vec"]["dimension"] = {"url": 300, "mirror": 50}
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
     runs = studies.sensitivity.runs(config)

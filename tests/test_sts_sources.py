@@ -61,7 +61,7 @@ def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, mon
     config = workflow_config.load_config(
         [REPO_ROOT / "config.yaml", REPO_ROOT / "config" / "offline.yaml"]
     )
-    config["mirror"] = str(tmp_path)  # a mirror without the STS sets (nor SICK-R)
+    config = workflow_config.check_loaded_config({**config, "mirror": str(tmp_path)})  # no STS
     lacking = {"sickr", "sts12", "sts13", "sts14", "sts15", "sts16"}
     assert set(workflow_inputs.unavailable_sts_datasets(config)) == lacking
     files = workflow_inputs.collected_sts_files(config)
@@ -69,5 +69,5 @@ def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, mon
     files(None)  # said once per data set, however often the input function runs
     said = capsys.readouterr().err.strip().splitlines()
     assert len(said) == 6 and all("is not in the data mirror" in line for line in said)
-    config["mirror"] = None  # without a mirror every set is planned (downloaded from the hub)
+    config = config.model_copy(update={"mirror": None})  # every set planned (from the hub)
     assert workflow_inputs.unavailable_sts_datasets(config) == []

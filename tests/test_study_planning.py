@@ -64,7 +64,7 @@ def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
     """table1.csv names the offline GloVe 50-d vectors as the stand-in they are."""
     mirror = tiny_workflow.require_mirror()
     monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror))
-    config = _config()
+    config = workflow_config.check_loaded_config(_config())
     labels = standins.encoder_labels(config, standins.workflow_stand_ins(config))
     _write_run(tmp_path, "main", "miniLM", "polarity", 0, 30)
     _write_run(tmp_path, "main", "word2vec", "pos", 0, 20)
@@ -97,7 +97,7 @@ def test_sickr_is_planned_once_the_mirror_holds_it(tmp_path, monkeypatch):
     mirror = tmp_path / "mirror"
     (mirror / "sick").mkdir(parents=True)
     (mirror / "sick/SICK.txt").write_text("pair_ID\n")
-    config = _config(mirror=str(mirror))
+    config = workflow_config.check_loaded_config(_config(mirror=str(mirror)))
     semeval = ["sts12", "sts13", "sts14", "sts15", "sts16"]  # optional too, absent here
     assert workflow_inputs.unavailable_sts_datasets(config) == semeval
     files = workflow_inputs.collected_sts_files(config)(None)

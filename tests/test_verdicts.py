@@ -166,7 +166,7 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     from isotropy.standins import StandIns, describe_stand_ins
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements import measure
-    from isotropy.workflow.config import load_config
+    from isotropy.workflow.config import check_loaded_config, load_config
     from isotropy.workflow.inputs import config_subset
 
     overlays = ("config.yaml", "config/offline.yaml", "tests/config/tiny.yaml")
@@ -186,7 +186,7 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     measured = measure(
         tables,
         config_subset(config),
-        StandIns(**describe_stand_ins(config, "/mirror")),
+        StandIns(**describe_stand_ins(check_loaded_config(config), "/mirror")),
         studies.table_measures(),
     )
     table = compare(read_published(), measured, {"main", "glue", "geometry", "istar"})

@@ -9,6 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from isotropy.configuration import Config
+from isotropy.configuration.data import WordVectors
+
 # The models each paper reports, by the names in its tables (config/published_values.csv).
 CAI_MODELS = ("BERT", "DistilBERT", "GPT", "GPT-2", "ELMo")  # Cai et al., Table 3
 ISTAR_MODELS = ("BERT", "ALBERT", "DistilBERT")  # Rudman & Eickhoff
@@ -26,46 +29,39 @@ class StandIns:
     sts_split: str = ""
 
 
-def describe_stand_ins(config: Mapping[str, Any], mirror: str | None) -> dict[str, str]:
+def describe_stand_ins(config: Config, mirror: str | None) -> dict[str, str]:
     """Plain strings (so they can be rule params) naming each stand-in of this configuration."""
     out = dict.fromkeys((field.name for field in fields(StandIns)), "")
-    source = (config.get("sources") or {}).get("word2vec") or {}
-    if mirror and source.get("mirror"):
-        files = ", ".join(source["mirror"])
+    if mirror and (source := config.sources.get("word2vec")) and source.mirror:
+        files = ", ".join(source.mirror)
         name = "GloVe" if "glove" in files.lower() else "word vectors"
         dims = re.findall(r"(?<!\S)(\d+)d(?!\S)", files.replace(".", " "))  # glove.6B.50d.txt
         label = f"{name} {dims[0]}-d" if dims else name
         out["word_vectors"] = f"{label} (mirror file {files}) for NLPL word2vec model 222 (300-d)"
         out["word_vectors_label"] = label
-    if config.get("pos_source") == "wordnet":
+    if config.pos_source == "wordnet":
         out["pos_labels"] = (
-            f"WordNet POS labels of the {config.get('pos_standin_size', '')} most frequent "
+            f"WordNet POS labels of the {config.pos_standin_size} most frequent "
             "words (pos_source: wordnet) for CoDWoE"
         )
-    if config.get("supersense_source", "tikhonov") == "wordnet":
+    if config.supersense_source == "wordnet":
         out["supersense_labels"] = (
             "Tikhonov et al.'s word list labelled with WordNet noun supersenses here (the "
             "paper's 2,275 items are not reproduced)"
         )
-    geometry = config.get("geometry") or {}
-    corpus = (geometry.get("clusters") or {}).get("corpus") or {}
-    windows = corpus.get("windows")
-    if corpus.get("format") == "lines":  # a sentence-per-line file in place of the hub's WikiText-2
+    if (geometry := config.geometry) is None:
+        return out
+    corpus, windows = geometry.clusters.corpus, geometry.clusters.corpus.windows
+    if corpus.format == "lines":  # a sentence-per-line file in place of the hub's WikiText-2
         paper = f"PTB / WikiText-2 in {windows}-token windows" if windows else "WikiText-2"
-        out["corpus"] = (
-            f"{corpus.get('name')} sentences ({corpus.get('source')}/{corpus.get('file')}) for "
-            f"{paper}"
-        )
+        out["corpus"] = f"{corpus.name} sentences ({corpus.source}/{corpus.file}) for {paper}"
     elif windows:  # Cai et al.'s protocol on a hub WikiText split: PTB is not available here
-        split = (
-            ((config.get("sources") or {}).get(corpus.get("source")) or {}).get("hub") or {}
-        ).get("split", "")
+        hub = config.sources[corpus.source].hub
         out["corpus"] = (
-            f"WikiText-2 {split} split in {windows}-token windows (the paper names PTB and "
-            "WikiText-2; PTB is not available here)"
+            f"WikiText-2 {hub.split if hub else ''} split in {windows}-token windows (the paper "
+            "names PTB and WikiText-2; PTB is not available here)"
         )
-    split = ((geometry.get("sts") or {}).get("splits") or {}).get("stsb")
-    if split and split != "validation":
+    if (split := geometry.sts.splits.stsb) != "validation":
         out["sts_split"] = f"STS-B {split} split (the authors' notebook reads dev.tsv)"
     return out
 
@@ -92,25 +88,21 @@ def model_stand_in(config: Mapping[str, Any], model: str, paper: str) -> str:
     return f"{model} ({hub or model}) for {paper}"
 
 
-def encoder_labels(config: Mapping[str, Any], stand: Mapping[str, str]) -> dict[str, str]:
+def encoder_labels(config: Config, stand: Mapping[str, str]) -> dict[str, str]:
     """Encoder name → what its vectors really are, for figure panels ("GloVe 50-d (stand-in for
     word2vec 300-d)"; every other encoder by its name)."""
-    labels = {}
-    for name, entry in (config.get("encoders") or {}).items():
-        standing_in = (
-            entry.get("kind") == "word-vectors"
-            and entry.get("source") == "word2vec"
-            and stand.get("word_vectors_label")
-        )
-        labels[name] = (
-            f"{stand['word_vectors_label']} (stand-in for {name} 300-d)" if standing_in else name
-        )
-    return labels
+    label = stand.get("word_vectors_label")
+    return {
+        name: f"{label} (stand-in for {name} 300-d)"
+        if label and isinstance(entry, WordVectors) and entry.source == "word2vec"
+        else name
+        for name, entry in config.encoders.items()
+    }
 
 
-def workflow_stand_ins(config: Mapping[str, Any]) -> dict[str, str]:
+def workflow_stand_ins(config: Config) -> dict[str, str]:
     """:func:`describe_stand_ins` with the mirror this run reads ($ISOTROPY_MIRROR or config)."""
     from isotropy.sources import resolve_mirror
 
-    mirror = resolve_mirror(config.get("mirror"))
+    mirror = resolve_mirror(config.mirror)
     return describe_stand_ins(config, str(mirror) if mirror else None)

@@ -16,6 +16,7 @@ import pandas as pd
 
 from isotropy import paths, studies
 from isotropy.committed.record import DATA, Checksums, made_by
+from isotropy.configuration import Config
 from isotropy.intake import MAX_TABLE_BYTES, read_csv, read_inside, read_yaml
 from isotropy.io import checked_record, commit_files
 from isotropy.standins import StandIns, workflow_stand_ins
@@ -126,7 +127,7 @@ def copy(
         **made_by(runs, results.parent.parent, lambda r: [r.get("device"), r.get("hardware")]),
         "run": {key: value for key, value in run.items() if key != "what"},  # said once, above
         "config": _settings(study, config),
-        "stand_ins": workflow_stand_ins(config),
+        "stand_ins": workflow_stand_ins(Config.model_validate(config)),
     }
     if claims:
         copied = [files[table_file(study, kind)] for kind in ("counts", "correlations")]

@@ -104,7 +104,7 @@ class Config(Section):
         problems = [*self._undefined(), *self._bounds(), *self._split_model_problems()]
         problems += self._sensitivity_problems()
         for name, source in self.sources.items():
-            problems += [f"sources.{name}.{problem}" for problem in source.member_problems()]
+            problems += [f"sources.{name}.{problem}" for problem in source.problems()]
         if problems:
             raise ValueError(INCONSISTENT + "\n  ".join(problems))
         return self

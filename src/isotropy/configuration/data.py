@@ -70,12 +70,22 @@ class Source(Section):
     dimension: Dimension = optional()
     hub: HubSplit = optional()
 
-    def member_problems(self) -> list[str]:
-        """A member pin naming no file of the mirror's copy, where that copy keeps the pinned
-        members (not a stand-in file): a misspelt name, refused before the mirror or the archive
-        is read."""
+    def problems(self) -> list[str]:
+        """More pins of a kind than URLs (the download's refusal, made at load), and a member pin
+        naming no file of the mirror's copy, where that copy keeps the pinned members (not a
+        stand-in file): a misspelt name, refused before the mirror or the archive is read."""
+        urls = len(self.url) if isinstance(self.url, list) else 1
+        given = {key: getattr(self, key) for key in ("sha256", "git_blob", "bytes")}
+        counts = {
+            k: len(v) if isinstance(v, list) else int(v is not None) for k, v in given.items()
+        }
+        problems = [
+            f"{key}: {n} {key} values given for {urls} urls; give one per url, in order"
+            for key, n in counts.items()
+            if n > urls
+        ]
         kept, pinned = {PurePath(rel).name for rel in self.mirror}, set(self.members or {})
-        return [
+        return problems + [
             f"members.{member}: no such member in the archive, whose mirror copy holds "
             f"{', '.join(sorted(kept))}; correct the name"
             for member in sorted(pinned - kept)

@@ -9,13 +9,14 @@ import logging
 import os
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from isotropy.configuration import Config
+from isotropy.configuration.data import WordVectors
 from isotropy.embeddings.texts import load_word_vectors
 from isotropy.io import decode_text
 from isotropy.readers.registry import (
@@ -84,29 +85,24 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
     return multi_label_frame(labels)
 
 
-def pos_sources(config: Mapping[str, Any]) -> dict[str, str]:
-    if config.get("pos_source", Config.default("pos_source")) != "wordnet":
+def pos_sources(config: Config) -> dict[str, str]:
+    if config.pos_source != "wordnet":
         return {"raw_dir": "codwoe"}
     # The stand-in's vocabulary: the pos setup's encoder, else the first word-vector encoder.
-    encoders = config.get("encoders", {})
-    setup = config.get("main", {}).get("setups", {}).get("pos", {})
-    for name in [setup.get("encoder")] + list(encoders):
-        if name in encoders and encoders[name].get("kind") == "word-vectors":
-            return {"vectors_dir": encoders[name]["source"], "wordnet_dir": "wordnet"}
+    setup = config.main.setups.get("pos")
+    for name in [setup.encoder if setup else None, *config.encoders]:
+        if isinstance(encoder := config.encoders.get(name or ""), WordVectors):
+            return {"vectors_dir": encoder.source, "wordnet_dir": "wordnet"}
     raise ValueError(
         "pos_source 'wordnet' needs a word-vector encoder in config 'encoders' (kind: word-vectors)"
     )
 
 
-def pos_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    source = config.get("pos_source", Config.default("pos_source"))
-    options: dict[str, Any] = {"pos_source": source}
-    if source == "wordnet":
-        # Only the stand-in depends on its size: with codwoe a changed size triggers no re-run.
-        options["pos_standin_size"] = int(
-            config.get("pos_standin_size", Config.default("pos_standin_size"))
-        )
-    return options
+def pos_options(config: Config) -> dict[str, Any]:
+    # Only the stand-in depends on its size: with codwoe a changed size triggers no re-run.
+    if config.pos_source == "wordnet":
+        return {"pos_source": "wordnet", "pos_standin_size": config.pos_standin_size}
+    return {"pos_source": config.pos_source}
 
 
 def _pos_reader(

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from isotropy.configuration import Config
 from isotropy.io import atomic_path, decode_text
 from isotropy.paths import MANIFEST_NAME
 
@@ -124,11 +125,11 @@ class DatasetSpec:
     by default config ``dataset_options.<name>``) gives."""
 
     reader: Callable[..., pd.DataFrame]
-    sources: Mapping[str, str] | Callable[[Mapping[str, Any]], dict[str, str]]
+    sources: Mapping[str, str] | Callable[[Config], dict[str, str]]
     unit: Literal["word", "sentence", "pair"]  # mypy checks each module's records
     layouts: Mapping[str, str] = field(default_factory=dict)
     option_keys: tuple[str, ...] = ()
-    options: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    options: Callable[[Config], dict[str, Any]] | None = None
 
 
 DATASETS: dict[str, DatasetSpec] = {}

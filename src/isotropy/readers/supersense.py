@@ -9,7 +9,6 @@ import logging
 import os
 import re
 import zipfile
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -139,16 +138,14 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     return multi_label_frame(kept)  # none kept: check_prepared refuses the empty data set
 
 
-def supersense_sources(config: Mapping[str, Any]) -> dict[str, str]:
-    if supersense_options(config)["supersense_source"] == "wordnet":
+def supersense_sources(config: Config) -> dict[str, str]:
+    if config.supersense_source == "wordnet":
         return {"words_dir": "supersense_words", "wordnet_dir": "wordnet"}
     return {"raw_dir": "supersense_features"}
 
 
-def supersense_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "supersense_source": config.get("supersense_source", Config.default("supersense_source"))
-    }
+def supersense_options(config: Config) -> dict[str, Any]:
+    return {"supersense_source": config.supersense_source}
 
 
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):

@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -92,10 +92,9 @@ def resolve_mirror(config_value: str | os.PathLike | None) -> Path | None:
     return path
 
 
-def missing_mirror_files(name: str, config: Mapping[str, Any], mirror: Path) -> list[str]:
-    """Mirror files of source ``name`` that ``mirror`` lacks (a note if the source lists none):
+def missing_mirror_files(name: str, rels: Sequence[str], mirror: Path) -> list[str]:
+    """Mirror files ``rels`` of source ``name`` that ``mirror`` lacks (a note if there are none):
     asked at parse time to plan optional data sets out; a needed one fails its download job."""
-    rels = config["sources"][name].get("mirror") or []
     if not rels:
         return [f"(no mirror files configured for source {name!r})"]
     return [rel for rel in rels if not (mirror / rel).is_file()]
@@ -167,7 +166,7 @@ def _from_mirror(
 ) -> tuple[list[layouts.Fetched], list[dict]]:
     """Copy the source's mirror files, each checked against MANIFEST.tsv and any config pin."""
     mirror, rels = Path(params["mirror"]), params.get("mirror_files") or []
-    if missing := missing_mirror_files(name, {"sources": {name: {"mirror": rels}}}, mirror):
+    if missing := missing_mirror_files(name, rels, mirror):
         raise FileNotFoundError(
             f"source {name!r} is unavailable: the mirror {mirror} lacks {', '.join(missing)}; "
             f"unset mirror/{MIRROR_ENV} to download it, or leave out what needs it"

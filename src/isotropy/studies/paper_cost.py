@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from isotropy import costs, paths
+from isotropy.configuration import Config
 from isotropy.traces import evaluation_count
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -126,7 +127,7 @@ def sensitivity_job_seconds(
     GPU, the main study's per-update cost at 384-d, scaled by dimension beyond it. A label set
     whose items were not counted is costed as ``all`` (an upper bound)."""
     section, setup, label_set = config["sensitivity"], wildcards["dataset"], wildcards["label_set"]
-    dim = vector_dim(config, wildcards["encoder"])
+    dim = vector_dim(Config.model_validate(config), wildcards["encoder"])  # the estimate's dict
     base_items = costs.by_dataset("sensitivity_items")
     if dim is None or setup not in base_items:
         return None

@@ -3,12 +3,11 @@ the others are :class:`isotropy.configuration.Config`'s."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 from isotropy import models, sources
 from isotropy.configuration import INCONSISTENT, Config, ConfigError, shown_key
-from isotropy.extensions.design import heldout_model
+from isotropy.configuration.data import SentenceEncoder, WordVectors
 from isotropy.models import ModelSpec
 from isotropy.readers.inputs import dataset_sources
 from isotropy.readers.registry import DATASETS
@@ -16,12 +15,12 @@ from isotropy.sources.download import url_problem
 from isotropy.sources.layouts import mirror_path_problem
 
 
-def check_config(config: dict) -> None:
+def check_config(config: Config) -> None:
     """Data sets, source layouts, URLs and model files; one error listing every problem."""
-    problems, model = [], Config.model_validate(config)
-    kinds = {name: spec.kind for name, spec in model.encoders.items()}
+    problems: list[str] = []
+    kinds = {name: spec.kind for name, spec in config.encoders.items()}
     sentence_encoders = ", ".join(n for n, k in kinds.items() if k == "sentence-transformer")
-    for key, name, section in model.references():
+    for key, name, section in config.references():
         # word vectors look up single words: a data set of sentences or pairs (its unit) is not
         if section == "encoders" and kinds[name] == "word-vectors":
             dataset = _embedded_by(config, key)
@@ -33,59 +32,54 @@ def check_config(config: dict) -> None:
                 )
     problems += dataset_problems(config) + _model_problems(config) + _source_kind_problems(config)
     problems += _width_problems(config)
-    for name, source in config["sources"].items():
-        for url in source["url"] if isinstance(source["url"], list) else [source["url"]]:
+    for name, source in config.sources.items():
+        for url in source.url if isinstance(source.url, list) else [source.url]:
             if (problem := url_problem(url)) is not None:
                 problems.append(f"sources.{name}.url: {problem}")
-        for key in sources.PIN_KEYS:
-            try:  # the download's refusal, made at load
-                sources.url_pins(source, key)
-            except ValueError as error:
-                problems.append(f"sources.{name}.{key}: {error}")
-        for rel in source.get("mirror") or []:
+        for rel in source.mirror:
             if (problem := mirror_path_problem(rel)) is not None:
                 problems.append(f"sources.{name}.mirror: {problem}")
     if problems:
         raise ConfigError(INCONSISTENT + "\n  ".join(problems))
 
 
-def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
+def _source_kind_problems(config: Config) -> list[str]:
     """A word-vector encoder, or the geometry's static vectors, reading a source of another kind,
     the geometry corpus reading a hub split as a file or a file as a hub split (the job would
     fail on its files, or the fix be asked of the source), and a main data set whose source has
     another raw layout than its record asks."""
     kinds: dict[str, str | None] = {}
-    for name, source in config["sources"].items():
+    for name, entry in config.sources.items():
         try:
-            kinds[name] = sources.source_kind(name, source)
+            kinds[name] = entry.kind or sources.source_kind(name)
         except ValueError:
             kinds[name] = None  # no layout: its download refuses it, naming the fix
-    clusters = config.get("geometry", {}).get("clusters", {})
-    static, corpus = clusters.get("static", {}), clusters.get("corpus", {})
-    keys: list[tuple[str, Any]] = [("geometry.clusters.static.source", static.get("source"))]
+    clusters = config.geometry.clusters if config.geometry else None
+    keys = [("geometry.clusters.static.source", clusters.static.source if clusters else None)]
     keys += [
-        (f"encoders.{name}.source", spec["source"])
-        for name, spec in config["encoders"].items()
-        if spec["kind"] == "word-vectors"
+        (f"encoders.{name}.source", spec.source)
+        for name, spec in config.encoders.items()
+        if isinstance(spec, WordVectors)
     ]
     vectors = ", ".join(name for name, kind in kinds.items() if kind == "word_vectors")
     problems = [
         f"{key}: {given!r} is a {kinds[given]!r} source, not word vectors; name one of kind "
         f"word_vectors ({vectors})"
         for key, given in keys
-        if kinds.get(given) not in (None, "word_vectors")
+        if given is not None and kinds.get(given) not in (None, "word_vectors")
     ]
-    kind, wikitext = kinds.get(corpus.get("source") or ""), corpus.get("format") == "wikitext"
-    if kind is not None and (kind == "hub") != wikitext:
+    corpus = clusters.corpus if clusters else None
+    kind = kinds.get(corpus.source) if corpus else None
+    if corpus and kind is not None and (kind == "hub") != (wikitext := corpus.format == "wikitext"):
         reads = "a hub split" if wikitext else "a file of a download"
         fix = (
             "of kind hub" if wikitext else "of another kind, or give format: wikitext (a hub split)"
         )
         problems.append(
-            f"geometry.clusters.corpus.source: {corpus['source']!r} is a {kind!r} source, but "
-            f"format {corpus['format']} reads {reads}; name a source {fix}"
+            f"geometry.clusters.corpus.source: {corpus.source!r} is a {kind!r} source, but "
+            f"format {corpus.format} reads {reads}; name a source {fix}"
         )
-    for dataset in config["main"]["setups"]:
+    for dataset in config.main.setups:
         if dataset not in DATASETS:
             continue  # named by dataset_problems
         layouts = DATASETS[dataset].layouts
@@ -105,100 +99,99 @@ def _source_kind_problems(config: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def vector_dim(config: Mapping[str, Any], name: str) -> int | None:
+def vector_dim(config: Config, name: str) -> int | None:
     """The width of a vector set from its record (a derived set's, its model's or its source's,
     for the files in use); None: no record gives it."""
-    if (spec := (config["sensitivity"].get("derived") or {}).get(name)) is not None:
-        return spec.get("dim") or vector_dim(config, spec["of"])
-    spec = config["encoders"][name]
-    if spec["kind"] == "sentence-transformer":
-        return ModelSpec.from_config(config, spec["model"]).dimension
-    widths = config["sources"][spec["source"]].get("dimension") or {}
-    return widths.get("mirror" if sources.resolve_mirror(config.get("mirror")) else "url")
+    if config.sensitivity and (spec := config.sensitivity.derived.get(name)) is not None:
+        return spec.dim or vector_dim(config, spec.of)
+    encoder = config.encoders[name]
+    if isinstance(encoder, SentenceEncoder):
+        return config.models[encoder.model].dimension
+    if (widths := config.sources[encoder.source].dimension) is None:
+        return None
+    return widths.mirror if sources.resolve_mirror(config.mirror) else widths.url
 
 
-def _width_problems(config: Mapping[str, Any]) -> list[str]:
+def _width_problems(config: Config) -> list[str]:
     """A derived set's dim that the configured width d of the vectors rules out (its job would
     refuse it only after reading them): PCA to dim needs dim <= d, padding or an isometry into
     dim needs dim >= d."""
     problems = []
-    for name, spec in config.get("sensitivity", {}).get("derived", {}).items():
-        dim, transform = spec.get("dim"), spec["transform"]
-        try:  # an undefined encoder, model or source, or a missing mirror, is named elsewhere
-            of_encoder = spec["of"] in config["encoders"]  # else refused as it is, not followed
-            width = vector_dim(config, spec["of"]) if dim is not None and of_encoder else None
-        except (KeyError, ValueError, FileNotFoundError):
-            width = None
-        if width is not None and transform == "pca" and dim > width:
+    for name, spec in config.sensitivity.derived.items() if config.sensitivity else []:
+        if (dim := spec.dim) is None or spec.of not in config.encoders:
+            continue  # a derived set of a derived set is refused as it is, not followed
+        try:
+            width = vector_dim(config, spec.of)
+        except FileNotFoundError:  # a missing mirror is named elsewhere
+            continue
+        if width is not None and spec.transform == "pca" and dim > width:
             problems.append(
                 f"sensitivity.derived.{name}.dim: {dim}, but PCA keeps at most the {width} "
-                f"dimensions of {spec['of']!r}; give a dim of {width} or less"
+                f"dimensions of {spec.of!r}; give a dim of {width} or less"
             )
-        elif width is not None and transform in ("pad", "orthogonal") and dim < width:
+        elif width is not None and spec.transform in ("pad", "orthogonal") and dim < width:
             problems.append(
-                f"sensitivity.derived.{name}.dim: {dim}, but {transform} keeps every one of the "
-                f"{width} dimensions of {spec['of']!r}; give a dim of {width} or more"
+                f"sensitivity.derived.{name}.dim: {dim}, but {spec.transform} keeps every one of "
+                f"the {width} dimensions of {spec.of!r}; give a dim of {width} or more"
             )
     return problems
 
 
-def _token_windows(config: Mapping[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+def _token_windows(config: Config) -> Iterator[tuple[str, int | None, list[str]]]:
     """(key, tokens, the models reading them) of every window of tokens a model reads whole,
     special tokens included: corpus windows and every ``max_length`` (the inputs truncated)."""
-    geometry = config.get("geometry", {})
-    clusters, sts, classes = (geometry.get(k, {}) for k in ("clusters", "sts", "classification"))
-    windows = clusters.get("corpus", {}).get("windows")
-    sentences = [] if windows else clusters.get("models", [])  # windows read no sentences
-    yield "geometry.clusters.corpus.windows", windows, clusters.get("models")
-    yield "geometry.max_length", geometry.get("max_length"), sentences + sts.get("models", [])
-    yield "geometry.classification.max_length", classes.get("max_length"), classes.get("models")
-    for study in ("istar", "rajaee_cls"):
-        section = config.get(study, {})
-        length = section.get("training", {}).get("max_length")
-        yield f"{study}.training.max_length", length, section.get("models")
-    heldout = config.get("extensions", {}).get("heldout", {})
-    try:  # a setup or encoder not defined is named elsewhere
-        tuned = [heldout_model(config, setup) for setup in heldout.get("setups", [])]
-    except KeyError:
-        tuned = []
-    yield "extensions.heldout.max_length", heldout.get("max_length"), tuned
+    if geometry := config.geometry:
+        clusters, sts, classes = geometry.clusters, geometry.sts, geometry.classification
+        windows = clusters.corpus.windows
+        sentences = [] if windows else clusters.models  # windows read no sentences
+        yield "geometry.clusters.corpus.windows", windows, clusters.models
+        yield "geometry.max_length", geometry.max_length, sentences + sts.models
+        yield "geometry.classification.max_length", classes.max_length, classes.models
+    for study, section in (("istar", config.istar), ("rajaee_cls", config.rajaee_cls)):
+        if section:
+            yield f"{study}.training.max_length", section.training.max_length, section.models
+    if heldout := config.extensions and config.extensions.heldout:
+        encoders = [config.encoders[config.main.setups[s].encoder] for s in heldout.setups]
+        tuned = [e.model for e in encoders if isinstance(e, SentenceEncoder)]
+        yield "extensions.heldout.max_length", heldout.max_length, tuned
 
 
-def _model_problems(config: Mapping[str, Any]) -> list[str]:
+def _model_problems(config: Config) -> list[str]:
     """A ``dimension``, PCA layer or window of tokens that the model's files on disk contradict."""
     problems: list[str] = []
-    clusters = config.get("geometry", {}).get("clusters", {})
-    pca_layers, lengths = clusters.get("pca_layers", {}), list(_token_windows(config))
-    for name in config["models"]:
+    clusters, lengths = config.geometry and config.geometry.clusters, list(_token_windows(config))
+    for name, entry in config.models.items():
         layers = {}
-        if name in clusters.get("models", []):  # studies.geometry.pca_layer's choice
-            key = f"pca_layers.{name}" if name in pca_layers else "pca_layer"
-            layers[f"geometry.clusters.{key}"] = pca_layers.get(name, clusters["pca_layer"])
-        windows = {key: n for key, n, names in lengths if n and name in (names or [])}
-        spec = ModelSpec.from_config(config, name)
+        if clusters and name in clusters.models:  # studies.geometry.pca_layer's choice
+            key = f"pca_layers.{name}" if name in clusters.pca_layers else "pca_layer"
+            layers[f"geometry.clusters.{key}"] = clusters.pca_layers.get(name, clusters.pca_layer)
+        windows = {key: n for key, n, names in lengths if n and name in names}
+        spec = ModelSpec(name=name, **dict(entry))
         problems += models.config_json_problems(spec, layers, windows)
     return problems
 
 
-def _embedded_by(config: Mapping[str, Any], key: str) -> str:
+def _embedded_by(config: Config, key: str) -> str:
     """The data set an encoder named at ``key`` embeds (every other one embeds GLUE tasks)."""
     if key.startswith("main."):
         return key.split(".")[2]
-    return str(config["section2"].get("dataset")) if key == "section2.encoder" else "GLUE tasks"
+    return (
+        config.section2.dataset if key == "section2.encoder" and config.section2 else "GLUE tasks"
+    )
 
 
-def dataset_problems(config: Mapping[str, Any]) -> list[str]:
+def dataset_problems(config: Config) -> list[str]:
     """A main setup, section2's data set or ``dataset_options`` naming no registered data set or
     option, and section2 on words or pairs."""
     registered = ", ".join(sorted(DATASETS))
-    setups, options = config["main"]["setups"], config["dataset_options"]
-    section2 = [config["section2"]["dataset"]] if config.get("section2") else []
+    setups, options = config.main.setups, config.dataset_options
+    section2 = [config.section2.dataset] if config.section2 else []
     problems = [
         f"{key}: {shown_key(name)} is not a registered data set (registered: {registered}); "
         "check its spelling"
         for key, names in (
-            ("main.setups", setups),
-            ("dataset_options", options),
+            ("main.setups", list(setups)),
+            ("dataset_options", list(options)),
             ("section2.dataset", section2),
         )
         for name in names

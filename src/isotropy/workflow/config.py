@@ -157,14 +157,16 @@ def with_sources(config: dict) -> dict:
     return config
 
 
-def check_loaded_config(config: dict) -> None:
+def check_loaded_config(config: dict) -> Config:
     """What :func:`load_config` does after merging (the Snakefile's ``config`` is merged by
-    Snakemake): the models' validation, their defaults, then :func:`check_config`."""
+    Snakemake): the models' validation, their defaults filled into ``config``, then
+    :func:`check_config`; the validated model, which rules and helpers read."""
     try:
-        Config.model_validate(config)
+        model = Config.model_validate(config)
     except ValidationError as error:
         problems = validation_problems(error, config)
         head = "" if len(problems) == 1 else "configuration is invalid:\n  "
         raise ConfigError(head + "\n  ".join(problems)) from None
     fill_defaults(Config, config)
-    check_config(config)
+    check_config(model)
+    return model

@@ -42,58 +42,51 @@ def verified_embedding(encoder_of: Callable[[Any], str] | None = None) -> Callab
 # Geometry study: the per-model tables each collected table reads.
 
 
-def geometry_cluster_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    if "geometry" not in config:
+def geometry_cluster_files(config: Config, artefact: str) -> list[str]:
+    if (geometry := config.geometry) is None:
         return []
-    clusters = config["geometry"]["clusters"]
+    clusters = geometry.clusters
     return [
-        paths.geometry_run_file(artefact, model, clusters["corpus"]["name"], seed)
-        for model in clusters["models"]
-        for seed in config["geometry"]["seeds"]
+        paths.geometry_run_file(artefact, model, clusters.corpus.name, seed)
+        for model in clusters.models
+        for seed in geometry.seeds
     ]
 
 
-def geometry_static_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+def geometry_static_files(config: Config, artefact: str) -> list[str]:
     """The static word-vector comparison rows (none when ``clusters.static.source`` is null)."""
-    clusters = (config.get("geometry") or {}).get("clusters") or {}
-    source = (clusters.get("static") or {}).get("source")
-    if source is None:
+    if (geometry := config.geometry) is None or (source := geometry.clusters.static.source) is None:
         return []
+    return [paths.static_geometry_file(artefact, source, seed) for seed in geometry.seeds]
+
+
+def classification_files(config: Config) -> list[str]:
+    if (geometry := config.geometry) is None:
+        return []
+    task = geometry.classification.task
     return [
-        paths.static_geometry_file(artefact, source, seed) for seed in config["geometry"]["seeds"]
+        paths.classification_run_file("classification.csv", m, task)
+        for m in geometry.classification.models
     ]
 
 
-def classification_files(config: Mapping[str, Any]) -> list[str]:
-    section = (config.get("geometry") or {}).get("classification") or {}
-    return [
-        paths.classification_run_file("classification.csv", model, section["task"])
-        for model in section.get("models") or []
-    ]
-
-
-def unavailable_sts_datasets(config: Mapping[str, Any]) -> list[str]:
+def unavailable_sts_datasets(config: Config) -> list[str]:
     """Configured optional STS data sets whose files the data mirror lacks (none without a
     mirror: then they are downloaded)."""
-    sts = (config.get("geometry") or {}).get("sts") or {}
-    if not sts.get("models"):
+    sts = config.geometry.sts if config.geometry else None
+    if not (sts and sts.models) or (mirror := sources.resolve_mirror(config.mirror)) is None:
         return []
-    mirror = sources.resolve_mirror(config.get("mirror"))
-    if mirror is None:
-        return []
-    missing = []
-    for name in sts.get("datasets", []):
-        if name not in OPTIONAL_STS:
-            continue
-        source = sts_source(name, sts.get("splits", {}).get(name, "test"))
-        if source in config.get("sources", {}) and sources.missing_mirror_files(
-            source, config, mirror
-        ):
-            missing.append(name)
-    return missing
+    named = {name: sts_source(name, getattr(sts.splits, name)) for name in sts.datasets}
+    return [
+        name
+        for name, source in named.items()
+        if name in OPTIONAL_STS
+        and source in config.sources
+        and sources.missing_mirror_files(source, config.sources[source].mirror, mirror)
+    ]
 
 
-def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]:
+def collected_sts_files(config: Config) -> Callable[[Any], list[str]]:
     """Rule geometry_sts_table's inputs: the per-model STS tables of the data sets this run can
     read; one line, once, for each the mirror lacks (no job is planned for it)."""
     said: set[str] = set()
@@ -109,13 +102,13 @@ def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]
                     "run it)",
                     file=sys.stderr,
                 )
-        sts = config["geometry"]["sts"]
+        geometry = config.geometry
         return [
             paths.geometry_run_file("sts.csv", model, dataset, seed)
-            for model in sts["models"]
-            for dataset in sts["datasets"]
+            for model in (geometry.sts.models if geometry else [])
+            for dataset in geometry.sts.datasets
             if dataset not in missing
-            for seed in config["geometry"]["seeds"]
+            for seed in geometry.seeds
         ]
 
     return files
@@ -123,8 +116,7 @@ def collected_sts_files(config: Mapping[str, Any]) -> Callable[[Any], list[str]]
 
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
     """The studies this run builds: config ``studies`` that have a section."""
-    wanted = config.get("studies", Config.default("studies"))
-    return [study for study in wanted if config.get(study)]
+    return [study for study in config["studies"] if config.get(study)]
 
 
 def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
