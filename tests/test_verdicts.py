@@ -13,7 +13,9 @@ from judge_one import judge_one
 from scipy import stats
 
 from isotropy import studies
+from isotropy.reporting import summary_html
 from isotropy.verdicts import tolerances as T
+from isotropy.verdicts.claims import check_claims
 from isotropy.verdicts.families import holm
 from isotropy.verdicts.measurements.istar import istar_measurements
 
@@ -121,8 +123,6 @@ def istar_runs(differences: dict[float, list[float]]) -> pd.DataFrame:
 def test_istar_best_of_several_lambdas_is_corrected_over_the_whole_grid():
     """Rejected: the best of several λ taken as the effect without a correction, and Holm only
     within one model × task (P(≥ 1 supported) 0.89 under a global null at the configured grid)."""
-    from isotropy.verdicts.claims import check_claims
-
     runs = istar_runs(
         {
             -1.0: [0.021, 0.010, 0.023, 0.011, 0.020],  # beyond the smallest effect 0.01
@@ -202,3 +202,10 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     # 12 updates against the paper's 1,000: not comparable, never "differs"
     assert pearson.loc["miniLM/polarity", "verdict"] == T.NOT_COMPARABLE
     assert "updates 12, the paper's 1000" in pearson.loc["miniLM/polarity", "tolerance"]
+    # its claims pass the same gate (issue 93: "Not replicated: Spearman ρ (miniLM/snli)")
+    claims = check_claims(measured, {"main", "glue"}, studies.measured_claims())
+    gated = claims[claims["claim"].str.contains("negative") & claims["setup"].str.contains("LM")]
+    assert len(gated) == 8 and set(gated["verdict"]) == {T.NOT_COMPARABLE}
+    assert gated["note"].str.contains("updates 12, the paper's 1000").sum() == 4  # 8 of 250: GLUE
+    correlations = table[table["quantity"].isin(["pearson_r", "spearman_rho"])]
+    assert "Not replicated" not in summary_html(claims, correlations, pd.DataFrame())

@@ -12,6 +12,7 @@ from scipy import stats
 
 from isotropy.statistics import (
     CORRELATIONS,
+    NOT_COMPARABLE,
     NOT_DECIDED,
     NOT_SUPPORTED,
     UNTESTED_FAILS,
@@ -19,6 +20,7 @@ from isotropy.statistics import (
     Claim,
     fisher_z,
 )
+from isotropy.verdicts.comparison import protocol_refusal
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
@@ -61,12 +63,8 @@ CLAIM_MARKS = {
     UNTESTED_HOLDS: "☑️",
     UNTESTED_FAILS: "✖️",
     INCONSISTENT_SEEDS: "⚠️",
-    INCONCLUSIVE: "❔",
-    NOT_DECIDED: "❔",
-    ONE_SEED: "➖",
-    NOT_LEARNED: "➖",
-    STAND_IN: "➖",
-    NOT_RUN: "➖",
+    **dict.fromkeys((INCONCLUSIVE, NOT_DECIDED), "❔"),
+    **dict.fromkeys((ONE_SEED, NOT_COMPARABLE, NOT_LEARNED, STAND_IN, NOT_RUN), "➖"),
 }
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 # A claim's test before its family's Holm: p beyond its smallest effect of interest the claimed
@@ -109,12 +107,9 @@ def direction_test(claim: Claim, values: list[float]) -> RawTest:
         return math.nan, math.nan, along, len(y)
     if np.ptp(beyond) == 0:  # no spread: the sign test, neither way exactly at the SESOI
         sign = 0.5 ** len(y)
-        return (
-            (sign, 1.0, along, len(y))
-            if beyond[0] > 0
-            else (1.0, sign if beyond[0] < 0 else 1.0, along, len(y))
-        )
-    short, past = one_sided(stats.ttest_1samp, beyond, 0.0)
+        past, short = (sign, 1.0) if beyond[0] > 0 else (1.0, sign if beyond[0] < 0 else 1.0)
+    else:
+        short, past = one_sided(stats.ttest_1samp, beyond, 0.0)
     return past, short, along, len(y)
 
 
@@ -229,6 +224,7 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         NOT_RUN: m["missing"],
         NOT_LEARNED: m.get("not_learned"),
         STAND_IN: stand_in if m["stand_in"] and judged_on_number else "",
+        NOT_COMPARABLE: protocol_refusal(claim.study, claim.quantity, m),
     }
     for not_judged, note in unjudged.items():
         if note:
@@ -287,15 +283,17 @@ def seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim]) -> tuple[li
             ordered = group.sort_values("seed")["value"].astype(float)
             values = finite(ordered)
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
-            verdict: str | None = NOT_RUN
-            note, p = "no seed with a defined value", None
-            if values:
-                verdict, note, p = _judge_claim(claim, pd.Series({"per_seed": values}))
+            verdict, note, p = (
+                _judge_claim(claim, pd.Series({"per_seed": values}))
+                if values
+                else (NOT_RUN, "no seed with a defined value", None)
+            )
             if p is not None:
                 tests.append((len(rows), claim, p))
             mean = float(np.mean(values)) if values else math.nan
-            verdict = verdict or INCONCLUSIVE
-            rows.append(_row(claim, setup, mean, threshold, verdict, evidence, note))
+            rows.append(
+                _row(claim, setup, mean, threshold, verdict or INCONCLUSIVE, evidence, note)
+            )
     return rows, tests
 
 
@@ -305,21 +303,21 @@ def collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
     existence = {c.name: c for c in claims if c.scope == "any setup"}
     kept: list[dict] = []
     for row in rows:
+        setups = [r for r in rows if r["claim"] == row["claim"] and r["setup"] != "all"]
         if row["claim"] not in existence or row["setup"] == "all":
             kept.append(row)
-            continue
-        setups = [r for r in rows if r["claim"] == row["claim"] and r["setup"] != "all"]
-        if row is setups[0]:  # the claim's one row, where its first setup stood
+        elif row is setups[0]:  # the claim's one row, where its first setup stood
             pick = max if existence[row["claim"]].bound.startswith("above") else min
-            one = dict(
-                row,
-                setup="any setup",
-                measured=pick(float(r["measured"]) for r in setups),
-                verdict=judge_any_setup([r["verdict"] for r in setups]),
-                evidence="; ".join(f"{r['setup']}: {r['evidence']}" for r in setups),
-                note="; ".join(f"{r['setup']}: {r['verdict']} ({r['note']})" for r in setups),
+            kept.append(
+                dict(
+                    row,
+                    setup="any setup",
+                    measured=pick(float(r["measured"]) for r in setups),
+                    verdict=judge_any_setup([r["verdict"] for r in setups]),
+                    evidence="; ".join(f"{r['setup']}: {r['evidence']}" for r in setups),
+                    note="; ".join(f"{r['setup']}: {r['verdict']} ({r['note']})" for r in setups),
+                )
             )
-            kept.append(one)
     return kept
 
 

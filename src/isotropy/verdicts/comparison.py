@@ -4,6 +4,7 @@ pattern (:func:`isotropy.statistics.matches`); no value and no paper lives in th
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Collection
@@ -16,42 +17,14 @@ import pandas as pd
 from isotropy.statistics import matches
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
+from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.families import (
-    STUDY_LABELS,
+    STUDIES,
     family_name,
     family_sizes,
     seed_test_family,
     settle_families,
     verdict_page,
-)
-from isotropy.verdicts.tolerances import (
-    ALPHA,
-    CONSISTENT,
-    EQUIVALENCE_RULES,
-    JUDGED,
-    NEAR_GUARANTEED,
-    NOT_COMPARABLE,
-    NOT_CONSISTENT,
-    NOT_LEARNED,
-    NOT_RUN,
-    SIMPSON_MARK,
-    STAND_IN,
-    VERDICTS,
-    WHY_NEAR_GUARANTEED,
-    Judged,
-    claimed_first,
-    counted,
-    finite,
-    fmt,
-    holds_bound,
-    judge,
-    judge_equivalence,
-    parse_tolerance,
-    said,
-    scale_of,
-    settle,
-    simpson_flag,
-    states_a_number,
 )
 
 # The columns that name a published number: the published table's first, and the comparison's.
@@ -72,7 +45,7 @@ TEST_COLUMNS = ("d_low", "d_high", "p_agree", "p_differ", "band_low", "band_high
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
     study, quantity = published["study"], published["quantity"]
     if study not in studies:
-        reason = f"the {STUDY_LABELS.get(study, study)} study is not part of this run"
+        reason = f"the {STUDIES.get(study, (study,))[0]} study is not part of this run"
     else:
         same = (measured["study"] == study) & (measured["quantity"] == quantity)
         found = sorted(set(measured.loc[same, "paper_setup"]))
@@ -83,7 +56,7 @@ def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[s
 
 
 def _paper_k(spec: str) -> float:
-    kind, argument = parse_tolerance(spec)
+    kind, argument = T.parse_tolerance(spec)
     return argument if kind == "lid" else math.nan
 
 
@@ -99,12 +72,12 @@ def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
 def margin_band(paper: pd.Series) -> tuple[float, float]:
     """The region a verdict accepts, as D = paper − ours in the printed units (NaN where the
     rule has none: bounds, seed tests, stated numbers)."""
-    kind, argument = parse_tolerance(paper["tolerance"])
+    kind, argument = T.parse_tolerance(paper["tolerance"])
     value = float(paper["paper_value"])
     if not math.isfinite(value):
         return math.nan, math.nan
-    if kind in EQUIVALENCE_RULES:
-        scale, declared = scale_of(paper["unit"], kind), declarations.declared(paper)
+    if kind in T.EQUIVALENCE_RULES:
+        scale, declared = T.scale_of(paper["unit"], kind), declarations.declared(paper)
         low, high = eq.printed_region(scale, value, declared.margin, declared.half)
         return value - float(high), value - float(low)
     if kind == "exact":
@@ -114,22 +87,22 @@ def margin_band(paper: pd.Series) -> tuple[float, float]:
     return math.nan, math.nan
 
 
-def judge_row(paper: pd.Series, ours: pd.Series) -> Judged:
+def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
     """One published row against one measurement, before the page's Holm (``ours``: our value
     of the declared statistic)."""
-    kind, bound = parse_tolerance(paper["tolerance"])
+    kind, bound = T.parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
     if ours.get("not_learned"):
-        return Judged(NOT_LEARNED, ours["not_learned"], value)
-    if ours["stand_in"] and states_a_number(kind, bound):  # bounds at the paper's number too
-        return Judged(STAND_IN, f"not judged: {ours['stand_in']}", value)
+        return T.Judged(T.NOT_LEARNED, ours["not_learned"], value)
+    if ours["stand_in"] and T.states_a_number(kind, bound):  # bounds at the paper's number too
+        return T.Judged(T.STAND_IN, f"not judged: {ours['stand_in']}", value)
     gate = declarations.protocol_gate(
-        paper["quantity"], paper["protocol"], ours.get("protocol", ""), kind in EQUIVALENCE_RULES
+        paper["quantity"], paper["protocol"], ours.get("protocol", ""), kind in T.EQUIVALENCE_RULES
     )
     if gate.refusal:
-        return Judged(NOT_COMPARABLE, gate.refusal, value)
-    if kind in EQUIVALENCE_RULES:
-        return judge_equivalence(
+        return T.Judged(T.NOT_COMPARABLE, gate.refusal, value)
+    if kind in T.EQUIVALENCE_RULES:
+        return T.judge_equivalence(
             kind,
             ours,
             paper["paper_value"],
@@ -138,18 +111,18 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> Judged:
             paper_n=paper["paper_n"],
             paper_k=_paper_k(paper["tolerance"]),
         )
-    seeds = finite(ours["per_seed"])
+    seeds = T.finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
-        failing = [v for v in seeds if not holds_bound(kind, bound, v)]
+        failing = [v for v in seeds if not T.holds_bound(kind, bound, v)]
         text = (
             f"{kind} {bound:g} in every one of {len(seeds)} seeds (a bound the paper states "
             "for every run)"
         )
         if failing:
             listed = ", ".join(f"{v:+.4g}" for v in failing)
-            return Judged(NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value)
-        return Judged(CONSISTENT, text, value)
-    return Judged(*judge(paper["tolerance"], ours, paper["paper_value"]), value)
+            return T.Judged(T.NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value)
+        return T.Judged(T.CONSISTENT, text, value)
+    return T.Judged(*T.judge(paper["tolerance"], ours, paper["paper_value"]), value)
 
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
@@ -164,7 +137,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
         hits = candidates[[matches(paper["setup"], s) for s in candidates["paper_setup"]]]
         if hits.empty:
             rows.append(
-                _row(paper, verdict=NOT_RUN, note=_not_run_reason(paper, measured, studies))
+                _row(paper, verdict=T.NOT_RUN, note=_not_run_reason(paper, measured, studies))
             )
             continue
         family = family_name(paper["paper"], paper["study"])
@@ -173,29 +146,29 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             details = {c: ours[c] for c in ("setup", "k", "per_type_cap", "seeds", "stand_in")}
             details.update(our_n=ours["n"], convention=ours["convention"] or paper["convention"])
             if ours["missing"]:
-                rows.append(_row(paper, verdict=NOT_RUN, note=ours["missing"], **details))
+                rows.append(_row(paper, verdict=T.NOT_RUN, note=ours["missing"], **details))
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
             if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
-                verdict = settle(test.p_agree, test.p_differ)
+                verdict = T.settle(test.p_agree, test.p_differ)
                 tolerance += "; seed-free: an exact comparison, in no Holm family"
             elif test is not None:
                 tests.append((len(rows), family, test.p_agree, test.p_differ, None))
-            elif seed_rule and verdict not in (NOT_COMPARABLE, NOT_LEARNED):
+            elif seed_rule and verdict not in (T.NOT_COMPARABLE, T.NOT_LEARNED):
                 spec = paper["tolerance"]
                 family = seed_test_family(paper["paper"], paper["study"], paper["quantity"])
-                p = claimed_first(parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"])
+                p = T.claimed_first(T.parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"])
                 tests.append((len(rows), family, *p, (spec, ours)))
             if test is not None:
                 details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
-            elif verdict != STAND_IN:
+            elif verdict != T.STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
-            note = "; ".join(s for s in (simpson_flag(ours), ours["note"]) if s)
+            note = "; ".join(s for s in (T.simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
     _settle_page(rows, tests)
     table = pd.DataFrame(rows, columns=COLUMNS)
-    if bad := set(table["verdict"]) - set(VERDICTS):
+    if bad := set(table["verdict"]) - set(T.VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
 
@@ -213,8 +186,8 @@ def _settle_page(rows: list[dict], tests: list) -> None:
             )
             continue
         spec, ours = seed
-        less, greater = claimed_first(parse_tolerance(spec)[0], s.p_for, s.p_against)
-        row["verdict"], row["tolerance"] = judge(spec, dict(ours, p_less=less, p_greater=greater))
+        less, greater = T.claimed_first(T.parse_tolerance(spec)[0], s.p_for, s.p_against)
+        row["verdict"], row["tolerance"] = T.judge(spec, dict(ours, p_less=less, p_greater=greater))
         if s.size:
             row["tolerance"] += f"; Holm over the {s.size} tests of {s.family}"
 
@@ -222,27 +195,25 @@ def _settle_page(rows: list[dict], tests: list) -> None:
 ERROR_CONTROL = (
     "How the verdicts are made: docs/verdicts.md. *agrees* when the 95% interval of D = paper − "
     "ours lies within ±δ, *differs* when wholly outside, else *inconclusive*; a faithful "
-    f"replication reads *differs* with probability ≤ {ALPHA:g}. The p-values shown are those the "
+    f"replication reads *differs* with probability ≤ {T.ALPHA:g}. The p-values shown are those the "
     "verdict used, Holm-adjusted within declared families (a paper × a study), so "
-    f"{ALPHA:g} bounds the chance of any false *differs* and of any false *agrees* within a "
+    f"{T.ALPHA:g} bounds the chance of any false *differs* and of any false *agrees* within a "
     "family. Families on this page: {families}."
 )
 
 
 def _number(value: Any) -> str:
-    """A number as the page prints it (:func:`fmt`, under 0.01 to 3 digits); '' where none."""
+    """A number as the page prints it (`fmt`; under 0.01, to 3 digits); '' where none."""
     if not isinstance(value, int | float) or not math.isfinite(value):
         return ""
-    return f"{value:.3g}" if abs(value) < 0.01 else fmt(value)
+    return f"{value:.3g}" if abs(value) < 0.01 else T.fmt(value)
 
 
 def as_shown(table: pd.DataFrame) -> pd.DataFrame:
     """The comparison as a page shows it: a stand-in's tolerance blank (its own column names
     the stand-in)."""
-    shown = [str(t) for t in table["tolerance"]]
-    return table.assign(
-        tolerance=["" if v == STAND_IN else t for v, t in zip(table["verdict"], shown)]
-    )
+    tolerance = table["tolerance"].astype(str)
+    return table.assign(tolerance=tolerance.where(table["verdict"] != T.STAND_IN, ""))
 
 
 COMPARISON_COLUMNS = (
@@ -253,13 +224,13 @@ COMPARISON_COLUMNS = (
 
 def comparison_markdown(table: pd.DataFrame) -> str:
     """The comparison page: counts of verdicts, then one table per paper."""
-    counts = counted(table).value_counts()
+    counts = T.counted(table).value_counts()
     paragraphs = [
         ERROR_CONTROL.replace("{families}", family_sizes(table["tolerance"], "rows")),
         "Every number the seed papers print (config/published_values.csv, each with its paper, "
         "table, row and column), beside the value this run measured. Verdicts: "
-        + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
-        + f"; {counts.get(NEAR_GUARANTEED, 0)} {NEAR_GUARANTEED} ({WHY_NEAR_GUARANTEED}).",
+        + ", ".join(f"{counts.get(v, 0)} {v}" for v in T.VERDICTS)
+        + f"; {counts.get(T.NEAR_GUARANTEED, 0)} {T.NEAR_GUARANTEED} ({T.WHY_NEAR_GUARANTEED}).",
         "A *stand-in* names what we used where the paper used something else: its row shows "
         "our value beside the paper's and is not judged. "
         "LID rows give our n, k and per-type cap beside the paper's n and k. "
@@ -282,20 +253,12 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
             k = " / ".join(s for s in (_number(r["k"]), _number(r["paper_k"])) if s)
             n += f" (k {k}, cap {r['per_type_cap']})"
         statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
-        row = [
-            r["source"],
-            r["setup"],
-            r["printed"],
-            statistic,
-            _number(r["our_value"]) + (" ⚠" if SIMPSON_MARK in str(r["note"]) else ""),
-            n,
-            r["unit"],
-            r["tolerance"],
-            f"**{r['verdict']}**" + said(bool(r["stand_in"]) and r["verdict"] in JUDGED, r),
-            r["stand_in"],
-            r["note"],
-        ]
-        rows.append(row)
+        ours = _number(r["our_value"]) + (" ⚠" if T.SIMPSON_MARK in str(r["note"]) else "")
+        verdict = f"**{r['verdict']}**" + T.said(
+            bool(r["stand_in"]) and r["verdict"] in T.JUDGED, r
+        )
+        head, tail = r[["source", "setup", "printed"]].tolist(), r[["stand_in", "note"]].tolist()
+        rows.append([*head, statistic, ours, n, r["unit"], r["tolerance"], verdict, *tail])
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
@@ -315,3 +278,23 @@ def read_published(
     if missing := [c for c in PUBLISHED_COLUMNS if c not in table.columns]:
         raise ValueError(f"{path}: columns {missing} are missing; expected {PUBLISHED_COLUMNS}")
     return declarations.fill_declarations(table, str(path), studies)
+
+
+@functools.cache
+def declared_protocols() -> tuple[tuple[str, str, str], ...]:
+    """(study, setup pattern, protocol) of each published row declaring a protocol."""
+    table = read_published()
+    declared = table.loc[table["protocol"] != "", ["study", "setup", "protocol"]]
+    return tuple(declared.drop_duplicates().itertuples(index=False, name=None))
+
+
+def protocol_refusal(study: str, quantity: str, ours: pd.Series) -> str:
+    """Why our run cannot judge ``quantity`` on ``ours``: :func:`judge_row`'s gate against the
+    protocol its study's published rows declare for the setup, with no interval to widen (a
+    claim's rule has none); '' when none refuses."""
+    refusals = (
+        declarations.protocol_gate(quantity, declared, ours.get("protocol", ""), False).refusal
+        for row_study, setup, declared in declared_protocols()
+        if row_study == study and matches(setup, ours["paper_setup"])
+    )
+    return next((r for r in refusals if r), "")

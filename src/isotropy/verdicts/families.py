@@ -12,29 +12,21 @@ import pandas as pd
 from isotropy.io import markdown_table
 from isotropy.verdicts.tolerances import AGREES, DIFFERS, settle
 
-# The name a study goes by in a family (and on the comparison page).
-STUDY_LABELS = {
-    "main": "main",
-    "glue": "GLUE",
-    "geometry": "geometry",
-    "istar": "I-STAR",
-    "extensions": "extensions",
-    "rajaee_cls": "CLS",
-}
-# The paper whose claims each study of the claims page checks.
-STUDY_PAPERS = {
-    "main": "Mickus et al. 2024",
-    "glue": "Mickus et al. 2024",
-    "extensions": "Mickus et al. 2024",
-    "istar": "Rudman & Eickhoff 2024",
-    "geometry": "Rajaei & Sheikhi 2020",
-    "rajaee_cls": "Rajaei & Sheikhi 2020",
+MICKUS, RAJAEI = "Mickus et al. 2024", "Rajaei & Sheikhi 2020"
+# Each study's name in a family (and on the comparison page), and the paper its claims are from.
+STUDIES = {
+    "main": ("main", MICKUS),
+    "glue": ("GLUE", MICKUS),
+    "geometry": ("geometry", RAJAEI),
+    "istar": ("I-STAR", "Rudman & Eickhoff 2024"),
+    "extensions": ("extensions", MICKUS),
+    "rajaee_cls": ("CLS", RAJAEI),
 }
 
 
 def family_name(paper: str, study: str) -> str:
     """'Mickus et al. 2024 · main': the family of a paper's rows of one study."""
-    return f"{paper} · {STUDY_LABELS.get(study, study)}"
+    return f"{paper} · {STUDIES.get(study, (study,))[0]}"
 
 
 # A family of tests over seeds holds one quantity: an accuracy test is never adjusted with
@@ -49,7 +41,7 @@ def seed_test_family(paper: str, study: str, quantity: str) -> str:
 
 def family_of_claim(study: str, rule: str, quantity: str) -> str:
     """The family of a claims-page test."""
-    paper = STUDY_PAPERS.get(study, study)
+    paper = STUDIES.get(study, (study, study))[1]
     if rule == "seeds" and quantity in SEED_TEST_QUANTITIES:
         return seed_test_family(paper, study, quantity)
     return family_name(paper, study)
@@ -101,14 +93,11 @@ def settle_families(
 ) -> list[Settled]:
     """Every page's one settling: each test (family, p for, p against) Holm-adjusted within its
     family, then read by :func:`~isotropy.verdicts.tolerances.settle` with ``names``."""
-    families = [name for name, _, _ in tests]
-    adjusted: dict[int, tuple[float, float, int]] = {}
-    for family in dict.fromkeys(families):
-        members = [i for i, name in enumerate(families) if name == family]
-        first, second = holm([tests[i][1] for i in members]), holm([tests[i][2] for i in members])
-        size = int(np.isfinite([tests[i][1] for i in members]).sum())
-        adjusted.update({i: (a, b, size) for i, a, b in zip(members, first, second)})
+    frame = pd.DataFrame(list(tests), columns=["family", "p_for", "p_against"], dtype=object)
+    by = frame.astype({"p_for": float, "p_against": float}).groupby("family", sort=False)
+    p_for, p_against = (by[column].transform(holm) for column in ("p_for", "p_against"))
+    size = by["p_for"].transform(lambda p: np.isfinite(p).sum())
     return [
-        Settled(settle(a, b, names), a, b, size, families[i])
-        for i, (a, b, size) in sorted(adjusted.items())
+        Settled(settle(a, b, names), a, b, int(n), family)
+        for family, a, b, n in zip(frame["family"], p_for, p_against, size)
     ]

@@ -43,11 +43,8 @@ def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> 
     shared = baseline * (1 - baseline) / n_eval  # the evaluation set's noise under H0
     seeds = values.var(ddof=1) / values.size if values.size > 1 else 0.0
     statistic = (values.mean() - baseline) / math.sqrt(seeds + shared)
-    if seeds > 0:
-        df = (seeds + shared) ** 2 / (seeds**2 / (values.size - 1))
-        p = float(stats.t.sf(statistic, df))
-    else:
-        p = float(stats.norm.sf(statistic))
+    df = (seeds + shared) ** 2 / (seeds**2 / (values.size - 1)) if seeds > 0 else math.inf
+    p = float(stats.t.sf(statistic, df))  # df inf: the normal's
     return Learning(bool(p < ALPHA), p)
 
 
