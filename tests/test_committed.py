@@ -15,6 +15,7 @@ import yaml
 from isotropy.committed import REGISTRY, glue, optimisation
 from isotropy.committed.__main__ import main as command
 from isotropy.committed.record import CommittedRun
+from isotropy.io import markdown_table
 from isotropy.workflow.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +33,17 @@ def _needs_commit(run: CommittedRun) -> None:
 def test_every_committed_file_matches_its_record_and_every_page_is_fresh(run):
     _needs_commit(run)
     assert run.problems(ROOT) == []
+
+
+@pytest.mark.parametrize("run", [r for r in RUNS if r.values[0].name != "coverage"])
+def test_every_table_a_page_shows_is_one_of_its_page_tables(run):
+    """Coverage reads a page's tables from ``Page.tables`` (never its own page): a table written
+    by hand would be invisible to it."""
+    _needs_commit(run)
+    for page in run.pages:
+        shown, tables = page.render(ROOT), page.tables(ROOT) if page.tables else []
+        assert sum(line.startswith("|---") for line in shown.splitlines()) == len(tables)
+        assert all(markdown_table(table) in shown for table in tables), page.path
 
 
 def _copy_of_the_docs(tmp_path: Path) -> Path:

@@ -13,8 +13,14 @@ import pandas as pd
 
 from isotropy.committed import optimisation
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
-from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
-from isotropy.intake import read_csv
+from isotropy.committed.record import (
+    DATA,
+    Checksums,
+    CommittedRun,
+    Page,
+    committed_files,
+    page_markers,
+)
 from isotropy.io import checked_record, markdown_table
 from isotropy.metrics import registry
 from isotropy.statistics import TREND_SESOI, TREND_SOURCE
@@ -115,7 +121,7 @@ def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
 
 def doc_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
     """The tables of the page's block as it shows them: each §3.2 row judged, §3's trends, each
-    seed's ends."""
+    seed's ends, the same runs on another device."""
     trends = trend_claims(root)
     shown_trends = pd.DataFrame(
         {
@@ -126,14 +132,15 @@ def doc_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
         }
     )
     traces = optimisation.committed_tables("main", root)["main_traces"]
-    return [judged_table(root, detail=True), shown_trends, seed_ends(traces)]
+    judged = judged_table(root, detail=True)
+    return [judged, shown_trends, seed_ends(traces), device_table(root, traces)]
 
 
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings and :func:`doc_tables`."""
-    record, (judged, trends, ends) = checked_record(root, RUN), doc_tables(root)
+    record, (judged, trends, ends, device) = checked_record(root, RUN), doc_tables(root)
     traces = optimisation.committed_tables("main", root)["main_traces"]
-    run = record["run"]
+    run, h100 = record["run"], checked_record(root, H100_RUN)
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
@@ -150,8 +157,14 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         "Each seed's ends (one value where every seed's prints the same, else each in seed order):",
         "",
         markdown_table(ends),
+        f"The same runs on another device: {h100['device']}, {h100['date']}, "
+        f"{h100['wall_seconds_total']:.0f} s for all {len(h100['wall_seconds_per_run'])} runs "
+        f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
+        "recorded step and seed, and the pooled correlations from each device's traces:",
+        "",
+        markdown_table(device),
     ]
-    return "\n".join(lines) + device_block(root, traces)
+    return "\n".join(lines)
 
 
 def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
@@ -184,10 +197,10 @@ def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     return largest.reset_index()
 
 
-def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
-    """The page's section on the run repeated on another device."""
-    record = checked_record(root, H100_RUN)
-    table = device_differences(cpu, read_csv(root, str(H100_TRACES)))
+def device_table(root: str | os.PathLike, cpu: pd.DataFrame) -> pd.DataFrame:
+    """The committed run repeated on another device (:func:`device_differences`), as shown."""
+    _, other = committed_files(root, H100_RUN, H100_TRACES)
+    table = device_differences(cpu, other)
     shown = pd.DataFrame(
         {"setup": table["encoder"] + "/" + table["dataset"], "steps": table["steps"]}
     )
@@ -196,13 +209,7 @@ def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
     for value, name in CORRELATIONS.items():
         cells = zip(table[f"{value}_cpu"], table[f"{value}_other"])
         shown[f"{name}: CPU / GPU"] = [f"{a:.6f} / {b:.6f}" for a, b in cells]
-    return (
-        f"\nThe same runs on another device: {record['device']}, {record['date']}, "
-        f"{record['wall_seconds_total']:.0f} s for all {len(record['wall_seconds_per_run'])} runs "
-        f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
-        "recorded step and seed, and the pooled correlations from each device's traces:\n\n"
-        + markdown_table(shown)
-    )
+    return shown
 
 
 def _protocol(record: dict[str, Any]) -> str:
@@ -243,7 +250,7 @@ COMMITTED = CommittedRun(
     records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
         Page(DOC, doc_block, page_markers("headline table"), doc_tables),
-        Page(README, readme_block, page_markers("headline lines")),
+        Page(README, readme_block, page_markers("headline lines"), lambda r: [judged_table(r)]),
         Page(VERDICTS, committed_verdicts),
     ),
     copy=functools.partial(optimisation.copy, "main"),

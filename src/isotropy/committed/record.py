@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.intake import hash_inside, read_json, read_text
+from isotropy.intake import hash_inside, parse_json, read_csv, read_json, read_text
 from isotropy.io import atomic_path, checked_record, generated_block, with_block
 from isotropy.provenance import code_label, read_record
 from isotropy.verdicts.claims import verdict_cells
@@ -51,6 +51,20 @@ def made_by(
         },
         "device": one_value(records, device, "devices"),
     }
+
+
+def json_lines(text: str) -> list[Any]:
+    return [parse_json(line) for line in text.splitlines() if line.strip()]
+
+
+def committed_files(root: str | os.PathLike, record: Path, *files: Path) -> list[Any]:
+    """The run's ``record``, every checksum checked, then each of ``files`` read through the
+    door: JSON lines as a list of their values, a CSV (or ``.csv.gz``) as a frame."""
+    found: list[Any] = [checked_record(root, record)]
+    for file in map(str, files):
+        jsonl = file.endswith(".jsonl")
+        found.append(json_lines(read_text(root, file)) if jsonl else read_csv(root, file))
+    return found
 
 
 def device_calls(folders: Sequence[Path]) -> list[dict[str, Any]]:
