@@ -246,13 +246,10 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
 
 def page(root: Path = Path(".")) -> str:
     (record, runs, costs), (whole_record, whole, whole_costs), tables = _grids(root)
-    metric, isoscore, twonn, steps, claims, details, side_by_side, *whole_tables = tables
-    whole_steps, whole_claims, whole_details, correlation = whole_tables
-    costs, whole_costs = costs.iloc[0], whole_costs.iloc[0]
+    metric, isoscore, twonn, steps, claims, details, *whole_tables = tables
+    costs = costs.iloc[0]
     main = read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
-    # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
-    per_run = _walls(whole_record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     rows = record["calls"][0]["istar"]["training"]["train_subset"]
     lines = [
         _summary(record, runs, root, SUBSET),
@@ -295,19 +292,33 @@ def page(root: Path = Path(".")) -> str:
         "",
         markdown_table(details),
         "",
+        *_whole_split(root, whole_record, whole, whole_costs.iloc[0], whole_tables, rows),
+    ]
+    return whole_page("istar_gpu", "I-STAR at scale on one GPU", lines)
+
+
+def _whole_split(
+    root: Path, record: dict[str, Any], runs: pd.DataFrame, costs: pd.Series, tables, rows: int
+) -> list[str]:
+    """The page's section on the whole split (its ``tables``: the grids side by side, the step
+    costs, the claims and seeds, the correlation claim on both grids)."""
+    side_by_side, steps, claims, details, correlation = tables
+    # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
+    per_run = _walls(record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
+    lines = [
         f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})",
         "",
-        _summary(whole_record, whole, root, WHOLE),
+        _summary(record, runs, root, WHOLE),
         "",
         f"Mean ± sd over seeds (number of seeds), beside the same runs of the {rows:,}-row grid "
         "above:",
         "",
         markdown_table(side_by_side),
-        _step_words(whole_record),
+        _step_words(record),
         "",
-        markdown_table(whole_steps),
+        markdown_table(steps),
     ]
-    if whole_costs["step_s_none"] > max(whole_costs["step_s_istar"], whole_costs["step_s_cosreg"]):
+    if costs["step_s_none"] > max(costs["step_s_istar"], costs["step_s_cosreg"]):
         lines += [
             "The plain step timed slower than both penalised ones, which do more work, so these "
             "timings do not measure the penalty's overhead (plain is timed first in each round; "
@@ -319,12 +330,12 @@ def page(root: Path = Path(".")) -> str:
         + ", ".join(f"{seconds:.1f} s ({name})" for name, seconds in per_run.items())
         + " on average.",
         "",
-        markdown_table(whole_claims),
+        markdown_table(claims),
         "Each seed's difference, p and smallest detectable difference, as above:",
         "",
-        markdown_table(whole_details),
+        markdown_table(details),
         "",
-        _seed_history(whole_record, whole, grid_files(WHOLE)[0]),
+        _seed_history(record, runs, grid_files(WHOLE)[0]),
         "",
         'The poster\'s "isotropy correlates negatively with task performance" on both grids, one '
         "rule (docs/verdicts.md, Claims): per seed, Pearson r of IsoScore* and accuracy over the "
@@ -334,7 +345,7 @@ def page(root: Path = Path(".")) -> str:
         "",
         markdown_table(correlation),
     ]
-    return whole_page("istar_gpu", "I-STAR at scale on one GPU", lines)
+    return lines
 
 
 COMMITTED = committed.CommittedRun(

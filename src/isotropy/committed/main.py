@@ -94,10 +94,8 @@ def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.Data
             "statistic": table["quantity"].map(CORRELATIONS),
             "paper row": table["paper"] + ", " + table["source"],
             "paper": [signed(v, 3) for v in table["paper_value"]],
-            "ours (seeds pooled)": [signed(v) for v in table["our_value"]],
-            "D = paper − ours": [
-                signed(p - o) for p, o in zip(table["paper_value"], table["our_value"])
-            ],
+            "ours (seeds pooled)": table["our_value"].map(signed),
+            "D = paper − ours": (table["paper_value"] - table["our_value"]).map(signed),
             "verdict": [verdict_words(row, traces) for _, row in table.iterrows()],
         }
     )
@@ -121,7 +119,7 @@ def doc_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
         {
             "claim": "`" + trends["claim"] + "`",
             "setup": trends["setup"],
-            "measured (seeds' mean)": [signed(v) for v in trends["measured"]],
+            "measured (seeds' mean)": trends["measured"].map(signed),
             "verdict": "**" + trends["verdict"] + "**",
         }
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,6 @@ from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_
 from isotropy.intake import MAX_TABLE_BYTES, read_inside, read_text
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.sensitivity import NOT_RUN_NOTE, cell_table, not_run_cells, read_seeds
-from isotropy.sensitivity import _with_interval as interval_text
 
 DOC = Path("docs/sensitivity.md")
 DOC_SEEDS = DATA / "sensitivity_seeds.csv"
@@ -31,13 +31,20 @@ def _cells(root: Path) -> tuple[dict[str, Any], pd.DataFrame]:
     return source, cell_table(seeds, source["interval_level"])
 
 
+def _r(row: pd.Series) -> str:
+    """r over the seeds with its interval, as the grid's own table.md prints it."""
+    r, low, high = (float(row.get(f"pearson_r{end}", math.nan)) for end in ("", "_low", "_high"))
+    interval = f" [{low:+.2f}, {high:+.2f}]" if math.isfinite(low + high) else ""
+    return f"{r:+.2f}{interval}" if math.isfinite(r) else "–"
+
+
 def results_table(root: Path) -> pd.DataFrame:
     """The cell table's columns the page shows (r over the seeds with its interval, each seed's
     r, IsoScore's change; the rest is in the per-seed file beside it)."""
     table = _cells(root)[1]
     shown = table.assign(
         lr_factor=table["lr_factor"].map("{:g}".format),
-        r=[interval_text(row, "pearson_r") for _, row in table.iterrows()],
+        r=[_r(row) for _, row in table.iterrows()],
         isoscore=[
             f"{a:.3f} → {b:.3f}" for a, b in zip(table["isoscore_start"], table["isoscore_end"])
         ],
