@@ -122,9 +122,7 @@ def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> l
 
 
 def _walls(record: dict[str, Any]) -> pd.Series:
-    return pd.Series(
-        {k: v for call in record["calls"] for k, v in call["wall_seconds_per_run"].items()}
-    )
+    return pd.Series({k: v for c in record["calls"] for k, v in c["wall_seconds_per_run"].items()})
 
 
 def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str) -> str:
@@ -201,9 +199,7 @@ def _correlation(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def _grids(root: Path) -> list[Any]:
-    """Each grid's record, runs and costs (subset first), then the page's tables as it shows
-    them: each quantity against λ, the step costs, each grid's claims and seeds, both grids side
-    by side, the correlation claim on both."""
+    """Each grid's record, runs and costs (subset first), then the page's tables as shown."""
     loaded = [committed_files(root, *(grid_files(p)[i] for i in (4, 0, 2))) for p in OVERLAY]
     (record, runs, costs), (whole_record, whole, whole_costs) = loaded
     rows = record["calls"][0]["istar"]["training"]["train_subset"]
@@ -300,8 +296,7 @@ def page(root: Path = Path(".")) -> str:
 def _whole_split(
     root: Path, record: dict[str, Any], runs: pd.DataFrame, costs: pd.Series, tables, rows: int
 ) -> list[str]:
-    """The page's section on the whole split (its ``tables``: the grids side by side, the step
-    costs, the claims and seeds, the correlation claim on both grids)."""
+    """The page's section on the whole split, with the last five of its tables."""
     side_by_side, steps, claims, details, correlation = tables
     # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
     per_run = _walls(record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()

@@ -112,8 +112,7 @@ def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
 
 
 def doc_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
-    """The tables of the page's block as it shows them: each §3.2 row judged, §3's trends, each
-    seed's ends, the same runs on another device."""
+    """The tables of the page's block as it shows them."""
     trends = trend_claims(root)
     shown_trends = pd.DataFrame(
         {
@@ -193,9 +192,8 @@ def device_table(root: str | os.PathLike, cpu: pd.DataFrame) -> pd.DataFrame:
     """The committed run repeated on another device (:func:`device_differences`), as shown."""
     _, other = committed_files(root, H100_RUN, H100_TRACES)
     table = device_differences(cpu, other)
-    shown = pd.DataFrame(
-        {"setup": table["encoder"] + "/" + table["dataset"], "steps": table["steps"]}
-    )
+    shown = pd.DataFrame({"setup": table["encoder"] + "/" + table["dataset"]})
+    shown["steps"] = table["steps"]
     for value, name in zip(VALUES, ("loss", "accuracy", "IsoScore", "silhouette")):
         shown[f"max Δ {name}"] = table[value].map("{:.1e}".format)
     for value, name in CORRELATIONS.items():

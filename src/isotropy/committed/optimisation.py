@@ -132,7 +132,6 @@ def committed_tables(study: str, root: str | os.PathLike = ".") -> dict[str, pd.
 
 
 def _measured(tables, record: Mapping[str, Any]) -> pd.DataFrame:
-    """The measurements of ``tables``, with the configuration and stand-ins of ``record``."""
     return measure(
         tables, record["config"], StandIns(**record["stand_ins"]), studies.table_measures()
     )

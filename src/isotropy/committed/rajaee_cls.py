@@ -4,6 +4,7 @@ from them."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -51,32 +52,28 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
         raise FileNotFoundError(f"{results} holds no finished grid: run rajaee_cls_study first")
     settings = read_yaml(Path(config).parent, Path(config).name)
     section = settings["rajaee_cls"]
+    models = {m: settings["models"][m] for m in section["models"]}
     made = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "
         "config/offline.yaml) and the cause sweep (benchmarks/rajaee_cls_learning.py --measure)",
         **made_by(metrics, results.parent.parent, lambda r: f"{r['device']}: {r['hardware']}"),
         "run": dict(facts),
-        "config": {
-            "rajaee_cls": section,
-            "models": {m: settings["models"][m] for m in section["models"]},
-        },
+        "config": {"rajaee_cls": section, "models": models},
         "stand_ins": {m: f"{m} for the slides' BERT-base" for m in section["models"]},
         "seeds": section["seeds"],
     }
     commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, made)
 
 
-def _pct(value: float) -> str:
-    return "" if pd.isna(value) else f"{100 * value:.1f}"
+def _pct(value: Any, sign: str = "") -> str:
+    return "" if pd.isna(value) else f"{100 * value:{sign}.1f}"
 
 
-def _points(value: Any) -> str:
-    return "" if pd.isna(value) else f"{100 * value:+.1f}"
+_points = functools.partial(_pct, sign="+")  # a difference in points
 
 
 def grid_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
-    """The grid per seed and the CPU cause sweep's agreement per variant, as the page shows
-    them."""
+    """The grid per seed and the CPU cause sweep per variant, as the page shows them."""
     _, seeds, cause = committed_files(root, RUN, SEEDS, CAUSE)
     per_seed = pd.DataFrame(
         {
@@ -176,8 +173,7 @@ def _by_seed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def cause_tables(root: Path) -> list[pd.DataFrame]:
-    """The five-seed sweep's accuracy per variant and seed, its paired differences, and the
-    method applied after training to the runs without it (when there are some)."""
+    """The five-seed sweep's accuracy, paired differences and the method applied after."""
     _, runs = committed_files(root, GPU_RECORD, GPU_CAUSE)
     frame = pd.DataFrame(
         {
@@ -216,8 +212,7 @@ def cause_tables(root: Path) -> list[pd.DataFrame]:
 
 
 def cause_block(root: Path) -> str:
-    """:func:`cause_tables` and what they decide (:func:`cause_verdict`), and the predicate's
-    count."""
+    """:func:`cause_tables`, what they decide (:func:`cause_verdict`), the predicate's count."""
     record, runs = committed_files(root, GPU_RECORD, GPU_CAUSE)
     variants, differences, *applied = cause_tables(root)
     plain = list({run["seed"]: run for run in runs if run["method"] == "none"}.values())

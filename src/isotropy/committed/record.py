@@ -140,7 +140,6 @@ class CommittedRun:
     effective_config: str = ""
 
     def committed(self, root: Path) -> bool:
-        """Whether its first record exists."""
         return not self.records or (root / self.records[0].path).is_file()
 
     def problems(self, root: Path) -> list[str]:

@@ -38,10 +38,8 @@ def _r(row: pd.Series) -> str:
     return f"{r:+.2f}{interval}" if math.isfinite(r) else "–"
 
 
-def results_table(root: Path) -> pd.DataFrame:
-    """The cell table's columns the page shows (r over the seeds with its interval, each seed's
-    r, IsoScore's change; the rest is in the per-seed file beside it)."""
-    table = _cells(root)[1]
+def results_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The cell table's columns the page shows (the rest is in the per-seed file beside it)."""
     shown = table.assign(
         lr_factor=table["lr_factor"].map("{:g}".format),
         r=[_r(row) for _, row in table.iterrows()],
@@ -61,7 +59,7 @@ def doc_block(root: Path) -> str:
     )
     if source.get("not_run"):
         note += f"\n{NOT_RUN_NOTE}{', '.join(source['not_run'])}.\n"
-    return markdown_table(results_table(root)) + note
+    return markdown_table(results_table(table)) + note
 
 
 def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
@@ -87,7 +85,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 COMMITTED = CommittedRun(
     name="sensitivity",
     records=(Checksums(DOC_SOURCE, (DOC_SEEDS,)),),
-    pages=(Page(DOC, doc_block, (DOC_BEGIN, DOC_END), lambda root: [results_table(root)]),),
+    pages=(Page(DOC, doc_block, (DOC_BEGIN, DOC_END), lambda r: [results_table(_cells(r)[1])]),),
     copy=copy,
     sources="results/sensitivity (a finished sensitivity_study)",
 )
