@@ -51,12 +51,8 @@ def copied(tmp_path):
             run = results / "miniLM" / "sst2" / method / f"seed{seed}" / "metrics.json"
             run.parent.mkdir(parents=True)
             run.write_text("{}")
-            provenance = {
-                "code": {"git_commit": "0" * 40},
-                "packages": {"torch": "2"},
-                "device": "cpu",
-                "hardware": {"cpus": 2},
-            }
+            provenance = {"code": {"git_commit": "0" * 40}, "packages": {"torch": "2"}}
+            provenance |= {"device": "cpu", "hardware": {"cpus": 2}}
             run.with_name("metrics.json.provenance.json").write_text(json.dumps(provenance))
             row = dict.fromkeys(RUN_COLUMNS, 1e-3)
             rows.append(row | {"method": method, "seed": seed, "accuracy": 0.7 + 0.01 * seed})

@@ -34,7 +34,6 @@ def answers(seeds: pd.DataFrame) -> pd.DataFrame:
 
 
 def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
-    """The run, then :func:`answers`."""
     counts = seeds.groupby("question", sort=False)["seed"].nunique().to_dict()
     ran = ", ".join(f"{question}: {n} seeds" for question, n in counts.items())
     head = f"Run: {run['run']}. Per-seed values: `{SEEDS.as_posix()}` ({ran})."

@@ -84,8 +84,7 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def _shown(root: Path) -> tuple[list[pd.DataFrame], list[str], pd.DataFrame]:
-    """The page's tables as it shows them (Table 3's, each seed's ends, the claims per setup,
-    Table 2's), the printed numbers not measured, and the traces."""
+    """The page's tables as it shows them, the printed numbers not measured, the traces."""
     traces = optimisation.committed_tables("glue", root)["glue_traces"]
     verdicts = optimisation.verdicts("glue", root)
     counts, absent = _table2(verdicts)

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed import record as committed
-from isotropy.committed.record import DATA, Page, claims_table, device_calls, whole_page
+from isotropy.committed.record import DATA, Page, claims_table, committed_files, whole_page
 from isotropy.intake import parse_json, read_csv, read_inside, read_json, read_text
 from isotropy.io import checked_record, commit_files, markdown_table
 from isotropy.studies import BY_NAME, measured_claims
@@ -28,7 +28,6 @@ def grid_files(prefix: str) -> tuple[Path, ...]:
     return tuple(DATA / f"{prefix}_{name}" for name in names)
 
 
-RUNS, _, COSTS, _, RECORD = grid_files(SUBSET)
 # The main study's device run (docs/data/main_h100_run.json): 1,000 updates a run.
 MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]
@@ -38,14 +37,14 @@ def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> 
     """The ``$OUT`` folders of benchmarks/istar_on_device.py calls as one grid with one record,
     after the calls of the grid already committed (a later call finishing a cut one)."""
     runs_file, metrics_file, costs_file, tests_file, record_file = grid_files(prefix)
-    records = device_calls(calls)
+    records = committed.device_calls(calls)
     tables = [read_csv(call, "runs.csv") for call in calls if (call / "runs.csv").is_file()]
     metrics = "".join(read_text(call, "metrics.jsonl") for call in calls)
     earlier: list[dict[str, Any]] = []
     files: dict[Path, bytes | Path] = {costs_file: calls[0] / "costs.csv"}  # measured by the first
     if (root / record_file).is_file():
-        committed = checked_record(root, record_file)
-        earlier, kept = committed["calls"], set(committed["files_sha256"])
+        done = checked_record(root, record_file)
+        earlier, kept = done["calls"], set(done["files_sha256"])
         tables.insert(0, read_csv(root, str(runs_file)))
         metrics = read_text(root, str(metrics_file)) + metrics
         files = {n: read_inside(root, str(n)) for n in (costs_file, tests_file) if str(n) in kept}
@@ -53,12 +52,8 @@ def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> 
         ["regulariser", "lambda", "seed"],
         key=lambda column: column.map(ORDER.index) if column.name == "regulariser" else column,
     )
-    files |= {
-        runs_file: runs.to_csv(index=False).encode("utf-8"),
-        metrics_file: metrics.encode("utf-8"),
-    }
-    logs = [c / "cuda_tests.log" for c in calls if (c / "cuda_tests.log").is_file()]
-    if logs:
+    files |= {runs_file: runs.to_csv(index=False).encode("utf-8"), metrics_file: metrics.encode()}
+    if logs := [c / "cuda_tests.log" for c in calls if (c / "cuda_tests.log").is_file()]:
         files[tests_file] = logs[-1]
     facts = {
         "what": f"the I-STAR grid of {OVERLAY[prefix]} on one GPU, in "
@@ -82,21 +77,26 @@ def _by_lambda(runs: pd.DataFrame, column: str) -> pd.DataFrame:
     return cells.rename_axis(index="λ", columns=None).reset_index()
 
 
-def _step_table(record: dict[str, Any], costs: pd.Series) -> list[str]:
+def _steps(costs: pd.Series) -> pd.DataFrame:
+    """Milliseconds per optimiser step of each regulariser, and its ratio to plain."""
+    wall, cpu = (pd.Series([costs[f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s"))
+    return pd.DataFrame(
+        {
+            "regulariser": ORDER,
+            "ms per step (wall)": (wall * 1e3).map("{:.1f}".format),
+            "ms per step (process CPU)": (cpu * 1e3).map("{:.1f}".format),
+            "× plain (wall)": (wall / costs["step_s_none"]).map("{:.3f}".format),
+        }
+    )
+
+
+def _step_words(record: dict[str, Any]) -> str:
     first = record["calls"][0]
-    lines = [
+    return (
         f"Seconds per optimiser step on {first['device']} (batch "
         f"{first['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
-        "same batches, measured in the grid's first call:",
-        "",
-        "| regulariser | ms per step (wall) | ms per step (process CPU) | × plain (wall) |",
-        "|---|---|---|---|",
-    ]
-    for r in ORDER:
-        wall, cpu = costs[f"step_s_{r}"], costs[f"step_cpu_s_{r}"]
-        ratio = wall / costs["step_s_none"]
-        lines.append(f"| {r} | {wall * 1e3:.1f} | {cpu * 1e3:.1f} | {ratio:.3f} |")
-    return lines
+        "same batches, measured in the grid's first call:"
+    )
 
 
 def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
@@ -121,25 +121,8 @@ def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> l
     ]
 
 
-def _claims(claims: pd.DataFrame, details: pd.DataFrame, again=False) -> list[str]:
-    return [
-        markdown_table(claims),
-        "Each seed's difference, p and smallest detectable difference, as above:"
-        if again
-        else "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
-        f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), the raw and the "
-        "Holm-adjusted one-sided p, and the smallest difference these seeds detect (power 0.8, at "
-        "the family's strictest Holm level α/m, with the seeds' own spread; each family is the "
-        "poster's, Rudman & Eickhoff 2024):",
-        "",
-        markdown_table(details),
-    ]
-
-
 def _walls(record: dict[str, Any]) -> pd.Series:
-    return pd.Series(
-        {k: v for call in record["calls"] for k, v in call["wall_seconds_per_run"].items()}
-    )
+    return pd.Series({k: v for c in record["calls"] for k, v in c["wall_seconds_per_run"].items()})
 
 
 def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str) -> str:
@@ -181,68 +164,21 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
     return text
 
 
-def _side_by_side(grids: dict[str, pd.DataFrame]) -> str:
-    columns = [("metric", "accuracy"), ("isoscore_star", "IsoScore*"), ("twonn", "TwoNN")]
-    rows = []
-    whole = list(grids.values())[-1]
-    for (regulariser, lam), _ in whole.groupby(["regulariser", "lambda"], sort=False):
-        rows.append({"run": f"{regulariser}, λ={lam:g}"})
-        for column, label in columns:
-            for name, runs in grids.items():
-                found = runs[(runs["regulariser"] == regulariser) & (runs["lambda"] == lam)]
-                rows[-1][f"{label}, {name}"] = _mean_sd(found[column])
-    return markdown_table(pd.DataFrame(rows))
-
-
-def _whole_split(
-    root: Path, subset: pd.DataFrame, rows: int, shown: list[pd.DataFrame]
-) -> list[str]:
-    """The page's section on the whole split; ``shown``: its claims, seeds and the correlation
-    claim (:func:`tables`)."""
-    runs_file, _, costs_file, _, record_file = grid_files(WHOLE)
-    record = checked_record(root, record_file)
-    runs = read_csv(root, str(runs_file))
-    costs = read_csv(root, str(costs_file)).iloc[0]
-    # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
-    per_run = _walls(record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
-    grids = {f"{rows:,} rows": subset, "whole split": runs}
-    lines = [
-        f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})",
-        "",
-        _summary(record, runs, root, WHOLE),
-        "",
-        f"Mean ± sd over seeds (number of seeds), beside the same runs of the {rows:,}-row grid "
-        "above:",
-        "",
-        _side_by_side(grids),
-        *_step_table(record, costs),
-        "",
-    ]
-    if costs["step_s_none"] > max(costs["step_s_istar"], costs["step_s_cosreg"]):
-        lines += [
-            "The plain step timed slower than both penalised ones, which do more work, so these "
-            "timings do not measure the penalty's overhead (plain is timed first in each round; "
-            "the cause was not isolated).",
-            "",
-        ]
-    lines += [
-        "A whole run (loading, tokenising, Σ_S, the steps, evaluation) took "
-        + ", ".join(f"{seconds:.1f} s ({name})" for name, seconds in per_run.items())
-        + " on average.",
-        "",
-        *_claims(shown[0], shown[1], again=True),
-        "",
-        _seed_history(record, runs, runs_file),
-        "",
-        'The poster\'s "isotropy correlates negatively with task performance" on both grids, one '
-        "rule (docs/verdicts.md, Claims): per seed, Pearson r of IsoScore* and accuracy over the "
-        "runs without a regulariser and with I-STAR at each λ the grid holds (shown: Fisher z of "
-        "r); Holm over the two grids. A verdict speaks for its grid's λ only (the whole split has "
-        "no λ > 0).",
-        "",
-        markdown_table(shown[2]),
-    ]
-    return lines
+def _side_by_side(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each run of the last grid, mean ± sd of each quantity in every grid."""
+    keys = ["regulariser", "lambda"]
+    runs = list(grids.values())[-1][keys].drop_duplicates()
+    shown = pd.DataFrame({"run": [f"{r}, λ={lam:g}" for r, lam in runs.itertuples(index=False)]})
+    for column, label in (
+        ("metric", "accuracy"),
+        ("isoscore_star", "IsoScore*"),
+        ("twonn", "TwoNN"),
+    ):
+        for name, grid in grids.items():
+            cells = grid.groupby(keys)[column].agg(_mean_sd).reset_index()
+            cells = runs.merge(cells, "left", on=keys)
+            shown[f"{label}, {name}"] = cells[column].fillna("").to_list()
+    return shown
 
 
 def _correlation(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -262,18 +198,23 @@ def _correlation(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
     )
 
 
-def tables(root: Path = Path(".")) -> list[pd.DataFrame]:
-    """The page's tables of values and verdicts as it shows them: each quantity against λ, each
-    grid's claims and seeds, the correlation claim on both."""
-    record, runs = checked_record(root, RECORD), read_csv(root, str(RUNS))
-    whole_file, whole_record = grid_files(WHOLE)[0], checked_record(root, grid_files(WHOLE)[4])
-    whole = read_csv(root, str(whole_file))
+def _grids(root: Path) -> list[Any]:
+    """Each grid's record, runs and costs (subset first), then the page's tables as shown."""
+    loaded = [committed_files(root, *(grid_files(p)[i] for i in (4, 0, 2))) for p in OVERLAY]
+    (record, runs, costs), (whole_record, whole, whole_costs) = loaded
     rows = record["calls"][0]["istar"]["training"]["train_subset"]
+    grids = {f"{rows:,} rows": runs, "whole split": whole}
     return [
-        *(_by_lambda(runs, column) for column in ("metric", "isoscore_star", "twonn")),
-        *_claim_tables(runs, record, RUNS),
-        *_claim_tables(whole, whole_record, whole_file),
-        _correlation({f"{rows:,} rows": runs, "whole split": whole}),
+        *loaded,
+        [
+            *(_by_lambda(runs, column) for column in ("metric", "isoscore_star", "twonn")),
+            _steps(costs.iloc[0]),
+            *_claim_tables(runs, record, grid_files(SUBSET)[0]),
+            _side_by_side(grids),
+            _steps(whole_costs.iloc[0]),
+            *_claim_tables(whole, whole_record, grid_files(WHOLE)[0]),
+            _correlation(grids),
+        ],
     ]
 
 
@@ -300,11 +241,12 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
 
 
 def page(root: Path = Path(".")) -> str:
-    record, runs = checked_record(root, RECORD), read_csv(root, str(RUNS))
-    metric, isoscore, twonn, claims, details, *whole = tables(root)
-    costs = read_csv(root, str(COSTS)).iloc[0]
+    (record, runs, costs), (whole_record, whole, whole_costs), tables = _grids(root)
+    metric, isoscore, twonn, steps, claims, details, *whole_tables = tables
+    costs = costs.iloc[0]
     main = read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
+    rows = record["calls"][0]["istar"]["training"]["train_subset"]
     lines = [
         _summary(record, runs, root, SUBSET),
         "",
@@ -322,8 +264,9 @@ def page(root: Path = Path(".")) -> str:
         markdown_table(twonn),
         "## Cost per step",
         "",
-        *_step_table(record, costs),
+        _step_words(record),
         "",
+        markdown_table(steps),
         "The penalty's overhead target is at most 1.15× plain. A fine-tuning step (MiniLM, 32 "
         f"sentences) took {costs['step_s_none'] * 1e3:.1f} ms; an update of the main study's "
         f"direct optimisation took {main_step * 1e3:.1f} ms (median run of {MAIN_RUN.name}, "
@@ -336,11 +279,68 @@ def page(root: Path = Path(".")) -> str:
         "within one family per quantity: the IsoScore* tests at every λ, the task metric's at "
         "every λ). CosReg is in no claim of ours, λ > 0 only in the correlation's (below).",
         "",
-        *_claims(claims, details),
+        markdown_table(claims),
+        "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
+        f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), the raw and the "
+        "Holm-adjusted one-sided p, and the smallest difference these seeds detect (power 0.8, at "
+        "the family's strictest Holm level α/m, with the seeds' own spread; each family is the "
+        "poster's, Rudman & Eickhoff 2024):",
         "",
-        *_whole_split(root, runs, record["calls"][0]["istar"]["training"]["train_subset"], whole),
+        markdown_table(details),
+        "",
+        *_whole_split(root, whole_record, whole, whole_costs.iloc[0], whole_tables, rows),
     ]
     return whole_page("istar_gpu", "I-STAR at scale on one GPU", lines)
+
+
+def _whole_split(
+    root: Path, record: dict[str, Any], runs: pd.DataFrame, costs: pd.Series, tables, rows: int
+) -> list[str]:
+    """The page's section on the whole split, with the last five of its tables."""
+    side_by_side, steps, claims, details, correlation = tables
+    # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
+    per_run = _walls(record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
+    lines = [
+        f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})",
+        "",
+        _summary(record, runs, root, WHOLE),
+        "",
+        f"Mean ± sd over seeds (number of seeds), beside the same runs of the {rows:,}-row grid "
+        "above:",
+        "",
+        markdown_table(side_by_side),
+        _step_words(record),
+        "",
+        markdown_table(steps),
+    ]
+    if costs["step_s_none"] > max(costs["step_s_istar"], costs["step_s_cosreg"]):
+        lines += [
+            "The plain step timed slower than both penalised ones, which do more work, so these "
+            "timings do not measure the penalty's overhead (plain is timed first in each round; "
+            "the cause was not isolated).",
+            "",
+        ]
+    lines += [
+        "A whole run (loading, tokenising, Σ_S, the steps, evaluation) took "
+        + ", ".join(f"{seconds:.1f} s ({name})" for name, seconds in per_run.items())
+        + " on average.",
+        "",
+        markdown_table(claims),
+        "Each seed's difference, p and smallest detectable difference, as above:",
+        "",
+        markdown_table(details),
+        "",
+        _seed_history(record, runs, grid_files(WHOLE)[0]),
+        "",
+        'The poster\'s "isotropy correlates negatively with task performance" on both grids, one '
+        "rule (docs/verdicts.md, Claims): per seed, Pearson r of IsoScore* and accuracy over the "
+        "runs without a regulariser and with I-STAR at each λ the grid holds (shown: Fisher z of "
+        "r); Holm over the two grids. A verdict speaks for its grid's λ only (the whole split has "
+        "no λ > 0).",
+        "",
+        markdown_table(correlation),
+    ]
+    return lines
 
 
 COMMITTED = committed.CommittedRun(
@@ -350,7 +350,7 @@ COMMITTED = committed.CommittedRun(
         committed.Checksums(grid[-1], grid[:3], optional=grid[3:4])
         for grid in map(grid_files, OVERLAY)
     ),
-    pages=(Page(DOC, page, tables=tables),),
+    pages=(Page(DOC, page, tables=lambda root: _grids(root)[-1]),),
     copy=lambda root, sources, facts, config, into: combine(
         sources, root, into.path.name.removesuffix("_record.json")
     ),

@@ -13,8 +13,14 @@ import pandas as pd
 
 from isotropy.committed import optimisation
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
-from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
-from isotropy.intake import read_csv
+from isotropy.committed.record import (
+    DATA,
+    Checksums,
+    CommittedRun,
+    Page,
+    committed_files,
+    page_markers,
+)
 from isotropy.io import checked_record, markdown_table
 from isotropy.metrics import registry
 from isotropy.statistics import TREND_SESOI, TREND_SOURCE
@@ -63,20 +69,14 @@ def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
 def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
     """How near to guaranteed a ρ near ±1 is (±1 for any two strictly monotone series): each
     series' updates against its own trend, in the seed with most."""
-    encoder, dataset = setup.split("/")
-    runs = traces[(traces["encoder"] == encoder) & (traces["dataset"] == dataset)]
-    against = {"IsoScore": 0, "silhouette": 0}
-    steps = 0
-    for _, run in runs.groupby("seed"):
-        run = run.sort_values("step")
-        steps = len(run) - 1
-        for name, column in (("IsoScore", "isoscore"), ("silhouette", "silhouette")):
-            moves = run[column].diff().dropna().to_numpy()
-            trend = run[column].iloc[-1] - run[column].iloc[0]
-            against[name] = max(against[name], int((moves * trend < 0).sum()))
-    if not any(against.values()):  # the words every page gives the row, then why
+    runs = traces[traces["encoder"] + "/" + traces["dataset"] == setup].sort_values("step")
+    by_seed = runs.groupby("seed")[["isoscore", "silhouette"]]
+    trend = by_seed.transform(lambda run: run.iloc[-1] - run.iloc[0])
+    against = (by_seed.diff() * trend < 0).groupby(runs["seed"]).sum().max()
+    steps = by_seed.size().iloc[-1] - 1
+    if not against.any():  # the words every page gives the row, then why
         return f"{NEAR_GUARANTEED}; both series are strictly monotone in every seed"
-    iso, sil = against.values()
+    iso, sil = against
     return (
         f"{NEAR_GUARANTEED}; in the worst seed IsoScore goes against its trend "
         f"at {iso} of {steps} updates, the silhouette at {sil}"
@@ -94,10 +94,8 @@ def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.Data
             "statistic": table["quantity"].map(CORRELATIONS),
             "paper row": table["paper"] + ", " + table["source"],
             "paper": [signed(v, 3) for v in table["paper_value"]],
-            "ours (seeds pooled)": [signed(v) for v in table["our_value"]],
-            "D = paper − ours": [
-                signed(p - o) for p, o in zip(table["paper_value"], table["our_value"])
-            ],
+            "ours (seeds pooled)": table["our_value"].map(signed),
+            "D = paper − ours": (table["paper_value"] - table["our_value"]).map(signed),
             "verdict": [verdict_words(row, traces) for _, row in table.iterrows()],
         }
     )
@@ -114,26 +112,26 @@ def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
 
 
 def doc_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
-    """The tables of the page's block as it shows them: each §3.2 row judged, §3's trends, each
-    seed's ends."""
+    """The tables of the page's block as it shows them."""
     trends = trend_claims(root)
     shown_trends = pd.DataFrame(
         {
             "claim": "`" + trends["claim"] + "`",
             "setup": trends["setup"],
-            "measured (seeds' mean)": [signed(v) for v in trends["measured"]],
+            "measured (seeds' mean)": trends["measured"].map(signed),
             "verdict": "**" + trends["verdict"] + "**",
         }
     )
     traces = optimisation.committed_tables("main", root)["main_traces"]
-    return [judged_table(root, detail=True), shown_trends, seed_ends(traces)]
+    judged = judged_table(root, detail=True)
+    return [judged, shown_trends, seed_ends(traces), device_table(root, traces)]
 
 
 def doc_block(root: str | os.PathLike = ".") -> str:
     """The page's generated block: the run's settings and :func:`doc_tables`."""
-    record, (judged, trends, ends) = checked_record(root, RUN), doc_tables(root)
+    record, (judged, trends, ends, device) = checked_record(root, RUN), doc_tables(root)
     traces = optimisation.committed_tables("main", root)["main_traces"]
-    run = record["run"]
+    run, h100 = record["run"], checked_record(root, H100_RUN)
     lines = [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
@@ -150,8 +148,14 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         "Each seed's ends (one value where every seed's prints the same, else each in seed order):",
         "",
         markdown_table(ends),
+        f"The same runs on another device: {h100['device']}, {h100['date']}, "
+        f"{h100['wall_seconds_total']:.0f} s for all {len(h100['wall_seconds_per_run'])} runs "
+        f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
+        "recorded step and seed, and the pooled correlations from each device's traces:",
+        "",
+        markdown_table(device),
     ]
-    return "\n".join(lines) + device_block(root, traces)
+    return "\n".join(lines)
 
 
 def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
@@ -184,25 +188,18 @@ def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     return largest.reset_index()
 
 
-def device_block(root: str | os.PathLike, cpu: pd.DataFrame) -> str:
-    """The page's section on the run repeated on another device."""
-    record = checked_record(root, H100_RUN)
-    table = device_differences(cpu, read_csv(root, str(H100_TRACES)))
-    shown = pd.DataFrame(
-        {"setup": table["encoder"] + "/" + table["dataset"], "steps": table["steps"]}
-    )
+def device_table(root: str | os.PathLike, cpu: pd.DataFrame) -> pd.DataFrame:
+    """The committed run repeated on another device (:func:`device_differences`), as shown."""
+    _, other = committed_files(root, H100_RUN, H100_TRACES)
+    table = device_differences(cpu, other)
+    shown = pd.DataFrame({"setup": table["encoder"] + "/" + table["dataset"]})
+    shown["steps"] = table["steps"]
     for value, name in zip(VALUES, ("loss", "accuracy", "IsoScore", "silhouette")):
         shown[f"max Δ {name}"] = table[value].map("{:.1e}".format)
     for value, name in CORRELATIONS.items():
         cells = zip(table[f"{value}_cpu"], table[f"{value}_other"])
         shown[f"{name}: CPU / GPU"] = [f"{a:.6f} / {b:.6f}" for a, b in cells]
-    return (
-        f"\nThe same runs on another device: {record['device']}, {record['date']}, "
-        f"{record['wall_seconds_total']:.0f} s for all {len(record['wall_seconds_per_run'])} runs "
-        f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
-        "recorded step and seed, and the pooled correlations from each device's traces:\n\n"
-        + markdown_table(shown)
-    )
+    return shown
 
 
 def _protocol(record: dict[str, Any]) -> str:
@@ -243,7 +240,7 @@ COMMITTED = CommittedRun(
     records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
         Page(DOC, doc_block, page_markers("headline table"), doc_tables),
-        Page(README, readme_block, page_markers("headline lines")),
+        Page(README, readme_block, page_markers("headline lines"), lambda r: [judged_table(r)]),
         Page(VERDICTS, committed_verdicts),
     ),
     copy=functools.partial(optimisation.copy, "main"),

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy import paths, studies
+from isotropy import studies
 from isotropy.committed.record import DATA, Checksums, made_by
 from isotropy.configuration import Config
 from isotropy.intake import MAX_TABLE_BYTES, read_csv, read_inside, read_yaml
@@ -43,12 +43,6 @@ def traces_file(study: str) -> Path:
     return DATA / f"{study}_traces.csv.gz"
 
 
-def table_file(study: str, kind: str) -> Path:
-    """A study's committed ``counts`` or ``correlations`` table."""
-    tables = {"counts": paths.COUNT_TABLES, "correlations": paths.CORRELATION_TABLES}
-    return DATA / f"{study}_{tables[kind][study]}.csv"
-
-
 def run_file(study: str) -> Path:
     return DATA / f"{study}_run.json"
 
@@ -59,13 +53,13 @@ def claims_file(study: str) -> Path:
 
 def checksums(study: str, claims: bool = False) -> Checksums:
     """The study's record and the files it lists, its tables in the verdicts' order."""
-    files = [table_file(study, "counts"), table_file(study, "correlations"), traces_file(study)]
-    return Checksums(run_file(study), tuple(files + [claims_file(study)] * claims))
+    counts, correlations, _ = (DATA / f"{name}.csv" for name in table_names(study))
+    files = (counts, correlations, traces_file(study), *[claims_file(study)] * claims)
+    return Checksums(run_file(study), files)
 
 
 def _gzip_bytes(text: str) -> bytes:
-    """``text`` gzip-compressed with no name and no time stamp, so equal text gives equal bytes."""
-    buffer = io.BytesIO()
+    buffer = io.BytesIO()  # no name, no time stamp: equal text gives equal bytes
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as out:
         out.write(text.encode("utf-8"))
     return buffer.getvalue()
@@ -95,11 +89,10 @@ def copy(
     no file holds (start, end, printed estimate, machine, ``what`` where an overlay narrowed it);
     ``claims``: with the study's claims judged on the copied tables."""
     (results,) = sources
-    counts = results / f"{paths.COUNT_TABLES[study]}.csv"
-    correlations = results / f"{paths.CORRELATION_TABLES[study]}.csv"
-    for needed in (counts, correlations):
-        if not os.path.lexists(needed):
-            raise FileNotFoundError(f"{needed} is missing: the run has not finished")
+    counts, correlations = checksums(study).files[:2]
+    names = [file.name.removeprefix(f"{study}_") for file in (counts, correlations)]
+    if missing := [name for name in names if not os.path.lexists(results / name)]:
+        raise FileNotFoundError(f"{results / missing[0]} is missing: the run has not finished")
     runs = sorted(  # each run's <encoder>/<dataset>/seed<k>/trace.parquet, by key
         results.glob("*/*/seed*/trace.parquet"),
         key=lambda t: (t.parts[-4], t.parts[-3], int(t.parts[-2].removeprefix("seed"))),
@@ -109,18 +102,15 @@ def copy(
     config = read_yaml(Path(effective_config).parent, Path(effective_config).name)
     if not isinstance(config.get(study), dict):
         raise ValueError(f"{effective_config} has no {study} section: not the {study} study's run")
-    frames = [  # each checked against its provenance record
-        read_trace(trace).assign(encoder=trace.parts[-4], dataset=trace.parts[-3]) for trace in runs
-    ]
-    traces = pd.concat(frames, ignore_index=True)
-    order = ["encoder", "dataset", "seed"] + [c for c in traces.columns if c not in KEYS]
-    traces = traces[order]
-    files: dict[Path, bytes | Path] = {
-        traces_file(study): _gzip_bytes(traces.to_csv(index=False)),
-        # through the door: a link out of the run, a pipe, is refused, never copied in
-        table_file(study, "counts"): read_inside(results, counts.name, MAX_TABLE_BYTES),
-        table_file(study, "correlations"): read_inside(results, correlations.name, MAX_TABLE_BYTES),
-    }
+    traces = pd.concat(  # each checked against its provenance record
+        [read_trace(t).assign(encoder=t.parts[-4], dataset=t.parts[-3]) for t in runs],
+        ignore_index=True,
+    )
+    traces = traces[[*KEYS, *(c for c in traces.columns if c not in KEYS)]]
+    # through the door: a link out of the run, a pipe, is refused, never copied in
+    tables = [read_inside(results, name, MAX_TABLE_BYTES) for name in names]
+    files: dict[Path, bytes | Path] = {counts: tables[0], correlations: tables[1]}
+    files[traces_file(study)] = _gzip_bytes(traces.to_csv(index=False))
     facts = {
         "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran
         # the one commit, package set and device the traces' provenance records name
@@ -130,10 +120,8 @@ def copy(
         "stand_ins": workflow_stand_ins(Config.model_validate(config)),
     }
     if claims:
-        copied = [files[table_file(study, kind)] for kind in ("counts", "correlations")]
-        tables = [pd.read_csv(io.BytesIO(data)) for data in copied if isinstance(data, bytes)]
-        tables.append(traces)
-        judged = judged_claims(study, dict(zip(table_names(study), tables)), facts)
+        frames = [*(pd.read_csv(io.BytesIO(data)) for data in tables), traces]
+        judged = judged_claims(study, dict(zip(table_names(study), frames)), facts)
         files[claims_file(study)] = judged.to_csv(index=False).encode("utf-8")
     return commit_files(root, run_file(study), files, facts)
 
@@ -145,7 +133,6 @@ def committed_tables(study: str, root: str | os.PathLike = ".") -> dict[str, pd.
 
 
 def _measured(tables, record: Mapping[str, Any]) -> pd.DataFrame:
-    """The measurements of ``tables``, with the configuration and stand-ins of ``record``."""
     return measure(
         tables, record["config"], StandIns(**record["stand_ins"]), studies.table_measures()
     )
@@ -179,24 +166,21 @@ def signed(value: Any, digits: int = 4) -> str:
     return "–" if not math.isfinite(number) else f"{number:+.{digits}f}".replace("-", "−")
 
 
-def _once(values) -> str:
+def _once(values: pd.Series) -> str:
     """One value where every seed prints the same, else each seed's in seed order."""
-    shown = [str(v) for v in values]
-    return shown[0] if len(set(shown)) == 1 else ", ".join(shown)
+    return values.iloc[0] if values.nunique() == 1 else ", ".join(values)
 
 
 def seed_ends(traces: pd.DataFrame) -> pd.DataFrame:
     """Per setup: its seeds, steps recorded, both metrics' ends (:func:`_once`)."""
-    rows = []
-    for (encoder, dataset), setup in traces.sort_values("step").groupby(list(KEYS[:2])):
-        runs = [run for _, run in setup.groupby("seed")]
-        row = {"setup": f"{encoder}/{dataset}", "seeds": _once(r["seed"].iloc[0] for r in runs)}
-        row["steps recorded"] = _once(len(r) for r in runs)
-        for column, name in (("isoscore", "IsoScore"), ("silhouette", "silhouette")):
-            for end, at in (("first", 0), ("last", -1)):
-                row[f"{name} {end}"] = _once(signed(r[column].iloc[at]) for r in runs)
-        rows.append(row)
-    return pd.DataFrame(rows)
+    runs = traces.sort_values("step").groupby(list(KEYS))
+    ends = {"steps recorded": runs.size().astype(str)}
+    for column, name in (("isoscore", "IsoScore"), ("silhouette", "silhouette")):
+        for end, at in (("first", 0), ("last", -1)):
+            ends[f"{name} {end}"] = runs[column].agg(lambda run, at=at: signed(run.iloc[at]))
+    shown = pd.DataFrame(ends).reset_index("seed").astype(str).groupby(list(KEYS[:2])).agg(_once)
+    shown.index = [f"{encoder}/{dataset}" for encoder, dataset in shown.index]
+    return shown.rename(columns={"seed": "seeds"}).rename_axis("setup").reset_index()
 
 
 def seeds_vary(study: str, traces: pd.DataFrame) -> str:

@@ -4,6 +4,7 @@ from them."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,14 @@ from isotropy.committed.record import (
     CommittedRun,
     Page,
     claims_table,
+    committed_files,
     device_calls,
+    json_lines,
     made_by,
     page_markers,
 )
-from isotropy.intake import parse_json, read_csv, read_text, read_yaml
-from isotropy.io import checked_record, commit_files, markdown_table
+from isotropy.intake import read_text, read_yaml
+from isotropy.io import commit_files, markdown_table
 from isotropy.rajaee_cls.results import (
     LAYER_COLUMNS,
     accuracy_summary,
@@ -49,68 +52,69 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
         raise FileNotFoundError(f"{results} holds no finished grid: run rajaee_cls_study first")
     settings = read_yaml(Path(config).parent, Path(config).name)
     section = settings["rajaee_cls"]
+    models = {m: settings["models"][m] for m in section["models"]}
     made = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "
         "config/offline.yaml) and the cause sweep (benchmarks/rajaee_cls_learning.py --measure)",
         **made_by(metrics, results.parent.parent, lambda r: f"{r['device']}: {r['hardware']}"),
         "run": dict(facts),
-        "config": {
-            "rajaee_cls": section,
-            "models": {m: settings["models"][m] for m in section["models"]},
-        },
+        "config": {"rajaee_cls": section, "models": models},
         "stand_ins": {m: f"{m} for the slides' BERT-base" for m in section["models"]},
         "seeds": section["seeds"],
     }
     commit_files(root, RUN, {SEEDS: results / "runs.csv", CAUSE: Path(cause)}, made)
 
 
-def _json_lines(text: str) -> list[Any]:
-    return [parse_json(line) for line in text.splitlines() if line.strip()]
+def _pct(value: Any, sign: str = "") -> str:
+    return "" if pd.isna(value) else f"{100 * value:{sign}.1f}"
 
 
-def committed_tables(root: str | os.PathLike = ".") -> tuple[dict, pd.DataFrame, list[dict]]:
-    """(the record, the grid's per-seed rows, the sweep's runs), checked against the record."""
-    record = checked_record(root, RUN)
-    return record, read_csv(root, str(SEEDS)), _json_lines(read_text(root, str(CAUSE)))
+_points = functools.partial(_pct, sign="+")  # a difference in points
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f}"
-
-
-def _cause_lines(cause: list[dict[str, Any]]) -> list[str]:
-    """The CPU cause sweep's agreement per variant."""
-    lines = [
-        "",
-        "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "
-        "with the method; ARI = adjusted Rand index of the k-means clusters (k of the variant, "
-        "k = 3 without the method) with the labels, mean over batches, on the CLS states before "
-        "the method.",
-        "",
-        "| trained with | seed | accuracy % | majority % "
-        "| ARI per batch, training (before epoch 1 → 2) | ARI per batch, evaluation "
-        "| ARI offline, evaluation | wall s |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+def grid_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
+    """The grid per seed and the CPU cause sweep per variant, as the page shows them."""
+    _, seeds, cause = committed_files(root, RUN, SEEDS, CAUSE)
+    per_seed = pd.DataFrame(
+        {
+            "method": seeds["method"],
+            "seed": seeds["seed"],
+            "accuracy %": seeds["accuracy"].map(_pct),
+            "majority %": seeds["majority_baseline"].map(_pct),
+            "I(W) of the CLS states": seeds["cls_iw"].map("{:.2e}".format),
+            "I(W) the head read": seeds["cls_iw_head_input"].map("{:.2e}".format),
+        }
+    )
+    sweep = []
     for entry in cause:
         before, final = entry["agreement"][:-1], entry["agreement"][-1]
-        training_ari = " → ".join(f"{r['train_batch_ari_mean']:.2f}" for r in before)
-        lines.append(
-            f"| {variant_name(entry)} | {entry['seed']} | {_pct(entry['accuracy'])} "
-            f"| {_pct(entry['majority_baseline'])} | {training_ari} "
-            f"| {final['eval_batch_ari_mean']:.2f} ({final['eval_batch_ari_min']:.2f}–"
-            f"{final['eval_batch_ari_max']:.2f}) | {final['eval_offline_ari']:.2f} "
-            f"| {entry['wall_seconds']:.0f} |"
+        low, high = final["eval_batch_ari_min"], final["eval_batch_ari_max"]
+        sweep.append(
+            {
+                "trained with": variant_name(entry),
+                "seed": entry["seed"],
+                "accuracy %": _pct(entry["accuracy"]),
+                "majority %": _pct(entry["majority_baseline"]),
+                "ARI per batch, training (before epoch 1 → 2)": " → ".join(
+                    f"{r['train_batch_ari_mean']:.2f}" for r in before
+                ),
+                "ARI per batch, evaluation": f"{final['eval_batch_ari_mean']:.2f} "
+                f"({low:.2f}–{high:.2f})",
+                "ARI offline, evaluation": f"{final['eval_offline_ari']:.2f}",
+                "wall s": f"{entry['wall_seconds']:.0f}",
+            }
         )
-    return lines
+    return [per_seed, pd.DataFrame(sweep)]
 
 
 def doc_block(root: str | os.PathLike = ".") -> str:
-    """The page's generated block: the grid per seed, the sweep's agreement and accuracies."""
-    record, seeds, cause = committed_tables(root)
+    """The page's generated block: the run, then :func:`grid_tables` and the mean accuracies."""
+    record, seeds, _ = committed_files(root, RUN, SEEDS, CAUSE)
+    per_seed, sweep = grid_tables(root)
     section = record["config"]["rajaee_cls"]
     method, training = section["cluster_method"], section["training"]
     run = record["run"]
+    summary = accuracy_summary(seeds)  # from the unrounded values
     lines = [
         f"Grid: {', '.join(section['models'])} on {', '.join(section['tasks'])}, "
         f"{training['train_subset']} training examples x {training['epochs']} epochs, batch "
@@ -120,31 +124,26 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC ({run.get('wall', '?')} wall, "
         f"{run.get('machine', '?')}); stand-in: {'; '.join(record['stand_ins'].values())}.",
         "",
-        "| method | seed | accuracy % | majority % | I(W) of the CLS states | I(W) the head read |",
-        "|---|---|---|---|---|---|",
-    ]
-    for _, row in seeds.iterrows():
-        lines.append(
-            f"| {row['method']} | {row['seed']} | {_pct(row['accuracy'])} "
-            f"| {_pct(row['majority_baseline'])} | {row['cls_iw']:.2e} "
-            f"| {row['cls_iw_head_input']:.2e} |"
-        )
-    summary = accuracy_summary(seeds)  # from the unrounded values
-    lines += [
-        "",
+        markdown_table(per_seed),
         f"Mean accuracy over the {summary['seeds']} seeds: {_pct(summary['without'])}% without "
         f"the method, {_pct(summary['with_method'])}% with it; with − without, same seed: "
         f"{100 * summary['difference']:+.1f} points (95% t-interval over seeds "
         f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).",
-        *_cause_lines(cause),
+        "",
+        "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "
+        "with the method; ARI = adjusted Rand index of the k-means clusters (k of the variant, "
+        "k = 3 without the method) with the labels, mean over batches, on the CLS states before "
+        "the method.",
+        "",
+        markdown_table(sweep),
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def claims_shown(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
     """The slides' CLS claims judged on the committed grid (the zero-mean claim reads per-layer
     norms, which it does not hold), as the page shows them."""
-    record, seeds, _ = committed_tables(root)
+    record, seeds = committed_files(root, RUN, SEEDS)
     offline = record["config"]["rajaee_cls"]["cluster_method"]["fit"] == "offline"
     table = rajaee_cls_study.check_claims(
         seeds, pd.DataFrame(columns=LAYER_COLUMNS), offline=offline
@@ -155,7 +154,6 @@ def claims_shown(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
 
 
 def committed_claims_block(root: str | os.PathLike = ".") -> str:
-    """The slides' CLS claims judged on the committed grid (:func:`claims_shown`)."""
     return (
         "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
         "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
@@ -166,19 +164,59 @@ def committed_claims_block(root: str | os.PathLike = ".") -> str:
 CAUSE_BEGIN, CAUSE_END = page_markers("Rajaee CLS cause")
 
 
-def _points(value: float | None) -> str:
-    return "" if value is None else f"{100 * value:+.1f}"
+def _by_seed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Accuracy % per ``keys`` (first seen first) and seed, then the mean over the seeds."""
+    wide = frame.pivot(index=keys, columns="seed", values="accuracy")
+    wide = wide.reindex(frame.set_index(keys).index.unique())
+    shown = wide.map(_pct).rename(columns="seed {}".format)
+    return shown.assign(mean=wide.mean(axis=1).map(_pct))
+
+
+def cause_tables(root: Path) -> list[pd.DataFrame]:
+    """The five-seed sweep's accuracy, paired differences and the method applied after."""
+    _, runs = committed_files(root, GPU_RECORD, GPU_CAUSE)
+    frame = pd.DataFrame(
+        {
+            "trained with": [variant_name(run) for run in runs],
+            "seed": [run["seed"] for run in runs],
+            "accuracy": [run["accuracy"] for run in runs],
+            "ari": [run["agreement"][-1]["eval_offline_ari"] for run in runs],
+        }
+    ).drop_duplicates(["trained with", "seed"], keep="last")
+    variants = _by_seed(frame, ["trained with"])
+    variants["ARI"] = frame.groupby("trained with")["ari"].mean().map("{:.2f}".format)
+    found = trained_differences(runs)
+    differences = pd.DataFrame(
+        {
+            "difference": found["difference"],
+            "seeds": found["seeds"],
+            "each seed": [", ".join(map(_points, values)) for values in found["values"]],
+            "mean": found["mean"].map(_points),
+            "95% interval": [
+                "" if pd.isna(low) else f"{_points(low)} to {_points(high)}"
+                for low, high in zip(found["low"], found["high"])
+            ],
+            "the interval": found["reads"],
+        }
+    )
+    plain = {run["seed"]: run for run in runs if run["method"] == "none"}
+    applied = [  # each run's last agreement holds the method applied after training
+        {"fitted": p["fit"], "k": p["clusters"], "d": p["directions"], "seed": seed} | p
+        for seed, run in sorted(plain.items())
+        for p in run["agreement"][-1]["method_accuracy"]
+    ]
+    tables = [variants.reset_index(), differences]
+    if applied:
+        tables.append(_by_seed(pd.DataFrame(applied), ["fitted", "k", "d"]).reset_index())
+    return tables
 
 
 def cause_block(root: Path) -> str:
-    """The five-seed sweep: accuracy per variant and seed, the paired differences and what they
-    decide (:func:`cause_verdict`), the method applied after training, the predicate's count."""
-    record = checked_record(root, GPU_RECORD)
-    runs = _json_lines(read_text(root, str(GPU_CAUSE)))
-    seeds = sorted({run["seed"] for run in runs})
-    by_variant: dict[str, dict[int, dict[str, Any]]] = {}
-    for run in runs:
-        by_variant.setdefault(variant_name(run), {})[run["seed"]] = run
+    """:func:`cause_tables`, what they decide (:func:`cause_verdict`), the predicate's count."""
+    record, runs = committed_files(root, GPU_RECORD, GPU_CAUSE)
+    variants, differences, *applied = cause_tables(root)
+    plain = list({run["seed"]: run for run in runs if run["method"] == "none"}.values())
+    holds = sorted(run["seed"] for run in plain if clusters_remove_the_class(run))
     out = [
         _sweep_source(runs, record),
         "",
@@ -187,35 +225,19 @@ def cause_block(root: Path) -> str:
         "the method; 0 by construction at k = 1) with the labels at evaluation, fitted offline on "
         "the CLS states before the method, mean over seeds:",
         "",
-        "| trained with | " + " | ".join(f"seed {s}" for s in seeds) + " | mean | ARI |",
-        "|---|" + "---|" * (len(seeds) + 2),
-    ]
-    for name, variant in by_variant.items():
-        cells = [_pct(variant[s]["accuracy"]) if s in variant else "" for s in seeds]
-        mean = _pct(sum(r["accuracy"] for r in variant.values()) / len(variant))
-        ari = sum(r["agreement"][-1]["eval_offline_ari"] for r in variant.values()) / len(variant)
-        out.append(f"| {name} | " + " | ".join(cells) + f" | {mean} | {ari:.2f} |")
-    differences = trained_differences(runs)
-    out += [
-        "",
+        markdown_table(variants),
         "Paired differences of accuracy (points, same seed) with their 95% t-interval over seeds:",
         "",
-        "| difference | seeds | each seed | mean | 95% interval | the interval |",
-        "|---|---|---|---|---|---|",
+        markdown_table(differences),
     ]
-    for row in differences.itertuples(index=False):
-        each = ", ".join(_points(v) for v in row.values)
-        interval = "" if row.low is None else f"{_points(row.low)} to {_points(row.high)}"
-        mean = _points(row.mean) if row.seeds else ""
-        out.append(
-            f"| {row.difference} | {row.seeds} | {each} | {mean} | {interval} | {row.reads} |"
-        )
-    plain = list(by_variant.get("none", {}).values())
-    holds = sorted(run["seed"] for run in plain if clusters_remove_the_class(run))
-    if plain:
-        out += ["", *_applied_after(plain)]
+    for table in applied:
+        out += [
+            "The method applied after training to the runs without it (their head unchanged): "
+            "validation accuracy % against k and the removed directions d.",
+            "",
+            markdown_table(table),
+        ]
     out += [
-        "",
         f"**{cause_verdict(runs)}** The predicate of the first two bullets above "
         "(`clusters_remove_the_class`, the method applied after training) holds on "
         f"{len(holds)} of the {len(plain)} runs without the method"
@@ -239,32 +261,11 @@ def _sweep_source(runs: list[dict[str, Any]], record: dict[str, Any]) -> str:
     )
 
 
-def _applied_after(plain: list[dict[str, Any]]) -> list[str]:
-    """Accuracy % of the method applied after training per (fit, k, d) and seed, and the mean."""
-    seeds = sorted(line["seed"] for line in plain)
-    points: dict[tuple[str, int, int], dict[int, float]] = {}
-    for line in sorted(plain, key=lambda line: line["seed"]):
-        for point in line["agreement"][-1]["method_accuracy"]:
-            key = (point["fit"], point["clusters"], point["directions"])
-            points.setdefault(key, {})[line["seed"]] = point["accuracy"]
-    rows = []
-    for (fit, k, d), found in points.items():
-        rows.append({"fitted": fit, "k": k, "d": d})
-        rows[-1] |= {f"seed {s}": _pct(found[s]) if s in found else "" for s in seeds}
-        rows[-1]["mean"] = _pct(sum(found.values()) / len(found))
-    return [
-        "The method applied after training to the runs without it (their head unchanged): "
-        "validation accuracy % against k and the removed directions d.",
-        "",
-        markdown_table(pd.DataFrame(rows)).rstrip("\n"),
-    ]
-
-
 COMMITTED = CommittedRun(
     name="rajaee_cls",
     records=(Checksums(RUN, (SEEDS, CAUSE)),),
     pages=(
-        Page(DOC, doc_block, (BEGIN, END)),
+        Page(DOC, doc_block, (BEGIN, END), grid_tables),
         Page(DOC, committed_claims_block, page_markers("Rajaee CLS claims"), claims_shown),
     ),
     copy=copy,
@@ -279,7 +280,7 @@ def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> d
     calls = device_calls(sources)
     text = "".join(read_text(source, "cause.jsonl") for source in sources)
     seeds = sorted({seed for call in calls for seed in call["seeds"]})
-    ended = {f"seed{x['seed']} {variant_name(x)}" for x in _json_lines(text)}
+    ended = {f"seed{x['seed']} {variant_name(x)}" for x in json_lines(text)}
     # planned by some call (a call's record.json is rewritten at its start and its end)
     planned = {n for c in calls for n in [*c["wall_seconds_per_run"], *c["runs_not_ended"]]}
     record = {
@@ -294,7 +295,7 @@ def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> d
 COMMITTED_GPU = CommittedRun(
     name="rajaee_cls_gpu",
     records=(Checksums(GPU_RECORD, (GPU_CAUSE,)),),
-    pages=(Page(DOC, cause_block, (CAUSE_BEGIN, CAUSE_END)),),
+    pages=(Page(DOC, cause_block, (CAUSE_BEGIN, CAUSE_END), cause_tables),),
     copy=copy_device_calls,
     sources="the $OUT folders of benchmarks/rajaee_cls_on_device.py run calls, in order",
     source_count=0,
