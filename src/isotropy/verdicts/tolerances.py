@@ -296,16 +296,14 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
             f"effect of interest (the measurement's convention), p {fmt(claimed)} (other way "
             f"{fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
         )
-        if valued:
-            text += f"; {along} of {valued} seeds {sign} {argument:g}"
+        text += f"; {along} of {valued} seeds {sign} {argument:g}" if valued else ""
         return settle(claimed, other, (CONSISTENT, NOT_CONSISTENT)), text
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
         if signs_disagree(finite(measured.get("per_seed")), ours):
             return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
-        return (
-            CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT
-        ), text
+        held = defined and holds_bound(kind, argument, ours)
+        return (CONSISTENT if held else NOT_CONSISTENT), text
     if kind == "exact":
         return (AGREES if defined and ours == paper else DIFFERS), "exact"
     if kind == "relative":
