@@ -22,6 +22,8 @@ from isotropy import intake
 from isotropy import statistics as st
 from isotropy.committed.record import Checksums, CommittedRun, Page, page_markers
 from isotropy.io import checked_record, markdown_table
+from isotropy.verdicts.comparison import declared_protocols
+from isotropy.verdicts.declarations import parse_protocol
 from isotropy.verdicts.tolerances import NEAR_GUARANTEED, ON_STAND_IN, near_guaranteed
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -35,10 +37,11 @@ POINTS, POINTS_RECORD = "docs/data/identity_points.npz", "docs/data/identities_r
 TABLE = re.compile(r"((?:tests/golden|docs|config)/[\w./-]+\.(?:csv|md|json))(?:\[(.+)\])?")
 PLAN = re.compile(r"((?:config\.yaml)(?: \+ config/[\w.-]+\.yaml)*) > (results/\S+)")
 CAP, TINY = 8 << 20, "tests/golden/"  # bytes read of a file; the tiny test run (never at scale)
-# Each study's protocol as the paper states it (Mickus et al. §3, appendix A): below it a run is
-# not the item's scale; seeds replicate a claim and are no part of it, but of the record check.
-EVERY = {"metric_stride": 1}  # metrics after every update
-PROTOCOL = {"main": {"updates": 1000, **EVERY}, "glue": {"updates": 250, **EVERY}}
+# Each study's protocol as its published rows declare it: below it a run is not the item's
+# scale; seeds replicate a claim and are no part of it, but of the record check.
+PROTOCOL = {
+    s: {k: int(v) for k, v in parse_protocol(p).items()} for s, _, p in declared_protocols()
+}
 RUN = {"main": {**PROTOCOL["main"], "seeds": 5}, "glue": PROTOCOL["glue"]}
 CLASSES = {  # a verdict's class by the words it starts with (after its mark)
     "against": (st.NOT_SUPPORTED, st.NOT_CONSISTENT, st.DIFFERS, st.UNTESTED_FAILS),

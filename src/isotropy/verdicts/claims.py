@@ -43,7 +43,6 @@ from isotropy.verdicts.tolerances import (
     STAND_IN,
     SUPPORTED,
     WHY_NEAR_GUARANTEED,
-    claimed_first,
     counted,
     finite,
     fmt,
@@ -51,6 +50,7 @@ from isotropy.verdicts.tolerances import (
     judge,
     parse_tolerance,
     said,
+    seed_test,
     simpson_flag,
     states_a_number,
 )
@@ -131,17 +131,14 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
             text += " (failing: " + ", ".join(f"{v:+.4g}" for v in failing) + ")"
         return (NOT_SUPPORTED if failing else SUPPORTED), text, None
     if claim.rule == "seeds":
-        p_claim, p_other = claimed_first(kind, m["p_less"], m["p_greater"])
-        if not math.isfinite(m["seeds"]) or m["seeds"] < 2:
+        sign, seeds, p_claim, p_other, along, valued = seed_test(kind, bound, m)
+        if seeds < 2:
             return ONE_SEED, "one seed: no spread to test with", None
-        seeds = int(m["seeds"])
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
-        sign = "<" if kind == "seeds_below" else ">"
         if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
             return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other, 0, 0)
-        along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
-        text = f"{sign} {bound:g}: {along} of {len(values)} seeds, {test}, Holm over its family"
-        return None, text, (p_claim, p_other, along, len(values))
+        text = f"{sign} {bound:g}: {along} of {valued} seeds, {test}, Holm over its family"
+        return None, text, (p_claim, p_other, along, valued)
     shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
     verdict, text = judge(f"{kind}:{bound + shift:g}", m)
     untested = {CONSISTENT: UNTESTED_HOLDS, NOT_CONSISTENT: UNTESTED_FAILS}

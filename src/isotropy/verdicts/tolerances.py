@@ -265,24 +265,18 @@ def claimed_first(kind: str, less: float, greater: float) -> tuple[float, float]
     return (less, greater) if kind == "seeds_below" else (greater, less)
 
 
-def _judge_seed_test(kind: str, bound: float, measured: Mapping[str, Any]) -> tuple[str, str]:
-    """The ``seeds_below`` / ``seeds_above`` rules on (Holm-adjusted) one-sided p-values."""
+def seed_test(
+    kind: str, bound: float, measured: Mapping[str, Any]
+) -> tuple[str, int, float, float, int, int]:
+    """The ``seeds_below`` / ``seeds_above`` rule, for a published row and a claim alike: (sign,
+    seeds, p the claimed way, p the other way (Holm-adjusted where the page adjusts), seeds the
+    claimed side of the bound, seeds with a value)."""
     seeds = float(measured.get("seeds", math.nan))
-    sign = "<" if kind == "seeds_below" else ">"
-    if not math.isfinite(seeds) or seeds < 2:
-        return ONE_SEED, f"{sign} {bound:g} over seeds: one seed, no spread to test with"
     p_less, p_greater = (float(measured.get(p, math.nan)) for p in ("p_less", "p_greater"))
-    claimed, other = claimed_first(kind, p_less, p_greater)
-    text = (
-        f"{sign} {bound:g}: one-sided t-test over {int(seeds)} seeds against the smallest effect "
-        f"of interest (the measurement's convention), p {fmt(claimed)} (other "
-        f"way {fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
-    )
     values = finite(measured.get("per_seed"))
     along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
-    if values:
-        text += f"; {along} of {len(values)} seeds {sign} {bound:g}"
-    return settle(claimed, other, (CONSISTENT, NOT_CONSISTENT)), text
+    sign, n = ("<" if kind == "seeds_below" else ">"), int(seeds) if math.isfinite(seeds) else 0
+    return sign, n, *claimed_first(kind, p_less, p_greater), along, len(values)
 
 
 def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tuple[str, str]:
@@ -294,14 +288,22 @@ def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tu
     if kind == "none":
         return STATED, "not judged"
     if kind in ("seeds_below", "seeds_above"):
-        return _judge_seed_test(kind, argument, measured)
+        sign, seeds, claimed, other, along, valued = seed_test(kind, argument, measured)
+        if seeds < 2:
+            return ONE_SEED, f"{sign} {argument:g} over seeds: one seed, no spread to test with"
+        text = (
+            f"{sign} {argument:g}: one-sided t-test over {seeds} seeds against the smallest "
+            f"effect of interest (the measurement's convention), p {fmt(claimed)} (other way "
+            f"{fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
+        )
+        text += f"; {along} of {valued} seeds {sign} {argument:g}" if valued else ""
+        return settle(claimed, other, (CONSISTENT, NOT_CONSISTENT)), text
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
         if signs_disagree(finite(measured.get("per_seed")), ours):
             return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
-        return (
-            CONSISTENT if defined and holds_bound(kind, argument, ours) else NOT_CONSISTENT
-        ), text
+        held = defined and holds_bound(kind, argument, ours)
+        return (CONSISTENT if held else NOT_CONSISTENT), text
     if kind == "exact":
         return (AGREES if defined and ours == paper else DIFFERS), "exact"
     if kind == "relative":
