@@ -56,7 +56,8 @@ PLANTED = ("preview_study", ["--config", "device=cpu"], ["embed_sentences", "opt
 )
 def test_the_dry_run_jobs_are_todays(target, planted, changed):
     old, new = json.loads(GOLDEN.read_text())["jobs"][target], jobs_digests(target, *planted)
-    assert sorted(r for r in old | new if old.get(r) != new.get(r)) == changed, "meant? --write"
+    got = sorted(rule for rule in old | new if old.get(rule) != new.get(rule))
+    assert got == changed, f"the jobs of {got} changed (if meant, --write re-records them)"
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
