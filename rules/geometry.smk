@@ -468,7 +468,7 @@ rule geometry_token_frequency:
     input:
         unpack(lambda wc: readers.corpus_inputs(SETTINGS)),
         model=lambda wc: models.required_manifests(
-            config, [configuration.model_spec(config, wc.model).path]
+            [configuration.model_spec(config, wc.model).path]
         ),
     output:
         table=paths.token_frequency(),
