@@ -51,7 +51,7 @@ rule geometry_cosine:
         **GEOMETRY_WILDCARDS,
     conda:
         "../envs/torch.yaml"
-    threads: 4
+    threads: costs.JOB_THREADS  # what geometry.cost prices
     resources:
         mem_mb=lambda wildcards, attempt: 16000 * attempt,
         runtime=lambda wildcards, attempt: 240 * attempt,
@@ -77,7 +77,7 @@ rule geometry_lid:
         **GEOMETRY_WILDCARDS,
     conda:
         "../envs/torch.yaml"
-    threads: 4
+    threads: costs.JOB_THREADS  # what geometry.cost prices
     resources:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 120 * attempt,
