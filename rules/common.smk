@@ -20,6 +20,7 @@ min_version("9.0")
 
 from isotropy import (
     compute,
+    costs,
     estimate,
     models,
     paths,

@@ -51,7 +51,7 @@ rule geometry_cosine:
         **GEOMETRY_WILDCARDS,
     conda:
         "../envs/torch.yaml"
-    threads: 4
+    threads: costs.JOB_THREADS  # what geometry.cost prices
     resources:
         mem_mb=lambda wildcards, attempt: 16000 * attempt,
         runtime=lambda wildcards, attempt: 240 * attempt,
@@ -77,7 +77,7 @@ rule geometry_lid:
         **GEOMETRY_WILDCARDS,
     conda:
         "../envs/torch.yaml"
-    threads: 4
+    threads: costs.JOB_THREADS  # what geometry.cost prices
     resources:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 120 * attempt,
@@ -468,7 +468,7 @@ rule geometry_token_frequency:
     input:
         unpack(lambda wc: readers.corpus_inputs(SETTINGS)),
         model=lambda wc: models.required_manifests(
-            config, [configuration.model_spec(config, wc.model).path]
+            [configuration.model_spec(config, wc.model).path]
         ),
     output:
         table=paths.token_frequency(),

@@ -10,7 +10,7 @@ rule rajaee_cls_finetune:
     input:
         unpack(lambda wc: readers.task_inputs(config, wc.task)),
         model=lambda wc: models.required_manifests(
-            config, [configuration.model_spec(config, wc.model).path]
+            [configuration.model_spec(config, wc.model).path]
         ),
     output:
         metrics=paths.rajaee_cls_run_file(),

@@ -3,11 +3,8 @@ accuracy and I(W) (Rajaei & Sheikhi's SST-2 table; protocol in docs/methods.md).
 
 import logging
 
-from isotropy.geometry.classification import (
-    TokenFeatures,
-    classification_seconds,
-    classification_table,
-)
+from isotropy.geometry.classification import TokenFeatures, classification_table
+from isotropy.geometry.cost import expected
 from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake, duration
 from isotropy.provenance import record_step
@@ -28,12 +25,11 @@ def main(snakemake):
         max_iter=params.max_iter,
     )
     logging.getLogger(__name__).info(
-        "%d sentences, %d tokens x %d dims, %s: about %s (calibrated on the shared 2-core host "
-        "under load: less when idle)",
+        "%d sentences, %d tokens x %d dims, %s: about %s",
         len(features.labels),
         *features.tokens.shape,
         settings,
-        duration(classification_seconds(features, **settings)),
+        duration(expected(snakemake.rule, snakemake.config, snakemake.wildcards)),
     )
     table = classification_table(
         features, model=snakemake.wildcards.model, task=snakemake.wildcards.task, **settings

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from isotropy.compute import resolve_device
 from isotropy.embeddings.hidden_states import load_hidden_state_model
-from isotropy.geometry.classification import feature_seconds, token_features
+from isotropy.geometry.classification import token_features
+from isotropy.geometry.cost import expected
 from isotropy.logs import configure_from_snakemake, duration
 from isotropy.models import ModelSpec
 from isotropy.provenance import record_step
@@ -23,16 +24,14 @@ def main(snakemake):
     )
     validation = load_task_split(task, "validation", Path(snakemake.input.validation).parent)
     tokenizer, model = load_hidden_state_model(ModelSpec.from_record(params.model), device)
-    seconds = feature_seconds(len(train) + len(validation), model.config.hidden_size)
     logging.getLogger(__name__).info(
-        "%s: %d training + %d validation sentences through %s on %s: about %s (calibrated on the "
-        "shared 2-core host under load: less when idle)",
+        "%s: %d training + %d validation sentences through %s on %s: about %s",
         task,
         len(train),
         len(validation),
         snakemake.wildcards.model,
         device,
-        duration(seconds),
+        duration(expected(snakemake.rule, snakemake.config, snakemake.wildcards)),
     )
     features = token_features(
         train["text"].tolist(),

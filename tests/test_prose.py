@@ -221,7 +221,8 @@ def test_true_statements_pass():
         "`isotropy.paths` imports nothing. `isotropy.statistics` is imported by "
         "`isotropy.committed.coverage`, `isotropy.committed.glue`, `isotropy.committed.main`, "
         "`isotropy.extensions.results`, `isotropy.geometry.analogies`, `isotropy.reporting`, "
-        "`isotropy.sensitivity`, `isotropy.studies.rajaee_cls`, `isotropy.summaries` and "
+        "`isotropy.rajaee_cls.results`, `isotropy.sensitivity`, `isotropy.studies.rajaee_cls`, "
+        "`isotropy.summaries` and "
         "`isotropy.verdicts`. `isotropy.workflow` imports `isotropy.paths`."
     )
 

@@ -12,9 +12,7 @@ import pytest
 from isotropy.geometry.classification import (
     TokenFeatures,
     by_position,
-    classification_seconds,
     classification_table,
-    feature_seconds,
     pooled,
 )
 from isotropy.geometry.sts import evaluate_sts
@@ -116,19 +114,6 @@ def test_features_refuse_inconsistent_arrays_and_round_trip(tmp_path):
         TokenFeatures(features.tokens, features.offsets[:-1], features.labels, features.train)
     with pytest.raises(ValueError, match="unknown readings"):
         classification_table(features, model="m", readings=("cls",))
-
-
-def test_classification_estimate_counts_seeds_and_the_positions_reading():
-    features = clustered_tokens()
-    one = classification_seconds(
-        features, seeds=[0], methods=["cluster-based"], readings=["pooled"]
-    )
-    five = classification_seconds(
-        features, seeds=[0, 1, 2, 3, 4], methods=["cluster-based"], readings=["pooled"]
-    )
-    assert five == pytest.approx(5 * one)
-    assert classification_seconds(features, seeds=[0], methods=["cluster-based"]) > one
-    assert feature_seconds(1000, 768) > feature_seconds(1000, 384) > 0
 
 
 def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table(config):

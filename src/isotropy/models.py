@@ -35,7 +35,7 @@ class PartError(RuntimeError):
     """A part of a split model is missing, truncated or not the pinned file."""
 
 
-def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -> list[str]:
+def required_manifests(paths: Sequence[str | None]) -> list[str]:
     """Manifests of the split models among ``paths`` (the inputs that make a rule wait for them;
     a name no entry of ``split_models`` gives is refused at load, by the Config model)."""
     names = [p.removeprefix(PARTS_PREFIX) for p in paths if p and p.startswith(PARTS_PREFIX)]
@@ -45,7 +45,7 @@ def required_manifests(config: Mapping[str, Any], paths: Sequence[str | None]) -
 def model_manifests(config: Mapping[str, Any], *names: str) -> list[str]:
     """The manifests of the split models among ``models.<name>`` for each name (a job's input:
     it waits for their assembly)."""
-    return required_manifests(config, [ModelSpec.from_config(config, name).path for name in names])
+    return required_manifests([ModelSpec.from_config(config, name).path for name in names])
 
 
 def split_model_params(config: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -86,6 +86,17 @@ def seed_interval(per_seed: Iterable[float], level: float = 0.95) -> SeedInterva
     return SeedInterval(int(finite.size), undefined, estimate, low, high, level)
 
 
+def mean_interval(
+    values: Iterable[float], level: float = 0.95
+) -> tuple[float, float | None, float | None]:
+    """Mean of the finite per-seed values and its t-interval (None under 2 seeds)."""
+    x = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
+    if x.size < 2:
+        return (float(x[0]) if x.size else math.nan), None, None
+    half = stats.t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
+    return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
+
+
 def smallest_detectable_effect(sd: float, n: int, alpha: float, power: float = 0.8) -> float:
     """The smallest true mean difference a one-sided one-sample (paired) t-test over ``n`` seeds
     with spread ``sd`` detects at level ``alpha`` with probability ``power`` (the noncentral t;

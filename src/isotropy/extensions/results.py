@@ -15,13 +15,12 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from scipy import stats
 
 from isotropy.extensions.design import QUESTIONS
 from isotropy.metrics import registry
-from isotropy.statistics import TREND_SESOI, TREND_SOURCE, Claim, seed_interval
+from isotropy.statistics import TREND_SESOI, TREND_SOURCE, Claim, mean_interval, seed_interval
 
 SEED_COLUMNS = ["question", "setup", "item", "quantity", "seed", "value"]
 # The cluster criteria beside the silhouette, as the metric registry names and orders them.
@@ -144,17 +143,6 @@ def heldout_seeds(epochs: pd.DataFrame) -> pd.DataFrame:
             run_values["heldout_items"] = float(run["heldout_items"].iloc[0])
         rows += _rows("heldout", setup, "run", seed, run_values)
     return pd.DataFrame(rows, columns=SEED_COLUMNS)
-
-
-def mean_interval(values, level: float = 0.95) -> tuple[float, float | None, float | None]:
-    """Mean of finite per-seed values and its t-interval (None with fewer than 2 seeds)."""
-    x = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
-    if x.size == 0:
-        return math.nan, None, None
-    if x.size < 2:
-        return float(x[0]), None, None
-    half = stats.t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
-    return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
 
 
 def question_table(seeds: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:

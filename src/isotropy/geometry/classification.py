@@ -45,38 +45,6 @@ CLASSIFICATION_COLUMNS = [
 ]
 
 
-# Cost model of the CPU default, measured on the shared 2-core host under a load of 9-12 from
-# other jobs (2026-11-25; an idle host is faster): encoding seconds per sentence by encoder
-# width (all-MiniLM-L6-v2 384-d: 2,872 SST-2 sentences in 55 s; 768-d, 12 layers: mpnet's
-# 0.2 s per corpus sentence at that load, a rough guide); per cluster-based seed, seconds per
-# token of the k-means, the per-cluster PCA, three I(W) and the pooled classifier (48,564
-# MiniLM tokens: 250 s; method none costs a fifth: no clustering); per flattened feature ×
-# training sentence and run, the positions classifier (2,000 × 24,576: 14-21 s).
-SECONDS_PER_SENTENCE = {384: 0.02, 768: 0.2}
-SECONDS_PER_TOKEN_AND_SEED = 5e-3
-NONE_SHARE = 0.2
-SECONDS_PER_POSITION_FEATURE = 4e-7
-
-
-def feature_seconds(n_sentences: int, dim: int) -> float:
-    """Expected wall time of :func:`token_features` on 2 idle cores (768-d for unknown widths)."""
-    return n_sentences * SECONDS_PER_SENTENCE.get(dim, SECONDS_PER_SENTENCE[768])
-
-
-def classification_seconds(features: TokenFeatures, **settings: Any) -> float:
-    """Expected wall time of :func:`classification_table` on 2 idle cores."""
-    methods = settings.get("methods", CLASSIFICATION_METHODS)
-    seeds = len(settings.get("seeds", (0,)))
-    clustered = seeds * sum(method != "none" for method in methods)
-    weight = clustered + NONE_SHARE * ("none" in methods)
-    positions = "positions" in settings.get("readings", READINGS)
-    flat = settings.get("max_length", 64) * features.tokens.shape[1] * int(features.train.sum())
-    runs = clustered + ("none" in methods)
-    return len(features.tokens) * SECONDS_PER_TOKEN_AND_SEED * weight + (
-        positions * runs * flat * SECONDS_PER_POSITION_FEATURE
-    )
-
-
 @dataclass
 class TokenFeatures(ArrayRecord):
     """Last-layer states of every attended token of a task's sentences, frozen encoder.

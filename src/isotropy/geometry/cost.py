@@ -12,6 +12,7 @@ statistics by the model's layers and width (:data:`isotropy.costs.MODEL_SHAPE`).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -141,6 +142,14 @@ def job_seconds(
     output = RULE_OUTPUTS[rule].format(**wildcards)
     cpu = next((c for _, out, c in jobs(config) if out == output), None)
     return None if cpu is None else pace.share(cpu, costs.JOB_THREADS)
+
+
+def expected(rule: str, config: Mapping[str, Any], wildcards: Mapping[str, Any]) -> float:
+    """Wall seconds one job of ``rule`` takes on the measured host's idle cores, for its script
+    to log before it starts: :func:`job_seconds` at :class:`isotropy.costs.Pace`'s defaults
+    (NaN: no measured cost)."""
+    seconds = job_seconds(rule, config, wildcards, costs.Pace())
+    return math.nan if seconds is None else seconds
 
 
 # rule -> the wall seconds one of its jobs adds (isotropy.estimate.JOB_COSTS).

@@ -26,18 +26,6 @@ ISOTROPY_COLUMNS = [
 ]
 
 
-# Wall seconds per unit of n·d² + 8·d³ (the projections and numpy's general eigensolver, three
-# I(W) per layer), 2 threads: 10.7 s for one 30,000 × 384 layer on the shared 2-core host at
-# load 1.5 (1.6e-9), 85-250 s per 30,000 × 768 mpnet layer at load 9-12 (4e-9 to 1.2e-8). The
-# middle of the loaded range, so a busy host is not promised an idle host's time.
-SECONDS_PER_UNIT = 4e-9
-
-
-def isotropy_seconds(n_layers: int, n_tokens: int, dim: int) -> float:
-    """Expected wall time of :func:`isotropy_by_layer` on 2 cores (the estimate logged first)."""
-    return n_layers * SECONDS_PER_UNIT * (n_tokens * dim**2 + 8 * dim**3)
-
-
 def layer_isotropy(points: np.ndarray) -> dict[str, float]:
     """I(W) of one layer's token states: numpy's signs, sign-free, and after centring."""
     from isotropy.metrics import partition_isotropy

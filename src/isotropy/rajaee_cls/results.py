@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from isotropy import statistics
+
 RUN_COLUMNS = (
     "model task method seed train_examples epochs steps accuracy majority_baseline cls_iw "
     "cls_iw_head_input cls_isoscore eval_sentences"
@@ -106,18 +108,12 @@ def paired_differences(
     return pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
 
 
-def mean_interval(values, level: float = 0.95) -> dict[str, Any]:
-    """Mean of per-seed values (unrounded) with its t-interval over the seeds (``low``, ``high``:
-    None under 2 seeds) and how many seeds there are."""
-    from scipy import stats
-
-    array = np.asarray(list(values), dtype=float)
-    n = len(array)
-    mean = float(array.mean()) if n else math.nan
-    if n < 2:
-        return dict(mean=mean, low=None, high=None, seeds=n)
-    half = float(stats.t.ppf((1 + level) / 2, n - 1) * array.std(ddof=1) / math.sqrt(n))
-    return dict(mean=mean, low=mean - half, high=mean + half, seeds=n)
+def mean_interval(values: Iterable[float]) -> dict[str, Any]:
+    """Mean of per-seed values (unrounded) with its 95% t-interval over the seeds (``low``,
+    ``high``: None under 2; :func:`isotropy.statistics.mean_interval`) and its finite seeds."""
+    values = list(values)
+    mean, low, high = statistics.mean_interval(values)
+    return dict(mean=mean, low=low, high=high, seeds=sum(map(math.isfinite, values)))
 
 
 def accuracy_summary(runs: pd.DataFrame) -> dict[str, float]:

@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from isotropy import statistics
 from isotropy.extensions import results
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.verdicts.claims import check_claims, mark_undecided
@@ -29,7 +30,7 @@ def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
             ours = ours[ours["setup"] == row.setup]
         spans = []
         for setup, group in ours.groupby("setup", sort=False):
-            found = results.mean_interval(group.sort_values("seed")["value"].tolist())
+            found = statistics.mean_interval(group.sort_values("seed")["value"].tolist())
             shown = ["–" if v is None or not math.isfinite(v) else f"{v:.3g}" for v in found]
             span = shown[0] if None in found[1:] else f"{shown[0]} [{shown[1]}, {shown[2]}]"
             spans.append(f"{setup}: {span}" if row.setup == "any setup" else span)
