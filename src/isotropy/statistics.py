@@ -16,6 +16,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -79,17 +80,16 @@ def seed_interval(per_seed: Iterable[float], level: float = 0.95) -> SeedInterva
         return SeedInterval(0, undefined, math.nan, None, None, level)
     if finite.size < 2:  # the one seed's value itself (no round trip through z)
         return SeedInterval(1, undefined, float(finite[0]), None, None, level)
-    z = fisher_z(finite)
-    estimate = float(np.tanh(z.mean()))
-    half = stats.t.ppf((1 + level) / 2, finite.size - 1) * z.std(ddof=1) / math.sqrt(finite.size)
-    low, high = float(np.tanh(z.mean() - half)), float(np.tanh(z.mean() + half))
+    on_z = cast("tuple[float, float, float]", mean_interval(fisher_z(finite), level))  # 2+ seeds
+    estimate, low, high = (float(np.tanh(v)) for v in on_z)
     return SeedInterval(int(finite.size), undefined, estimate, low, high, level)
 
 
 def mean_interval(
     values: Iterable[float], level: float = 0.95
 ) -> tuple[float, float | None, float | None]:
-    """Mean of the finite per-seed values and its t-interval (None under 2 seeds)."""
+    """Mean of the finite per-seed values and its t-interval (None under 2 seeds), on the scale
+    they are given in (:func:`seed_interval`'s on Fisher's z)."""
     x = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
     if x.size < 2:
         return (float(x[0]) if x.size else math.nan), None, None
