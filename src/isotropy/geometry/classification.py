@@ -47,12 +47,8 @@ CLASSIFICATION_COLUMNS = [
 
 @dataclass
 class TokenFeatures(ArrayRecord):
-    """Last-layer states of every attended token of a task's sentences, frozen encoder.
-
-    Sentence ``j``'s tokens are rows ``offsets[j]:offsets[j+1]`` of ``tokens`` in position order;
-    ``labels[j]`` its class, ``train[j]`` whether it belongs to the training split (else
-    validation).
-    """
+    """Last-layer states of every attended token of a task's sentences, frozen encoder: sentence
+    ``j``: rows ``offsets[j]:offsets[j+1]``, ``labels[j]`` its class, ``train[j]`` its split."""
 
     tokens: np.ndarray
     offsets: np.ndarray
@@ -119,9 +115,8 @@ def pooled(tokens: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def by_position(tokens: np.ndarray, offsets: np.ndarray, max_length: int) -> np.ndarray:
-    """Each sentence's token vectors in position order, flattened to ``max_length × dim``
-    (zeros after the sentence's end; tokens beyond ``max_length`` cannot occur, the tokenizer
-    truncates there)."""
+    """Each sentence's token vectors in position order, flattened to ``max_length × dim`` (zeros
+    after the sentence's end)."""
     lengths = np.diff(offsets)
     if lengths.max() > max_length:
         raise ValueError(
@@ -142,8 +137,7 @@ def linear_accuracy(
     C: float = 1.0,
     max_iter: int = 1000,
 ) -> tuple[float, float]:
-    """Validation and training accuracy (×100) of a logistic regression trained on the training
-    rows."""
+    """Validation and training accuracy (×100) of a logistic regression fitted on ``train``."""
     from sklearn.linear_model import LogisticRegression
 
     classifier = LogisticRegression(C=C, max_iter=max_iter)
@@ -184,8 +178,7 @@ def classification_table(
     max_iter: int = 1000,
 ) -> pd.DataFrame:
     """One row per reading × method × seed: validation accuracy of the linear classifier and
-    I(W) of the features. ``none`` involves no seed: it is computed once and its row repeated
-    for every seed (so every seed's table is complete)."""
+    I(W) of the features (``none``, seedless, computed once and repeated for every seed)."""
     if unknown := set(readings) - set(READINGS):
         raise ValueError(f"unknown readings {sorted(unknown)}; expected some of {READINGS}")
     tokens = np.asarray(features.tokens, dtype=np.float64)
