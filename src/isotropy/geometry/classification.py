@@ -148,17 +148,6 @@ def linear_accuracy(
     )
 
 
-def _feature_isotropy(transformed: np.ndarray, sentences: np.ndarray) -> dict[str, float]:
-    """I(W) of the transformed tokens (numpy's signs, sign-free) and of the pooled sentences."""
-    from isotropy.metrics import partition_isotropy
-
-    return {
-        "isotropy": partition_isotropy(transformed, signs="solver"),
-        "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
-        "isotropy_sentences": partition_isotropy(sentences, signs="solver"),
-    }
-
-
 # One line of the log per reading × method × seed.
 _RESULT_LOG = "%s %s %s seed %d: accuracy %.2f (train %.2f), I(W) %.3g"
 
@@ -179,6 +168,8 @@ def classification_table(
 ) -> pd.DataFrame:
     """One row per reading × method × seed: validation accuracy of the linear classifier and
     I(W) of the features (``none``, seedless, computed once and repeated for every seed)."""
+    from isotropy.metrics import partition_isotropy
+
     if unknown := set(readings) - set(READINGS):
         raise ValueError(f"unknown readings {sorted(unknown)}; expected some of {READINGS}")
     tokens = np.asarray(features.tokens, dtype=np.float64)
@@ -196,7 +187,11 @@ def classification_table(
             )
             transformed = np.asarray(enhanced, dtype=np.float64)
             sentences = pooled(transformed, features.offsets)
-            measured = _feature_isotropy(transformed, sentences)
+            measured = {  # I(W) of the transformed tokens and of the pooled sentences
+                "isotropy": partition_isotropy(transformed, signs="solver"),
+                "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
+                "isotropy_sentences": partition_isotropy(sentences, signs="solver"),
+            }
             for reading in readings:
                 inputs = (
                     sentences

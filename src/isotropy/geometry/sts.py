@@ -162,17 +162,6 @@ def _sts_row(
     }
 
 
-def _check_pairs(first: np.ndarray, second: np.ndarray, gold: np.ndarray) -> np.ndarray:
-    gold = np.asarray(gold, dtype=float)
-    if not (len(first) == len(second) == len(gold)):
-        raise ValueError(
-            f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores"
-        )
-    if np.ptp(gold) == 0:
-        raise ValueError("all gold scores are equal; correlation is undefined")
-    return gold
-
-
 def evaluate_sts(
     vectors: np.ndarray,
     first: np.ndarray,
@@ -195,7 +184,13 @@ def evaluate_sts(
     measured on the transformed tokens. Without, ``vectors`` are sentence vectors, transformed
     and measured as they are: NOT their pipeline, kept for sentence encoders.
     """
-    gold = _check_pairs(first, second, gold)
+    gold = np.asarray(gold, dtype=float)
+    if not (len(first) == len(second) == len(gold)):
+        raise ValueError(
+            f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores"
+        )
+    if np.ptp(gold) == 0:
+        raise ValueError("all gold scores are equal; correlation is undefined")
     fixed = {**labels, "seed": seed, "n_pairs": len(gold), "dim": vectors.shape[1]}
     points, score_pairs, pipeline = _pipeline(vectors, first, second, offsets, fixed)
     transform = {
