@@ -68,7 +68,6 @@ class ArrayRecord:
     default may be absent from the file)."""
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write every field to one ``.npz`` file, atomically."""
         save_npz(path, **{f.name: np.asarray(getattr(self, f.name)) for f in fields(self)})
 
     @classmethod
@@ -139,7 +138,7 @@ def _pick_tokens(
     inputs, special, counts: Counter[int], max_per_type: int | None, room: int | None
 ) -> tuple[list[int], list[int]]:
     """(batch rows, positions) of a batch's tokens kept, in corpus order, within ``max_per_type``
-    per type (``counts`` is updated) and ``room`` in all."""
+    per type (``counts`` updated) and ``room`` in all."""
     keep = inputs["attention_mask"].bool() & ~special.bool()
     input_ids = inputs["input_ids"]
     rows: list[int] = []
@@ -167,8 +166,7 @@ def _hidden_states(model, inputs, device: Any):
 def _token_embeddings(
     chunks: list[np.ndarray], ids: list[int], index: list[int], tokenizer, kept: str
 ) -> TokenEmbeddings:
-    """The kept instances' states, token ids and sentence (or window) index, checked; the log
-    says which they are (``kept``)."""
+    """The kept instances' states, token ids and sentence (or window) index, checked."""
     if not chunks:
         raise ValueError(f"no token left after skipping special tokens: {kept}")
     layers = np.concatenate(chunks, axis=1).astype(np.float32, copy=False)

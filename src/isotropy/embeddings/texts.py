@@ -133,8 +133,8 @@ def lookup_word_vectors(
     source: str | os.PathLike = "the word-vector file",
 ) -> tuple[int, list[str]]:
     """Look up every unique text of ``table`` as a word (as given, lower-cased, then its most
-    frequent tagged entry such as NLPL's ``dog_NOUN``); write found vectors and their index.
-    Returns (rows written, words not found)."""
+    frequent tagged entry such as NLPL's ``dog_NOUN``); write the vectors found and their index;
+    (rows written, words not found)."""
     texts = unique_texts(table)
     tagged = _tagged_entries(keyed_vectors)
     keys: dict[str, str] = {}  # word → the entry it is found under
@@ -153,17 +153,10 @@ def lookup_word_vectors(
             f"none of the {len(texts)} words is in the word-vector vocabulary; wrong vector file?"
         )
     if by_tag:
-        log.info(
-            "%d words found through their most frequent part-of-speech-tagged entry (word_TAG)",
-            by_tag,
-        )
+        log.info("%d words found through their most frequent tagged entry (word_TAG)", by_tag)
     if missing:
-        log.warning(
-            "%d of %d words are out of vocabulary and dropped (e.g. %s)",
-            len(missing),
-            len(texts),
-            missing[:5],
-        )
+        dropped = (len(missing), len(texts), missing[:5])
+        log.warning("%d of %d words are out of vocabulary and dropped (e.g. %s)", *dropped)
     found = list(keys)
     matrix = np.asarray(keyed_vectors[list(keys.values())], dtype=np.float32)  # gensim's vstack
     broken = [word for word, row in zip(found, matrix) if not np.isfinite(row).all()]

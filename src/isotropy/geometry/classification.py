@@ -47,12 +47,8 @@ CLASSIFICATION_COLUMNS = [
 
 @dataclass
 class TokenFeatures(ArrayRecord):
-    """Last-layer states of every attended token of a task's sentences, frozen encoder.
-
-    Sentence ``j``'s tokens are rows ``offsets[j]:offsets[j+1]`` of ``tokens`` in position order;
-    ``labels[j]`` its class, ``train[j]`` whether it belongs to the training split (else
-    validation).
-    """
+    """Last-layer states of every attended token of a task's sentences, frozen encoder: sentence
+    ``j``: rows ``offsets[j]:offsets[j+1]``, ``labels[j]`` its class, ``train[j]`` its split."""
 
     tokens: np.ndarray
     offsets: np.ndarray
@@ -119,9 +115,8 @@ def pooled(tokens: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def by_position(tokens: np.ndarray, offsets: np.ndarray, max_length: int) -> np.ndarray:
-    """Each sentence's token vectors in position order, flattened to ``max_length × dim``
-    (zeros after the sentence's end; tokens beyond ``max_length`` cannot occur, the tokenizer
-    truncates there)."""
+    """Each sentence's token vectors in position order, flattened to ``max_length × dim`` (zeros
+    after the sentence's end)."""
     lengths = np.diff(offsets)
     if lengths.max() > max_length:
         raise ValueError(
@@ -142,8 +137,7 @@ def linear_accuracy(
     C: float = 1.0,
     max_iter: int = 1000,
 ) -> tuple[float, float]:
-    """Validation and training accuracy (×100) of a logistic regression trained on the training
-    rows."""
+    """Validation and training accuracy (×100) of a logistic regression fitted on ``train``."""
     from sklearn.linear_model import LogisticRegression
 
     classifier = LogisticRegression(C=C, max_iter=max_iter)
@@ -152,17 +146,6 @@ def linear_accuracy(
         100 * float(classifier.score(features[~train], labels[~train])),
         100 * float(classifier.score(features[train], labels[train])),
     )
-
-
-def _feature_isotropy(transformed: np.ndarray, sentences: np.ndarray) -> dict[str, float]:
-    """I(W) of the transformed tokens (numpy's signs, sign-free) and of the pooled sentences."""
-    from isotropy.metrics import partition_isotropy
-
-    return {
-        "isotropy": partition_isotropy(transformed, signs="solver"),
-        "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
-        "isotropy_sentences": partition_isotropy(sentences, signs="solver"),
-    }
 
 
 # One line of the log per reading × method × seed.
@@ -184,8 +167,9 @@ def classification_table(
     max_iter: int = 1000,
 ) -> pd.DataFrame:
     """One row per reading × method × seed: validation accuracy of the linear classifier and
-    I(W) of the features. ``none`` involves no seed: it is computed once and its row repeated
-    for every seed (so every seed's table is complete)."""
+    I(W) of the features (``none``, seedless, computed once and repeated for every seed)."""
+    from isotropy.metrics import partition_isotropy
+
     if unknown := set(readings) - set(READINGS):
         raise ValueError(f"unknown readings {sorted(unknown)}; expected some of {READINGS}")
     tokens = np.asarray(features.tokens, dtype=np.float64)
@@ -203,7 +187,11 @@ def classification_table(
             )
             transformed = np.asarray(enhanced, dtype=np.float64)
             sentences = pooled(transformed, features.offsets)
-            measured = _feature_isotropy(transformed, sentences)
+            measured = {  # I(W) of the transformed tokens and of the pooled sentences
+                "isotropy": partition_isotropy(transformed, signs="solver"),
+                "isotropy_sign_free": partition_isotropy(transformed, signs="both"),
+                "isotropy_sentences": partition_isotropy(sentences, signs="solver"),
+            }
             for reading in readings:
                 inputs = (
                     sentences

@@ -48,9 +48,8 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
     clusters, corpus = section["clusters"], section["clusters"]["corpus"]
     name = corpus["name"]
     found: list[tuple[str, str, float | None]] = []
-    per_sentence = costs.by_model("geometry_token_sentence_cpu_seconds").get(
-        ("miniLM", "polarity"), 0.0
-    )
+    rates = costs.by_model("geometry_token_sentence_cpu_seconds")
+    per_sentence = rates.get(("miniLM", "polarity"), 0.0)
     kept = costs.by_dataset("geometry_tokens_per_sentence").get("polarity", 0.0)
     lines = corpus.get("max_sentences") or CORPUS_SENTENCES.get(name, 0)
     for model in clusters["models"]:
@@ -67,15 +66,11 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
         tokens = min(clusters["max_tokens"] or lines * kept, lines * kept)
         lid = min(tokens, clusters["lid_sample_size"] or tokens)
         width = dim / 384
+        lid_cost = _q("geometry_lid_cpu_seconds_per_layer_token") * width * lid / tokens
         stats = {
             "cosine_by_layer.csv": _q("geometry_cosine_cpu_seconds_per_layer_token") * width,
             "isotropy_by_layer.csv": _q("geometry_isotropy_cpu_seconds_per_layer_token") * width**2,
-            "lid.csv": _q("geometry_lid_cpu_seconds_per_layer_token")
-            * width
-            * lid
-            / tokens
-            * lid
-            / _q("geometry_benchmark_tokens"),
+            "lid.csv": lid_cost * lid / _q("geometry_benchmark_tokens"),
         }
         for seed in section["seeds"]:
             for artefact, cost in stats.items():
@@ -92,9 +87,7 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
             found.append((f"sentence embeddings {model}/{data}", out, seconds))
             if known:
                 table = sentences * _q("geometry_sts_cpu_seconds_per_sentence")
-                table *= (
-                    costs.MODEL_SHAPE[model][1] / 384 * len(sts["methods"]) / 6
-                )  # measured with 6
+                table *= costs.MODEL_SHAPE[model][1] / 384 * len(sts["methods"]) / 6  # 6 measured
                 for seed in section["seeds"]:
                     out = paths.geometry_run_file("sts.csv", model, data, seed)
                     found.append((f"sts {model}/{data}/{seed}", out, table))

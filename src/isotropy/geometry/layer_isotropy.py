@@ -1,11 +1,9 @@
 """Partition-function isotropy I(W) of every hidden-state layer (Rajaee & Sheikhi's slide
 "Pre-trained BERT Isotropy"; Mu & Viswanath 2018's measure).
 
-I(W) is measured on the same token states the cluster analysis reads
-(:class:`isotropy.embeddings.hidden_states.TokenEmbeddings`): raw (the pre-trained space, with
-numpy's eigenvector signs as Rajaee & Pilehvar's ``isotropy()`` takes them, and sign-free) and
-after centring (Mu & Viswanath's first step), so the figure shows how much of each layer's
-anisotropy is a common mean. No seed enters: every stored token is used.
+I(W) of the token states the cluster analysis reads, raw (numpy's eigenvector signs as Rajaee &
+Pilehvar's ``isotropy()`` takes them, and sign-free) and centred (Mu & Viswanath's first step):
+how much of each layer's anisotropy is a common mean. No seed enters.
 """
 
 from __future__ import annotations

@@ -34,20 +34,14 @@ def cluster_cosine_statistics(
     seed: int = 0,
     **search: Any,
 ) -> tuple[dict[str, float], np.ndarray]:
-    """S_inter, S_intra and the average random cosine, raw and after k-means cluster centring.
+    """S_inter, S_intra and the average random cosine, raw and after centring each cluster of
+    :func:`silhouette_clusters` (``search``: its settings); returns them and the cluster labels.
 
-    Clusters come from :func:`silhouette_clusters` (``search``: its settings). The "adjusted"
-    S_inter and S_intra follow Cai et al.'s code (``--cluster_cos --center``): each cluster
-    centred on its own mean, pairs inside a cluster only, unweighted mean over clusters
-    (:func:`isotropy.metrics.per_cluster_cosine_statistics`).
-    The ``_adjusted_pooled`` values, and ``average_cosine_adjusted``, pool the whole centred space
-    instead (all pairs, whatever their cluster): our earlier convention, kept as an extra.
-    ``isoscore_within*``: :func:`within_cluster_isotropy`, the judged measure (the centred
-    cosines are about 0 for any symmetric cluster, needle-shaped or not). With ``types=None``
-    (static vectors: one vector per word) every word is its own type: S_inter is the exact mean
-    cosine over all pairs of different words (raw, pooled and per cluster alike;
-    ``average_cosine`` stays the sampled estimate) and S_intra is undefined, so it is left out.
-    Returns the statistics and the cluster labels.
+    The "adjusted" values follow Cai et al.'s code (``--cluster_cos --center``: pairs inside a
+    cluster, unweighted mean over clusters); ``_adjusted_pooled`` and ``average_cosine_adjusted``
+    pool the whole centred space (our earlier convention); ``isoscore_within*`` is
+    :func:`within_cluster_isotropy`, the judged measure. With ``types=None`` (static vectors)
+    every word is its own type, and S_intra, undefined, is left out.
     """
     from isotropy.metrics import cluster_centred, per_cluster_cosine_statistics
 
@@ -75,18 +69,9 @@ def cluster_cosine_statistics(
 
 
 def layer_row(model: str, corpus: str, seed: int, layer: int, points: np.ndarray) -> dict:
-    """What opens a contextual layer's row in the per-layer tables: the model, corpus, seed and
-    layer, and how many points of what dimension were measured."""
+    """What opens a contextual layer's row in the per-layer tables."""
     n, dim = points.shape
-    return {
-        "model": model,
-        "kind": "contextual",
-        "corpus": corpus,
-        "seed": seed,
-        "layer": layer,
-        "n": int(n),
-        "dim": int(dim),
-    }
+    return dict(model=model, kind="contextual", corpus=corpus, seed=seed, layer=layer, n=n, dim=dim)
 
 
 def silhouette_clusters(
@@ -118,17 +103,11 @@ MIN_CLUSTER_POINTS = 3
 def within_cluster_isotropy(
     points: np.ndarray, clusters: np.ndarray, seed: int = 0
 ) -> dict[str, float]:
-    """Isotropy within clusters by a measure that can fail: IsoScore of each cluster's points
-    (a covariance, so centring on the cluster's mean changes nothing), beside the IsoScore of an
-    isotropic Gaussian sample of the same size and dimension (seeded), which is what a perfectly
-    isotropic cluster of that size scores (IsoScore is low when n is not much larger than d).
-
-    Returns, as unweighted means over the clusters with at least :data:`MIN_CLUSTER_POINTS`
-    points (Cai et al. average over clusters unweighted): ``isoscore_within``,
-    ``isoscore_within_isotropic`` and their ratio ``isoscore_within_ratio`` (about 1 for
-    isotropic clusters, about 0 for needle-shaped ones). All NaN with a single cluster (k = 1:
-    "within clusters" is then the whole cloud, which the raw statistics already describe) or
-    without a cluster of that size.
+    """Isotropy within clusters by a measure that can fail: each cluster's IsoScore
+    (``isoscore_within``) beside that of a seeded isotropic Gaussian sample of its size and
+    dimension (``isoscore_within_isotropic``: IsoScore is low when n is not much larger than d),
+    and their ratio (about 1 isotropic, about 0 needle-shaped); unweighted means over clusters of
+    :data:`MIN_CLUSTER_POINTS` or more points. All NaN with one cluster or none of that size.
     """
     from isotropy.metrics import isoscore
 
@@ -149,16 +128,10 @@ def within_cluster_isotropy(
 
 
 def centred_condition_number(points: np.ndarray) -> tuple[float, int]:
-    """Condition number and numerical rank of the mean-centred representations (Cai et al.'s
-    motivation).
-
-    The singular values of the n x d matrix of ``points`` minus their mean (in float64); those
-    above ``max(n, d) * eps * s_max`` are the numerical rank r (numpy's ``matrix_rank`` rule,
-    with ``eps`` the precision of the data given: float32 for hidden states), and the condition
-    number is ``s_max / s_r``, the 2-norm condition number on that range (``numpy.linalg.cond``
-    of the centred matrix when r = min(n, d)). Below r is rounding noise: a LayerNorm output
-    lies on a hyperplane, so every post-LayerNorm layer has rank d - 1 once centred, and its
-    full-matrix ratio (about 1e7 for float32 states) would measure float32 rounding only.
+    """Condition number ``s_max / s_r`` and numerical rank r of the mean-centred points (Cai et
+    al.'s motivation), r by numpy's ``matrix_rank`` rule with the given data's ``eps``. Below r is
+    rounding noise: a post-LayerNorm layer has rank d - 1 once centred, and its full-matrix ratio
+    (about 1e7 for float32 states) would measure float32 rounding only.
     """
     from scipy.linalg import svdvals
 
@@ -183,17 +156,13 @@ def _pooled_cosine_statistics(
 
     stats = {f"average_cosine{suffix}": float(average_cosine_similarity(space, seed=seed))}
     if types is None:
-        # every word its own type: the exact mean over all pairs of different words, the
-        # definition of the contextual rows and of the per-cluster value (so one cluster
-        # gives s_inter_adjusted == s_inter_adjusted_pooled)
+        # every word its own type: the exact mean over all pairs of different words, as the
+        # per-cluster value (so one cluster gives s_inter_adjusted == s_inter_adjusted_pooled)
         stats[f"s_inter{suffix}"] = float(s_inter(space, np.arange(len(space)), seed=seed))
-    else:
-        stats[f"s_inter{suffix}"] = float(
-            s_inter(space, types, max_per_type=max_per_type, seed=seed)
-        )
-        stats[f"s_intra{suffix}"] = float(
-            s_intra(space, types, max_per_type=max_per_type, seed=seed)
-        )
+        return stats
+    for name, statistic in (("s_inter", s_inter), ("s_intra", s_intra)):
+        value = statistic(space, types, max_per_type=max_per_type, seed=seed)
+        stats[f"{name}{suffix}"] = float(value)
     return stats
 
 
@@ -208,12 +177,8 @@ def cosine_by_layer(
     return_clusters: bool = False,
     **search: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, list[np.ndarray]]:
-    """One row per layer: S_inter, S_intra, average cosine (raw and cluster-adjusted), cluster
-    count and the condition number of the centred layer (:func:`centred_condition_number`).
-
-    With ``return_clusters`` also the k-means labels of every layer (for :func:`pca_view`);
-    ``search``: :func:`silhouette_clusters`'s settings.
-    """
+    """One row per layer of :func:`cluster_cosine_statistics` (``search``: its clustering); with
+    ``return_clusters`` also every layer's k-means labels (for :func:`pca_view`)."""
     from tqdm.auto import tqdm
 
     rows, labels = [], []
@@ -258,14 +223,8 @@ def lid_table(
     seed: int = 0,
     **labels: Any,
 ) -> list[dict[str, Any]]:
-    """Mean MLE local intrinsic dimension per distance, on a seeded sample.
-
-    Two columns: ``lid_cai_scale`` as Cai et al.'s code computes it (squared Euclidean
-    distances from a faiss L2 index, so half the MLE, the scale of their Figure 9; for cosine the
-    same as ours, the convention of their Table 3) and
-    ``lid_true_distances``, the Levina–Bickel estimate on distances. Neighbours are searched
-    within the sample, so ``n`` (recorded) is the sample size.
-    """
+    """Mean MLE local intrinsic dimension per distance (:data:`LID_COLUMNS`), on a seeded sample
+    in which neighbours are searched (``n`` is the sample size)."""
     from isotropy.metrics import cai_local_intrinsic_dimension, local_intrinsic_dimension
 
     sample = points[_sample_rows(len(points), sample_size, seed)]
@@ -274,24 +233,16 @@ def lid_table(
             f"LID with k={k} needs more than {k} points; got {len(sample)} "
             "(lower geometry.clusters.lid_k or embed more tokens)"
         )
-    rows = []
-    for metric in metrics:
-        values = {
+    fixed = {**labels, "seed": seed, "k": k, "n": len(sample), "dim": sample.shape[1]}
+    return [
+        {
+            **fixed,
+            "metric": metric,
             "lid_cai_scale": cai_local_intrinsic_dimension(sample, k=k, metric=metric),
             "lid_true_distances": local_intrinsic_dimension(sample, k=k, metric=metric),
         }
-        rows.append(
-            {
-                **labels,
-                "seed": seed,
-                "metric": metric,
-                "k": k,
-                "n": len(sample),
-                "dim": sample.shape[1],
-                **values,
-            }
-        )
-    return rows
+        for metric in metrics
+    ]
 
 
 def lid_by_layer(
@@ -328,27 +279,13 @@ def static_geometry(
     lid_metrics: Sequence[str] = ("euclidean", "cosine"),
     **search: Any,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Cosine statistics and LID of a seeded sample of static word vectors (the comparison rows).
-
-    One vector per word: S_inter is the average cosine between different words; S_intra is
-    undefined and left empty.
-    """
+    """Cosine statistics and LID of a seeded sample of static word vectors (the comparison rows;
+    one vector per word, so S_intra is left empty)."""
     sample = vectors[_sample_rows(len(vectors), sample_size, seed)].astype(np.float32)
     stats, _ = cluster_cosine_statistics(sample, None, seed=seed, **search)
     labels = {"model": name, "kind": "static", "corpus": "", "layer": pd.NA}
-    cosine = pd.DataFrame(
-        [
-            {
-                **labels,
-                "seed": seed,
-                "n": len(sample),
-                "n_types": len(sample),
-                "dim": sample.shape[1],
-                **stats,
-            }
-        ],
-        columns=COSINE_COLUMNS,
-    )
+    sizes = {"n": len(sample), "n_types": len(sample), "dim": sample.shape[1]}
+    cosine = pd.DataFrame([{**labels, "seed": seed, **sizes, **stats}], columns=COSINE_COLUMNS)
     lid = pd.DataFrame(
         lid_table(sample, k=lid_k, metrics=lid_metrics, sample_size=None, seed=seed, **labels),
         columns=LID_COLUMNS,
@@ -378,12 +315,8 @@ def pca_view(
     clusters: np.ndarray | None = None,
     **search: Any,
 ) -> pd.DataFrame:
-    """First three principal components of one layer's tokens, with their k-means clusters.
-
-    ``layer`` may be negative (``-1`` = last layer). Clusters (found here on the full layer
-    unless given; ``search``: :func:`silhouette_clusters`'s settings) label a seeded sample of
-    projected points (a plot needs no more).
-    """
+    """First three principal components of a seeded sample of one layer's tokens (``layer`` may
+    be negative), with their k-means clusters (found on the full layer unless given)."""
     from sklearn.decomposition import PCA
 
     index = layer_index(embeddings, layer)

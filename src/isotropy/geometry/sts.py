@@ -58,14 +58,8 @@ def enhance(
     abtt_directions: int = 12,
     seed: int = 0,
 ) -> np.ndarray:
-    """Apply one isotropy-enhancement method of the STS comparison to a set of embeddings.
-
-    ``none``; ``centring`` (subtract the mean); ``all-but-the-top`` (centring + removing the top
-    ``abtt_directions`` principal directions, Mu & Viswanath 2018); ``kmeans-centring`` (subtract
-    each k-means cluster's mean); ``cluster-based`` (that, then remove each cluster's top
-    ``n_directions`` directions: Rajaee & Pilehvar); ``cluster-based-gmm`` (the same with a
-    Gaussian mixture instead of k-means).
-    """
+    """Apply one isotropy-enhancement method of the STS comparison (:mod:`isotropy.transforms`;
+    ``kmeans-centring`` is ``cluster-based`` removing no direction)."""
     if method == "none":
         return points
     if method == "centring":
@@ -93,12 +87,9 @@ def pair_cosines(vectors: np.ndarray, first: np.ndarray, second: np.ndarray) -> 
 @dataclass
 class StsEmbeddings(ArrayRecord):
     """Vectors of an STS data set's unique sentences; sentences ``first[i]`` and ``second[i]``
-    form pair ``i`` with gold score ``gold[i]``. ``available=False`` marks an optional data set
-    that could not be had (all arrays empty).
-
-    With ``offsets`` (n_sentences + 1 entries), ``vectors`` are *token* states: sentence j's
-    tokens are rows ``offsets[j]:offsets[j+1]`` (Rajaee & Pilehvar's pipeline, what the workflow
-    stores). Without (an empty array), ``vectors`` holds one pooled vector per sentence.
+    form pair ``i`` with gold score ``gold[i]``; ``available=False``: an optional data set that
+    could not be had. With ``offsets``, ``vectors`` are *token* states (sentence j: rows
+    ``offsets[j]:offsets[j+1]``); without (empty), one pooled vector per sentence.
     """
 
     vectors: np.ndarray
@@ -127,8 +118,7 @@ class StsEmbeddings(ArrayRecord):
 def sts_table(
     embeddings: StsEmbeddings, *, model: str, seed: int = 0, **settings: Any
 ) -> pd.DataFrame:
-    """The STS table of stored vectors (:func:`evaluate_sts`: token states or sentence vectors);
-    an empty table (header only) when the data set was unavailable."""
+    """The STS table of stored vectors (:func:`evaluate_sts`); header only when unavailable."""
     data, split = embeddings.dataset, embeddings.split
     if not embeddings.available:
         log.warning("STS data set %s (%s) was unavailable; writing an empty table", data, split)
@@ -172,17 +162,6 @@ def _sts_row(
     }
 
 
-def _check_pairs(first: np.ndarray, second: np.ndarray, gold: np.ndarray) -> np.ndarray:
-    gold = np.asarray(gold, dtype=float)
-    if not (len(first) == len(second) == len(gold)):
-        raise ValueError(
-            f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores"
-        )
-    if np.ptp(gold) == 0:
-        raise ValueError("all gold scores are equal; correlation is undefined")
-    return gold
-
-
 def evaluate_sts(
     vectors: np.ndarray,
     first: np.ndarray,
@@ -199,20 +178,19 @@ def evaluate_sts(
 ) -> pd.DataFrame:
     """Pearson and Spearman (x100) of pair cosines vs. gold scores, and I(W), one row per method.
 
-    With ``offsets``, Rajaee & Pilehvar's pipeline (what the workflow runs): transform *token*
-    vectors, then mean-pool, then cosine. ``vectors`` holds the last-layer states of each unique
-    sentence's tokens without [CLS]/[SEP] (sentence i: rows ``offsets[i]:offsets[i+1]``). As in
-    their notebook, the token set is the tokens of every pair side in pair order (repeated
-    sentences repeated); each transform is fitted on it; each side's sentence vector is the mean
-    of its transformed tokens; a pair is scored by the cosine of its two sentence vectors. I(W)
-    is measured on the transformed tokens, with numpy's eigenvector signs (``isotropy``, their
-    number) and sign-free.
-
-    Without, ``vectors`` are *sentence* vectors (one per unique sentence): each transform is
-    fitted on them and I(W) measured on them. This is NOT their pipeline; it is kept for
-    sentence encoders whose pooled output is the object of study.
+    With ``offsets``, Rajaee & Pilehvar's pipeline (what the workflow runs): each transform is
+    fitted on the tokens (no [CLS]/[SEP]) of every pair side in pair order (repeated sentences
+    repeated, as in their notebook), each side is the mean of its transformed tokens, and I(W) is
+    measured on the transformed tokens. Without, ``vectors`` are sentence vectors, transformed
+    and measured as they are: NOT their pipeline, kept for sentence encoders.
     """
-    gold = _check_pairs(first, second, gold)
+    gold = np.asarray(gold, dtype=float)
+    if not (len(first) == len(second) == len(gold)):
+        raise ValueError(
+            f"pair arrays disagree in length: {len(first)}, {len(second)}, {len(gold)} gold scores"
+        )
+    if np.ptp(gold) == 0:
+        raise ValueError("all gold scores are equal; correlation is undefined")
     fixed = {**labels, "seed": seed, "n_pairs": len(gold), "dim": vectors.shape[1]}
     points, score_pairs, pipeline = _pipeline(vectors, first, second, offsets, fixed)
     transform = {
@@ -237,8 +215,8 @@ def _pipeline(
     offsets: np.ndarray | None,
     fixed: dict[str, Any],
 ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray], str]:
-    """The points ``evaluate_sts`` transforms, how it scores the pairs from them and the
-    pipeline's name; ``fixed`` gains the pipeline's counts."""
+    """The points ``evaluate_sts`` transforms, how it scores the pairs, the pipeline's name;
+    ``fixed`` gains the pipeline's counts."""
     if offsets is None:
         fixed |= {"n_sentences": len(vectors), "n_tokens": 0, "pipeline": PIPELINE_SENTENCES}
         return vectors, lambda transformed: pair_cosines(transformed, first, second), "sentences"
@@ -260,9 +238,8 @@ def _pipeline(
 def pair_side_tokens(
     offsets: np.ndarray, first: np.ndarray, second: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of the token matrix for every pair side in Rajaee & Pilehvar's order (first sentence
-    of pair 0, second of pair 0, first of pair 1, ...; a sentence in several pairs is repeated,
-    as in their code), and the start of each side's block in that order."""
+    """Rows of the token matrix for every pair side in Rajaee & Pilehvar's order (pair 0's first
+    and second sentence, pair 1's, ...), and the start of each side's block in that order."""
     sides = np.empty(2 * len(first), dtype=np.int64)
     sides[0::2], sides[1::2] = first, second
     lengths = offsets[sides + 1] - offsets[sides]

@@ -1,29 +1,11 @@
 """The seed studies' metrics and section 2's objectives: one module per family, CPU and CUDA alike.
 
-Every metric accepts a numpy array or a torch tensor (any device; the computation stays on that
-device) of shape ``(n points, d dimensions)`` and returns a Python float unless stated. Bad input
-(NaN/inf, too few points, wrong dimensionality, mismatched labels, a single cluster) raises a
-``ValueError`` that says what was found and what is needed: no metric returns a silent NaN.
-
-Exactness, checked by ``tests/test_metrics.py`` against independent implementations:
-
-- :func:`isoscore` and :func:`isoscore_star` equal ``IsoScore.IsoScore.IsoScore`` and
-  ``IsoScore_star`` (package 2.0.1) within 1e-6 (float64, closed form without an eigen-solve;
-  correct when n < d).
-- :func:`silhouette` equals ``sklearn.metrics.silhouette_score`` (Euclidean) within 1e-6.
-- :func:`twonn_dimension` equals ``skdim.id.TwoNN()`` (default settings) within 1e-6.
-- :func:`local_intrinsic_dimension` equals ``skdim.id.MLE`` (mean of pointwise estimates) up to
-  its documented k/(k-1) factor.
-
-Where a seed paper's released code computes a number differently, the authors' convention is a
-named option here, so our numbers can be set beside theirs (docs/methods.md, "Differences from the
-authors' code"):
-``local_intrinsic_dimension(..., distances="squared")`` (Cai et al.'s faiss L2 scale),
-``partition_isotropy(..., signs="solver")`` (Rajaee & Pilehvar's notebook) and
-:func:`per_cluster_cosine_statistics` (Cai et al.'s ``--cluster_cos --center``).
-
-The public names below are re-exported lazily, each from its family's module: the registry is
-read by torch-free code (summaries, plots), so importing this package must not import torch.
+Every metric takes a numpy array or a torch tensor ``(n points, d dimensions)``, computes on its
+device, and refuses bad input with a ``ValueError`` (no silent NaN). ``tests/test_metrics.py``
+checks each against an independent implementation (IsoScore 2.0.1, scikit-learn, scikit-dimension);
+where a seed paper's code computes a number differently, its convention is a named option
+(docs/methods.md, "Differences from the authors' code"). The public names are re-exported lazily
+from their modules: the registry is read by torch-free code, so this package must not import torch.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Point checks and numeric helpers, imported by ``isotropy.metrics`` and ``isotropy.transforms``.
-
-A metric accepts a numpy array or a torch tensor of shape ``(n points, d dimensions)``; bad input
-raises a ``ValueError`` that says what was found and what is needed. :func:`checked_points` and
-:func:`checked_cluster_ids` are the public checks, for callers that evaluate the tensor functions
-(:func:`isotropy.metrics.isoscores.isoscore_tensor`, ...) on their own data.
+"""Point checks and numeric helpers, imported by ``isotropy.metrics`` and ``isotropy.transforms``:
+:func:`checked_points` and :func:`checked_cluster_ids` are the public checks, for callers that
+evaluate the tensor functions on their own data.
 """
 
 from __future__ import annotations
@@ -21,19 +18,10 @@ ArrayLike = np.ndarray | torch.Tensor
 BLOCK_ELEMENTS = 1 << 24
 
 
-# ----------------------------------------------------------------------------------------------
-# input checking
-# ----------------------------------------------------------------------------------------------
-
-
 def checked_points(
     points: ArrayLike, *, name: str = "points", min_rows: int = 2, min_cols: int = 1
 ) -> torch.Tensor:
-    """Validate a point cloud and return it as a floating torch tensor (grad kept if present).
-
-    The check every metric makes on its ``points``; callers that evaluate a tensor function
-    (:func:`~isotropy.metrics.isoscores.isoscore_tensor`, ...) on data of their own make it first.
-    """
+    """Validate a point cloud and return it as a floating torch tensor (grad kept if present)."""
     if isinstance(points, torch.Tensor):
         tensor = points
     else:
@@ -67,11 +55,8 @@ def checked_points(
 
 
 def cluster_ids(labels) -> np.ndarray:
-    """Map labels to integer cluster ids ``0..K-1`` (int64 array, one per point).
-
-    1-D labels may be any hashable values (ints, strings, ...). A 2-D array is a multi-label
-    indicator matrix: each distinct row (label *vector*) is one cluster.
-    """
+    """Map labels (1-D, any hashable values; or a 2-D multi-label indicator matrix, each distinct
+    row one cluster) to integer cluster ids ``0..K-1``, one per point."""
     if isinstance(labels, torch.Tensor):
         labels = labels.detach().cpu().numpy()
     array = np.asarray(labels) if not isinstance(labels, np.ndarray) else labels

@@ -1,9 +1,6 @@
-"""Clusters (Cai et al. 2021): k-means with k chosen by silhouette and cluster-centred points
-(the other cluster indices, Caliński–Harabasz, Davies–Bouldin and Dunn, are
-:mod:`isotropy.metrics.criteria`).
-
-Mean silhouette coefficient (scikit-learn's definition) streamed in distance blocks, without an
-n x n matrix, and the cluster layout prepared once for many silhouettes of the same points.
+"""Clusters (Cai et al. 2021): k-means with k chosen by silhouette, cluster-centred points, and
+the mean silhouette (scikit-learn's definition) streamed in distance blocks without an n x n
+matrix, on a cluster layout prepared once for many silhouettes of the same points.
 """
 
 from __future__ import annotations
@@ -30,10 +27,6 @@ from isotropy.metrics.checks import (
 
 log = logging.getLogger(__name__)
 
-# ----------------------------------------------------------------------------------------------
-# clusters (Cai et al. 2021)
-# ----------------------------------------------------------------------------------------------
-
 
 def kmeans_by_silhouette(
     points: ArrayLike,
@@ -42,12 +35,8 @@ def kmeans_by_silhouette(
     seed: int = 0,
     sample_size: int | None = 5000,
 ) -> np.ndarray:
-    """K-means cluster labels, k chosen by the best silhouette over ``k_range`` (inclusive).
-
-    Following Cai et al. (2021): when the best silhouette is below ``threshold`` the space has no
-    cluster structure and every point gets cluster 0 (k = 1). Silhouettes are computed on one
-    seeded sub-sample of ``sample_size`` points (None: all points), the same for every k.
-    """
+    """K-means labels, k of the best silhouette over ``k_range`` (inclusive; on one seeded
+    sub-sample of ``sample_size`` points); all 0 when it is below ``threshold`` (Cai et al.)."""
     from sklearn.cluster import KMeans
 
     x = numpy_points(points, min_rows=3)
@@ -89,14 +78,8 @@ def cluster_centred(points: ArrayLike, clusters) -> np.ndarray:
 _SILHOUETTE_FLOAT64_BELOW = 4096
 
 
-# ----------------------------------------------------------------------------------------------
-# silhouette
-# ----------------------------------------------------------------------------------------------
-
-
 def _subsample(n: int, sample_size: int | None, seed: int | None) -> np.ndarray | None:
-    """Row indices of the seeded sub-sample, drawn exactly as scikit-learn's silhouette_score
-    does."""
+    """Row indices of the seeded sub-sample, drawn as scikit-learn's silhouette_score does."""
     if sample_size is None:
         return None
     if sample_size < 2:
@@ -119,12 +102,9 @@ _ACCELERATOR_BLOCK_ELEMENTS = 1 << 25
 
 @dataclass(eq=False)
 class ClusterLayout:
-    """Cluster labels prepared once for many silhouettes of the same points, kept on a device.
-
-    ``order`` sorts the points by cluster, so that cluster c occupies the sorted rows
-    ``bounds[c]:bounds[c+1]``. ``bounds`` are host integers (slicing by them needs no device
-    sync); ``ids`` (sorted points' cluster ids) and ``counts`` (float64 sizes) live on the device.
-    """
+    """Cluster labels prepared once for many silhouettes of the same points: ``order`` sorts the
+    points by cluster c into rows ``bounds[c]:bounds[c+1]`` (host integers: no device sync);
+    ``ids`` (sorted points' cluster ids) and ``counts`` (float64 sizes) live on the device."""
 
     order: torch.Tensor
     ids: torch.Tensor
@@ -146,8 +126,7 @@ class ClusterLayout:
 
 
 def to_device(array: np.ndarray, device: torch.device | str | None) -> torch.Tensor:
-    """Upload without a host sync: pinned memory and an asynchronous copy where the device is
-    CUDA."""
+    """Upload without a host sync (pinned memory and an asynchronous copy on CUDA)."""
     tensor = torch.from_numpy(np.ascontiguousarray(array))
     device = torch.device(device) if device is not None else torch.device("cpu")
     if device.type == "cuda":
@@ -158,8 +137,7 @@ def to_device(array: np.ndarray, device: torch.device | str | None) -> torch.Ten
 def cluster_layout(
     labels, device: torch.device | str | None = None, *, n: int | None = None
 ) -> ClusterLayout:
-    """Prepare ``labels`` (as for :func:`silhouette`) once for repeated silhouettes on
-    ``device``."""
+    """Prepare ``labels`` (as for :func:`silhouette`) once for repeated silhouettes."""
     ids = cluster_ids(labels) if n is None else checked_cluster_ids(labels, n)
     _, ids = np.unique(ids, return_inverse=True)  # compact ids: no empty cluster
     ids = ids.reshape(-1)
@@ -183,9 +161,8 @@ def _transposed_cpu_blocks(device: torch.device) -> bool:
 def _segment_sums(
     values: torch.Tensor, dim: int, ends: np.ndarray, layout: ClusterLayout, key: tuple
 ) -> torch.Tensor:
-    """Sums of consecutive segments of ``values`` along ``dim`` (segment k ends before ``ends[k]``,
-    the first starts at 0), float64, with the segments along ``dim`` (accelerators). Cost: one pass
-    over ``values`` whatever the number of segments."""
+    """Float64 sums of consecutive segments of ``values`` along ``dim`` (segment k ends before
+    ``ends[k]``), in one pass whatever the number of segments (accelerators)."""
     starts = np.concatenate([[0], ends[:-1]])
     if len(ends) <= _FEW_SEGMENTS:
         # torch sums pairwise in the native dtype: accurate; then float64 for the accumulation
@@ -301,20 +278,11 @@ def _streamed_silhouette_sum(
 ) -> torch.Tensor:
     """Sum over points of their silhouette (0-d float64), one pass over the pairs, no K x n array.
 
-    ``left``/``right`` (see :func:`_distance_factors`) hold the points sorted by cluster
-    (``layout.order``), so a cluster is one contiguous slice of rows and of columns. Row block I
-    is compared with the columns from I's first row on, so each pair is computed once, and serves
-    both ways:
-
-    - block I's rows get their distance sums to every cluster that starts in or after block I:
-      with what earlier blocks left in ``pending`` (the cluster still open at block I's start),
-      those are complete, so block I's rows are scored at once;
-    - the later rows get their sums to block I's clusters: a cluster that ends in block I is then
-      complete for them and is folded into their running ``nearest`` mean distance; the one that
-      goes on past block I is carried in ``pending``.
-
-    Memory is a few vectors of n besides one distance block; per block the cluster sums take one
-    pass each way whatever the number of clusters, accumulated in float64.
+    With the points sorted by cluster, row block I is compared with the columns from I's first
+    row on (each pair once, serving both ways): block I's rows get their sums to every cluster
+    starting in or after I, completed by ``pending`` (the cluster still open at I's start), and
+    are scored at once; the later rows get their sums to I's clusters, a closed one folded into
+    their running ``nearest`` mean distance, the open one carried in ``pending``.
     """
     n = left.shape[0]
     bounds, ids, counts = layout.bounds, layout.ids, layout.counts
@@ -353,11 +321,8 @@ def _streamed_silhouette_sum(
 def silhouette_tensor(
     points: torch.Tensor, layout: ClusterLayout, *, block_size: int | None = None
 ) -> torch.Tensor:
-    """Mean silhouette of unchecked points for a prepared layout: 0-d float64 tensor, no host sync.
-
-    For loops that validate their input once (see :func:`silhouette`, which checks and returns a
-    float). ``points`` are in the original order; ``layout`` comes from :func:`cluster_layout`.
-    """
+    """Mean silhouette of unchecked points (original order) for a prepared layout: 0-d float64
+    tensor, no host sync (:func:`silhouette` checks and returns a float)."""
     n = points.shape[0]
     if block_size is None and points.device.type == "cpu":
         block_size = _CPU_BLOCK_ROWS
@@ -377,19 +342,10 @@ def silhouette(
     sample_size: int | None = None,
     seed: int | None = None,
 ) -> float:
-    """Mean silhouette coefficient (Euclidean), scikit-learn's definition, without an n x n matrix.
-
-    Args:
-        points: (n, d) array or tensor; the computation runs on its device.
-        labels: 1-D labels (any hashable values) or a 2-D 0/1 multi-label matrix, where each
-            distinct row is one cluster.
-        block_size: rows per distance block (memory O(block_size x n)); default 256 rows on
-            the CPU, where a smaller block stays in cache, and ~32M elements on accelerators.
-        sample_size: compute on a random subset of this many points, drawn exactly as
-            ``sklearn.metrics.silhouette_score(..., sample_size, random_state=seed)`` draws it.
-        seed: seed of the sub-sample (None: fresh randomness).
-
-    Points alone in their cluster score 0. Needs 2 <= clusters <= n - 1.
+    """Mean silhouette coefficient (Euclidean), scikit-learn's definition, without an n x n matrix,
+    on the points' device. ``labels`` as for :func:`~isotropy.metrics.checks.cluster_ids`;
+    ``block_size``: rows per distance block; ``sample_size`` and ``seed``: a random subset drawn
+    as ``sklearn.metrics.silhouette_score`` draws it. Needs 2 <= clusters <= n - 1.
     """
     x = checked_points(points, min_rows=2)
     n = x.shape[0]

@@ -76,13 +76,9 @@ def _type_sums(unit: torch.Tensor, groups: list[np.ndarray]) -> tuple[torch.Tens
 
 
 def s_inter(points: ArrayLike, types, *, max_per_type: int | None = None, seed: int = 0) -> float:
-    """Inter-type cosine similarity S_inter of Cai et al. (2021).
-
-    Mean cosine between embeddings of *different* types. By default (``max_per_type=None``) one
-    random instance per type (Cai et al.'s definition), averaged over all pairs of types; with
-    ``max_per_type=m``, up to m random instances per type and the mean over all pairs of instances
-    of different types. Needs at least two types.
-    """
+    """Inter-type cosine similarity S_inter of Cai et al. (2021): the mean cosine between
+    embeddings of *different* types, one random instance per type (their definition) or, with
+    ``max_per_type=m``, up to m random instances per type."""
     x = checked_points(points, min_rows=2)
     groups = _type_groups(types, x.shape[0], max_per_type, seed)
     if len(groups) < 2:
@@ -100,11 +96,8 @@ def s_inter(points: ArrayLike, types, *, max_per_type: int | None = None, seed: 
 
 
 def s_intra(points: ArrayLike, types, *, max_per_type: int | None = None, seed: int = 0) -> float:
-    """Intra-type cosine similarity S_intra of Cai et al. (2021).
-
-    For every type with at least two instances (capped at ``max_per_type`` random ones), the mean
-    cosine between its distinct instances; then the mean over those types.
-    """
+    """Intra-type cosine similarity S_intra of Cai et al. (2021): the mean over types with two or
+    more instances (capped at ``max_per_type``) of the mean cosine between distinct instances."""
     x = checked_points(points, min_rows=2)
     groups = [g for g in _type_groups(types, x.shape[0], max_per_type, seed) if len(g) >= 2]
     if not groups:
@@ -126,16 +119,10 @@ def per_cluster_cosine_statistics(
     seed: int = 0,
     statistics: tuple[str, ...] = ("s_inter", "s_intra"),
 ) -> dict[str, float]:
-    """Cai et al.'s cluster-adjusted S_inter and S_intra (their code's ``--cluster_cos --center``).
-
-    Every cluster is centred on its own mean, the statistic is computed on the pairs *inside* that
-    cluster only (:func:`s_inter`, :func:`s_intra` with the same ``max_per_type`` and ``seed``),
-    and the values are averaged over clusters, unweighted. A cluster where a statistic is
-    undefined (fewer than two types, no repeated type) is left out of that statistic's mean.
-    Returns the ``statistics`` asked for (NaN only when no cluster defines one, which is logged)
-    and ``clusters_inter``/``clusters_intra``, the number of clusters each mean is over. Compare the
-    pooled alternative: :func:`s_inter` of :func:`cluster_centred` points, all pairs at once.
-    """
+    """Cai et al.'s cluster-adjusted S_inter and S_intra (their code's ``--cluster_cos --center``):
+    each cluster centred on its mean, the statistic on the pairs inside it, the unweighted mean
+    over the clusters where it is defined (NaN, logged, where none is); with
+    ``clusters_inter``/``clusters_intra``, how many clusters each mean is over."""
     x = cluster_centred(points, clusters)
     ids = checked_cluster_ids(clusters, x.shape[0], name="clusters")
     type_ids = checked_cluster_ids(types, x.shape[0], name="types")
@@ -143,24 +130,14 @@ def per_cluster_cosine_statistics(
     for cluster in np.unique(ids):
         members = np.flatnonzero(ids == cluster)
         member_types = type_ids[members]
-        if "s_inter" in statistics and len(np.unique(member_types)) >= 2:
+        distinct = len(np.unique(member_types))
+        if "s_inter" in statistics and distinct >= 2:
             inter.append(s_inter(x[members], member_types, max_per_type=max_per_type, seed=seed))
-        if "s_intra" in statistics and len(members) > len(
-            np.unique(member_types)
-        ):  # a type repeats
+        if "s_intra" in statistics and len(members) > distinct:  # a type repeats
             intra.append(s_intra(x[members], member_types, max_per_type=max_per_type, seed=seed))
-    for name, values in (("s_inter", inter), ("s_intra", intra)):
-        if name in statistics and not values:
-            log.warning(
-                "per-cluster %s is undefined: no cluster has the pairs it needs; recording NaN",
-                name,
-            )
-    means = {
-        "s_inter": float(np.mean(inter)) if inter else math.nan,
-        "s_intra": float(np.mean(intra)) if intra else math.nan,
-    }
-    return {
-        **{name: means[name] for name in statistics},
-        "clusters_inter": len(inter),
-        "clusters_intra": len(intra),
-    }
+    means = {"s_inter": inter, "s_intra": intra}
+    for name in statistics:
+        if not means[name]:
+            log.warning("per-cluster %s is undefined: no cluster has the pairs it needs", name)
+    found = {name: float(np.mean(means[name])) if means[name] else math.nan for name in statistics}
+    return {**found, "clusters_inter": len(inter), "clusters_intra": len(intra)}

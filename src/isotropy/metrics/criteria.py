@@ -1,21 +1,11 @@
 """The cluster criteria the main paper names beside the silhouette (Mickus et al. 2024,
-Limitations): the Dunn, Caliński–Harabasz and Davies–Bouldin indices, as per-update tensor
-functions of the metric registry (points, :class:`~isotropy.metrics.clusters.ClusterLayout`)
-and as checked functions returning floats.
+Limitations), as per-update tensor functions of the metric registry (points, a
+:class:`~isotropy.metrics.clusters.ClusterLayout`) and as checked functions returning floats:
 
-Definitions (Euclidean distances, k clusters, centroids μ_c, overall mean μ):
-
-* Dunn = min over pairs of distinct clusters of the smallest distance between their points,
-  divided by the largest within-cluster diameter (largest distance between two points of one
-  cluster). Higher is better. O(n²) distances, streamed in row blocks.
-* Caliński–Harabasz = [Σ_c n_c ||μ_c − μ||² / (k − 1)] / [Σ_i ||x_i − μ_{c(i)}||² / (n − k)],
-  scikit-learn's ``calinski_harabasz_score``. Higher is better. O(n d).
-* Davies–Bouldin = mean over clusters of max_{j ≠ i} (s_i + s_j) / ||μ_i − μ_j||, s_i the mean
-  distance of cluster i's points to μ_i, scikit-learn's ``davies_bouldin_score``. Lower is
-  better. O(n d + k² d).
-
-``tests/test_criteria.py`` checks CH and DB against scikit-learn on random and real data, and
-Dunn against :func:`dunn_brute_force` on small data.
+* Dunn: the smallest distance between points of different clusters over the largest
+  within-cluster diameter (Euclidean; distances streamed in row blocks);
+* Caliński–Harabasz and Davies–Bouldin: scikit-learn's ``calinski_harabasz_score`` and
+  ``davies_bouldin_score`` (``tests/test_criteria.py`` checks both against it).
 """
 
 from __future__ import annotations
@@ -100,20 +90,17 @@ def _checked(points: ArrayLike, labels) -> tuple[torch.Tensor, ClusterLayout]:
 
 
 def calinski_harabasz(points: ArrayLike, labels) -> float:
-    """Caliński–Harabasz index (module docstring); labels as for
-    :func:`~isotropy.metrics.clusters.silhouette`."""
+    """Caliński–Harabasz index; labels as for :func:`~isotropy.metrics.clusters.silhouette`."""
     return float(calinski_harabasz_tensor(*_checked(points, labels)))
 
 
 def davies_bouldin(points: ArrayLike, labels) -> float:
-    """Davies–Bouldin index (module docstring); labels as for
-    :func:`~isotropy.metrics.clusters.silhouette`."""
+    """Davies–Bouldin index; labels as for :func:`~isotropy.metrics.clusters.silhouette`."""
     return float(davies_bouldin_tensor(*_checked(points, labels)))
 
 
 def dunn(points: ArrayLike, labels) -> float:
-    """Dunn index (module docstring); labels as for
-    :func:`~isotropy.metrics.clusters.silhouette`."""
+    """Dunn index; labels as for :func:`~isotropy.metrics.clusters.silhouette`."""
     return float(dunn_tensor(*_checked(points, labels)))
 
 

@@ -15,16 +15,11 @@ from isotropy.metrics.cosines import unit_rows
 
 log = logging.getLogger(__name__)
 
-# ----------------------------------------------------------------------------------------------
-# intrinsic dimension
-# ----------------------------------------------------------------------------------------------
-
 
 def _nearest_distances(
     x: torch.Tensor, k: int, metric: str = "euclidean", block_size: int | None = None
 ) -> torch.Tensor:
-    """Sorted distances (n, k) from every point to its k nearest *other* points, float64,
-    blocked."""
+    """Sorted distances (n, k) from every point to its k nearest *other* points, float64."""
     n = x.shape[0]
     x = x.detach().to(torch.float64)
     if metric == "cosine":
@@ -100,16 +95,10 @@ def _lid_pointwise(points: ArrayLike, k: int, metric: str, distances: str = "tru
 def local_intrinsic_dimension(
     points: ArrayLike, k: int = 100, metric: str = "euclidean", distances: str = "true"
 ) -> float:
-    """Mean local intrinsic dimension, MLE of Levina & Bickel as used by Cai et al. (2021).
-
+    """Mean local intrinsic dimension, MLE of Levina & Bickel as used by Cai et al. (2021):
     LID_i = -(1/k Σ_{j=1..k} log(r_ij / r_ik))^-1 over the k nearest neighbours (Euclidean or
-    cosine distance 1 - cos), averaged over points. Exact duplicates are dropped with a warning.
-
-    ``distances="true"`` is the estimator on distances (Levina & Bickel). ``"squared"`` puts the
-    squared distances r² in the formula, as Cai et al.'s code does (a faiss ``IndexFlatL2``
-    returns squared Euclidean distances): log(r²_ij / r²_ik) = 2 log(r_ij / r_ik), so the result
-    is exactly half the true-distance estimate. Their Euclidean LID (Figure 9) is on that scale;
-    their Table 3 is the cosine LID, where both options agree.
+    1 - cos), exact duplicates dropped. ``distances="squared"`` puts r² in the formula, as Cai et
+    al.'s faiss ``IndexFlatL2`` code does: exactly half the estimate on distances.
     """
     return float(_lid_pointwise(points, k, metric, distances).mean())
 
@@ -125,12 +114,9 @@ def cai_local_intrinsic_dimension(
 
 
 def twonn_dimension(points: ArrayLike) -> float:
-    """TwoNN intrinsic dimension (Facco et al. 2017), equal to ``skdim.id.TwoNN()`` defaults.
-
-    Ratios μ = r2/r1 of second to first neighbour distances; the 10 % largest are discarded and the
-    slope of -log(1 - F_emp(μ)) on log μ is fitted through the origin. Points with r1 = 0
-    (duplicates) are dropped with a warning, as scikit-dimension does.
-    """
+    """TwoNN intrinsic dimension (Facco et al. 2017), equal to ``skdim.id.TwoNN()`` defaults:
+    the slope through the origin of -log(1 - F_emp(μ)) on log μ = log(r2/r1), the 10 % largest μ
+    and the points with r1 = 0 (duplicates, with a warning) left out."""
     x = checked_points(points, min_rows=3)
     with torch.no_grad():
         nearest = _nearest_distances(x, 2, "euclidean")
@@ -141,9 +127,7 @@ def twonn_dimension(points: ArrayLike) -> float:
         mu = r[:, 1] / r[:, 0]
     finite = np.isfinite(mu)
     if not finite.all():
-        log.warning(
-            "TwoNN: dropping %d points with a duplicate (zero distance)", int((~finite).sum())
-        )
+        log.warning("TwoNN: dropping %d points with a duplicate", int((~finite).sum()))
         mu = mu[finite]
     n_total = len(mu)
     n_keep = int(n_total * (1 - 0.1))

@@ -13,10 +13,7 @@ from isotropy.metrics.checks import BLOCK_ELEMENTS, ArrayLike, checked_points, f
 
 
 def covariance(points: torch.Tensor) -> torch.Tensor:
-    """Unbiased (ddof = 1) covariance matrix ``d x d`` of the rows; differentiable.
-
-    Used to build the reference covariance Σ_S of IsoScore*.
-    """
+    """Unbiased (ddof = 1) covariance matrix ``d x d`` of the rows; differentiable."""
     x = checked_points(points, min_rows=2)
     centred = x - x.mean(dim=0, keepdim=True)
     return centred.T @ centred / (x.shape[0] - 1)
@@ -27,25 +24,16 @@ def _isoscore_of_moments(
 ) -> torch.Tensor:
     """IsoScore (Rudman et al. 2022) from tr(C) and ‖C‖_F² of a d x d covariance C; no eigen-solve.
 
-    The published steps, with λ the eigenvalues (the variance vector in the PCA basis, λ >= 0):
-    normalise λ̂ = √d λ/‖λ‖; defect δ = ‖λ̂ - 1‖/√(2(d - √d)); fraction of dimensions used
-    φ = (d - δ²(d - √d))²/d²; IsoScore = (dφ - 1)/(d - 1). Expanding the norm,
-    ‖λ̂ - 1‖² = ‖λ̂‖² - 2·1ᵀλ̂ + d = 2d - 2√d Σλ/‖λ‖, so δ²(d - √d) = d - √d Σλ/‖λ‖,
-    d - δ²(d - √d) = √d Σλ/‖λ‖ and dφ = (Σλ)²/Σλ². For symmetric C, Σλ = tr(C) and
-    Σλ² = ‖C‖_F², hence IsoScore = (tr(C)²/‖C‖_F² - 1)/(d - 1): scale-free, so C may carry any
-    positive factor (e.g. (n-1)), and any n works, n < d included. A zero C gives NaN (0/0);
-    callers turn that into an error where they can afford the check. Differentiable.
+    With λ the eigenvalues, the published steps give dφ = (Σλ)²/Σλ² (expand ‖λ̂ - 1‖² in the
+    defect δ); for symmetric C, Σλ = tr(C) and Σλ² = ‖C‖_F², hence IsoScore =
+    (tr(C)²/‖C‖_F² - 1)/(d - 1): scale-free, any n (n < d included). A zero C gives NaN.
     """
     return (trace * trace / frobenius_squared - 1.0) / (d - 1.0)
 
 
 def isoscore_tensor(x: torch.Tensor) -> torch.Tensor:
-    """IsoScore of an unchecked (n, d) tensor as a 0-d float64 tensor on its device, no host sync.
-
-    For loops that validate their input once (see :func:`isoscore`, which checks and returns a
-    float). Works on the smaller of the d x d scatter matrix XᵀX and the n x n Gram matrix XXᵀ of
-    the centred rows: both have the same trace and Frobenius norm. NaN when all points coincide.
-    """
+    """IsoScore of an unchecked (n, d) tensor as a 0-d float64 tensor on its device, no host sync,
+    from the smaller of XᵀX and XXᵀ of the centred rows (same trace and Frobenius norm)."""
     with torch.no_grad():
         x = x.detach()
         n, d = x.shape
@@ -66,12 +54,8 @@ def isoscore_tensor(x: torch.Tensor) -> torch.Tensor:
 
 
 def isoscore(points: ArrayLike) -> float:
-    """IsoScore of a point cloud (n x d), computed in float64: 1 isotropic, 0 one direction.
-
-    Closed form (tr(C)²/‖C‖_F² - 1)/(d - 1) of the covariance C, derived in
-    :func:`_isoscore_of_moments`; equal to ``IsoScore.IsoScore.IsoScore`` (package 2.0.1) within
-    1e-6. Strongly sample-size dependent when n is not much larger than d, so report n with it.
-    """
+    """IsoScore of a point cloud (n x d) in float64, 1 isotropic, 0 one direction: the closed form
+    of :func:`_isoscore_of_moments`. Strongly sample-size dependent when n is not much above d."""
     x = checked_points(points, min_rows=2, min_cols=2)
     value = float(isoscore_tensor(x))
     if math.isnan(value):
@@ -84,13 +68,8 @@ def isoscore(points: ArrayLike) -> float:
 def isoscore_star(
     points: torch.Tensor, reference_covariance: torch.Tensor | None = None, zeta: float = 0.0
 ) -> torch.Tensor:
-    """IsoScore* (Rudman & Eickhoff 2024): IsoScore of the shrunk covariance (1-ζ)Σ_X + ζΣ_S.
-
-    Differentiable 0-d tensor (gradients flow into ``points``), for use as a training penalty
-    ``1 - isoscore_star(...)``. ``zeta = 0`` gives IsoScore; ``zeta > 0`` needs the reference.
-    Same closed form as :func:`isoscore` (the identity holds for any symmetric matrix, so for
-    the shrunk one), in float64; the result has ``points``' floating dtype.
-    """
+    """IsoScore* (Rudman & Eickhoff 2024): IsoScore of the shrunk covariance (1-ζ)Σ_X + ζΣ_S, as a
+    differentiable 0-d tensor of ``points``' dtype (a training penalty ``1 - isoscore_star``)."""
     x = checked_points(points, min_rows=2, min_cols=2)
     if not 0.0 <= float(zeta) <= 1.0:
         raise ValueError(f"zeta must lie in [0, 1]; found {zeta}")
@@ -123,21 +102,11 @@ def isoscore_star(
     return _isoscore_of_moments(torch.diagonal(cov).sum(), frobenius_squared, d).to(out_dtype)
 
 
-# ----------------------------------------------------------------------------------------------
-# partition-function isotropy (Mu & Viswanath 2018)
-# ----------------------------------------------------------------------------------------------
-
-
 def partition_isotropy(points: ArrayLike, *, signs: str = "solver") -> float:
-    """I(W) = min_c Z(c) / max_c Z(c), Z(c) = Σ_w exp(cᵀw), c over the unit eigenvectors of WᵀW.
-
-    The eigenvectors are the *columns* of the eigenvector matrix. ``signs="solver"`` (Rajaee &
-    Pilehvar's notebook, the number their paper reports) takes each one with the sign
-    ``numpy.linalg.eig`` returns, as their code does; on uncentred vectors the value depends on
-    those signs. ``signs="both"`` takes each with both signs (±c are both unit eigenvectors):
-    independent of the solver, never larger than the ``"solver"`` value, and equal to it when the
-    points are centred symmetrically. Computed in log space (logsumexp), so large norms do not
-    overflow where their ``np.exp`` would.
+    """I(W) = min_c Z(c) / max_c Z(c), Z(c) = Σ_w exp(cᵀw), c over the unit eigenvectors of WᵀW,
+    in log space. ``signs="solver"``: each with the sign ``numpy.linalg.eig`` returns, as Rajaee
+    & Pilehvar's notebook (their number; it depends on those signs on uncentred vectors);
+    ``"both"``: each with both signs, independent of the solver and never larger.
     """
     if signs not in ("solver", "both"):
         raise ValueError(

@@ -1,13 +1,7 @@
 """Section 2 of Mickus, Grönroos & Attieh (2024) as functions: the quantities of its argument that
 isotropy (IsoScore) and clusters (silhouette) cannot both be at their best, and that a linear
-classifier's optimum is clustered.
-
-Each function is checked against the paper's statement by ``tests/test_objectives.py``; the map
-from equation to function, and which statements hold exactly, only at an optimum, or not as
-printed, is in ``docs/methods.md`` ("Section 2 as executable checks").
-
-Everything is torch (differentiable where a toy optimisation needs it) and takes an ``(n, d)``
-tensor or array; labels are integer class ids (one per point).
+classifier's optimum is clustered (docs/methods.md, "Section 2 as executable checks"). Torch
+throughout, on ``(n, d)`` points and integer class ids.
 """
 
 from __future__ import annotations
@@ -24,8 +18,7 @@ DISTANCES = ("euclidean", "squared")
 
 
 def _points(points: ArrayLike, min_rows: int = 2) -> torch.Tensor:
-    """Checked points as float64 (a tensor keeps its graph, so the objectives stay
-    differentiable)."""
+    """Checked points as float64 (a tensor keeps its graph: the objectives stay differentiable)."""
     return checked_points(points, min_rows=min_rows).to(torch.float64)
 
 
@@ -38,10 +31,14 @@ def _labels(labels, n: int, device: torch.device) -> torch.Tensor:
     return ids.to(device=device, dtype=torch.int64)
 
 
+def _labelled(points: ArrayLike, labels, min_rows: int = 2) -> tuple[torch.Tensor, torch.Tensor]:
+    x = _points(points, min_rows)
+    return x, _labels(labels, x.shape[0], x.device)
+
+
 def pairwise_distances(points: ArrayLike, distance: str = "euclidean") -> torch.Tensor:
     """The n x n distances (``"euclidean"``) or squared distances (``"squared"``), from explicit
-    differences x_i - x_j (no norm expansion): exact to float64 round-off. O(n² d) memory-free
-    of the n x n x d tensor: one row block at a time."""
+    differences x_i - x_j (no norm expansion: exact to float64 round-off), a row block at a time."""
     if distance not in DISTANCES:
         raise ValueError(f"distance must be one of {DISTANCES}; found {distance!r}")
     x = _points(points)
@@ -62,8 +59,7 @@ def inter_intra_sums(
 ) -> tuple[torch.Tensor, torch.Tensor, int, int]:
     """Sums of the distances between points of different labels and of the same label (ordered
     pairs i != j), and how many pairs each sum has."""
-    x = _points(points)
-    ids = _labels(labels, x.shape[0], x.device)
+    x, ids = _labelled(points, labels)
     dist = pairwise_distances(x, distance)
     same = ids[:, None] == ids[None, :]
     same.fill_diagonal_(False)
@@ -79,13 +75,8 @@ def inter_intra_sums(
 def silhouette_objective(
     points: ArrayLike, labels, distance: str = "euclidean", mean: bool = False
 ) -> torch.Tensor:
-    """Eq. (1): Σ_{y_i != y_j} d(x_i, x_j) - Σ_{y_i = y_j, i != j} d(x_i, x_j), over ordered pairs.
-
-    Large when points of a label are close and points of different labels far: the direction the
-    silhouette rewards. ``mean=True`` uses the mean over each kind of pair instead of the sum (a
-    scale that does not grow with n²; with a single point per label the intra mean is 0).
-    Differentiable 0-d float64 tensor.
-    """
+    """Eq. (1): Σ_{y_i != y_j} d(x_i, x_j) - Σ_{y_i = y_j, i != j} d(x_i, x_j), over ordered pairs
+    (``mean=True``: the mean over each kind of pair instead, a scale that does not grow with n²)."""
     inter, intra, n_inter, n_intra = inter_intra_sums(points, labels, distance)
     if not mean:
         return inter - intra
@@ -96,8 +87,7 @@ def triplet_objective(points: ArrayLike, labels) -> torch.Tensor:
     """Eq. (5) as we read appendix B (docs/methods.md): over every triplet of an anchor a, a
     positive p != a of its label and a negative q of another, ‖x_a - x_q‖² - ‖x_a - x_p‖² (the
     triplet loss without margin or hinge, to be maximised). Differentiable 0-d float64 tensor."""
-    x = _points(points)
-    ids = _labels(labels, x.shape[0], x.device)
+    x, ids = _labelled(points, labels)
     dist = pairwise_distances(x, "squared")
     same = ids[:, None] == ids[None, :]
     own = same.sum(dim=1)  # n_c of each anchor's label, itself included
@@ -110,8 +100,8 @@ def appendix_b_bounds(points: ArrayLike, labels) -> tuple[float, float]:
     Eq. (1) with squared distances <= 2n² tr(C) (C with ddof 0: every ordered pair's squared
     distance summed), and Eq. (5) <= (max_c n_c - 1) times that. Both are reached when balanced
     classes each collapse to one point."""
-    x = _points(points).detach()
-    ids = _labels(labels, x.shape[0], x.device)
+    x, ids = _labelled(points, labels)
+    x = x.detach()
     n = x.shape[0]
     pairs = 2.0 * n * float(((x - x.mean(dim=0)) ** 2).sum())  # = 2n² tr(C)
     largest = int(torch.unique(ids, return_counts=True)[1].max())
@@ -140,8 +130,7 @@ def pca_variances_from_distances(points: ArrayLike, ddof: int = 1) -> torch.Tens
 
 
 def total_variance_from_distances(points: ArrayLike, ddof: int = 1) -> torch.Tensor:
-    """tr(C) = Σ_{i,j} ‖x_i - x_j‖² / (2n(n - ddof)): the sum of the PCA variances, no
-    eigen-solve."""
+    """tr(C) = Σ_{i,j} ‖x_i - x_j‖² / (2n(n - ddof)): the sum of the PCA variances."""
     if ddof not in (0, 1):
         raise ValueError(f"ddof must be 0 or 1; found {ddof}")
     x = _points(points)
@@ -159,8 +148,7 @@ def _variances(variances: ArrayLike | torch.Tensor) -> torch.Tensor:
 
 
 def isotropy_cosine(variances) -> torch.Tensor:
-    """cos θ between the variance vector λ and the all-ones vector: Σλ / (√d ‖λ‖); 1 iff
-    isotropic."""
+    """cos θ between the variance vector λ and the all-ones vector: Σλ / (√d ‖λ‖)."""
     v = _variances(variances)
     return v.sum() / (math.sqrt(v.shape[0]) * torch.linalg.vector_norm(v))
 
@@ -174,8 +162,7 @@ def isotropy_defect(variances) -> torch.Tensor:
 
 
 def defect_from_cosine(cosine: float | torch.Tensor, d: int) -> torch.Tensor:
-    """δ from cos θ: ‖λ̂ - 1‖² = ‖λ̂‖² - 2·1ᵀλ̂ + d = 2d - 2d cos θ, so δ² = d(1 - cos θ)/(d -
-    √d)."""
+    """δ from cos θ: ‖λ̂ - 1‖² = 2d - 2d cos θ, so δ² = d(1 - cos θ)/(d - √d)."""
     if d < 2:
         raise ValueError(f"d must be at least 2; found {d}")
     c = torch.as_tensor(cosine, dtype=torch.float64)
@@ -183,8 +170,7 @@ def defect_from_cosine(cosine: float | torch.Tensor, d: int) -> torch.Tensor:
 
 
 def isoscore_from_cosine(cosine: float | torch.Tensor, d: int) -> torch.Tensor:
-    """IsoScore = (d cos² θ - 1)/(d - 1): dφ = (Σλ)²/Σλ² = d cos² θ, so IsoScore rises with cos
-    θ."""
+    """IsoScore = (d cos² θ - 1)/(d - 1), as dφ = (Σλ)²/Σλ² = d cos² θ."""
     if d < 2:
         raise ValueError(f"d must be at least 2; found {d}")
     c = torch.as_tensor(cosine, dtype=torch.float64)
@@ -220,8 +206,7 @@ def cross_polytope(d: int, radius: float = 1.0) -> np.ndarray:
 
 
 def regular_simplex(k: int, d: int) -> np.ndarray:
-    """k = d + 1 unit vectors in d dimensions with pairwise cosine -1/d, centred (a regular
-    simplex)."""
+    """k = d + 1 unit vectors in d dimensions with pairwise cosine -1/d (a regular simplex)."""
     if k != d + 1:
         raise ValueError(f"a regular simplex in {d} dimensions has {d + 1} vertices; asked {k}")
     vertices = np.eye(k) - 1.0 / k  # centred, in the k-1 dimensional subspace 1ᵀx = 0
@@ -237,18 +222,15 @@ def regular_simplex(k: int, d: int) -> np.ndarray:
 
 def class_vectors(points: ArrayLike, labels, n_classes: int | None = None) -> torch.Tensor:
     """v_c = Σ_{i: y_i = c} x_i, one row per class (k x d); ‖v_c‖ <= n_c max‖x_i‖."""
-    x = _points(points, min_rows=1)
-    ids = _labels(labels, x.shape[0], x.device)
+    x, ids = _labelled(points, labels, min_rows=1)
     k = int(ids.max()) + 1 if n_classes is None else n_classes
     return torch.zeros(k, x.shape[1], dtype=x.dtype, device=x.device).index_add(0, ids, x)
 
 
 def linear_objective(points: ArrayLike, labels, weights: ArrayLike) -> torch.Tensor:
-    """The association term of Eq. (3) alone: Σ_i w_{y_i}ᵀ x_i, the summed score of each point's
-    own class (k x d weights), without the counting weights (:func:`classifier_objective` is
-    Eq. (3) in full)."""
-    x = _points(points, min_rows=1)
-    ids = _labels(labels, x.shape[0], x.device)
+    """The association term of Eq. (3) alone: Σ_i w_{y_i}ᵀ x_i (k x d weights), without the
+    counting weights (:func:`classifier_objective` is Eq. (3) in full)."""
+    x, ids = _labelled(points, labels, min_rows=1)
     w = torch.as_tensor(weights).to(device=x.device, dtype=torch.float64)
     if w.dim() != 2 or w.shape[1] != x.shape[1] or int(ids.max()) >= w.shape[0]:
         raise ValueError(f"weights must be (classes, {x.shape[1]}); found {tuple(w.shape)}")
@@ -257,8 +239,7 @@ def linear_objective(points: ArrayLike, labels, weights: ArrayLike) -> torch.Ten
 
 def linear_objective_by_class(vectors: torch.Tensor, weights: ArrayLike) -> torch.Tensor:
     """Σ_c w_cᵀ v_c over the class vectors v_c (:func:`class_vectors`): the association term
-    (:func:`linear_objective`) regrouped by class, each class weighted by its label count
-    through ‖v_c‖."""
+    (:func:`linear_objective`) regrouped by class."""
     w = torch.as_tensor(weights).to(device=vectors.device, dtype=torch.float64)
     if w.shape != vectors.shape:
         raise ValueError(
@@ -268,9 +249,8 @@ def linear_objective_by_class(vectors: torch.Tensor, weights: ArrayLike) -> torc
 
 
 def counting_weights(labels, n_classes: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Eq. (3)'s counting weights per class: 1/n_c for associating an item with its class c and
-    1/(n - n_c) for dissociating an item of another class from c. Every class must have an item
-    and there must be at least two classes (else a weight divides by zero)."""
+    """Eq. (3)'s counting weights per class: 1/n_c (association with class c) and 1/(n - n_c)
+    (dissociation of another class's item from c)."""
     ids = _labels(labels, len(labels), torch.device("cpu"))
     k = int(ids.max()) + 1 if n_classes is None else n_classes
     counts = torch.bincount(ids, minlength=k).to(torch.float64)
@@ -282,8 +262,7 @@ def counting_weights(labels, n_classes: int | None = None) -> tuple[torch.Tensor
 def class_contrasts(points: ArrayLike, labels, n_classes: int | None = None) -> torch.Tensor:
     """Eq. (4): u_c = μ_c - μ_¬c, the mean of class c's items minus the mean of the other items
     (k x d), so that Eq. (3) = Σ_c w_cᵀu_c."""
-    x = _points(points, min_rows=2)
-    ids = _labels(labels, x.shape[0], x.device)
+    x, ids = _labelled(points, labels)
     association, dissociation = counting_weights(ids.cpu(), n_classes)
     vectors = class_vectors(x, ids, len(association))
     others = vectors.sum(dim=0, keepdim=True) - vectors
@@ -291,11 +270,9 @@ def class_contrasts(points: ArrayLike, labels, n_classes: int | None = None) -> 
 
 
 def classifier_objective(points: ArrayLike, labels, weights: ArrayLike) -> torch.Tensor:
-    """Eq. (3) in full: Σ_i [w_{y_i}ᵀx_i / n_{y_i} - Σ_{c != y_i} w_cᵀx_i / (n - n_c)], each item
-    associated with its own class and dissociated from the other |Y| - 1 (counting weights:
-    :func:`counting_weights`); computed as Σ_c w_cᵀ(μ_c - μ_¬c) (:func:`class_contrasts`).
-    For a balanced binary task every weight is 2/n: the weights cancel (footnote 2) and Eq. (3)
-    is (2/n) Σ_i (w_{y_i} - w_¬y_i)ᵀx_i. Differentiable 0-d float64 tensor."""
+    """Eq. (3) in full: Σ_i [w_{y_i}ᵀx_i / n_{y_i} - Σ_{c != y_i} w_cᵀx_i / (n - n_c)], computed as
+    Σ_c w_cᵀ(μ_c - μ_¬c) (:func:`class_contrasts`). For a balanced binary task every weight is
+    2/n: the weights cancel (footnote 2)."""
     x = _points(points, min_rows=2)
     w = torch.as_tensor(weights).to(device=x.device, dtype=torch.float64)
     contrasts = class_contrasts(x, labels, w.shape[0] if w.dim() == 2 else None)
@@ -312,8 +289,7 @@ def best_classifier_value(points: ArrayLike, labels) -> torch.Tensor:
 
 def intra_class_spread(points: ArrayLike, labels) -> torch.Tensor:
     """Mean squared distance of each point to its class mean (0 iff every class is one point)."""
-    x = _points(points, min_rows=1)
-    ids = _labels(labels, x.shape[0], x.device)
+    x, ids = _labelled(points, labels, min_rows=1)
     k = int(ids.max()) + 1
     counts = torch.bincount(ids, minlength=k).to(x.dtype).clamp_min(1.0)
     means = class_vectors(x, ids, k) / counts[:, None]
@@ -321,10 +297,8 @@ def intra_class_spread(points: ArrayLike, labels) -> torch.Tensor:
 
 
 def class_vector_distance(points: ArrayLike, labels, weights: ArrayLike) -> torch.Tensor:
-    """Mean over points of 1 - cos(x_i, w_{y_i}): 0 when every point lies on its class's weight
-    vector (where Eq. (3) puts it under a norm bound)."""
-    x = _points(points, min_rows=1)
-    ids = _labels(labels, x.shape[0], x.device)
+    """Mean over points of 1 - cos(x_i, w_{y_i}): 0 when every point lies on its class's weight."""
+    x, ids = _labelled(points, labels, min_rows=1)
     w = torch.as_tensor(weights).to(device=x.device, dtype=torch.float64)[ids]
     cos = torch.nn.functional.cosine_similarity(x, w, dim=1)
     return (1.0 - cos).mean()
@@ -344,8 +318,7 @@ def mean_inter_minus_intra(
     points: torch.Tensor, clusters: torch.Tensor, block: int = 1024
 ) -> torch.Tensor:
     """Eq. (1) with means (:func:`silhouette_objective` with ``mean=True``, Euclidean), in row
-    blocks: O(block x n) memory, float64 sums. ``clusters`` are integer ids on the points'
-    device."""
+    blocks: O(block x n) memory, float64 sums."""
     x = points.detach()
     x = x - x.mean(dim=0, keepdim=True)
     n = x.shape[0]
@@ -368,18 +341,12 @@ def mean_inter_minus_intra(
 def section2_state(
     points: torch.Tensor, indicator: torch.Tensor, clusters: torch.Tensor, weights: torch.Tensor
 ) -> dict[str, torch.Tensor]:
-    """The section 2 quantities of one optimisation state, as 0-d float64 tensors (no host sync).
-
-    ``points`` are the classified representations (n x d), ``indicator`` the n x k 0/1 label
-    matrix (one-hot for single-label tasks), ``clusters`` the silhouette's cluster ids (label
-    vectors), ``weights`` the classifier's k x d matrix (its bias is not part of Eq. (3)).
-    eq1_objective: mean inter- minus mean intra-cluster distance; eq3_objective: the association
-    term of Eq. (3) per item (the column's name predates :func:`classifier_objective`; kept so
-    that traces stay comparable), Σ_i Σ_{c ∈ y_i} w_cᵀx_i / n (= Σ_c w_cᵀv_c / n,
-    v_c = Σ_{i: c ∈ y_i} x_i); intra_class_spread:
-    :func:`intra_class_spread` over the clusters; class_vector_distance: mean of 1 - cos(x_i, w_c)
-    over the (item, label) pairs.
-    """
+    """The section 2 quantities of one optimisation state, as 0-d float64 tensors (no host sync),
+    from the n x d points, the n x k 0/1 label ``indicator``, the silhouette's ``clusters`` and
+    the classifier's k x d ``weights`` (its bias is not part of Eq. (3)). eq3_objective is the
+    association term of Eq. (3) per item, Σ_c w_cᵀv_c / n (the name predates
+    :func:`classifier_objective`; kept so that traces stay comparable); class_vector_distance is
+    the mean of 1 - cos(x_i, w_c) over the (item, label) pairs."""
     x = points.detach().to(torch.float64)
     t = indicator.to(torch.float64)
     w = weights.detach().to(torch.float64)
@@ -413,13 +380,8 @@ def eq3_ascent_trace(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Projected gradient ascent of the association term of Eq. (3) (:func:`linear_objective`)
     over the points (each kept in the ball of the largest starting norm) and a random classifier
-    W (‖W‖_F <= 1), from the given points.
-
-    Returns the per-step trace (every ``every`` steps and the last: Eq. (1) with means, Eq. (2)
-    (cos θ of the covariance eigenvalues: the pairwise-distance route is tested, not re-run here),
-    IsoScore, silhouette, intra-class spread, Eq. (3)) and the final class table (label count n_c,
-    ‖w_c‖, ‖w_c‖/n_c: at the association term's optimum the last is the same for every class).
-    """
+    W (‖W‖_F <= 1). Returns the trace (every ``every`` steps and the last) and the final class
+    table (n_c, ‖w_c‖, ‖w_c‖/n_c: at the optimum the last is the same for every class)."""
     from isotropy.metrics.clusters import silhouette
     from isotropy.metrics.isoscores import isoscore
 

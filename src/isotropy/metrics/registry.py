@@ -1,21 +1,13 @@
 """The per-update metrics of the direct optimisation, one entry each.
 
-``isotropy.metrics.registry`` is imported by ``isotropy.optimize``, ``isotropy.traces``,
-``isotropy.summaries``, ``isotropy.plots`` and ``isotropy.verdicts``: the optimisation evaluates
-each entry after every ``metric_stride``-th update and records it in the trace column of its name
-(after ``loss`` and ``accuracy``, in the order below), the traces are checked against its columns
-and bounds, the summaries and the verdicts correlate the ``isotropy`` metric with the ``clusters``
-metric, and :mod:`isotropy.plots.main` draws each curve with its label and colour. Adding a
-per-update metric is its tensor function in a metrics module, its entry here, and its columns'
-precision in ``tests/golden/precision.yaml``; an optional one is also named in the schema's
-``extra_metrics`` and ``extensions.criteria`` enums (``tests/test_criteria.py`` checks they equal
-:func:`cluster_criteria`), which the extension study's tables, claims and figures read.
-
-The tensor function is named as ``"module:function"`` inside :mod:`isotropy.metrics` and imported
-on first use, so that the torch-free readers of the registry (tables, figures) never import torch.
-It takes the points (an ``(n, d)`` tensor) and, where ``labels`` is set, the
-:class:`~isotropy.metrics.clusters.ClusterLayout` of the points' labels, and returns a 0-d
-tensor on the points' device without a host sync.
+The optimisation evaluates each entry after every ``metric_stride``-th update into the trace
+column of its name (after ``loss`` and ``accuracy``, in the order below); the traces are checked
+against its bounds, the summaries and verdicts correlate the ``isotropy`` metric with the
+``clusters`` one, and :mod:`isotropy.plots.main` draws each curve (docs/extending.md: adding one).
+The tensor function, named ``"module:function"`` inside :mod:`isotropy.metrics`, is imported on
+first use (the registry's readers stay torch-free); it takes the ``(n, d)`` points and, where
+``labels`` is set, their labels' :class:`~isotropy.metrics.clusters.ClusterLayout`, and returns a
+0-d tensor on the points' device without a host sync.
 """
 
 from __future__ import annotations

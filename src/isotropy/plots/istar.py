@@ -10,6 +10,7 @@ from matplotlib.container import BarContainer
 from isotropy.plots.checks import DECORATION, panel_grid, plt, seed_means
 
 METHOD_LABELS = {"istar<0": "I-STAR (λ < 0)", "none": "no regulariser", "cosreg": "CosReg"}
+ERRORBARS = {"ecolor": "0.6", "elinewidth": 0.8, "capsize": 2, "markersize": 5}
 
 
 def seed_summary(runs: pd.DataFrame) -> pd.DataFrame:
@@ -66,19 +67,10 @@ def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:
     metric_names = runs.groupby("task")["metric_name"].first() if "metric_name" in runs else {}
     for ax, task in zip(axes.flat, tasks):
         for _, row in table[table["task"] == task].iterrows():
-            ax.errorbar(
-                row["isoscore_star_mean"],
-                row["metric_mean"],
-                xerr=row["isoscore_star_std"],
-                yerr=row["metric_std"],
-                fmt=styles[row["model"]][0],
-                color=scalar.to_rgba(row["lambda"]),
-                ecolor="0.6",
-                elinewidth=0.8,
-                capsize=2,
-                markersize=5,
-                label=row["model"],
-            )
+            x, y = row["isoscore_star_mean"], row["metric_mean"]
+            spread = {"xerr": row["isoscore_star_std"], "yerr": row["metric_std"]}
+            style = {"fmt": styles[row["model"]][0], "color": scalar.to_rgba(row["lambda"])}
+            ax.errorbar(x, y, **spread, **style, **ERRORBARS, label=row["model"])
         ax.set(title=task, xlabel="IsoScore* (ζ = 0.75)")
         ax.set_ylabel(f"validation {metric_names.get(task, 'metric')}")
     handles = [

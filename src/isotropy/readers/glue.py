@@ -17,8 +17,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class GlueFormat:
-    """Columns of a GLUE task's tsv files: by header name, or by position when there is no
-    header."""
+    """Columns of a GLUE task's tsv files: by header name, or by position without a header."""
 
     text: str | int
     label: str | int
@@ -28,18 +27,14 @@ class GlueFormat:
 
 
 ENTAILMENT = ("entailment", "not_entailment")  # QNLI's and RTE's labels
+NLI = ("contradiction", "entailment", "neutral")  # MNLI's
 GLUE_FORMATS: dict[str, GlueFormat] = {
     # CoLA: source, label, original annotation, sentence; no header.
     "cola": GlueFormat(text=3, label=1, width=4),
     "sst2": GlueFormat(text="sentence", label="label"),
     "mrpc": GlueFormat(text="#1 String", text_pair="#2 String", label="Quality"),
     "qqp": GlueFormat(text="question1", text_pair="question2", label="is_duplicate"),
-    "mnli": GlueFormat(
-        text="sentence1",
-        text_pair="sentence2",
-        label="gold_label",
-        labels=("contradiction", "entailment", "neutral"),
-    ),
+    "mnli": GlueFormat(text="sentence1", text_pair="sentence2", label="gold_label", labels=NLI),
     "qnli": GlueFormat(text="question", text_pair="sentence", label="label", labels=ENTAILMENT),
     "rte": GlueFormat(text="sentence1", text_pair="sentence2", label="label", labels=ENTAILMENT),
     "wnli": GlueFormat(text="sentence1", text_pair="sentence2", label="label"),

@@ -77,11 +77,8 @@ def pos_standin(vocabulary: Iterable[str], wordnet, size: int) -> pd.DataFrame:
         if tags:
             labels[word] = tags
     if len(labels) < size:
-        log.warning(
-            "pos stand-in: only %d words of the vocabulary are WordNet headwords (asked for %d)",
-            len(labels),
-            size,
-        )
+        message = "pos stand-in: only %d words of the vocabulary are WordNet headwords (of %d)"
+        log.warning(message, len(labels), size)
     return multi_label_frame(labels)
 
 
@@ -118,12 +115,8 @@ def _pos_reader(
     table = pos_standin(vectors.index_to_key, wordnet, pos_standin_size)
     if len(table) < pos_standin_size and len(vectors) == 4 * pos_standin_size:
         table = pos_standin(load_word_vectors(path).index_to_key, wordnet, pos_standin_size)
-    log.warning(
-        "pos: using the WordNet stand-in (config pos_source: wordnet), NOT CoDWoE: %d most "
-        "frequent WordNet headwords of %s",
-        len(table),
-        vectors_dir,
-    )
+    message = "pos: the WordNet stand-in (config pos_source: wordnet), NOT CoDWoE: %d most "
+    log.warning(message + "frequent WordNet headwords of %s", len(table), vectors_dir)
     return table
 
 

@@ -70,9 +70,8 @@ def find_word_columns(columns: list[str], sample: pd.DataFrame, label: str) -> d
     chosen: dict[str, str] = {}
     how = "by name"
     for word in WORDS:
-        named = [c for c in candidates if str(c) == word] or [
-            c for c in candidates if str(c).startswith(word)
-        ]
+        named = [c for c in candidates if str(c) == word]
+        named = named or [c for c in candidates if str(c).startswith(word)]
         if len(named) == 1:
             chosen[word] = named[0]
     if len(set(chosen.values())) < len(WORDS):  # a word unnamed, or both in one column
@@ -83,13 +82,8 @@ def find_word_columns(columns: list[str], sample: pd.DataFrame, label: str) -> d
                 "expected one per word, named word1/word2 or the only two such columns"
             )
         chosen, how = dict(zip(WORDS, candidates)), "as the only two text columns, in order"
-    log.info(
-        "supersense (Tikhonov et al.): %s: word columns %r (word1) and %r (word2), found %s",
-        label,
-        chosen["word1"],
-        chosen["word2"],
-        how,
-    )
+    found = (label, chosen["word1"], chosen["word2"], how)
+    log.info("supersense (Tikhonov et al.): %s: word columns %r (word1) and %r (word2), %s", *found)
     return chosen
 
 
@@ -127,13 +121,11 @@ def supersense_items(table: pd.DataFrame, label: str) -> pd.DataFrame:
     occurrences = items[items["word"] != ""].groupby("word", sort=False)["own"]
     labels = occurrences.agg(lambda own: set().union(*own))
     kept = labels[labels.map(bool)].to_dict()
+    counts = (len(labels), len(kept), len(labels) - len(kept), (occurrences.nunique() > 1).sum())
     log.info(
         "supersense (Tikhonov et al.): %d words, %d with at least one supersense flag kept, "
         "%d without any dropped, %d whose occurrences disagree (labelled with the union)",
-        len(labels),
-        len(kept),
-        len(labels) - len(kept),
-        (occurrences.nunique() > 1).sum(),
+        *counts,
     )
     return multi_label_frame(kept)  # none kept: check_prepared refuses the empty data set
 
@@ -163,12 +155,8 @@ def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supers
                 labels[word] = {synset.lexname() for synset in synsets}
             else:
                 dropped.append(word)
-    log.info(
-        "supersense: %d words labelled, %d dropped without a noun synset (e.g. %s)",
-        len(labels),
-        len(dropped),
-        ", ".join(dropped[:5]),
-    )
+    counts = (len(labels), len(dropped), ", ".join(dropped[:5]))
+    log.info("supersense: %d words labelled, %d dropped without a noun synset (e.g. %s)", *counts)
     return multi_label_frame(labels)
 
 

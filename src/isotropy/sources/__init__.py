@@ -110,12 +110,8 @@ def fetch_source(
 ) -> dict[str, Any]:
     """Fetch source ``name`` into ``raw_dir``; return its manifest. On failure nothing changes."""
     raw_dir, params = Path(raw_dir), {**DOWNLOAD_DEFAULTS, **params}
-    limits = {
-        "max_bytes": params["max_extracted_bytes"],
-        "max_members": params["max_archive_members"],
-        "members": params.get("members") or {},
-        "source": name,
-    }
+    limits = {"max_bytes": params["max_extracted_bytes"], "source": name}
+    limits |= {"max_members": params["max_archive_members"], "members": params.get("members") or {}}
     origin = "mirror" if params.get("mirror") else "url"
     raw_dir.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{raw_dir.name}.fetch-", dir=raw_dir.parent))
