@@ -51,8 +51,7 @@ def family_sizes(notes: pd.Series, noun: str) -> str:
     """'Mickus et al. 2024 · main (4 rows), …': the families a page's ``notes`` were adjusted
     over ('none' without any)."""
     found = notes.astype(str).str.extract(r"Holm over the \d+ \w+ of ([^:;]+)")[0].dropna()
-    counted = Counter(found)
-    return ", ".join(f"{family} ({n} {noun})" for family, n in counted.items()) or "none"
+    return ", ".join(f"{family} ({n} {noun})" for family, n in Counter(found).items()) or "none"
 
 
 def verdict_page(title: str, paragraphs: Sequence[str], tables: Mapping[str, pd.DataFrame]) -> str:
@@ -67,8 +66,7 @@ def verdict_page(title: str, paragraphs: Sequence[str], tables: Mapping[str, pd.
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of a family of p-values (NaN stays NaN, outside the family;
-    scipy offers no Holm)."""
+    """Holm's step-down adjustment (NaN stays NaN, outside the family; scipy offers no Holm)."""
     p = np.asarray(p_values, dtype=float)
     finite = np.flatnonzero(np.isfinite(p))
     adjusted = np.full(p.shape, np.nan)

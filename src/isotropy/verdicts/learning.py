@@ -69,8 +69,7 @@ def guard_rows(table: pd.DataFrame, unlearned: Mapping[tuple[str, str], str]) ->
     :data:`NOT_LEARNED`, its note saying why first."""
     guarded = []
     for row in table.to_dict("records"):
-        why = unlearned.get((str(row["claim"]), str(row["setup"])))
-        if why is not None:
+        if (why := unlearned.get((str(row["claim"]), str(row["setup"])))) is not None:
             note = str(row.get("note") or "")
             row = {**row, "verdict": NOT_LEARNED, "note": f"{why}; {note}" if note else why}
         guarded.append(row)
