@@ -48,15 +48,13 @@ def family_of_claim(study: str, rule: str, quantity: str) -> str:
 
 
 def family_sizes(notes: pd.Series, noun: str) -> str:
-    """'Mickus et al. 2024 · main (4 rows), …': the families a page's ``notes`` were adjusted
-    over ('none' without any)."""
+    """'Mickus et al. 2024 · main (4 rows), …': the families of a page's ``notes`` ('none')."""
     found = notes.astype(str).str.extract(r"Holm over the \d+ \w+ of ([^:;]+)")[0].dropna()
     return ", ".join(f"{family} ({n} {noun})" for family, n in Counter(found).items()) or "none"
 
 
 def verdict_page(title: str, paragraphs: Sequence[str], tables: Mapping[str, pd.DataFrame]) -> str:
-    """A verdict page (the claims, the comparison with the papers) in Markdown: its title, its
-    paragraphs, then each table under its heading."""
+    """A verdict page in Markdown: its title, its paragraphs, each table under its heading."""
     lines = [f"# {title}"]
     for paragraph in paragraphs:
         lines += ["", paragraph]

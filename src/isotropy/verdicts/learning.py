@@ -65,8 +65,7 @@ def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) 
 
 
 def guard_rows(table: pd.DataFrame, unlearned: Mapping[tuple[str, str], str]) -> pd.DataFrame:
-    """``table`` with every row whose (claim, setup) is in ``unlearned`` read
-    :data:`NOT_LEARNED`, its note saying why first."""
+    """``table`` with each (claim, setup) in ``unlearned`` :data:`NOT_LEARNED`, why first."""
     guarded = []
     for row in table.to_dict("records"):
         if (why := unlearned.get((str(row["claim"]), str(row["setup"])))) is not None:
@@ -80,8 +79,7 @@ HELDOUT_CLAIMS = ("heldout_isoscore_follows", "heldout_silhouette_follows")
 
 
 def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with the held-out claims of each setup whose final held-out accuracy is not
-    shown above its majority baseline read :data:`NOT_LEARNED`."""
+    """``table`` with the held-out claims of a setup not shown to learn :data:`NOT_LEARNED`."""
     heldout = seeds[seeds["question"] == "heldout"]
     unlearned: dict[tuple[str, str], str] = {}
     for setup, run in heldout.groupby("setup", sort=False):

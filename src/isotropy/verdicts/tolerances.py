@@ -346,8 +346,7 @@ def near_guaranteed(row: Measured) -> bool:
 
 
 def said(on_stand_in: bool, row: Measured) -> str:
-    """What a printed verdict adds: that it was judged on a stand-in, that it is near-guaranteed
-    ('' for neither)."""
+    """What a printed verdict adds: judged on a stand-in, near-guaranteed ('' for neither)."""
     words = [ON_STAND_IN] * on_stand_in + [NEAR_GUARANTEED] * near_guaranteed(row)
     return f" ({'; '.join(words)})" if words else ""
 

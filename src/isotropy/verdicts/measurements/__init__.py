@@ -113,8 +113,7 @@ def seed_test(
 
 
 def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:
-    """The learning guard's note on groups of fine-tuning runs ('' when every group learned or
-    lacks ``column``)."""
+    """The learning guard's note on groups of fine-tuning runs ('' when each learned)."""
     keys = ("majority_baseline", "eval_sentences")
     notes = (
         not_learned_note(r[column], *(r.get(k, []) for k in keys)) for r in groups if column in r
@@ -160,8 +159,7 @@ def load_tables(
 
 
 def as_preview(table: pd.DataFrame, stamp: str) -> pd.DataFrame:
-    """A verdict table of a preview: its main-study rows, evidence in the preview's folder, the
-    stamp in a first column ``preview``."""
+    """A preview's verdict table: main's rows, evidence in the preview's folder, ``stamp`` first."""
     rows = table[table["study"] == "main"].reset_index(drop=True)
     if "evidence" in rows:
         main, preview = paths.study_file("", "main"), paths.study_file("", "preview")

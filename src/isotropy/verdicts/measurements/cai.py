@@ -98,8 +98,7 @@ CLUSTER_COS = (
 
 
 def cosine_measurements(cosine: pd.DataFrame, config: Config, stand: StandIns) -> list[Row]:
-    """Per model: the largest |S_inter| after cluster-mean removal over layers, and isotropy
-    within clusters."""
+    """Per model: the largest |S_inter| over layers after cluster-mean removal; within-cluster."""
     rows = []
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
         paper = _cai_setup(config, name)
@@ -125,8 +124,7 @@ WITHIN = (
 
 
 def _within_cluster_row(group: pd.DataFrame, at: Callable[..., Row]) -> Row:
-    """The smallest over layers of the clusters' IsoScore relative to an isotropic cloud of the
-    same sizes; layers with one cluster are named, not judged."""
+    """The smallest over layers of the clusters' IsoScore relative to an isotropic cloud."""
     means = dict.fromkeys(("isoscore_within", "isoscore_within_ratio"), "mean")
     per_layer = group.groupby("layer").agg({"n_clusters": "max", **means})
     single = [int(layer) for layer, k in per_layer["n_clusters"].items() if k < 2]

@@ -35,34 +35,27 @@ def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list
         stand_in = joined(model_stand_in(config, name, "BERT"), split_stand_in)
         pipeline = "mean-pooled sentence vectors transformed"
         pipeline = str(group["pipeline"].iloc[0]) if "pipeline" in group else pipeline
+        setup = f"{name}, {dataset} {split}".strip()
         for method, runs in group.groupby("method", sort=False):
-            where = (f"{name}, {dataset} {split}".strip(), f"{dataset}/{method}", stand_in)
-            rows += _sts_method_rows(method, runs, *where, pipeline)
+            first, setting, sign_free = runs.iloc[0], "", ""
+            if method != "none" and "n_clusters" in runs:
+                clusters, directions = int(first["n_clusters"]), int(first["n_directions"])
+                setting = f"{clusters} clusters, {directions} directions"
+            if "isotropy_sign_free" in runs:
+                sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
+            seeds = runs["seed"].nunique() if "seed" in runs else None
+            n = int(first["n_pairs"]) if "n_pairs" in runs else None
+            paper = f"{dataset}/{method}"
+            at = at_setup("geometry", setup, paper, stand_in=stand_in, n=n, seeds=seeds)
+            at = partial(at, seed_free=method in SEED_FREE_METHODS, evidence=paths.GEOMETRY_STS)
+            for column, quantity in QUANTITY_OF_STS.items():
+                if column in runs:
+                    iso = column == "isotropy"
+                    convention = f"{IW if iso else COSINE}; {pipeline}"
+                    note = joined(setting, sign_free if iso else "")
+                    values = over_seeds(runs, column)
+                    rows.append(at(quantity, **values, convention=convention, note=note))
         rows += _sts_gain_rows(f"{name}/{dataset}", group, stand_in)
-    return rows
-
-
-def _sts_method_rows(
-    method: str, runs: pd.DataFrame, setup: str, paper: str, stand_in: str, pipeline: str
-) -> list[Row]:
-    """One model × data set × method: each STS quantity."""
-    first = runs.iloc[0]
-    setting = sign_free = ""
-    if method != "none" and "n_clusters" in runs:
-        setting = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions"
-    if "isotropy_sign_free" in runs:
-        sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
-    seeds = runs["seed"].nunique() if "seed" in runs else None
-    n = int(first["n_pairs"]) if "n_pairs" in runs else None
-    at = at_setup("geometry", setup, paper, stand_in=stand_in, n=n, seeds=seeds)
-    at = partial(at, seed_free=method in SEED_FREE_METHODS, evidence=paths.GEOMETRY_STS)
-    rows = []
-    for column, quantity in QUANTITY_OF_STS.items():
-        if column in runs:
-            iso = column == "isotropy"
-            convention = f"{IW if iso else COSINE}; {pipeline}"
-            note = joined(setting, sign_free if iso else "")
-            rows.append(at(quantity, **over_seeds(runs, column), convention=convention, note=note))
     return rows
 
 
@@ -97,8 +90,7 @@ IW_READINGS = (("sst2_iw", 1), ("sst2_iw_percent", 100))
 
 
 def classification_measurements(table: pd.DataFrame, config: Config) -> list[Row]:
-    """Per model × reading × method: the linear classifier's validation accuracy ×100 and I(W)
-    of the transformed tokens in both readings."""
+    """Per model × reading × method: validation accuracy ×100 and the tokens' I(W)."""
     rows = []
     for (name, reading, method), runs in table.groupby(["model", "reading", "method"], sort=False):
         first, stand_in = runs.iloc[0], model_stand_in(config, name, "BERT")
@@ -137,8 +129,7 @@ CLS_QUANTITIES = (
 
 
 def rajaee_cls_measurements(table: pd.DataFrame, config: Config) -> list[Row]:
-    """Per model × task × method: dev accuracy ×100 after fine-tuning and I(W) of the dev CLS
-    states the head read."""
+    """Per model × task × method: fine-tuned dev accuracy ×100, I(W) of the states the head read."""
     rows = []
     source = paths.rajaee_cls_file("runs.csv")
     for (name, task, method), runs in table.groupby(["model", "task", "method"], sort=False):
