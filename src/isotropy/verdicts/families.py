@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from isotropy.io import markdown_table
-from isotropy.verdicts.tolerances import AGREES, DIFFERS, settle
+from isotropy.statistics import AGREES, DIFFERS
+from isotropy.verdicts.tolerances import settle
 
 MICKUS, RAJAEI = "Mickus et al. 2024", "Rajaei & Sheikhi 2020"
 # Each study's name in a family (and on the comparison page), and the paper its claims are from.

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.verdicts.tolerances import ALPHA, NOT_LEARNED, finite
+from isotropy.statistics import NOT_LEARNED
+from isotropy.verdicts.tolerances import ALPHA, finite
 
 NO_BASELINE = (
     "no majority baseline recorded (runs from before the learning guard): whether the model "

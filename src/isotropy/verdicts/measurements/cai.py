@@ -75,14 +75,11 @@ def _lid_cosine_row(
             f"{euclidean['lid_cai_scale'].mean():.2f}, true-distance MLE "
             f"{euclidean['lid_true_distances'].mean():.2f}"
         )
-    return at(
-        "lid_cosine",
-        **over_seeds(cosine, "lid_cai_scale"),
-        seeds=cosine["seed"].nunique(),
-        seed_free=seed_free,
-        convention=f"Levina–Bickel MLE, cosine distance, {sample}",
-        note=joined(euclid, layers),
+    at = partial(
+        at, seeds=cosine["seed"].nunique(), seed_free=seed_free, note=joined(euclid, layers)
     )
+    convention = f"Levina–Bickel MLE, cosine distance, {sample}"
+    return at("lid_cosine", **over_seeds(cosine, "lid_cai_scale"), convention=convention)
 
 
 # cosine_by_layer.csv's column → its range over layers in a row's note

@@ -112,18 +112,14 @@ def run_protocol(config: Config, study: str) -> str:
 
 
 def _correlation_measurements(
-    study: str,
-    correlations: pd.DataFrame,
-    traces: pd.DataFrame | None,
-    config: Config,
-    stand: StandIns,
+    study: str, table: pd.DataFrame, traces: pd.DataFrame | None, config: Config, stand: StandIns
 ) -> list[Row]:
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
     each seed's value (from the traces where given, else the table's seed rows)."""
     rows: list[Row] = []
     evidence = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
     from_traces, protocol = per_seed_correlations(traces), run_protocol(config, study)
-    for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
+    for (encoder, dataset), group in table.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
         at = _setup(study, encoder, dataset, config, stand, evidence=evidence)
         if overall.empty:
@@ -142,18 +138,14 @@ def _correlation_measurements(
             if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
                 per_seed = (value,)
             listed = f"per seed: {', '.join(f'{v:+.3f}' for v in per_seed)}" if per_seed else ""
-            rows.append(
-                at(
-                    column,
-                    value=value,
-                    seeds=len(per_seed),
-                    per_seed=per_seed,
-                    moments=moments if column == "pearson_r" else None,
-                    convention=f"{name} of IsoScore vs silhouette, all recorded steps of all "
-                    f"seeds pooled ({points} points)",
-                    note=joined("" if math.isfinite(value) else CONSTANT, listed),
-                )
+            convention = (
+                f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
+                f"({points} points)"
             )
+            note = joined("" if math.isfinite(value) else CONSTANT, listed)
+            seeded = {"seeds": len(per_seed), "per_seed": per_seed}
+            seeded["moments"] = moments if column == "pearson_r" else None
+            rows.append(at(column, value=value, convention=convention, note=note, **seeded))
     return rows
 
 
