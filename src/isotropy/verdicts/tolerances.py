@@ -212,11 +212,8 @@ def _judge_reading(scale: eq.Scale, measured: Measured, paper: float, declared: 
         prediction, paper, declared.margin, scale, declared.allowance, declared.half
     )
     allowance = f"; {declared.allowance_text}" if any(declared.allowance) else ""
-    rounding = (
-        f" of every value the printed {paper:g} stands for (±{declared.half:g})"
-        if declared.half
-        else ""
-    )
+    rounding = f" of every value the printed {paper:g} stands for (±{declared.half:g})"
+    rounding = rounding if declared.half else ""
     text = (
         f"D = paper − ours in [{test.low:+.4g}, {test.high:+.4g}] ({100 * (1 - ALPHA):g}%, {what}, "
         f"on {scale.name}); margin ±{eq.describe_margin(declared.margin)}{rounding}{allowance}"
@@ -316,10 +313,9 @@ SIMPSON_MARK = "⚠ pooled outside its seeds"
 def simpson_flag(measured: Measured) -> str:
     """A warning when a pooled correlation lies :data:`SIMPSON_GAP` outside its seeds' range."""
     seeds, pooled = finite(measured["per_seed"]), float(measured["value"])
-    correlation = measured["quantity"] in CORRELATIONS
-    if not correlation or len(seeds) < 2 or not math.isfinite(pooled):
+    low, high = min(seeds, default=pooled), max(seeds, default=pooled)
+    if measured["quantity"] not in CORRELATIONS or len(seeds) < 2 or not math.isfinite(pooled):
         return ""
-    low, high = min(seeds), max(seeds)
     if low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP:
         return ""
     return (

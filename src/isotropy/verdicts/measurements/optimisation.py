@@ -93,9 +93,8 @@ def per_seed_correlations(
         return {}
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     out: dict[tuple[str, str, str], list[Any]] = {}
-    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(
-        ["encoder", "dataset", "seed"], sort=True
-    ):
+    runs = traces.dropna(subset=[x, y]).groupby(["encoder", "dataset", "seed"], sort=True)
+    for (encoder, dataset, _), run in runs:
         defined = len(run) >= 3 and run[x].nunique() > 1 and run[y].nunique() > 1
         for column, method in (("pearson_r", stats.pearsonr), ("spearman_rho", stats.spearmanr)):
             value = float(method(run[x], run[y]).statistic) if defined else math.nan
