@@ -39,7 +39,13 @@ def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list
             capped = clusters.get("max_per_type", Clusters.default("max_per_type"))
             cap = "none" if capped is None else str(capped)
             stand_in = joined(model_stand_in(config, name, paper), stand.corpus)
-            layers = _layers_note(group)
+            per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
+            layers = (
+                f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
+                "does not say which layer, the last is compared"
+                if len(per_layer)
+                else ""
+            )
             seed_free = "lid_sample_size" in clusters and clusters["lid_sample_size"] is None
         at = at_setup("geometry", setup, paper, n=n, k=k, per_type_cap=cap, stand_in=stand_in)
         at = partial(at, evidence=paths.GEOMETRY_LID)
@@ -48,17 +54,6 @@ def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list
         rows.append(at("lid_n", value=n, convention="points indexed and queried (the LID sample)"))
         rows.append(at("dim", value=dim, convention="embedding dimension"))
     return rows
-
-
-def _layers_note(group: pd.DataFrame) -> str:
-    """The range of a model's cosine LID over its layers ('' without one)."""
-    per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
-    if not len(per_layer):
-        return ""
-    return (
-        f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
-        "does not say which layer, the last is compared"
-    )
 
 
 def _lid_cosine_row(
