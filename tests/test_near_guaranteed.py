@@ -49,7 +49,7 @@ def planted_claims() -> pd.DataFrame:
 def flat(rng, seeds):
     """No change from identical starts: each seed's change, and the study's spread measure."""
     ends = {m: pd.DataFrame({"first": 0.0, "last": rng.normal(0, 0.02, seeds)}) for m in NAMES}
-    spread = _spread_row(ends, seeds, "", lambda _, **row: row)
+    spread = _spread_row(ends, seeds, lambda _, **row: row)
     return {**spread, "per_seed": ends["isoscore"]["last"], "seeds": seeds}
 
 

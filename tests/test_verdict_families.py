@@ -171,7 +171,7 @@ def _spread(final_sd: float, n: int, rng: np.random.Generator) -> dict:
     iso = pd.DataFrame({"first": first, "last": -1 + rng.normal(0, final_sd, n)})
     sil = pd.DataFrame({"first": first, "last": 1 + rng.normal(0, 1e-4, n)})
     at = partial(measurement, "main", setup="s", paper_setup="polarity", seeds=n, evidence="")
-    return _spread_row({"isoscore": iso, "silhouette": sil}, n, "", at)
+    return _spread_row({"isoscore": iso, "silhouette": sil}, n, at)
 
 
 def _seeds_agree(rows: pd.DataFrame) -> str:

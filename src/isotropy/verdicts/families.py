@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from isotropy.io import markdown_table
-from isotropy.verdicts.tolerances import AGREES, DIFFERS, settle
+from isotropy.statistics import AGREES, DIFFERS
+from isotropy.verdicts.tolerances import settle
 
 MICKUS, RAJAEI = "Mickus et al. 2024", "Rajaei & Sheikhi 2020"
 # Each study's name in a family (and on the comparison page), and the paper its claims are from.
@@ -48,16 +49,13 @@ def family_of_claim(study: str, rule: str, quantity: str) -> str:
 
 
 def family_sizes(notes: pd.Series, noun: str) -> str:
-    """'Mickus et al. 2024 · main (4 rows), …': the families a page's ``notes`` were adjusted
-    over ('none' without any)."""
+    """'Mickus et al. 2024 · main (4 rows), …': the families of a page's ``notes`` ('none')."""
     found = notes.astype(str).str.extract(r"Holm over the \d+ \w+ of ([^:;]+)")[0].dropna()
-    counted = Counter(found)
-    return ", ".join(f"{family} ({n} {noun})" for family, n in counted.items()) or "none"
+    return ", ".join(f"{family} ({n} {noun})" for family, n in Counter(found).items()) or "none"
 
 
 def verdict_page(title: str, paragraphs: Sequence[str], tables: Mapping[str, pd.DataFrame]) -> str:
-    """A verdict page (the claims, the comparison with the papers) in Markdown: its title, its
-    paragraphs, then each table under its heading."""
+    """A verdict page in Markdown: its title, its paragraphs, each table under its heading."""
     lines = [f"# {title}"]
     for paragraph in paragraphs:
         lines += ["", paragraph]
@@ -67,8 +65,7 @@ def verdict_page(title: str, paragraphs: Sequence[str], tables: Mapping[str, pd.
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of a family of p-values (NaN stays NaN, outside the family;
-    scipy offers no Holm)."""
+    """Holm's step-down adjustment (NaN stays NaN, outside the family; scipy offers no Holm)."""
     p = np.asarray(p_values, dtype=float)
     finite = np.flatnonzero(np.isfinite(p))
     adjusted = np.full(p.shape, np.nan)

@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.verdicts.tolerances import ALPHA, NOT_LEARNED, finite
+from isotropy.statistics import NOT_LEARNED
+from isotropy.verdicts.tolerances import ALPHA, finite
 
 NO_BASELINE = (
     "no majority baseline recorded (runs from before the learning guard): whether the model "
@@ -65,12 +66,10 @@ def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) 
 
 
 def guard_rows(table: pd.DataFrame, unlearned: Mapping[tuple[str, str], str]) -> pd.DataFrame:
-    """``table`` with every row whose (claim, setup) is in ``unlearned`` read
-    :data:`NOT_LEARNED`, its note saying why first."""
+    """``table`` with each (claim, setup) in ``unlearned`` :data:`NOT_LEARNED`, why first."""
     guarded = []
     for row in table.to_dict("records"):
-        why = unlearned.get((str(row["claim"]), str(row["setup"])))
-        if why is not None:
+        if (why := unlearned.get((str(row["claim"]), str(row["setup"])))) is not None:
             note = str(row.get("note") or "")
             row = {**row, "verdict": NOT_LEARNED, "note": f"{why}; {note}" if note else why}
         guarded.append(row)
@@ -81,8 +80,7 @@ HELDOUT_CLAIMS = ("heldout_isoscore_follows", "heldout_silhouette_follows")
 
 
 def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with the held-out claims of each setup whose final held-out accuracy is not
-    shown above its majority baseline read :data:`NOT_LEARNED`."""
+    """``table`` with the held-out claims of a setup not shown to learn :data:`NOT_LEARNED`."""
     heldout = seeds[seeds["question"] == "heldout"]
     unlearned: dict[tuple[str, str], str] = {}
     for setup, run in heldout.groupby("setup", sort=False):

@@ -3,6 +3,7 @@ column of ``config/published_values.csv``; each rule: docs/verdicts.md, "The rul
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -37,6 +38,7 @@ VERDICTS = (*JUDGED, NOT_COMPARABLE, ONE_SEED, STAND_IN, NOT_LEARNED, STATED, NO
 ALPHA = eq.ALPHA  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
 _BOUNDS = {"below": "<", "above": ">", "at_least": ">="}
+Measured = Mapping[str, Any]  # a measurement row (isotropy.verdicts.measurements.COLUMNS)
 # Every rule kind: those without a number, those with one (``kind:x``)
 PLAIN_RULES = ("exact", "printed", "none")
 NUMBER_RULES = ("relative", "iw_factor", "lid", *_BOUNDS, "seeds_below", "seeds_above")
@@ -47,11 +49,9 @@ def parse_tolerance(spec: str) -> tuple[str, float]:
     kind, _, argument = str(spec).partition(":")
     if kind in PLAIN_RULES and not argument:
         return kind, math.nan
-    if kind in NUMBER_RULES and argument:
-        try:
+    with contextlib.suppress(ValueError):
+        if kind in NUMBER_RULES and argument:
             return kind, float(argument)
-        except ValueError:
-            pass
     raise ValueError(
         f"tolerance {spec!r} is not one of {', '.join(PLAIN_RULES)}, or "
         f"{'/'.join(NUMBER_RULES)}:<number>"
@@ -78,9 +78,8 @@ def finite(values: Iterable[float] | None) -> list[float]:
 
 
 def settle(p_for: float, p_against: float, names: tuple[str, str] = (AGREES, DIFFERS)) -> str:
-    """docs/verdicts.md's rule from a test's (Holm-adjusted) p-values: ``names[0]`` when the
-    effect is shown (p_for < α), ``names[1]`` when its opposite is, else inconclusive (a NaN p
-    is never significant)."""
+    """``names[0]`` when a (Holm-adjusted) p_for < α, ``names[1]`` when p_against is, else
+    inconclusive (a NaN p is never significant; docs/verdicts.md)."""
     if p_for < ALPHA:
         return names[0]
     return names[1] if p_against < ALPHA else INCONCLUSIVE
@@ -137,7 +136,7 @@ def scale_of(unit: str, kind: str) -> eq.Scale:
 
 
 def _prediction(
-    scale: eq.Scale, measured: Mapping[str, Any], declared: Declared
+    scale: eq.Scale, measured: Measured, declared: Declared
 ) -> tuple[eq.Prediction | None, float, str]:
     """(prediction of the paper's draw, our value of the declared statistic, words)."""
     seeds = finite(measured.get("per_seed"))
@@ -163,7 +162,7 @@ def _prediction(
 
 def judge_equivalence(
     kind: str,
-    measured: Mapping[str, Any],
+    measured: Measured,
     paper: float,
     declared: Declared,
     *,
@@ -197,9 +196,7 @@ _READING_WORDS = {
 }
 
 
-def _judge_reading(
-    scale: eq.Scale, measured: Mapping[str, Any], paper: float, declared: Declared
-) -> Judged:
+def _judge_reading(scale: eq.Scale, measured: Measured, paper: float, declared: Declared) -> Judged:
     """One reading of the paper's number, judged before a page's Holm."""
     prediction, ours, what = _prediction(scale, measured, declared)
     (low, high), _ = eq.tested_regions(scale, [paper], declared.margin, declared.half)
@@ -215,11 +212,8 @@ def _judge_reading(
         prediction, paper, declared.margin, scale, declared.allowance, declared.half
     )
     allowance = f"; {declared.allowance_text}" if any(declared.allowance) else ""
-    rounding = (
-        f" of every value the printed {paper:g} stands for (±{declared.half:g})"
-        if declared.half
-        else ""
-    )
+    rounding = f" of every value the printed {paper:g} stands for (±{declared.half:g})"
+    rounding = rounding if declared.half else ""
     text = (
         f"D = paper − ours in [{test.low:+.4g}, {test.high:+.4g}] ({100 * (1 - ALPHA):g}%, {what}, "
         f"on {scale.name}); margin ±{eq.describe_margin(declared.margin)}{rounding}{allowance}"
@@ -235,9 +229,8 @@ def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
     if len(tests) == len(readings):
         ends = min(t.low for t in tests), max(t.high for t in tests)
         p = max(t.p_agree for t in tests), max(t.p_differ for t in tests)
-        return Judged(
-            None, text, ours, eq.Equivalence(*ends, *p, tests[0].band_low, tests[0].band_high)
-        )
+        test = eq.Equivalence(*ends, *p, tests[0].band_low, tests[0].band_high)
+        return Judged(None, text, ours, test)
     verdicts = {j.verdict or INCONCLUSIVE for _, j in readings}
     return Judged(verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE, text, ours)
 
@@ -266,7 +259,7 @@ def claimed_first(kind: str, less: float, greater: float) -> tuple[float, float]
 
 
 def seed_test(
-    kind: str, bound: float, measured: Mapping[str, Any]
+    kind: str, bound: float, measured: Measured
 ) -> tuple[str, int, float, float, int, int]:
     """The ``seeds_below`` / ``seeds_above`` rule, for a published row and a claim alike: (sign,
     seeds, p the claimed way, p the other way (Holm-adjusted where the page adjusts), seeds the
@@ -279,7 +272,7 @@ def seed_test(
     return sign, n, *claimed_first(kind, p_less, p_greater), along, len(values)
 
 
-def judge(spec: str, measured: Mapping[str, Any], paper: float = math.nan) -> tuple[str, str]:
+def judge(spec: str, measured: Measured, paper: float = math.nan) -> tuple[str, str]:
     """(verdict, the rule as applied) of one measurement against ``paper`` by a rule that needs
     no declaration; an undefined value of ours differs / is not consistent."""
     kind, argument = parse_tolerance(spec)
@@ -317,13 +310,12 @@ SIMPSON_GAP = 0.05
 SIMPSON_MARK = "⚠ pooled outside its seeds"
 
 
-def simpson_flag(measured: Mapping[str, Any]) -> str:
+def simpson_flag(measured: Measured) -> str:
     """A warning when a pooled correlation lies :data:`SIMPSON_GAP` outside its seeds' range."""
     seeds, pooled = finite(measured["per_seed"]), float(measured["value"])
-    correlation = measured["quantity"] in CORRELATIONS
-    if not correlation or len(seeds) < 2 or not math.isfinite(pooled):
+    low, high = min(seeds, default=pooled), max(seeds, default=pooled)
+    if measured["quantity"] not in CORRELATIONS or len(seeds) < 2 or not math.isfinite(pooled):
         return ""
-    low, high = min(seeds), max(seeds)
     if low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP:
         return ""
     return (
@@ -343,15 +335,14 @@ NEAR_GUARANTEED = "near-guaranteed: not counted"
 WHY_NEAR_GUARANTEED = "its null reads supported over 5% of the time"
 
 
-def near_guaranteed(row: Mapping[str, Any]) -> bool:
+def near_guaranteed(row: Measured) -> bool:
     """Whether a row passes only as near-guaranteed (a bound it fails is evidence)."""
     names = {str(row.get("quantity", "")), str(row.get("claim", ""))}
     return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in (CONSISTENT, SUPPORTED)
 
 
-def said(on_stand_in: bool, row: Mapping[str, Any]) -> str:
-    """What a printed verdict adds: that it was judged on a stand-in, that it is near-guaranteed
-    ('' for neither)."""
+def said(on_stand_in: bool, row: Measured) -> str:
+    """What a printed verdict adds: judged on a stand-in, near-guaranteed ('' for neither)."""
     words = [ON_STAND_IN] * on_stand_in + [NEAR_GUARANTEED] * near_guaranteed(row)
     return f" ({'; '.join(words)})" if words else ""
 

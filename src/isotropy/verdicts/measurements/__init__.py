@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +25,15 @@ COLUMNS = (
     "note missing not_learned per_seed seed_free p_less p_greater moments protocol"
 ).split()
 _NUMBERS = ("value", "seeds", "n", "k", "p_less", "p_greater")
+Row = dict[str, Any]  # one measurement: :data:`COLUMNS`
+Config = Mapping[str, Any]
 
 
-def measurement(
-    study: str, quantity: str, setup: str, paper_setup: str, value: Any = None, **rest: Any
-) -> dict[str, Any]:
+def measurement(study: str, quantity: str, setup: str, paper_setup: str, value=None, **rest) -> Row:
     """One measurement row; absent numbers are NaN, absent text ''."""
     if unknown := set(rest) - set(COLUMNS):
         raise KeyError(f"unknown measurement columns {sorted(unknown)}")
-    row: dict[str, Any] = {c: math.nan if c in _NUMBERS else "" for c in COLUMNS}
+    row: Row = {c: math.nan if c in _NUMBERS else "" for c in COLUMNS}
     row.update(per_seed=(), seed_free=False, moments=None)
     row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup, value=value)
     row.update(
@@ -43,7 +44,12 @@ def measurement(
     return row
 
 
-def over_seeds(runs: pd.DataFrame, column: str, scale: float = 1) -> dict[str, Any]:
+def at_setup(study: str, setup: str, paper_setup: str = "", **fields: Any) -> Callable[..., Row]:
+    """:func:`measurement` with one setup's fields bound (the paper's setup: ours unless named)."""
+    return partial(measurement, study, setup=setup, paper_setup=paper_setup or setup, **fields)
+
+
+def over_seeds(runs: pd.DataFrame, column: str, scale: float = 1) -> Row:
     """The mean of ``column`` × ``scale`` over one setup's ``runs`` and each seed's mean."""
     values = scale * runs[column]
     per_seed = values.groupby(runs["seed"]).mean() if "seed" in runs else [values.mean()]
@@ -51,8 +57,6 @@ def over_seeds(runs: pd.DataFrame, column: str, scale: float = 1) -> dict[str, A
 
 
 SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change
-
-
 # The one-sided levels a at which the spread test's bounds are evaluated: log-spaced, so the
 # smallest a at which a bound holds is found to 1% (rounded up: the p-value errs large)
 _LEVELS = np.geomspace(1e-12, 0.5, 2600)
@@ -68,8 +72,7 @@ def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float,
     """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p that it
     is above), from the ratio's confidence bounds at each level of :data:`_LEVELS`: the std's
     (chi-square) over |mean change|'s (t, two-sided); a union bound: p = 2a."""
-    final = np.asarray(final, dtype=np.float64)
-    change = np.asarray(change, dtype=np.float64)
+    final, change = np.asarray(final, np.float64), np.asarray(change, np.float64)
     n, a = final.size, _LEVELS
     if n < 2:
         return math.nan, math.nan
@@ -86,10 +89,8 @@ def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float,
 
 def one_sided(test: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, float]:
     """(p below, p above) of a scipy test that takes ``alternative`` (a t-test over seeds)."""
-    less, greater = (
-        float(test(*args, alternative=a, **kwargs).pvalue) for a in ("less", "greater")
-    )
-    return less, greater
+    less, greater = (test(*args, alternative=a, **kwargs).pvalue for a in ("less", "greater"))
+    return float(less), float(greater)
 
 
 def seed_test(
@@ -112,16 +113,12 @@ def seed_test(
 
 
 def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:
-    """The learning guard's note on groups of fine-tuning runs ('' when every group learned or
-    lacks ``column``)."""
-    notes = [
-        not_learned_note(
-            runs[column], runs.get("majority_baseline", []), runs.get("eval_sentences", [])
-        )
-        for runs in groups
-        if column in runs
-    ]
-    return "; ".join(note for note in notes if note)
+    """The learning guard's note on groups of fine-tuning runs ('' when each learned)."""
+    keys = ("majority_baseline", "eval_sentences")
+    notes = (
+        not_learned_note(r[column], *(r.get(k, []) for k in keys)) for r in groups if column in r
+    )
+    return joined(*notes)
 
 
 def measure(
@@ -162,8 +159,7 @@ def load_tables(
 
 
 def as_preview(table: pd.DataFrame, stamp: str) -> pd.DataFrame:
-    """A verdict table of a preview: its main-study rows, evidence in the preview's folder, the
-    stamp in a first column ``preview``."""
+    """A preview's verdict table: main's rows, evidence in the preview's folder, ``stamp`` first."""
     rows = table[table["study"] == "main"].reset_index(drop=True)
     if "evidence" in rows:
         main, preview = paths.study_file("", "main"), paths.study_file("", "preview")

@@ -3,77 +3,62 @@ LID), the cosine statistics by layer and the cluster-adjusted S_inter."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 import pandas as pd
 
 from isotropy import paths
 from isotropy.configuration.geometry import Clusters, Static
 from isotropy.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
-from isotropy.verdicts.measurements import joined, measurement, over_seeds
+from isotropy.verdicts.measurements import Config, Row, at_setup, joined, over_seeds
 
 
-def _cai_setup(config: Mapping[str, Any], name: str) -> str:
+def _cai_setup(config: Config, name: str) -> str:
     """The Table 3 row a model is compared with: its own, else BERT's."""
     paper = paper_name(config, name)
     return paper if paper in CAI_MODELS else "BERT"
 
 
-def _lid_seed_free(config: Mapping[str, Any], kind: str) -> bool:
-    """Whether every point is indexed (no seeded sample)."""
-    clusters = (config.get("geometry") or {}).get("clusters") or {}
-    if kind == "static":
-        static = clusters.get("static") or {}
-        return static.get("sample_size", Static.default("sample_size")) is None
-    return "lid_sample_size" in clusters and clusters["lid_sample_size"] is None
-
-
-def lid_measurements(
-    lid: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
-) -> list[dict[str, Any]]:
+def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list[Row]:
     """Per model (last layer) and for the static vectors: cosine LID, its n, and the dimension."""
     rows = []
+    clusters = (config.get("geometry") or {}).get("clusters") or {}
     for (kind, name), group in lid.groupby(["kind", "model"], sort=False):
         last = group if kind == "static" else group[group["layer"] == group["layer"].max()]
-        setup, paper, cap, stand_in, layers = _lid_setup(kind, name, group, config, stand)
         n, k, dim = (int(last.iloc[0][column]) for column in ("n", "k", "dim"))
-        at = partial(measurement, "geometry", setup=setup, paper_setup=paper, n=n, k=k)
-        at = partial(at, per_type_cap=cap, stand_in=stand_in, evidence=paths.GEOMETRY_LID)
+        if kind == "static":  # every point indexed when no seeded sample is drawn
+            glove = "for the paper's GloVe"
+            stand_in = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", glove)
+            setup, paper, cap, layers = "static word vectors", "GloVe", "one vector per word", ""
+            static = clusters.get("static") or {}
+            seed_free = static.get("sample_size", Static.default("sample_size")) is None
+        else:
+            paper = _cai_setup(config, name)
+            setup = f"{name}, last layer ({int(group['layer'].max())})"
+            capped = clusters.get("max_per_type", Clusters.default("max_per_type"))
+            cap = "none" if capped is None else str(capped)
+            stand_in = joined(model_stand_in(config, name, paper), stand.corpus)
+            per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
+            layers = (
+                f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
+                "does not say which layer, the last is compared"
+                if len(per_layer)
+                else ""
+            )
+            seed_free = "lid_sample_size" in clusters and clusters["lid_sample_size"] is None
+        at = at_setup("geometry", setup, paper, n=n, k=k, per_type_cap=cap, stand_in=stand_in)
+        at = partial(at, evidence=paths.GEOMETRY_LID)
         sample = f"k = {k}, neighbours within a sample of n = {n} (per-type cap {cap})"
-        rows.append(_lid_cosine_row(last, layers, sample, _lid_seed_free(config, kind), at))
+        rows.append(_lid_cosine_row(last, layers, sample, seed_free, at))
         rows.append(at("lid_n", value=n, convention="points indexed and queried (the LID sample)"))
         rows.append(at("dim", value=dim, convention="embedding dimension"))
     return rows
 
 
-def _lid_setup(
-    kind: str, name: str, group: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
-) -> tuple[str, str, str, str, str]:
-    """(our setup, the paper's, the per-type cap, the stand-in, the layers' note)."""
-    if kind == "static":
-        glove = "for the paper's GloVe"
-        stand_in = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", glove)
-        return "static word vectors", "GloVe", "one vector per word", stand_in, ""
-    paper = _cai_setup(config, name)
-    setup = f"{name}, last layer ({int(group['layer'].max())})"
-    clusters = (config.get("geometry") or {}).get("clusters") or {}
-    cap = clusters.get("max_per_type", Clusters.default("max_per_type"))
-    stand_in = joined(model_stand_in(config, name, paper), stand.corpus)
-    per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
-    layers = ""
-    if len(per_layer):
-        layers = (
-            f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
-            "does not say which layer, the last is compared"
-        )
-    return setup, paper, "none" if cap is None else str(cap), stand_in, layers
-
-
 def _lid_cosine_row(
-    last: pd.DataFrame, layers: str, sample: str, seed_free: bool, at: Callable[..., dict[str, Any]]
-) -> dict[str, Any]:
+    last: pd.DataFrame, layers: str, sample: str, seed_free: bool, at: Callable[..., Row]
+) -> Row:
     """The cosine LID of one model's last layer or of the static vectors."""
     cosine, euclidean = last[last["metric"] == "cosine"], last[last["metric"] == "euclidean"]
     if cosine.empty:
@@ -85,15 +70,11 @@ def _lid_cosine_row(
             f"{euclidean['lid_cai_scale'].mean():.2f}, true-distance MLE "
             f"{euclidean['lid_true_distances'].mean():.2f}"
         )
-    convention = f"Levina–Bickel MLE, cosine distance, {sample}"
-    return at(
-        "lid_cosine",
-        **over_seeds(cosine, "lid_cai_scale"),
-        seeds=cosine["seed"].nunique(),
-        seed_free=seed_free,
-        convention=convention,
-        note=joined(euclid, layers),
+    at = partial(
+        at, seeds=cosine["seed"].nunique(), seed_free=seed_free, note=joined(euclid, layers)
     )
+    convention = f"Levina–Bickel MLE, cosine distance, {sample}"
+    return at("lid_cosine", **over_seeds(cosine, "lid_cai_scale"), convention=convention)
 
 
 # cosine_by_layer.csv's column → its range over layers in a row's note
@@ -108,11 +89,8 @@ CLUSTER_COS = (
 )
 
 
-def cosine_measurements(
-    cosine: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
-) -> list[dict[str, Any]]:
-    """Per model: the largest |S_inter| after cluster-mean removal over layers, and isotropy
-    within clusters."""
+def cosine_measurements(cosine: pd.DataFrame, config: Config, stand: StandIns) -> list[Row]:
+    """Per model: the largest |S_inter| over layers after cluster-mean removal; within-cluster."""
     rows = []
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
         paper = _cai_setup(config, name)
@@ -121,10 +99,9 @@ def cosine_measurements(
             f"{label} {per_layer[column].min():.3f}–{per_layer[column].max():.3f}"
             for column, label in RANGES.items()
         )
-        layers = f"layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
+        setup = f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
         stand_in = joined(model_stand_in(config, name, paper), stand.corpus)
-        at = partial(measurement, "geometry", setup=f"{name}, {layers}", paper_setup=paper)
-        at = partial(at, stand_in=stand_in, evidence=paths.GEOMETRY_COSINE)
+        at = at_setup("geometry", setup, paper, stand_in=stand_in, evidence=paths.GEOMETRY_COSINE)
         value = float(per_layer["s_inter_adjusted"].abs().max())
         rows.append(at("s_inter_adjusted_max", value=value, convention=CLUSTER_COS, note=note))
         rows.append(_within_cluster_row(group, at))
@@ -138,9 +115,8 @@ WITHIN = (
 )
 
 
-def _within_cluster_row(group: pd.DataFrame, at: Callable[..., dict[str, Any]]) -> dict[str, Any]:
-    """The smallest over layers of the clusters' IsoScore relative to an isotropic cloud of the
-    same sizes; layers with one cluster are named, not judged."""
+def _within_cluster_row(group: pd.DataFrame, at: Callable[..., Row]) -> Row:
+    """The smallest over layers of the clusters' IsoScore relative to an isotropic cloud."""
     means = dict.fromkeys(("isoscore_within", "isoscore_within_ratio"), "mean")
     per_layer = group.groupby("layer").agg({"n_clusters": "max", **means})
     single = [int(layer) for layer, k in per_layer["n_clusters"].items() if k < 2]

@@ -3,10 +3,6 @@ unregularised baseline, tested over seeds."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import partial
-from typing import Any
-
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -16,8 +12,9 @@ from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
 from isotropy.statistics import Claim, fisher_z, smallest_detectable_effect
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
 from isotropy.verdicts.families import family_of_claim, settle_families
-from isotropy.verdicts.measurements import fine_tuned_not_learned, measurement, seed_test
-from isotropy.verdicts.tolerances import ALPHA, claimed_first, parse_tolerance
+from isotropy.verdicts.measurements import Config, Row, at_setup, fine_tuned_not_learned, seed_test
+from isotropy.verdicts.tolerances import ALPHA, parse_tolerance
+from isotropy.verdicts.tolerances import seed_test as seed_rule
 
 ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
 
@@ -35,9 +32,7 @@ ISTAR_QUANTITIES = {
 }
 
 
-def istar_measurements(
-    runs: pd.DataFrame, config: Mapping[str, Any], source: str = paths.ISTAR_RUNS
-) -> list[dict[str, Any]]:
+def istar_measurements(runs: pd.DataFrame, config: Config, source=paths.ISTAR_RUNS) -> list[Row]:
     """Per model × task × λ < 0: the IsoScore* change and the metric gain over the unregularised
     baseline, with raw one-sided p-values over seeds (each page adjusts over the whole grid)."""
     rows = []
@@ -47,11 +42,10 @@ def istar_measurements(
             stand_in = model_stand_in(config, model, "BERT-base / ALBERT / DistilBERT")
         baseline = group[group["regulariser"] == "none"]
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
-        at = partial(measurement, "istar", evidence=source, stand_in=stand_in)
+        fields = {"evidence": source, "stand_in": stand_in}
         if baseline.empty or negative.empty:
             why = "no baseline (regulariser none)" if baseline.empty else "no I-STAR run with λ < 0"
-            setup, seeds = f"{model}/{task}", int(group["seed"].nunique())
-            at = partial(at, setup=setup, paper_setup=setup, seeds=seeds)
+            at = at_setup("istar", f"{model}/{task}", seeds=group["seed"].nunique(), **fields)
             rows += [at(quantity, missing=why) for quantity in ISTAR_QUANTITIES]
             continue
         by_lambda = list(negative.groupby(negative["lambda"].astype(float), sort=True))
@@ -59,56 +53,43 @@ def istar_measurements(
             base = baseline[column].mean()
             for lam, treated in by_lambda:
                 diff, seeds, low, high, paired = seed_test(treated, baseline, column, sesoi)
-                setup = f"{model}/{task}, λ={lam:g}"
-                rows.append(
-                    at(
-                        quantity,
-                        setup=setup,
-                        paper_setup=setup,
-                        value=diff,
-                        seeds=seeds,
-                        per_seed=paired,
-                        p_less=low,
-                        p_greater=high,
-                        convention=f"{convention}, λ = {lam:g} minus no regulariser, {seeds} "
-                        f"seed(s); raw one-sided p against {sesoi:+g} (each page adjusts over "
-                        "its grid)",
-                        note=f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}",
-                        not_learned=fine_tuned_not_learned(baseline, treated, column=ACC),
-                    )
+                tested = {"seeds": seeds, "per_seed": paired, "p_less": low, "p_greater": high}
+                what = (
+                    f"{convention}, λ = {lam:g} minus no regulariser, {seeds} seed(s); raw "
+                    f"one-sided p against {sesoi:+g} (each page adjusts over its grid)"
                 )
+                note = f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}"
+                learned = fine_tuned_not_learned(baseline, treated, column=ACC)
+                at = at_setup("istar", f"{model}/{task}, λ={lam:g}", not_learned=learned, **fields)
+                rows.append(at(quantity, value=diff, convention=what, note=note, **tested))
     return rows
 
 
-def seed_details(measured: list[dict[str, Any]], claims) -> pd.DataFrame:
+def seed_details(measured: list[Row], claims) -> pd.DataFrame:
     """Per tested claim × setup of the I-STAR grid: each seed's difference, the raw and Holm
     p-values, and the smallest difference its seeds detect (paired t at α/m, power 0.8)."""
     rows = []
     for claim in claims:
         kind, bound = parse_tolerance(claim.bound)
         ours = [m for m in measured if m["quantity"] == claim.quantity and m["per_seed"]]
-        if not ours:
-            continue
-        raw = [claimed_first(kind, m["p_less"], m["p_greater"]) for m in ours]
+        tests = [seed_rule(kind, bound, m) for m in ours]
         family = family_of_claim(claim.study, claim.rule, claim.quantity)
-        for m, (p_claim, p_other), (_, a_claim, a_other, size, _) in zip(
-            ours, raw, settle_families([(family, *p) for p in raw])
-        ):
+        settled = settle_families([(family, p, other) for _, _, p, other, _, _ in tests])
+        for m, (_, _, p, other, along, valued), holm in zip(ours, tests, settled):
             values = np.asarray(m["per_seed"])
-            along = values < bound if kind == "seeds_below" else values > bound
             rows.append(
                 {
                     "setup": m["setup"],
                     "claim": claim.name,
                     "each seed": ", ".join(f"{v:+.3f}" for v in values),
-                    "the claimed way": f"{int(along.sum())} of {len(values)}",
-                    "p": p_claim,
-                    "p other way": p_other,
-                    "p Holm": a_claim,
-                    "p Holm other way": a_other,
-                    "family": f"{family} ({size} tests)",
+                    "the claimed way": f"{along} of {valued}",
+                    "p": p,
+                    "p other way": other,
+                    "p Holm": holm.p_for,
+                    "p Holm other way": holm.p_against,
+                    "family": f"{family} ({holm.size} tests)",
                     "smallest detectable": smallest_detectable_effect(
-                        float(values.std(ddof=1)), len(values), ALPHA / max(size, 1)
+                        float(values.std(ddof=1)), len(values), ALPHA / max(holm.size, 1)
                     ),
                 }
             )

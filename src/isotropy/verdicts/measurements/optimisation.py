@@ -18,7 +18,14 @@ from isotropy.standins import StandIns, encoder_paper_name
 from isotropy.statistics import TREND_SESOI, TREND_SOURCE
 from isotropy.verdicts.claims import Claim
 from isotropy.verdicts.equivalence import series_moments
-from isotropy.verdicts.measurements import SEED_SPREAD_LIMIT, joined, measurement, spread_test
+from isotropy.verdicts.measurements import (
+    SEED_SPREAD_LIMIT,
+    Config,
+    Row,
+    at_setup,
+    joined,
+    spread_test,
+)
 
 SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
 # Mickus et al. §3.2 prints r from −0.808 to −0.978: its weakest to one decimal
@@ -33,17 +40,14 @@ def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
     return float(rows[metric].iloc[0]), float(rows[metric].iloc[-1])
 
 
-def _setup(
-    study: str, encoder: str, dataset: str, config: Mapping[str, Any], stand: StandIns
-) -> Callable[..., dict[str, Any]]:
-    """:func:`measurement` with one setup's fields bound."""
+def _setup(study: str, encoder: str, dataset: str, config: Config, stand: StandIns, **fields):
+    """:func:`~isotropy.verdicts.measurements.at_setup` of an encoder × data set."""
     paper = dataset if study == "main" else f"{encoder_paper_name(config, encoder)}/{dataset}"
     kind = ((config.get("encoders") or {}).get(encoder) or {}).get("kind")
     labels = {"pos": stand.pos_labels, "supersense": stand.supersense_labels}.get(dataset, "")
     words = stand.word_vectors if kind == "word-vectors" else ""
     stand_in = joined(words, labels) if study == "main" else ""
-    setup = f"{encoder}/{dataset}"
-    return partial(measurement, study, setup=setup, paper_setup=paper, stand_in=stand_in)
+    return at_setup(study, f"{encoder}/{dataset}", paper, stand_in=stand_in, **fields)
 
 
 def table_names(study: str) -> tuple[str, ...]:
@@ -61,17 +65,15 @@ def optimisation_measurements(
     counts: pd.DataFrame | None,
     correlations: pd.DataFrame | None,
     traces: pd.DataFrame | None,
-    config: Mapping[str, Any],
+    config: Config,
     stand: StandIns,
-) -> list[dict[str, Any]]:
+) -> list[Row]:
     """Counts, correlations and the curves' endpoints of one direct-optimisation study."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     if counts is not None:  # Tables 1 and 2
         evidence = paths.study_file(f"{paths.COUNT_TABLES[study]}.csv", study)
         for _, r in counts.iterrows():
-            at = partial(
-                _setup(study, r["encoder"], r["dataset"], config, stand), evidence=evidence
-            )
+            at = _setup(study, r["encoder"], r["dataset"], config, stand, evidence=evidence)
             items, dim = f"{int(r['rows'])} unique rows", f"dim {int(r['dim'])}"
             rows.append(at("items", value=int(r["items"]), convention=ITEMS, note=items))
             rows.append(at("parameters", value=int(r["params"]), convention=PARAMETERS, note=dim))
@@ -91,9 +93,8 @@ def per_seed_correlations(
         return {}
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     out: dict[tuple[str, str, str], list[Any]] = {}
-    for (encoder, dataset, _), run in traces.dropna(subset=[x, y]).groupby(
-        ["encoder", "dataset", "seed"], sort=True
-    ):
+    runs = traces.dropna(subset=[x, y]).groupby(["encoder", "dataset", "seed"], sort=True)
+    for (encoder, dataset, _), run in runs:
         defined = len(run) >= 3 and run[x].nunique() > 1 and run[y].nunique() > 1
         for column, method in (("pearson_r", stats.pearsonr), ("spearman_rho", stats.spearmanr)):
             value = float(method(run[x], run[y]).statistic) if defined else math.nan
@@ -102,7 +103,7 @@ def per_seed_correlations(
     return {key: tuple(values) for key, values in out.items()}
 
 
-def run_protocol(config: Mapping[str, Any], study: str) -> str:
+def run_protocol(config: Config, study: str) -> str:
     """The :data:`PROTOCOL_KEYS` of a study, ``key=value; …``."""
     section = config.get(study) or {}
     values = {key: section.get(key) for key in PROTOCOL_KEYS}
@@ -110,26 +111,23 @@ def run_protocol(config: Mapping[str, Any], study: str) -> str:
 
 
 def _correlation_measurements(
-    study: str,
-    correlations: pd.DataFrame,
-    traces: pd.DataFrame | None,
-    config: Mapping[str, Any],
-    stand: StandIns,
-) -> list[dict[str, Any]]:
+    study: str, table: pd.DataFrame, traces: pd.DataFrame | None, config: Config, stand: StandIns
+) -> list[Row]:
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
     each seed's value (from the traces where given, else the table's seed rows)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     evidence = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
     from_traces, protocol = per_seed_correlations(traces), run_protocol(config, study)
-    for (encoder, dataset), group in correlations.groupby(["encoder", "dataset"], sort=True):
+    for (encoder, dataset), group in table.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
-        at = partial(_setup(study, encoder, dataset, config, stand), evidence=evidence)
+        at = _setup(study, encoder, dataset, config, stand, evidence=evidence)
         if overall.empty:
             missing = "no 'all' row for this setup in the correlation table"
             rows += [at(column, missing=missing) for column in ("pearson_r", "spearman_rho")]
             continue
         seed_rows = group[group["scope"].astype(str).str.startswith("seed")]
         points = int(overall["points"].iloc[0]) if "points" in overall else None
+        at = partial(at, n=points, protocol=protocol)
         moments = from_traces.get((encoder, dataset, "moments"))
         for column, name in (("pearson_r", "Pearson r"), ("spearman_rho", "Spearman ρ")):
             value = float(overall[column].iloc[0])
@@ -138,59 +136,50 @@ def _correlation_measurements(
             )
             if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
                 per_seed = (value,)
-            listed = ", ".join(f"{v:+.3f}" for v in per_seed)
-            constant = "" if math.isfinite(value) else CONSTANT
-            rows.append(
-                at(
-                    column,
-                    value=value,
-                    seeds=len(per_seed),
-                    n=points,
-                    per_seed=per_seed,
-                    moments=moments if column == "pearson_r" else None,
-                    protocol=protocol,
-                    convention=f"{name} of IsoScore vs silhouette, all recorded steps of all "
-                    f"seeds pooled ({points} points)",
-                    note=joined(constant, f"per seed: {listed}" if per_seed else ""),
-                )
+            listed = f"per seed: {', '.join(f'{v:+.3f}' for v in per_seed)}" if per_seed else ""
+            convention = (
+                f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
+                f"({points} points)"
             )
+            note = joined("" if math.isfinite(value) else CONSTANT, listed)
+            seeded = {"seeds": len(per_seed), "per_seed": per_seed}
+            seeded["moments"] = moments if column == "pearson_r" else None
+            rows.append(at(column, value=value, convention=convention, note=note, **seeded))
     return rows
 
 
 CONSTANT = "undefined: a constant series (see the correlation table)"
 
 
-def _trace_measurements(
-    study: str, traces: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
-) -> list[dict[str, Any]]:
+def _trace_measurements(study: str, traces: pd.DataFrame, config: Config, stand: StandIns):
     """How far silhouette and IsoScore move over a run, and how much the seeds spread."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     protocol = run_protocol(config, study)
     for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
         evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")
         seeds = group["seed"].nunique()
-        at = partial(_setup(study, encoder, dataset, config, stand), seeds=seeds, evidence=evidence)
-        moved, ends = partial(at, protocol=protocol), dict[str, pd.DataFrame]()
+        at = _setup(study, encoder, dataset, config, stand, seeds=seeds, evidence=evidence)
+        at, ends = partial(at, protocol=protocol), dict[str, pd.DataFrame]()
         for metric in ("silhouette", "isoscore"):
             pairs = [_endpoints(run, metric) for _, run in group.groupby("seed")]
             end = ends[metric] = pd.DataFrame(pairs, columns=["first", "last"])
-            first, last = end["first"].mean(), end["last"].mean()
-            change = end["last"] - end["first"]
+            first, last, change = (
+                end["first"].mean(),
+                end["last"].mean(),
+                end["last"] - end["first"],
+            )
             listed = ", ".join(f"{v:+.4f}" for v in change)
             note = f"{first:.4f} → {last:.4f} over {seeds} seed(s); per seed: {listed}"
-            rows.append(
-                moved(f"{metric}_change", value=last - first, per_seed=tuple(change), note=note)
-            )
-        rows.append(_spread_row(ends, seeds, protocol, at))
+            rows.append(at(f"{metric}_change", value=last - first, per_seed=change, note=note))
+        rows.append(_spread_row(ends, seeds, at))
     return rows
 
 
-def _spread_row(
-    ends: Mapping[str, pd.DataFrame], seeds: int, protocol: str, at: Callable[..., dict[str, Any]]
-) -> dict[str, Any]:
+def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., Row]) -> Row:
     """The seeds' spread where they end, relative to how far they move."""
     if seeds < 2:
-        return at("seed_spread", stand_in="", missing="one seed only: no spread to measure")
+        missing = "one seed only: no spread to measure"
+        return at("seed_spread", stand_in="", protocol="", missing=missing)
     spread = {m: ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore")}
     change = {m: abs((ends[m]["last"] - ends[m]["first"]).mean()) for m in spread}
     ratios = {m: spread[m] / change[m] for m in spread}
@@ -202,76 +191,48 @@ def _spread_row(
     tests = [spread_test(ends[m]["last"], ends[m]["last"] - ends[m]["first"]) for m in ratios]
     p_below = max(p for p, _ in tests)
     p_above = min(1.0, len(tests) * min(p for _, p in tests))
-    return at(
-        "seed_spread",
-        value=ratios[worst],
-        p_less=p_below,
-        p_greater=p_above,
-        protocol=protocol,
-        note=f"{seeds} seeds, largest for {worst}; {note}",
-    )
+    note = f"{seeds} seeds, largest for {worst}; {note}"
+    return at("seed_spread", value=ratios[worst], p_less=p_below, p_greater=p_above, note=note)
 
 
 # What the seeds of a direct optimisation vary.
 SEEDS_VARY = "only the classifier's start and any metric sample: the same starting embeddings"
+# Each claim's statement ({rho}, {r}, {why}, {limit}: the study's levels)
+STATEMENTS = {
+    "silhouette_rises": "silhouette rises over training (last step − step 0) in every seed",
+    "isoscore_falls": "IsoScore falls over training (last step − step 0) in every seed",
+    "spearman_strongly_negative": "Spearman ρ between IsoScore and silhouette is below {rho:g} "
+    "in every seed",
+    "pearson_negative": "Pearson r between IsoScore and silhouette is below {r:g} in every seed "
+    "({why})",
+    "seeds_agree": "the spread across seeds is negligible against the change (std of the final "
+    "IsoScore and silhouette below {limit:g} of its mean change)",
+}
+SPREAD_TEST = (
+    "confidence bounds of std / |mean change| (chi-square, t) over {seeds} seeds, both metrics"
+)
 
 
 def optimisation_claims(
-    study: str, curves: str, correlation: str, seeds: str, rho: float, r: tuple[float, str, str]
+    study: str, curves: str, spearman: str, seeds: str, rho: float, r: tuple[float, str, str]
 ) -> tuple[Claim, ...]:
     """The five claims of one optimisation study; ``r``: the Pearson level, its source and the
-    paper's Pearson statement (``correlation``: its Spearman one)."""
-    trend = partial(Claim, sesoi=TREND_SESOI, sesoi_source=TREND_SOURCE, seeds_vary=SEEDS_VARY)
-    bound = partial(Claim, sesoi=0.0, sesoi_source="the bound's", seeds_vary=SEEDS_VARY)
+    paper's Pearson statement (``spearman``: its Spearman one)."""
+    words = {"rho": rho, "r": r[0], "why": r[1], "limit": SEED_SPREAD_LIMIT}
+
+    def claim(name: str, quantity: str, bound: str, paper: str, rule: str, **more: Any) -> Claim:
+        said = STATEMENTS[name].format(**words)
+        return Claim(name, study, quantity, said, bound, paper, rule, seeds_vary=SEEDS_VARY, **more)
+
+    trend = partial(claim, sesoi=TREND_SESOI, sesoi_source=TREND_SOURCE)
+    bound = partial(claim, sesoi=0.0, sesoi_source="the bound's")
+    spread = f"seeds_below:{SEED_SPREAD_LIMIT}"
     return (
-        trend(
-            "silhouette_rises",
-            study,
-            "silhouette_change",
-            "silhouette rises over training (last step − step 0) in every seed",
-            "above:0",
-            curves,
-            "direction",
-        ),
-        trend(
-            "isoscore_falls",
-            study,
-            "isoscore_change",
-            "IsoScore falls over training (last step − step 0) in every seed",
-            "below:0",
-            curves,
-            "direction",
-        ),
-        bound(
-            "spearman_strongly_negative",
-            study,
-            "spearman_rho",
-            f"Spearman ρ between IsoScore and silhouette is below {rho:g} in every seed",
-            f"below:{rho}",
-            correlation,
-            "every_run",
-        ),
-        bound(
-            "pearson_negative",
-            study,
-            "pearson_r",
-            f"Pearson r between IsoScore and silhouette is below {r[0]:g} in every seed ({r[1]})",
-            f"below:{r[0]}",
-            r[2],
-            "direction",
-        ),
-        bound(
-            "seeds_agree",
-            study,
-            "seed_spread",
-            "the spread across seeds is negligible against the change (std of the final "
-            f"IsoScore and silhouette below {SEED_SPREAD_LIMIT:g} of its mean change)",
-            f"seeds_below:{SEED_SPREAD_LIMIT}",
-            seeds,
-            "seeds",
-            test="confidence bounds of std / |mean change| (chi-square, t) over "
-            "{seeds} seeds, both metrics",
-        ),
+        trend("silhouette_rises", "silhouette_change", "above:0", curves, "direction"),
+        trend("isoscore_falls", "isoscore_change", "below:0", curves, "direction"),
+        bound("spearman_strongly_negative", "spearman_rho", f"below:{rho}", spearman, "every_run"),
+        bound("pearson_negative", "pearson_r", f"below:{r[0]}", r[2], "direction"),
+        bound("seeds_agree", "seed_spread", spread, seeds, "seeds", test=SPREAD_TEST),
     )
 
 

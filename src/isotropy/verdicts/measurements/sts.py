@@ -3,15 +3,20 @@ the CLS study's fine-tuned accuracy and I(W)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import partial
-from typing import Any
 
 import pandas as pd
 
 from isotropy import paths
 from isotropy.standins import StandIns, model_stand_in
-from isotropy.verdicts.measurements import fine_tuned_not_learned, joined, measurement, over_seeds
+from isotropy.verdicts.measurements import (
+    Config,
+    Row,
+    at_setup,
+    fine_tuned_not_learned,
+    joined,
+    over_seeds,
+)
 
 # STS methods no seed enters (no clustering)
 SEED_FREE_METHODS = ("none", "centring", "all-but-the-top")
@@ -20,9 +25,7 @@ IW = "I(W) with the eigenvectors' signs as numpy returns them (Rajaee's isotropy
 QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotropy": "isotropy_iw"}
 
 
-def sts_measurements(
-    sts: pd.DataFrame, config: Mapping[str, Any], stand: StandIns
-) -> list[dict[str, Any]]:
+def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list[Row]:
     """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W); per model ×
     data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
     rows = []
@@ -31,47 +34,36 @@ def sts_measurements(
         split_stand_in = stand.sts_split if dataset == "stsb" else ""
         stand_in = joined(model_stand_in(config, name, "BERT"), split_stand_in)
         pipeline = "mean-pooled sentence vectors transformed"
-        if "pipeline" in group:
-            pipeline = str(group["pipeline"].iloc[0])
+        pipeline = str(group["pipeline"].iloc[0]) if "pipeline" in group else pipeline
+        setup = f"{name}, {dataset} {split}".strip()
         for method, runs in group.groupby("method", sort=False):
-            where = (f"{name}, {dataset} {split}".strip(), f"{dataset}/{method}", stand_in)
-            rows += _sts_method_rows(method, runs, *where, pipeline)
+            first, setting, sign_free = runs.iloc[0], "", ""
+            if method != "none" and "n_clusters" in runs:
+                clusters, directions = int(first["n_clusters"]), int(first["n_directions"])
+                setting = f"{clusters} clusters, {directions} directions"
+            if "isotropy_sign_free" in runs:
+                sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
+            seeds = runs["seed"].nunique() if "seed" in runs else None
+            n = int(first["n_pairs"]) if "n_pairs" in runs else None
+            paper = f"{dataset}/{method}"
+            at = at_setup("geometry", setup, paper, stand_in=stand_in, n=n, seeds=seeds)
+            at = partial(at, seed_free=method in SEED_FREE_METHODS, evidence=paths.GEOMETRY_STS)
+            for column, quantity in QUANTITY_OF_STS.items():
+                if column in runs:
+                    iso = column == "isotropy"
+                    convention = f"{IW if iso else COSINE}; {pipeline}"
+                    note = joined(setting, sign_free if iso else "")
+                    values = over_seeds(runs, column)
+                    rows.append(at(quantity, **values, convention=convention, note=note))
         rows += _sts_gain_rows(f"{name}/{dataset}", group, stand_in)
     return rows
 
 
-def _sts_method_rows(
-    method: str, runs: pd.DataFrame, setup: str, paper: str, stand_in: str, pipeline: str
-) -> list[dict[str, Any]]:
-    """One model × data set × method: each STS quantity."""
-    first = runs.iloc[0]
-    setting = sign_free = ""
-    if method != "none" and "n_clusters" in runs:
-        setting = f"{int(first['n_clusters'])} clusters, {int(first['n_directions'])} directions"
-    if "isotropy_sign_free" in runs:
-        sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
-    seeds = runs["seed"].nunique() if "seed" in runs else None
-    n = int(first["n_pairs"]) if "n_pairs" in runs else None
-    at = partial(measurement, "geometry", setup=setup, paper_setup=paper, stand_in=stand_in, n=n)
-    at = partial(
-        at, seeds=seeds, seed_free=method in SEED_FREE_METHODS, evidence=paths.GEOMETRY_STS
-    )
-    rows = []
-    for column, quantity in QUANTITY_OF_STS.items():
-        if column in runs:
-            iso = column == "isotropy"
-            convention = f"{IW if iso else COSINE}; {pipeline}"
-            note = joined(setting, sign_free if iso else "")
-            rows.append(at(quantity, **over_seeds(runs, column), convention=convention, note=note))
-    return rows
-
-
-def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, stand_in: str) -> list[dict[str, Any]]:
+def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, stand_in: str) -> list[Row]:
     """The cluster-based method's I(W) ratio and Spearman gain over none."""
     enhanced = "cluster-based"
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
-    at = partial(measurement, "geometry", setup=claim_setup, paper_setup=claim_setup)
-    at = partial(at, evidence=paths.GEOMETRY_STS)
+    at = at_setup("geometry", claim_setup, evidence=paths.GEOMETRY_STS)
     if "none" not in means.index or enhanced not in means.index:
         missing = f"sts.csv lacks method 'none' or {enhanced!r}"
         return [at(q, missing=missing) for q in ("sts_isotropy_ratio", "sts_spearman_gain")]
@@ -97,18 +89,15 @@ CLASSIFICATION_READINGS = {
 IW_READINGS = (("sst2_iw", 1), ("sst2_iw_percent", 100))
 
 
-def classification_measurements(
-    table: pd.DataFrame, config: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """Per model × reading × method: the linear classifier's validation accuracy ×100 and I(W)
-    of the transformed tokens in both readings."""
+def classification_measurements(table: pd.DataFrame, config: Config) -> list[Row]:
+    """Per model × reading × method: validation accuracy ×100 and the tokens' I(W)."""
     rows = []
     for (name, reading, method), runs in table.groupby(["model", "reading", "method"], sort=False):
         first, stand_in = runs.iloc[0], model_stand_in(config, name, "BERT")
         setup = f"{name}, {first['task']} ({reading} features)"
-        at = partial(measurement, "geometry", setup=setup, paper_setup=method, stand_in=stand_in)
-        at = partial(at, seeds=runs["seed"].nunique(), seed_free=method == "none")
-        at = partial(at, n=int(first["n_validation"]), evidence=paths.GEOMETRY_CLASSIFICATION)
+        at = at_setup("geometry", setup, method, stand_in=stand_in, seeds=runs["seed"].nunique())
+        at = partial(at, seed_free=method == "none", n=int(first["n_validation"]))
+        at = partial(at, evidence=paths.GEOMETRY_CLASSIFICATION)
         features = CLASSIFICATION_READINGS.get(reading, reading)
         convention = f"logistic regression (C {first['C']:g}) on {features}; SST-2 validation"
         note = (
@@ -139,9 +128,8 @@ CLS_QUANTITIES = (
 )
 
 
-def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Per model × task × method: dev accuracy ×100 after fine-tuning and I(W) of the dev CLS
-    states the head read."""
+def rajaee_cls_measurements(table: pd.DataFrame, config: Config) -> list[Row]:
+    """Per model × task × method: fine-tuned dev accuracy ×100, I(W) of the states the head read."""
     rows = []
     source = paths.rajaee_cls_file("runs.csv")
     for (name, task, method), runs in table.groupby(["model", "task", "method"], sort=False):
@@ -153,8 +141,8 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Mapping[str, Any]) -> l
             f"{int(first['train_examples'])} training examples, {int(first['epochs'])} "
             "epochs (config rajaee_cls.training)"
         )
-        at = partial(measurement, "geometry", setup=setup, paper_setup=paper_setup, n=n)
-        at = partial(at, seeds=runs["seed"].nunique(), stand_in=stand_in, evidence=source)
+        at = at_setup("geometry", setup, paper_setup, n=n, seeds=runs["seed"].nunique())
+        at = partial(at, stand_in=stand_in, evidence=source)
         at = partial(at, note=note, not_learned=fine_tuned_not_learned(runs))
         for quantity, column, scale, convention in CLS_QUANTITIES:
             values = over_seeds(runs, column, scale)
