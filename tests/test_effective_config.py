@@ -22,13 +22,14 @@ OVERLAYS.remove("sources.yaml")
 TARGETS = ["all", "main_study", "preview_study"]
 
 
-def digest(value) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+def digest(value, sort_keys: bool = True) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=sort_keys).encode()).hexdigest()
 
 
 def config_digest(overlay: str | None) -> str:
-    files = [ROOT / "config.yaml", *[ROOT / "config" / o for o in [overlay] if o]]
-    return digest(load_config(files))
+    """Keys below the top level in order: a rule parameter's repr, which Snakemake compares."""
+    config = load_config([ROOT / "config.yaml", *[ROOT / "config" / o for o in [overlay] if o]])
+    return digest({key: config[key] for key in sorted(config)}, sort_keys=False)
 
 
 def jobs_digests(target: str, *planted: str) -> dict[str, str]:

@@ -20,9 +20,12 @@ from typing import Any
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
 COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
 
-# (transformer layers, width) of the models a cost is scaled to; hidden-state layers are
+# (transformer layers, width) of the configured models by name, the one home of their widths
+# (config models.<name>.dimension) and what a cost is scaled by; hidden-state layers are
 # layers + 1. ALBERT shares its weights, not its compute.
-MODEL_SHAPE = {"miniLM": (6, 384), "distilbert": (6, 768), "distilbert-cased": (6, 768)}
+MODEL_SHAPE = {"miniLM": (6, 384)} | dict.fromkeys(
+    ("distilbert", "distilbert-cased", "roberta"), (6, 768)
+)
 MODEL_SHAPE |= dict.fromkeys(
     ("mpnet", "bert", "bert-cased", "albert", "gpt2", "openai-gpt"), (12, 768)
 )

@@ -114,6 +114,8 @@ class Section(BaseModel):
         extra="forbid", strict=True, allow_inf_nan=False, regex_engine="python-re"
     )
     DEFAULTS: ClassVar[dict[str, Any]] = {}
+    # Its rules record it as one parameter (whose repr Snakemake compares): keys in field order.
+    WHOLE: ClassVar[bool] = False
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
