@@ -102,8 +102,7 @@ class Config(Section):
     @model_validator(mode="before")
     @classmethod
     def _widths(cls, config: Any) -> Any:
-        """A model's width, where not given, from :data:`isotropy.costs.MODEL_SHAPE` (filled into
-        ``config`` in place, as :func:`fill_defaults` fills the defaults)."""
+        """A model's width, where not given, MODEL_SHAPE's (in place, as fill_defaults fills)."""
         for name, model in (config.get("models") or {}).items() if isinstance(config, dict) else ():
             if isinstance(model, dict) and name in MODEL_SHAPE:
                 model.setdefault("dimension", MODEL_SHAPE[name][1])

@@ -1,10 +1,6 @@
 """What every configuration section shares (:class:`Section`: strict types, no unknown key,
-finite numbers that fit in 64 bits, plain text, defaults a variant overrides one by one) and the
-one walk of the sections' types (:func:`nested`, :func:`sections`).
-
-Plain text because captions are reStructuredText rendered with raw HTML and file inclusion on,
-and Snakemake embeds rule parameters as JSON inside ``<script>`` without escaping ``</``.
-"""
+64-bit finite numbers, plain text: captions are reStructuredText with raw HTML on, and Snakemake
+embeds parameters in ``<script>`` unescaped) and the one walk of the sections' types."""
 
 from __future__ import annotations
 
