@@ -265,7 +265,7 @@ def test_settings_at_the_edge_load_and_the_model_package_named_is_not_imported(
     without a revision; a RoBERTa without a pad id, which counts no positions (its job says);
     words embedded by a sentence encoder; `this`, never imported."""
     config["sources"]["word2vec"]["members"] = {"model.bin": {"bytes": 1, "sha256": "0" * 64}}
-    minilm_clusters(config, 512, pca_layer=-7).pop("dimension")
+    minilm_clusters(config, 512, pca_layer=-7).update(dimension=None)
     config["geometry"]["clusters"]["models"].append("roberta")
     config["models"]["roberta"]["path"] = str(tmp_path)
     given = {"model_type": "roberta", "max_position_embeddings": 514, "pad_token_id": None}

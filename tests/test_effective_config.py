@@ -1,7 +1,7 @@
-"""config.yaml's effective configuration, alone and under each overlay, and the jobs of dry runs
-(all, main_study, preview_study: rule, output, parameters) stay as the golden's sha256 say: a
-default moved between config.yaml and the models changes no run. The dry runs are slow tests;
-`python tests/test_effective_config.py --write` re-records the golden."""
+"""config.yaml's effective configuration, alone and under each overlay (nested keys in order:
+Snakemake compares a parameter's repr), and the jobs (rule, output, parameters) of the dry runs
+of all, main_study and preview_study stay as the golden's sha256 say: a default moved between
+config.yaml and the models changes no run. Dry runs are slow tests; `--write` re-records."""
 
 import hashlib
 import json
@@ -22,13 +22,13 @@ OVERLAYS.remove("sources.yaml")
 TARGETS = ["all", "main_study", "preview_study"]
 
 
-def digest(value) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+def digest(value, sort_keys: bool = True) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=sort_keys).encode()).hexdigest()
 
 
 def config_digest(overlay: str | None) -> str:
-    files = [ROOT / "config.yaml", *[ROOT / "config" / o for o in [overlay] if o]]
-    return digest(load_config(files))
+    config = load_config([ROOT / "config.yaml", *[ROOT / "config" / o for o in [overlay] if o]])
+    return digest({key: config[key] for key in sorted(config)}, sort_keys=False)
 
 
 def jobs_digests(target: str, *planted: str) -> dict[str, str]:

@@ -1,8 +1,5 @@
-"""The measured costs, as data: ``config/costs.csv``, one row per measured number with the
-date, the machine and the command that measured it (a number without them is refused); and how
-CPU seconds become wall time on this machine (:class:`Pace`). A job's cost lives with its study
-(:mod:`isotropy.studies`).
-"""
+"""The measured costs (``config/costs.csv``: a row per number, with its date, machine and
+command) and how CPU seconds become wall time here (:class:`Pace`); a job's cost is its study's."""
 
 from __future__ import annotations
 
@@ -20,12 +17,13 @@ from typing import Any
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
 COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
 
-# (transformer layers, width) of the models a cost is scaled to; hidden-state layers are
-# layers + 1. ALBERT shares its weights, not its compute.
-MODEL_SHAPE = {"miniLM": (6, 384), "distilbert": (6, 768), "distilbert-cased": (6, 768)}
-MODEL_SHAPE |= dict.fromkeys(
-    ("mpnet", "bert", "bert-cased", "albert", "gpt2", "openai-gpt"), (12, 768)
-)
+# (transformer layers, width) by model name: the widths' one home (config models.<name>.dimension)
+# and what costs scale by; hidden-state layers are layers + 1. ALBERT shares weights, not compute.
+MODEL_SHAPE = {
+    "miniLM": (6, 384),
+    **dict.fromkeys(("distilbert", "distilbert-cased", "roberta"), (6, 768)),
+    **dict.fromkeys(("mpnet", "bert", "bert-cased", "albert", "gpt2", "openai-gpt"), (12, 768)),
+}
 
 
 def size_factor(model: str) -> float:

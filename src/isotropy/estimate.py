@@ -1,13 +1,6 @@
 """What a long target will do and how long it will take, said before it starts (`make run`,
-`make preview`).
-
-    python -m isotropy.estimate --configfile config.yaml config/offline.yaml my.yaml \
-        --target main_study
-
-Loads the configuration as Snakemake does, asks Snakemake's dry run which jobs the target needs
-now and sums what each costs (:func:`describe`). It writes nothing: the run itself records its
-effective configuration when it starts (:func:`started`).
-"""
+`make preview`): the jobs of Snakemake's dry run, each costed (:func:`describe`). It writes
+nothing; the run records its effective configuration when it starts (:func:`started`)."""
 
 from __future__ import annotations
 
@@ -243,10 +236,8 @@ def describe(
     target: str,
     pace: costs.Pace | None = None,
 ) -> tuple[list[str], float]:
-    """The lines and wall seconds of ``jobs`` (rule, wildcards) on ``device`` (cpu, cuda) at
-    ``pace`` (default: this machine now): each rule of :data:`JOB_COSTS` its measured cost (a
-    job without one named), any other its start-up; on a busy CPU also the time at its present
-    load (docs/measurements.md, "The estimate at the machine's load")."""
+    """The lines and wall seconds of ``jobs`` (rule, wildcards) on ``device`` at ``pace`` (default:
+    here, now), each job its :func:`job_seconds`; on a busy CPU also the time at its load."""
     pace, config = pace or costs.Pace.here(), {**config, "device": device}
     by_rule: dict[str, list[float]] = {}
     unknown = []
@@ -294,10 +285,9 @@ def describe(
 
 
 def started(workflow: Any, config: Mapping[str, Any]) -> None:
-    """What a run does when it starts (``onstart``): the jobs' thread wait policy set in the
-    environment they inherit, then its effective configuration written to
-    ``logs/effective-config/<target>.yaml`` for each target named by a plain word (what ``make
-    report`` describes); the time left said after each finished job (:class:`TimeLeft`)."""
+    """``onstart``: the jobs' thread wait policy set in their environment, the effective
+    configuration written to ``logs/effective-config/<target>.yaml`` for each plain-word target
+    (what ``make report`` describes), the time left said after each job (:class:`TimeLeft`)."""
     # Each planned job's estimate as `describe` makes it (at one speed: only ratios are used).
     pace = costs.Pace(cores=costs.available_cores() or 2, job_overhead=costs.JOB_OVERHEAD_SECONDS)
     dag: Any = getattr(workflow, "dag", None)

@@ -29,6 +29,7 @@ from isotropy.configuration.optimisation import (
     Sensitivity,
 )
 from isotropy.configuration.studies import Extensions, Istar, IstarEstimator, RajaeeCls, Section2
+from isotropy.costs import MODEL_SHAPE
 
 __all__ = ["INCONSISTENT", "Config", "ConfigError", "Section", "TrainingSettings", "fill_defaults"]
 INCONSISTENT = "configuration is inconsistent:\n  "
@@ -97,6 +98,15 @@ class Config(Section):
     istar_estimator: IstarEstimator | None = optional()
     section2: Section2 | None = optional()
     extensions: Extensions = optional()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _widths(cls, config: Any) -> Any:
+        """A model's width, where not given, MODEL_SHAPE's (in place, as fill_defaults fills)."""
+        for name, model in (config.get("models") or {}).items() if isinstance(config, dict) else ():
+            if isinstance(model, dict) and name in MODEL_SHAPE:
+                model.setdefault("dimension", MODEL_SHAPE[name][1])
+        return config
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -280,11 +290,16 @@ def stride_problem(study: str, stride: int, of: str, updates: int) -> str | None
 
 def fill_defaults(model: type[Section], config: dict) -> dict:
     """The defaults of ``model`` filled into ``config`` (validated by it) in place, leaving what
-    it gives as written (so the rules' parameters do not change) and ``optional`` keys out."""
+    it gives as written (so the rules' parameters do not change; a ``WHOLE`` section in field
+    order) and ``optional`` keys out."""
     for _, section, mapping in sections(model, config):
         for name, field in section.model_fields.items():
             if name not in mapping and not (field.is_required() or is_absent(field)):
                 mapping[name] = section.default(name)
+        if section.WHOLE:
+            mapping.update(
+                {name: mapping.pop(name) for name in section.model_fields if name in mapping}
+            )
     return config
 
 

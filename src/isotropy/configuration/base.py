@@ -1,10 +1,6 @@
 """What every configuration section shares (:class:`Section`: strict types, no unknown key,
-finite numbers that fit in 64 bits, plain text, defaults a variant overrides one by one) and the
-one walk of the sections' types (:func:`nested`, :func:`sections`).
-
-Plain text because captions are reStructuredText rendered with raw HTML and file inclusion on,
-and Snakemake embeds rule parameters as JSON inside ``<script>`` without escaping ``</``.
-"""
+64-bit finite numbers, plain text: captions are reStructuredText with raw HTML on, and Snakemake
+embeds parameters in ``<script>`` unescaped) and the one walk of the sections' types."""
 
 from __future__ import annotations
 
@@ -114,6 +110,8 @@ class Section(BaseModel):
         extra="forbid", strict=True, allow_inf_nan=False, regex_engine="python-re"
     )
     DEFAULTS: ClassVar[dict[str, Any]] = {}
+    # Its rules record it as one parameter (whose repr Snakemake compares): keys in field order.
+    WHOLE: ClassVar[bool] = False
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

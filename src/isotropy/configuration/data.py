@@ -144,6 +144,7 @@ class SplitModel(Section):
 
 
 class Model(Section):
+    WHOLE = True  # keys in field order, whichever file gives them (its width filled in)
     # plain names only: the report shows them (\Z: no final newline)
     model: str | None = Field(
         None,
@@ -153,11 +154,6 @@ class Model(Section):
     revision: Commit | None = Field(
         None, description="The hub commit (40 hex digits); needed unless `path` is given."
     )
-    path: str | None = Field(
-        None,
-        pattern=r"^[A-Za-z0-9_./~+@=,:-][A-Za-z0-9_./~+@=,: -]*\Z",
-        description="A folder, package:<module> or parts:<name>.",
-    )
     # What the project knows of the model, stated here rather than guessed from its name.
     paper: str | None = Field(
         None,
@@ -166,7 +162,12 @@ class Model(Section):
         "stand-ins).",
     )
     dimension: int | None = Field(
-        None, ge=1, description="Hidden size, for the estimate; null = unknown."
+        None, ge=1, description="Hidden size; default: isotropy.costs.MODEL_SHAPE's, else null."
+    )
+    path: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_./~+@=,:-][A-Za-z0-9_./~+@=,: -]*\Z",
+        description="A folder, package:<module> or parts:<name>.",
     )
 
     @model_validator(mode="after")

@@ -22,6 +22,8 @@ STS_METHODS: tuple[StsMethod, ...] = get_args(StsMethod)
 class Corpus(Section):
     """The text whose token states are read."""
 
+    WHOLE = True
+
     name: FolderName = Field(description="Names the results folder.")
     source: str = Field(description="The download (a key of `sources`) the corpus is read from.")
     format: Literal["lines", "wikitext"] = Field(

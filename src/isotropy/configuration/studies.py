@@ -70,6 +70,8 @@ class RajaeeCls(Section):
     """Target rajaee_cls_study: the cluster method on CLS states inside fine-tuning; every key
     has a default."""
 
+    WHOLE = True
+
     models: Unique[str] = Field(
         ["miniLM"],
         min_length=1,
@@ -93,6 +95,8 @@ class RajaeeCls(Section):
 
 class IstarEstimator(Section):
     """The I-STAR poster's estimator figures on clouds of known isotropy; null = not made."""
+
+    WHOLE = True
 
     dim: int = Field(32, ge=2, description="Dimension of the Gaussian clouds.")
     spectrum_ratio: float = Field(

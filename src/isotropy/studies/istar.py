@@ -1,9 +1,5 @@
-"""The records of the I-STAR fine-tuning grid (Figures 5-7) and of the poster's estimator
-figures 1-4 (science: isotropy.istar).
-
-The grid's costs are the Rajaee CLS study's (:func:`isotropy.studies.record.finetune_job`); the
-penalties' own cost is not measured (the CLS study's cluster step per batch was within noise).
-"""
+"""The records of the I-STAR grid (Figures 5-7; costs: the Rajaee CLS study's fine-tuning, the
+penalties' own unmeasured) and of the poster's estimator figures 1-4 (science: isotropy.istar)."""
 
 from __future__ import annotations
 

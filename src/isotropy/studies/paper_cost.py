@@ -121,11 +121,10 @@ def optimisation_job_seconds(
 def sensitivity_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
-    """Wall seconds of one rule optimize_sensitivity job (None: no dimension known). On a CPU, a
-    start-up plus a part growing as items² and dimension^power (the ``sensitivity_*`` rows of
-    config/costs.csv; fitted before the speed probe, so not scaled by it), one job per core; on a
-    GPU, the main study's per-update cost at 384-d, scaled by dimension beyond it. A label set
-    whose items were not counted is costed as ``all`` (an upper bound)."""
+    """Wall seconds of one rule optimize_sensitivity job (None: no dimension known): on a CPU, the
+    ``sensitivity_*`` rows' start-up plus a part growing as items² and dimension^power, one job a
+    core (fitted before the speed probe: not scaled by it); on a GPU, main's per-update cost at
+    384-d scaled by dimension beyond it. Uncounted label sets cost as ``all`` (an upper bound)."""
     section, setup, label_set = config["sensitivity"], wildcards["dataset"], wildcards["label_set"]
     dim = vector_dim(Config.model_validate(config), wildcards["encoder"])  # the estimate's dict
     base_items = costs.by_dataset("sensitivity_items")

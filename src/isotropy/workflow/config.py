@@ -1,7 +1,5 @@
-"""The configuration's one loader (:func:`load_config`, for the Snakefile, the estimate and the
-audit): the files merged as Snakemake merges them, validated by the models (defaults filled in),
-then checked against the registries (:mod:`.checks`), each problem one sentence naming its key.
-"""
+"""The configuration's one loader (:func:`load_config`): the files merged as Snakemake merges
+them, validated by the models (defaults filled in), then checked against the registries."""
 
 from __future__ import annotations
 
@@ -158,9 +156,8 @@ def with_sources(config: dict) -> dict:
 
 
 def check_loaded_config(config: dict) -> Config:
-    """What :func:`load_config` does after merging (the Snakefile's ``config`` is merged by
-    Snakemake): the models' validation, their defaults filled into ``config``, then
-    :func:`check_config`; the validated model, which rules and helpers read."""
+    """:func:`load_config` after merging (Snakemake merges the Snakefile's): validated, defaults
+    filled into ``config``, :func:`check_config`; the validated model, which helpers read."""
     try:
         model = Config.model_validate(config)
     except ValidationError as error:
