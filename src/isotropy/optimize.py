@@ -136,12 +136,7 @@ def problem_from_files(
     return build_problem(table, index, vectors)
 
 
-def save_run(
-    trace: pd.DataFrame,
-    summary: dict,
-    trace_path: str | os.PathLike,
-    summary_path: str | os.PathLike,
-) -> None:
+def save_run(trace: pd.DataFrame, summary: dict, trace_path, summary_path) -> None:
     """A run's trace (parquet) and summary (JSON), each written whole or not at all."""
     with atomic_path(trace_path) as tmp:
         trace.to_parquet(tmp, index=False)
@@ -537,11 +532,7 @@ class _TripletObjective:
 
 
 def _train(
-    model: EmbeddingClassifier,
-    settings: OptimisationSettings,
-    objective,
-    per_update: _PerUpdateMetrics,
-    probe: Probe | None = None,
+    model, settings: OptimisationSettings, objective, per_update, probe=None
 ) -> _TraceBuffer:
     """Full-batch Adam for ``settings.updates`` updates, recording the states the settings ask
     for."""
@@ -580,12 +571,7 @@ def _train(
 
 
 def _summary(
-    problem: Problem,
-    settings: OptimisationSettings,
-    model: EmbeddingClassifier,
-    clusters: np.ndarray,
-    final: dict,
-    wall: float,
+    problem: Problem, settings: OptimisationSettings, model, clusters, final, wall
 ) -> dict:
     """The run's counts (from the real model objects), settings, wall time and final record."""
     return {
