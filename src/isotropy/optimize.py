@@ -264,12 +264,9 @@ _PROGRESS = "update %d/%d (%.0f%%): %s elapsed, about %s left"
 
 
 class _TraceBuffer:
-    """Per-step records kept on the device and copied to the host in batches.
-
-    Also holds every update's training loss, so that a non-finite loss is reported with the
-    update where it first appeared without a per-update ``isfinite`` check on the host. A record
-    holds the trace columns of the metric registry (:func:`registry.trace_columns`), by name.
-    """
+    """Per-step records (the registry's trace columns, by name) kept on the device and copied to
+    the host in batches, with every update's training loss: a non-finite loss is reported with
+    the update where it first appeared without a per-update ``isfinite`` check on the host."""
 
     def __init__(self, updates: int, device: torch.device, extra_columns: tuple[str, ...] = ()):
         self.columns = registry.trace_columns() + tuple(extra_columns)

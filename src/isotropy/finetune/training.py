@@ -302,14 +302,9 @@ def task_splits(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(train, validation) tables of ``task`` from its splits' downloads, each cut to the
     settings' subset (``train_subset``, ``eval_subset``; seeded by ``subset_seed``)."""
-    return (
-        load_task_split(
-            task, "train", Path(train_folder), settings.train_subset, settings.subset_seed
-        ),
-        load_task_split(
-            task, "validation", Path(validation_folder), settings.eval_subset, settings.subset_seed
-        ),
-    )
+    read = functools.partial(load_task_split, task, subset_seed=settings.subset_seed)
+    train = read("train", Path(train_folder), settings.train_subset)
+    return train, read("validation", Path(validation_folder), settings.eval_subset)
 
 
 def rule_run(snakemake: Any) -> dict[str, Any]:
