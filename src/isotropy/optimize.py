@@ -136,12 +136,7 @@ def problem_from_files(
     return build_problem(table, index, vectors)
 
 
-def save_run(
-    trace: pd.DataFrame,
-    summary: dict,
-    trace_path: str | os.PathLike,
-    summary_path: str | os.PathLike,
-) -> None:
+def save_run(trace: pd.DataFrame, summary: dict, trace_path, summary_path) -> None:
     """A run's trace (parquet) and summary (JSON), each written whole or not at all."""
     with atomic_path(trace_path) as tmp:
         trace.to_parquet(tmp, index=False)
@@ -269,12 +264,9 @@ _PROGRESS = "update %d/%d (%.0f%%): %s elapsed, about %s left"
 
 
 class _TraceBuffer:
-    """Per-step records kept on the device and copied to the host in batches.
-
-    Also holds every update's training loss, so that a non-finite loss is reported with the
-    update where it first appeared without a per-update ``isfinite`` check on the host. A record
-    holds the trace columns of the metric registry (:func:`registry.trace_columns`), by name.
-    """
+    """Per-step records (the registry's trace columns, by name) kept on the device and copied to
+    the host in batches, with every update's training loss: a non-finite loss is reported with
+    the update where it first appeared without a per-update ``isfinite`` check on the host."""
 
     def __init__(self, updates: int, device: torch.device, extra_columns: tuple[str, ...] = ()):
         self.columns = registry.trace_columns() + tuple(extra_columns)
@@ -537,11 +529,7 @@ class _TripletObjective:
 
 
 def _train(
-    model: EmbeddingClassifier,
-    settings: OptimisationSettings,
-    objective,
-    per_update: _PerUpdateMetrics,
-    probe: Probe | None = None,
+    model, settings: OptimisationSettings, objective, per_update, probe=None
 ) -> _TraceBuffer:
     """Full-batch Adam for ``settings.updates`` updates, recording the states the settings ask
     for."""
@@ -580,12 +568,7 @@ def _train(
 
 
 def _summary(
-    problem: Problem,
-    settings: OptimisationSettings,
-    model: EmbeddingClassifier,
-    clusters: np.ndarray,
-    final: dict,
-    wall: float,
+    problem: Problem, settings: OptimisationSettings, model, clusters, final, wall
 ) -> dict:
     """The run's counts (from the real model objects), settings, wall time and final record."""
     return {

@@ -7,22 +7,10 @@ zero-padded or isometrically embedded) x a label set (:data:`LABEL_SETS`) x a le
 factor, each with several seeds (the replication unit). Every vector set sees the same items:
 the words that the ``items_from`` encoder has a vector for.
 
-This module holds the label sets and the vector transforms, and the study's
-measurements: per step, per seed and per cell. The grid, its files and settings are read from
-the configuration by :mod:`isotropy.workflow.targets` (``sensitivity_*``), the section's
-cross-checks are :class:`isotropy.configuration.Config`'s.
-
-* :class:`SubspaceProbe` is an :class:`isotropy.optimize.Probe`: at every recorded step it adds
-  the share of the table's variance in the classifier's row space and, for vectors whose
-  original span is known (rotated, padded, orthogonally embedded), IsoScore inside that span and
-  the share of variance outside it. IsoScore of the full table is (PR - 1)/(D - 1), so a 50-d
-  cloud placed in 300 dimensions scores 49/299 of its 50-d value; inside its span it scores the
-  50-d value exactly, and it moves only as far as Adam leaves the span.
-* :func:`seed_row` reduces one run's trace to the per-seed numbers: Pearson r and Spearman ρ of
-  IsoScore and silhouette, IsoScore's change, the update of its minimum, r up to and from that
-  minimum (the two phases), r on IsoScore inside the span, and the subspace shares.
-* :func:`cell_table` gives one row per cell with t-intervals over seeds on the Fisher z of each
-  correlation (:func:`isotropy.statistics.seed_interval`, the main study's interval).
+This module holds the label sets, the vector transforms and the study's measurements per step
+(:class:`SubspaceProbe`), per seed (:func:`seed_row`) and per cell (:func:`cell_table`, with the
+main study's interval over seeds); the grid, its files and settings come from the configuration
+through :mod:`isotropy.workflow.targets` (``sensitivity_*``).
 """
 
 from __future__ import annotations
@@ -183,11 +171,12 @@ MIN_POINTS = 3
 
 
 class SubspaceProbe:
-    """Per-step subspace measurements of the embedding table (module docstring).
-
-    ``basis``: D x d orthonormal columns spanning the original vectors inside the table's D
-    dimensions (:func:`isotropy.sensitivity.derive_vectors`), or None.
-    """
+    """At every recorded step (an :class:`isotropy.optimize.Probe`): the share of the table's
+    variance in the classifier's row space and, where ``basis`` (D x d orthonormal columns: the
+    original span inside the table, :func:`derive_vectors`) is known, IsoScore inside that span
+    and the share of variance outside it. IsoScore of the full table is (PR - 1)/(D - 1): a 50-d
+    cloud placed in 300 dimensions scores 49/299 of its 50-d value, inside its span exactly that
+    value, which moves only as far as Adam leaves the span."""
 
     def __init__(self, basis: np.ndarray | None, device: torch.device | str = "cpu"):
         # torch only here and in subspace_values: the per-seed and per-cell reductions below run

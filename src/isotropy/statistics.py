@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -80,21 +80,26 @@ def seed_interval(per_seed: Iterable[float], level: float = 0.95) -> SeedInterva
         return SeedInterval(0, undefined, math.nan, None, None, level)
     if finite.size < 2:  # the one seed's value itself (no round trip through z)
         return SeedInterval(1, undefined, float(finite[0]), None, None, level)
-    on_z = cast("tuple[float, float, float]", mean_interval(fisher_z(finite), level))  # 2+ seeds
+    on_z = cast("tuple[float, float, float]", mean_interval(fisher_z(finite), level)[:3])
     estimate, low, high = (float(np.tanh(v)) for v in on_z)
     return SeedInterval(int(finite.size), undefined, estimate, low, high, level)
 
 
-def mean_interval(
-    values: Iterable[float], level: float = 0.95
-) -> tuple[float, float | None, float | None]:
-    """Mean of the finite per-seed values and its t-interval (None under 2 seeds), on the scale
-    they are given in (:func:`seed_interval`'s on Fisher's z)."""
+class MeanInterval(NamedTuple):
+    mean: float  # NaN with no finite value
+    low: float | None  # None: fewer than 2 finite values, no interval
+    high: float | None
+    seeds: int  # the finite values
+
+
+def mean_interval(values: Iterable[float], level: float = 0.95) -> MeanInterval:
+    """Mean of the finite per-seed values and its t-interval, on the scale they are given in
+    (:func:`seed_interval`'s on Fisher's z)."""
     x = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
     if x.size < 2:
-        return (float(x[0]) if x.size else math.nan), None, None
+        return MeanInterval(float(x[0]) if x.size else math.nan, None, None, x.size)
     half = stats.t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
-    return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
+    return MeanInterval(float(x.mean()), float(x.mean() - half), float(x.mean() + half), x.size)
 
 
 def smallest_detectable_effect(sd: float, n: int, alpha: float, power: float = 0.8) -> float:
@@ -112,11 +117,8 @@ def smallest_detectable_effect(sd: float, n: int, alpha: float, power: float = 0
 def signs_disagree(per_seed: Iterable[float], pooled: float | None = None) -> bool:
     """True when the seeds' correlations (and the pooled one) do not share one sign (zero and
     undefined values ignored)."""
-    values = [v for v in per_seed if v is not None and math.isfinite(v)]
-    if pooled is not None and math.isfinite(pooled):
-        values.append(pooled)
-    signs = {math.copysign(1, v) for v in values if v != 0}
-    return len(signs) > 1
+    values = [v for v in [*per_seed, pooled] if v is not None and math.isfinite(v) and v != 0]
+    return len({math.copysign(1, v) for v in values}) > 1
 
 
 def matches(pattern: str, paper_setup: str) -> bool:

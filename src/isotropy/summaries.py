@@ -91,20 +91,12 @@ def _correlations(frame: pd.DataFrame, x: str, y: str) -> dict[str, float]:
 
 
 def correlation_table(traces: pd.DataFrame, by: list[str], level: float = 0.95) -> pd.DataFrame:
-    """Pearson r and Spearman ρ between IsoScore and silhouette per setup, with intervals over
-    seeds.
-
-    The two columns are the metric registry's correlated pair (:func:`registry.with_role`: the
-    ``isotropy`` and the ``clusters`` metric). Per setup, one row of scope ``all`` (every recorded
-    step of every seed pooled, ``points`` pairs) and, where there are 2 or more seeds, one row
-    ``seed<k>`` per run. The ``all`` row also holds ``seeds`` (runs with a defined correlation),
-    ``pearson_r_seed_mean`` (tanh of the mean Fisher z of the per-seed values) and
-    ``pearson_r_seed_low``/``_seed_high``, the ``level`` t-interval over seeds
-    (:mod:`isotropy.statistics`), the Spearman columns the median seed and the seeds'
-    range (:func:`spearman_summary`: stride-invariant, not set by a clip), ``interval`` naming
-    it ("1 seed: no interval" with one seed: empty bounds), and ``seed_signs_disagree``
-    (per-seed signs differ from each other or from the pooled value). Values ±1 up to rounding
-    are written as ±1.
+    """Pearson r and Spearman ρ between the registry's correlated pair (the ``isotropy`` and the
+    ``clusters`` metric) per setup: one row of scope ``all`` (every recorded step of every seed
+    pooled, ``points`` pairs) and, with 2 or more seeds, one row ``seed<k>`` per run. The ``all``
+    row also holds the ``level`` t-interval over seeds of r (:func:`_seed_columns`), the median
+    and range of the seeds' ρ (:func:`spearman_summary`), ``interval`` naming it and
+    ``seed_signs_disagree``. Values ±1 up to rounding are written as ±1.
     """
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     rows = []
@@ -125,11 +117,10 @@ def correlation_table(traces: pd.DataFrame, by: list[str], level: float = 0.95) 
 
 
 def spearman_summary(per_seed: Iterable[float]) -> dict[str, float]:
-    """Spearman's ρ over seeds: the median seed (``_seed_mean``) and the seeds' range
-    (``_seed_low`` / ``_seed_high``: the lowest and highest seed). Not a t-interval on Fisher z:
-    ρ = −1 has no finite z, so such an interval was set by where ±1 is clipped, which moves with
-    the number of recorded steps (stride 1: [−1.000, +0.397]; stride 50: [−0.99992, −0.075] on the
-    same seeds). A monotone seed is ρ = −1 at any stride, so the range does not move with it."""
+    """Spearman's ρ over seeds: the median seed (``_seed_mean``) and the seeds' range (``_seed_low``
+    / ``_seed_high``). Not a t-interval on Fisher z: ρ = −1 has no finite z, so such an interval
+    was set by where ±1 is clipped, which moves with the stride (stride 1: [−1.000, +0.397];
+    stride 50: [−0.99992, −0.075] on the same seeds); the range does not."""
     values = np.array([v for v in per_seed if math.isfinite(v)], dtype=np.float64)
     if values.size == 0:
         return dict.fromkeys(
@@ -144,7 +135,10 @@ def spearman_summary(per_seed: Iterable[float]) -> dict[str, float]:
 
 
 def _seed_columns(pooled: dict, per_seed: list[dict], level: float) -> dict:
-    """The interval over seeds of each correlation, its description and the sign check."""
+    """``pearson_r_seed_mean`` (tanh of the mean Fisher z of the per-seed values) with its
+    t-interval over seeds (:mod:`isotropy.statistics`; empty with one seed), the Spearman
+    columns, the interval's description and whether the per-seed signs differ from each other
+    or from the pooled value."""
     interval = seed_interval([row["pearson_r"] for row in per_seed], level)
     low, high = (math.nan if v is None else exact_unit(v) for v in (interval.low, interval.high))
     columns: dict = {"pearson_r_seed_mean": exact_unit(interval.estimate)}
@@ -170,17 +164,13 @@ def with_paper_values(table: pd.DataFrame, published: pd.DataFrame, study: str) 
     """
     rows = published[(published["study"] == study) & (published["quantity"] == "pearson_r")]
     rows = rows[rows["paper_value"].notna()]
-    table = table.copy()
-    paper, notes = [], []
+    paper = []
     for _, row in table.iterrows():
         setup = row["dataset"] if study == "main" else f"{row['encoder']}/{row['dataset']}"
         found = [v for p, v in zip(rows["setup"], rows["paper_value"]) if matches(p, setup)]
-        value = found[0] if found and row["scope"] == "all" else math.nan
-        paper.append(value)
-        notes.append(_against_paper(row, value))
-    table["paper_pearson_r"] = paper
-    table["vs_paper"] = notes
-    return table
+        paper.append(found[0] if found and row["scope"] == "all" else math.nan)
+    notes = [_against_paper(row, value) for (_, row), value in zip(table.iterrows(), paper)]
+    return table.assign(paper_pearson_r=paper, vs_paper=notes)
 
 
 def _against_paper(row: pd.Series, paper: float) -> str:

@@ -89,9 +89,8 @@ def evaluation_steps(updates: int, stride: int) -> list[int]:
 
 
 def evaluation_count(updates: int, stride: int) -> int:
-    """``len(evaluation_steps(updates, stride))`` without the list: step 0, the ``updates //
-    stride`` multiples of ``stride`` and the last step when it is not one (a test holds the two
-    equal)."""
+    """``len(evaluation_steps(updates, stride))`` without the list (a test holds the two equal):
+    step 0, the ``updates // stride`` multiples of ``stride``, the last step if it is not one."""
     return 1 + updates // stride + (updates % stride != 0)
 
 
@@ -200,12 +199,7 @@ def read_trace(path: str | os.PathLike) -> pd.DataFrame:
 
 def read_traces(paths: Iterable[str | Path], keys: Iterable[dict]) -> pd.DataFrame:
     """Every run's checked trace (:func:`read_trace`), tagged with its keys (e.g. encoder)."""
-    frames = []
-    for path, key in zip(paths, keys):
-        frame = read_trace(path)
-        for name, value in key.items():
-            frame[name] = value
-        frames.append(frame)
+    frames = [read_trace(path).assign(**key) for path, key in zip(paths, keys)]
     if not frames:
         raise ValueError("no traces given")
     return pd.concat(frames, ignore_index=True)

@@ -132,12 +132,10 @@ def cluster_based_isotropy(
     """
     x, dtype = _check_points(points, min_rows=2)
     fit = fit_cluster_transform(x, n_clusters, n_directions, seed, method)
-    out = np.empty_like(x)
+    out = x.copy()  # an uncentred cluster stays as it is
     for cluster, top in fit.directions.items():
-        members = fit.labels == cluster
-        if not fit.centred[cluster]:
-            out[members] = x[members]
-            continue
-        block = x[members] - x[members].mean(axis=0)
-        out[members] = block - (block @ top.T) @ top
+        if fit.centred[cluster]:
+            members = fit.labels == cluster
+            block = x[members] - x[members].mean(axis=0)
+            out[members] = block - (block @ top.T) @ top
     return out.astype(dtype)

@@ -44,43 +44,25 @@ def head_settings(section: Mapping[str, Any], head: str) -> dict[str, Any]:
     """Keyword arguments of :class:`isotropy.optimize.Head` for one head."""
     if head == "triplet":
         return {"objective": "triplet", "margin": section["triplet"]["margin"]}
-    return {
-        "hidden_layers": depth(head),
-        "width": section["width"],
-        "activation": section["activation"],
-    }
+    return dict(hidden_layers=depth(head), width=section["width"], activation=section["activation"])
 
 
 def run_settings(config: Mapping[str, Any], dataset: str, head: str, seed: int) -> dict[str, Any]:
     """Everything one run needs: OptimisationSettings and Head keyword arguments, the sample."""
     section = config[SECTION]
     setup = config["main"]["setups"][dataset]
-    settings = {
-        "updates": section["updates"],
-        "learning_rate": section["learning_rate"],
-        "bias": setup["bias"],
-        "metric_stride": section["metric_stride"],
-        "metric_sample_size": section["metric_sample_size"],
-        "seed": seed,
-    }
+    settings = {k: section[k] for k in ("updates", "learning_rate")} | {"bias": setup["bias"]}
+    settings |= {k: section[k] for k in ("metric_stride", "metric_sample_size")} | {"seed": seed}
     if head == "linear":
         settings["extra_metrics"] = list(section["criteria"])
-    return {
-        "settings": settings,
-        "head": head_settings(section, head),
-        "items": section["items"],
-        "item_seed": section["item_seed"],
-    }
-
-
-def setup_encoder(config: Mapping[str, Any], dataset: str) -> str:
-    """The encoder whose embeddings a setup's runs optimise: the main study's for that setup."""
-    return config["main"]["setups"][dataset]["encoder"]
+    items = {"items": section["items"], "item_seed": section["item_seed"]}
+    return {"settings": settings, "head": head_settings(section, head), **items}
 
 
 def heldout_model(config: Mapping[str, Any], dataset: str) -> str:
-    """The model a setup's held-out run fine-tunes: its encoder's (``models.<name>``)."""
-    return config["encoders"][setup_encoder(config, dataset)]["model"]
+    """The model a setup's held-out run fine-tunes: its encoder's (``models.<name>``), the main
+    study's encoder for that setup."""
+    return config["encoders"][config["main"]["setups"][dataset]["encoder"]]["model"]
 
 
 def heldout_run_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -126,17 +108,12 @@ def settings_line(config: Mapping[str, Any]) -> str:
     metric_sample = s["metric_sample_size"]
     on = "" if metric_sample is None else f" on {metric_sample} sampled items"
     depths = ", ".join(str(d) for d in s["depths"])
-    deep = (
-        f"deep heads of {depths} hidden {s['activation']} layer(s), "
-        f"width {s['width'] or 'of the representation'}; "
-        if s["depths"]
-        else "no deep heads; "
-    )
-    triplet = (
-        f"triplet margin {s['triplet']['margin']}; "
-        if s["triplet"]["enabled"]
-        else "no triplet runs; "
-    )
+    deep, triplet = "no deep heads; ", "no triplet runs; "
+    if s["depths"]:
+        width = s["width"] or "of the representation"
+        deep = f"deep heads of {depths} hidden {s['activation']} layer(s), width {width}; "
+    if s["triplet"]["enabled"]:
+        triplet = f"triplet margin {s['triplet']['margin']}; "
     return (
         f"setups {', '.join(s['setups'])}; {sample} (seed {s['item_seed']}); full-batch Adam "
         f"lr {s['learning_rate']}, {s['updates']} updates, metrics every {s['metric_stride']} "
@@ -173,14 +150,11 @@ RUN_STARTUP_SECONDS = 8.0  # Python, torch and the data per job (as isotropy.est
 def run_cost(dataset: str, head: str) -> tuple[float, float] | None:
     """(CPU-s per update, per metric evaluation) of a head on a setup's items, as measured
     (None: neither is measured); a table that holds one without the other is refused."""
-    measured = [
-        costs.by_model(quantity).get((head, dataset))
-        for quantity in ("extensions_update_cpu_seconds", "extensions_evaluation_cpu_seconds")
-    ]
-    per_update, per_evaluation = measured
-    if per_update is None and per_evaluation is None:
-        return None
+    quantities = ("extensions_update_cpu_seconds", "extensions_evaluation_cpu_seconds")
+    per_update, per_evaluation = (costs.by_model(q).get((head, dataset)) for q in quantities)
     if per_update is None or per_evaluation is None:
+        if per_update is per_evaluation:
+            return None
         missing = "update" if per_update is None else "evaluation"
         raise KeyError(
             f"config/costs.csv has no extensions_{missing}_cpu_seconds row for model {head!r}, "

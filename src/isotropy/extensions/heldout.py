@@ -108,9 +108,8 @@ def score(model: SentenceClassifier, features, tokenizer, settings: Heldout, dev
     model.eval()
     embeddings, correct = [], 0
     labels = np.asarray(features.extra["labels"])
-    for start in range(0, len(features), settings.eval_batch_size):
-        indices = list(range(start, min(start + settings.eval_batch_size, len(features))))
-        batch = to_device(collate(features, indices, tokenizer), device)
+    for indices in torch.arange(len(features)).split(settings.eval_batch_size):
+        batch = to_device(collate(features, indices.tolist(), tokenizer), device)
         points = model.embed(batch)
         correct += int((model.head(points).argmax(dim=1) == batch["labels"]).sum())
         embeddings.append(points.float().cpu())
@@ -171,11 +170,8 @@ def finetune(spec: ModelSpec, table: pd.DataFrame, settings: Heldout, seed: int,
     )
     rows: list[dict] = []
     for epoch in range(settings.max_epochs + 1):
-        loss = math.nan
-        if epoch > 0:
-            loss = train_epoch(
-                model, optimiser, train_features, tokenizer, settings, seed, epoch - 1, device
-            )
+        args = (model, optimiser, train_features, tokenizer, settings, seed, epoch - 1, device)
+        loss = train_epoch(*args) if epoch > 0 else math.nan
         held = score(model, heldout_features, tokenizer, settings, device)
         trained = score(model, train_features, tokenizer, settings, device)
         row = {"seed": seed, "epoch": epoch, "train_loss": loss}

@@ -13,32 +13,24 @@ import numpy as np
 import torch
 
 from isotropy import metrics
-from isotropy.metrics.clusters import ClusterLayout, silhouette_tensor
+from isotropy.metrics.clusters import silhouette_tensor
 from isotropy.metrics.isoscores import isoscore_tensor
-
-
-def hidden_columns(layers: int) -> tuple[str, ...]:
-    """The probe's trace columns: isoscore_h<l> and silhouette_h<l> for l = 1..layers."""
-    names = ("isoscore", "silhouette")
-    return tuple(f"{name}_h{layer}" for layer in range(1, layers + 1) for name in names)
 
 
 class HiddenLayerProbe:
     """Per-step IsoScore and silhouette of each hidden layer (module docstring)."""
 
     def __init__(self, problem, layers: int, device, sample_size: int | None, seed: int):
-        self.columns = hidden_columns(layers)
+        names = ("isoscore", "silhouette")  # isoscore_h<l> and silhouette_h<l> for l = 1..layers
+        self.columns = tuple(f"{n}_h{layer}" for layer in range(1, layers + 1) for n in names)
         self.device = torch.device(device)
         self.left = torch.as_tensor(problem.left, device=self.device)
-        self.right: torch.Tensor | None = None
-        if problem.right is not None:
-            self.right = torch.as_tensor(problem.right, device=self.device)
+        right = problem.right
+        self.right = None if right is None else torch.as_tensor(right, device=self.device)
         self.clusters = np.asarray(metrics.cluster_ids(problem.targets))
         samples = sample_size is not None and 0 < sample_size < len(self.clusters)
         self.sample_size = sample_size if samples else None
-        self.layout: ClusterLayout | None = None
-        if not self.sample_size:
-            self.layout = metrics.cluster_layout(self.clusters, self.device)
+        self.layout = None if samples else metrics.cluster_layout(self.clusters, self.device)
         self.generator = torch.Generator().manual_seed(30_000 + seed)
 
     def __call__(self, model) -> dict[str, torch.Tensor]:

@@ -153,33 +153,31 @@ def question_table(seeds: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
         values = group["value"].tolist()
         if quantity in CORRELATIONS:
             found = seed_interval(values, level)
-            estimate, low, high, how = found.estimate, found.low, found.high, "Fisher z t-interval"
+            estimate, low, high, count = found.estimate, found.low, found.high, found.seeds
         else:
-            (estimate, low, high), how = mean_interval(values, level), "t-interval of the mean"
+            estimate, low, high, count = mean_interval(values, level)
+        how = "Fisher z t-interval" if quantity in CORRELATIONS else "t-interval of the mean"
         row = {"setup": setup, "item": item, "quantity": quantity}
         row |= {f"seed{int(s)}": v for s, v in zip(group["seed"], values)}
-        finite = sum(map(math.isfinite, values))
-        interval = f"{100 * level:g}% {how} over {finite} seeds"
+        interval = f"{100 * level:g}% {how} over {count} seeds"
         row |= {"estimate": estimate, "low": low, "high": high, "interval": interval}
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _summary(item: str) -> bool:
-    return item.endswith("/summary")
-
-
-def _named(name: str):
-    return lambda item: item == name
-
-
 # The main paper's open questions as claims about per-seed values (judged by
 # isotropy.verdicts.claims.check_claims; the study's record: isotropy.studies.extensions).
 _OPEN = "Mickus et al. 2024, Limitations"
+
+
+def _claim(name, statement, bound, paper, sesoi=TREND_SESOI, source=TREND_SOURCE, **more):
+    """A claim of this study, judged by direction on the per-seed values of its name."""
+    more |= {"sesoi": sesoi, "sesoi_source": source}
+    return Claim(name, "extensions", name, statement, bound, paper, "direction", **more)
+
+
 CLAIMS = [
-    Claim(
-        "criteria_same_optimum",
-        "extensions",
+    _claim(
         "criteria_same_optimum",
         "the criterion (oriented: higher = better clusters) is at its best at the recorded update"
         " where the silhouette is: |update of its optimum - update of the silhouette's| < 1,"
@@ -187,37 +185,26 @@ CLAIMS = [
         " optimised)",
         "below:1",
         f"{_OPEN} (choice of objectives: 'imply the same optimum layout as Equation 4')",
-        "direction",
-        sesoi=0.0,
-        sesoi_source="the bound's",
+        0.0,
+        "the bound's",
     ),
-    Claim(
-        "deep_output_anisotropic",
-        "extensions",
+    _claim(
         "deep_output_anisotropic",
         "a deep head's output embeddings (its top hidden layer, input of its linear classifier)"
         " become less isotropic over the optimisation (IsoScore last - step 0 < 0)",
         "below:0",
         f"{_OPEN} (deep classifiers: output embeddings 'would tend to be anisotropic')",
-        "direction",
-        sesoi=TREND_SESOI,
-        sesoi_source=TREND_SOURCE,
     ),
-    Claim(
-        "anisotropy_spreads_down",
-        "extensions",
+    _claim(
         "anisotropy_spreads_down",
         "anisotropy reaches every layer below the top, to some extent: each lower hidden"
         " layer's and the table's IsoScore falls, by any amount (largest change < 0)",
         "below:0",
         f"{_OPEN} (deep classifiers: 'spread to bottom layers to some extent')",
-        "direction",
-        sesoi=0.0,
-        sesoi_source="the claim's words",
+        0.0,
+        "the claim's words",
     ),
-    Claim(
-        "triplet_need_not_be_anisotropic",
-        "extensions",
+    _claim(
         "triplet_need_not_be_anisotropic",
         "triplet training does not necessarily make the table anisotropic: in at least one"
         " setup the table's IsoScore does not fall (last - step 0 > 0) by the test over seeds;"
@@ -225,49 +212,39 @@ CLAIMS = [
         "above:0",
         "Mickus et al. 2024, appendix B ('does not entail ... will necessarily develop"
         " anisotropic representations')",
-        "direction",
+        0.0,
+        "the claim's words",
         scope="any setup",
-        sesoi=0.0,
-        sesoi_source="the claim's words",
     ),
-    Claim(
-        "heldout_isoscore_follows",
-        "extensions",
+    _claim(
         "heldout_isoscore_follows",
         "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
         " sentences' IsoScore falls, the trained items' direction in the paper's argument"
         " (last epoch - epoch 0 < 0)",
         "below:0",
         f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
-        "direction",
-        sesoi=TREND_SESOI,
-        sesoi_source=TREND_SOURCE,
     ),
-    Claim(
-        "heldout_silhouette_follows",
-        "extensions",
+    _claim(
         "heldout_silhouette_follows",
         "fine-tuned end to end until the stated convergence (or max_epochs), the held-out"
         " sentences' silhouette rises, the trained items' direction in the paper's argument"
         " (last epoch - epoch 0 > 0)",
         "above:0",
         f"{_OPEN} (idealised conditions: 'trained until convergence on held out data')",
-        "direction",
-        sesoi=TREND_SESOI,
-        sesoi_source=TREND_SOURCE,
     ),
 ]
 
 
 # Which per-seed values each claim of the extension study is judged on (:data:`CLAIMS`):
-# claim -> (question, item filter, quantity). The claim's setup is "<setup>/<item>".
+# claim -> (question, its items (a regular expression), quantity). The claim's setup is
+# "<setup>/<item>".
 CLAIM_QUANTITIES = {
-    "criteria_same_optimum": ("criteria", lambda item: item in CRITERIA, "optimum_distance"),
-    "deep_output_anisotropic": ("deep", _summary, "top_isoscore_change"),
-    "anisotropy_spreads_down": ("deep", _summary, "lower_isoscore_change_max"),
-    "triplet_need_not_be_anisotropic": ("triplet", _named("triplet"), "isoscore_change"),
-    "heldout_isoscore_follows": ("heldout", _named("heldout"), "isoscore_change"),
-    "heldout_silhouette_follows": ("heldout", _named("heldout"), "silhouette_change"),
+    "criteria_same_optimum": ("criteria", "|".join(CRITERIA), "optimum_distance"),
+    "deep_output_anisotropic": ("deep", ".*/summary", "top_isoscore_change"),
+    "anisotropy_spreads_down": ("deep", ".*/summary", "lower_isoscore_change_max"),
+    "triplet_need_not_be_anisotropic": ("triplet", "triplet", "isoscore_change"),
+    "heldout_isoscore_follows": ("heldout", "heldout", "isoscore_change"),
+    "heldout_silhouette_follows": ("heldout", "heldout", "silhouette_change"),
 }
 
 
@@ -282,7 +259,7 @@ def claim_values(seeds: pd.DataFrame, last_step: int | None = None) -> pd.DataFr
     frames = []
     for claim, (question, wanted, quantity) in CLAIM_QUANTITIES.items():
         picked = seeds[(seeds["question"] == question) & (seeds["quantity"] == quantity)]
-        picked = picked.loc[picked["item"].map(wanted).astype(bool)]
+        picked = picked.loc[picked["item"].astype(str).str.fullmatch(wanted)]
         setup = picked["setup"] + "/" + picked["item"].str.replace("/summary", "")
         values = {"claim": claim, "setup": setup, "seed": picked["seed"], "value": picked["value"]}
         frame = pd.DataFrame(values).assign(undecided=False)

@@ -12,12 +12,6 @@ import numpy as np
 import torch
 
 
-def mean_norms(states: torch.Tensor) -> tuple[float, float]:
-    """(norm of the mean state, mean norm of the states) of n × dim states."""
-    x = states.double()
-    return float(x.mean(dim=0).norm()), float(x.norm(dim=1).mean())
-
-
 def cls_layer_geometry(
     sentence: torch.Tensor,
     token_means: torch.Tensor,
@@ -33,16 +27,15 @@ def cls_layer_geometry(
     from isotropy import metrics
 
     names = ("iw", "isoscore", "cls_mean_norm", "cls_norm", "token_mean_norm", "token_norm")
-    layers: dict[str, list[float]] = {name: [] for name in names}
+    rows = []
     for layer in range(sentence.shape[0]):
-        states = sentence[layer].double().numpy()
-        layers["iw"].append(metrics.partition_isotropy(states, signs="solver"))
-        layers["isoscore"].append(metrics.isoscore(states))
-        cls_mean, cls_norm = mean_norms(sentence[layer])
-        layers["cls_mean_norm"].append(cls_mean)
-        layers["cls_norm"].append(cls_norm)
-        layers["token_mean_norm"].append(float(token_means[layer].double().norm()))
-        layers["token_norm"].append(float(token_norms[layer]))
+        x = sentence[layer].double()
+        states = x.numpy()
+        iw, isoscore = metrics.partition_isotropy(states, signs="solver"), metrics.isoscore(states)
+        cls = float(x.mean(dim=0).norm()), float(x.norm(dim=1).mean())  # ‖mean‖, mean ‖state‖
+        token = float(token_means[layer].double().norm()), float(token_norms[layer])
+        rows.append((iw, isoscore, *cls, *token))
+    layers = {name: list(values) for name, values in zip(names, zip(*rows))}
     result: dict[str, Any] = {f"cls_{name}_layers": values for name, values in layers.items()}
     result["cls_iw"] = layers["iw"][-1]
     result["cls_iw_head_input"] = (

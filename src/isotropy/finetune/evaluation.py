@@ -11,7 +11,6 @@ import math
 import re
 import string
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,25 +40,20 @@ def evaluate_model(
     references: torch.Tensor | None = None,
     head_method: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> dict[str, Any]:
-    """Validation scores, IsoScore* per layer of the sentence embeddings and TwoNN of the last
-    layer; per layer, I(W), IsoScore and mean norms of the CLS states
+    """Validation scores, IsoScore* per layer of the sentence embeddings (the position-0 token,
+    [CLS]) and TwoNN of the last layer; per layer, I(W), IsoScore and mean norms of the CLS states
     (:func:`isotropy.finetune.cls_geometry.cls_layer_geometry`).
 
-    Sentence embedding = the position-0 token ([CLS]) of each layer. IsoScore* shrinks each layer's
-    covariance towards that layer's Σ_S (ζ = ``settings.eval_zeta``), which keeps it stable when
-    there are fewer sentences than dims. ``references`` (layers × dim × dim) is Σ_S from up to
-    ``reference_sample_size`` *training* token states, as the authors' code builds it
-    (:func:`isotropy.finetune.regularisers.estimate_reference_covariance` with ``per_layer``):
-    ``isoscore_star``. Σ_S over every non-padding *validation* token, our earlier choice, gives
-    ``isoscore_star_validation_reference``. Without ``references``, ``isoscore_star`` is the
-    validation-reference value. ``head_method``: the head's input transform in every batch
-    (the cluster method), applied again to each batch's last-layer CLS states to measure them.
+    IsoScore* shrinks each layer's covariance towards that layer's Σ_S (ζ = ``settings.eval_zeta``).
+    ``references`` (layers × dim × dim) is Σ_S from up to ``reference_sample_size`` *training*
+    token states, as the authors' code builds it (``estimate_reference_covariance`` with
+    ``per_layer``): ``isoscore_star``. Σ_S over every non-padding *validation* token, our earlier
+    choice, gives ``isoscore_star_validation_reference`` (and ``isoscore_star`` without
+    ``references``). ``head_method``: the head's input transform in every batch (the cluster
+    method), applied again to each batch's last-layer CLS states to measure them.
     """
-    passed = _validation_pass(
-        model, tokenizer, spec, features, settings, device, mixed_precision, head_method
-    )
-    sentence, validation_references = passed.sentence, passed.covariance
-    scores = _task_scores(spec, table, features, settings, passed.outputs)
+    run = (model, tokenizer, spec, features, settings, device, mixed_precision, head_method)
+    outputs, sentence, validation_references, geometry = _validation_pass(*run)
 
     def per_layer(reference: torch.Tensor) -> list[float]:
         return [
@@ -76,7 +70,7 @@ def evaluate_model(
     isoscores = per_layer(references.float().cpu()) if references is not None else on_validation
     last = sentence[-1].numpy()
     return {
-        "scores": scores,
+        "scores": task_scores(spec, table, features, settings, outputs),
         "isoscore_star_layers": isoscores,
         "isoscore_star": isoscores[-1],
         "isoscore_star_reference": f"{'validation' if references is None else 'training'} tokens",
@@ -85,36 +79,16 @@ def evaluate_model(
         "twonn": float(metrics.twonn_dimension(torch.from_numpy(last))),
         "eval_sentences": int(sentence.shape[1]),
         "embedding_dim": int(sentence.shape[2]),
-        **cls_layer_geometry(sentence, passed.token_means, passed.token_norms, passed.head_input),
+        **cls_layer_geometry(sentence, *geometry),
     }
 
 
-@dataclass
-class ValidationPass:
-    """What one pass over the validation features gives: the head's outputs per batch, the
-    position-0 states of every layer (layers × sentences × dim), Σ_S of the validation tokens,
-    the mean token state and mean token norm per layer, and the last layer's CLS states as the
-    head read them (after ``head_method``; None without one)."""
-
-    outputs: list[torch.Tensor]
-    sentence: torch.Tensor
-    covariance: torch.Tensor
-    token_means: torch.Tensor
-    token_norms: torch.Tensor
-    head_input: np.ndarray | None
-
-
 def _validation_pass(
-    model,
-    tokenizer,
-    spec: TaskSpec,
-    features: Features,
-    settings: TrainingSettings,
-    device: torch.device,
-    mixed_precision: bool,
-    head_method: Callable[[torch.Tensor], torch.Tensor] | None = None,
-) -> ValidationPass:
-    """One pass over the validation features (:class:`ValidationPass`)."""
+    model, tokenizer, spec: TaskSpec, features: Features, settings, device, mixed, method
+) -> tuple:
+    """One pass over the validation features: the head's outputs per batch, the position-0 states
+    of every layer (layers × sentences × dim), Σ_S of the validation tokens, and the CLS
+    geometry's other inputs (mean token state and norm per layer; the head's transformed input)."""
     was_training = model.training
     model.eval()
     outputs, sentence_chunks, moments = [], [], RunningCovariance()
@@ -123,7 +97,7 @@ def _validation_pass(
     batches = torch.arange(len(features)).split(settings.eval_batch_size)
     for indices in tqdm(batches, desc="validation", leave=False):
         batch = to_device(collate(features, indices.tolist(), tokenizer), device)
-        with autocast(device, mixed_precision):
+        with autocast(device, mixed):
             out = model(**model_inputs(batch), output_hidden_states=True)
         if spec.kind == "qa":
             outputs.append(torch.stack([out.start_logits, out.end_logits], dim=-1).float().cpu())
@@ -131,54 +105,33 @@ def _validation_pass(
             outputs.append(out.logits.float().cpu())
         layers = torch.stack(tuple(out.hidden_states[1:])).float()  # layers × batch × tokens × dim
         sentence_chunks.append(layers[:, :, 0, :].cpu())
-        if head_method is not None:
-            head_chunks.append(head_method(layers[-1, :, 0, :]).double().cpu())
+        if method is not None:
+            head_chunks.append(method(layers[-1, :, 0, :]).double().cpu())
         tokens = layers[:, batch["attention_mask"].bool()].double()  # layers × tokens × dim
         moments.add(tokens)
         norms = tokens.norm(dim=-1).sum(dim=1).cpu()
         norm_sums = norms if norm_sums is None else norm_sums + norms
     model.train(was_training)
     assert moments.sums is not None and norm_sums is not None, "no validation features"
-    return ValidationPass(
-        outputs,
-        torch.cat(sentence_chunks, dim=1),
-        moments.covariance().cpu(),
-        (moments.sums / moments.count).cpu(),
-        norm_sums / moments.count,
-        torch.cat(head_chunks).numpy() if head_chunks else None,
-    )
+    token_means, token_norms = (moments.sums / moments.count).cpu(), norm_sums / moments.count
+    head_input = torch.cat(head_chunks).numpy() if head_chunks else None
+    sentence = torch.cat(sentence_chunks, dim=1)
+    return outputs, sentence, moments.covariance().cpu(), (token_means, token_norms, head_input)
 
 
-def _task_scores(
-    spec: TaskSpec,
-    table: pd.DataFrame,
-    features: Features,
-    settings: TrainingSettings,
-    outputs: list[torch.Tensor],
-) -> dict[str, Any]:
+def task_scores(spec: TaskSpec, table: pd.DataFrame, features: Features, settings, outputs):
     """The task's validation scores from the head's outputs (SQuAD: EM and F1 of the best spans)."""
-    if spec.kind == "qa":
-        logits = torch.cat(_pad_logits(outputs), dim=0).numpy()
-        predictions = squad_predictions(
-            table,
-            features,
-            logits[..., 0],
-            logits[..., 1],
-            settings.n_best,
-            settings.max_answer_length,
-        )
-        return squad_scores(predictions, table["answers"].tolist())
-    logits = torch.cat(outputs, dim=0).numpy()
-    return classification_scores(spec, logits, np.asarray(features.extra["labels"]))
-
-
-def _pad_logits(chunks: list[torch.Tensor]) -> list[torch.Tensor]:
+    if spec.kind != "qa":
+        logits = torch.cat(outputs, dim=0).numpy()
+        return classification_scores(spec, logits, np.asarray(features.extra["labels"]))
     # Dynamic padding gives each QA batch its own length; pad logits with -inf to the longest.
-    width = max(c.shape[1] for c in chunks)
-    return [
-        torch.nn.functional.pad(c, (0, 0, 0, width - c.shape[1]), value=-float("inf"))
-        for c in chunks
+    width = max(c.shape[1] for c in outputs)
+    pad = [
+        torch.nn.functional.pad(c, (0, 0, 0, width - c.shape[1]), value=-math.inf) for c in outputs
     ]
+    logits = torch.cat(pad, dim=0).numpy()
+    spans = (logits[..., 0], logits[..., 1], settings.n_best, settings.max_answer_length)
+    return squad_scores(squad_predictions(table, features, *spans), table["answers"].tolist())
 
 
 def classification_scores(
@@ -231,12 +184,7 @@ def squad_predictions(
             ends = np.argsort(end_logits[feature][:length])[::-1][:n_best]
             for s in starts:
                 for e in ends:
-                    if (
-                        offsets[s] is None
-                        or offsets[e] is None
-                        or e < s
-                        or e - s + 1 > max_answer_length
-                    ):
+                    if None in (offsets[s], offsets[e]) or not 0 <= e - s < max_answer_length:
                         continue
                     score = start_logits[feature][s] + end_logits[feature][e]
                     if score > best_score:

@@ -85,11 +85,8 @@ def qa_train_features(table: pd.DataFrame, tokenizer, max_length: int, doc_strid
     starts, ends = [], []
     for i, offsets in enumerate(enc["offset_mapping"]):
         row = table.iloc[enc["overflow_to_sample_mapping"][i]]
-        cls_index = (
-            enc["input_ids"][i].index(tokenizer.cls_token_id)
-            if tokenizer.cls_token_id in enc["input_ids"][i]
-            else 0
-        )
+        ids = enc["input_ids"][i]
+        cls_index = ids.index(tokenizer.cls_token_id) if tokenizer.cls_token_id in ids else 0
         answer_start = int(row["answer_starts"][0])
         answer_end = answer_start + len(row["answers"][0])
         sequence_ids = enc.sequence_ids(i)

@@ -131,10 +131,9 @@ def estimate_reference_covariance(
     if total < 2:
         raise ValueError(f"Σ_S needs at least 2 token states, the training data gave {total}")
     if total < sample_size:
-        log.warning(
-            "Σ_S estimated from %d token states: the training data has fewer than the %d asked for",
-            total,
-            sample_size,
+        said = (
+            "Σ_S estimated from %d token states: the training data has fewer than the %d asked for"
         )
+        log.warning(said, total, sample_size)
     covariance = moments.covariance()
     return covariance if per_layer else covariance[0]

@@ -58,8 +58,7 @@ PENALTIES = ("istar", "cosreg")
 
 
 class TrainingInterrupted(RuntimeError):
-    """Raised by ``stop_after_epoch`` after that epoch's checkpoint is written (simulates a
-    kill)."""
+    """Raised by ``stop_after_epoch`` after that epoch's checkpoint is written (a kill)."""
 
 
 def training_schedule(n_features: int, settings: TrainingSettings) -> tuple[int, int]:
@@ -133,12 +132,8 @@ def train_epoch(
     optimiser,
     reference: torch.Tensor | None,
 ) -> tuple[int, dict[str, float]]:
-    """One pass over the shuffled training features, stopping at ``run["total_steps"]``.
-
-    ``run`` holds the run's fixed values (task, regulariser, lam, seed, settings, device, mixed,
-    epochs, total_steps); ``optimiser`` is (optimizer, scheduler, scaler). Returns the steps done
-    so far and the epoch's mean losses.
-    """
+    """One pass over the shuffled training features, stopping at ``run["total_steps"]`` (``run``:
+    the run's fixed values); the steps done so far and the epoch's mean losses."""
     optimizer, scheduler, scaler = optimiser
     settings, device, lam = run["settings"], run["device"], run["lam"]
     sums: collections.defaultdict[str, float] = collections.defaultdict(float)
@@ -175,8 +170,6 @@ def train_epoch(
     return step, {k: v / max(batches, 1) for k, v in sums.items()}
 
 
-# finetune runs ~75 lines with its signature, docstring and result record: the body is the run's
-# steps in order, each one call, which read best together.
 def finetune(
     model_spec: ModelSpec,
     task: str,
@@ -192,14 +185,10 @@ def finetune(
 ) -> dict[str, Any]:
     """Fine-tune one model on one task with one regulariser, λ and seed; return its metrics.
 
-    ``head_transform``: a transform of the CLS states the head reads, applied in every forward
-    pass, training and evaluation alike (the Rajaee CLS study's method), or None.
-
-    Checkpoints go to ``out_dir/checkpoint.pt`` after every epoch; an existing checkpoint of the
-    same run is resumed. ``stop_after_epoch`` (0-based) raises :class:`TrainingInterrupted` right
-    after that epoch's checkpoint, as a kill would. ``data`` = (train, validation) tables, as
-    :func:`isotropy.readers.tasks.load_task_split` reads them. The result dict is what
-    :func:`run_and_save` writes.
+    ``data``: the (train, validation) tables. ``head_transform``: a transform of the CLS states the
+    head reads in every forward pass (the Rajaee CLS study's method), or None. A checkpoint goes
+    to ``out_dir`` after every epoch and is resumed; ``stop_after_epoch`` (0-based) raises
+    :class:`TrainingInterrupted` right after that epoch's checkpoint, as a kill would.
     """
     settings = settings or TrainingSettings()
     check_run(regulariser, lam)
@@ -258,7 +247,8 @@ def finetune(
             )
             history.append({"epoch": epoch + 1, "step": step, **means})
             log.info("epoch %d/%d: %s", epoch + 1, epochs, history[-1])
-            save_checkpoint(checkpoint_path, signature, epoch, step, history, model, *optimiser)
+            progress = dict(signature=signature, epoch=epoch, step=step, history=history)
+            save_checkpoint(checkpoint_path, progress, model, *optimiser)
             if stop_after_epoch is not None and epoch == stop_after_epoch:
                 raise TrainingInterrupted(
                     f"stopped after epoch {epoch + 1} as asked; {checkpoint_path} holds the state"
@@ -312,14 +302,9 @@ def task_splits(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(train, validation) tables of ``task`` from its splits' downloads, each cut to the
     settings' subset (``train_subset``, ``eval_subset``; seeded by ``subset_seed``)."""
-    return (
-        load_task_split(
-            task, "train", Path(train_folder), settings.train_subset, settings.subset_seed
-        ),
-        load_task_split(
-            task, "validation", Path(validation_folder), settings.eval_subset, settings.subset_seed
-        ),
-    )
+    read = functools.partial(load_task_split, task, subset_seed=settings.subset_seed)
+    train = read("train", Path(train_folder), settings.train_subset)
+    return train, read("validation", Path(validation_folder), settings.eval_subset)
 
 
 def rule_run(snakemake: Any) -> dict[str, Any]:
@@ -355,27 +340,17 @@ def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
 
 CHECKPOINT_NAME = "checkpoint.pt"
 # Settings that only change the evaluation: a checkpoint stays valid when they change.
-EVALUATION_ONLY = (
-    "eval_zeta",
-    "eval_batch_size",
-    "eval_subset",
-    "n_best",
-    "max_answer_length",
+EVALUATION_ONLY = {
+    *("eval_zeta", "eval_batch_size", "eval_subset", "n_best", "max_answer_length"),
     "keep_checkpoint",
-)
+}
 
 
 def rng_state() -> dict[str, Any]:
     # Tensors and plain data only, so that the checkpoint loads with weights_only=True.
     legacy = cast(tuple[str, np.ndarray, int, int, float], np.random.get_state(legacy=True))
     kind, keys, pos, has_gauss, cached = legacy
-    numpy_state = {
-        "kind": kind,
-        "keys": torch.from_numpy(keys.astype(np.int64)),
-        "pos": int(pos),
-        "has_gauss": int(has_gauss),
-        "cached_gaussian": float(cached),
-    }
+    numpy_state = (kind, torch.from_numpy(keys.astype(np.int64)), int(pos), has_gauss, cached)
     state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": numpy_state}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
@@ -385,65 +360,27 @@ def rng_state() -> dict[str, Any]:
 def set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     random.setstate(state["python"])
-    numpy_state = state["numpy"]
-    np.random.set_state(
-        (
-            numpy_state["kind"],
-            numpy_state["keys"].numpy().astype(np.uint32),
-            numpy_state["pos"],
-            numpy_state["has_gauss"],
-            numpy_state["cached_gaussian"],
-        )
-    )
+    kind, keys, *rest = state["numpy"]
+    np.random.set_state((kind, keys.numpy().astype(np.uint32), *rest))
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def run_signature(
-    model_spec: ModelSpec,
-    task: str,
-    regulariser: str,
-    lam: float,
-    seed: int,
-    settings: TrainingSettings,
-    head_transform: HeadTransform | None = None,
-) -> dict:
+def run_signature(model_spec, task, regulariser, lam, seed, settings, head_transform=None) -> dict:
     """What a checkpoint must match to be resumed (evaluation-only settings may change freely)."""
-    training = settings.model_dump()
-    for name in EVALUATION_ONLY:
-        training.pop(name)
-    signature = {
-        "model": model_spec.as_record(),
-        "task": task,
-        "regulariser": regulariser,
-        "lam": float(lam),
-        "seed": seed,
-        "training": training,
-    }
+    signature = {"model": model_spec.as_record(), "task": task, "regulariser": regulariser}
+    signature |= {"lam": float(lam), "seed": seed}
+    signature["training"] = settings.model_dump(exclude=EVALUATION_ONLY)
     if head_transform is not None:
         signature["head_transform"] = head_transform.record()
     return signature
 
 
-def save_checkpoint(
-    path: Path,
-    signature: dict,
-    epoch: int,
-    step: int,
-    history: list,
-    model,
-    optimizer,
-    scheduler,
-    scaler,
-) -> None:
-    """The state after ``epoch`` (0-based), written atomically."""
-    state = {
-        "signature": signature,
-        "epoch": epoch,
-        "step": step,
-        "history": history,
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
+def save_checkpoint(path: Path, progress: dict, model, optimizer, scheduler, scaler) -> None:
+    """The state after ``progress["epoch"]`` (0-based; with the run's signature, its steps and
+    history), written atomically."""
+    state = {**progress, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+    state |= {
         "scheduler": scheduler.state_dict(),
         "scaler": scaler.state_dict(),
         "rng": rng_state(),

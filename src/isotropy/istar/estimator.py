@@ -43,11 +43,7 @@ def reference_covariance(variances: np.ndarray, size: int, rng: np.random.Genera
 
 
 def zeta_curves(
-    variances: np.ndarray,
-    sizes: list[int],
-    zetas: list[float],
-    reference_size: int,
-    seed: int,
+    variances: np.ndarray, sizes: list[int], zetas: list[float], reference_size: int, seed: int
 ) -> pd.DataFrame:
     """IsoScore*(ζ) of one seeded sample per size, shrunk towards Σ_S of ``reference_size`` draws.
 
@@ -90,12 +86,9 @@ def minibatch_stability(
             shrunk.append(float(metrics.isoscore_star(x, reference, zeta=zeta)))
         for name, values in (("IsoScore", plain), (f"IsoScore* (ζ = {zeta:g})", shrunk)):
             arr = np.array(values)
-            spread = dict(
-                mean=arr.mean(), std=arr.std(ddof=1), mean_abs_error=np.abs(arr - truth).mean()
-            )
-            rows.append(
-                dict(batch_size=size, estimator=name, **spread, true_isoscore=truth, draws=draws)
-            )
+            row = dict(batch_size=size, estimator=name, mean=arr.mean(), std=arr.std(ddof=1))
+            row |= dict(mean_abs_error=np.abs(arr - truth).mean(), true_isoscore=truth)
+            rows.append(row | {"draws": draws})
     return pd.DataFrame(rows)
 
 

@@ -17,15 +17,6 @@ RUN_COLUMNS = (
 ).split()
 
 
-def _validation_reference(record: dict, path: str | os.PathLike) -> float:
-    if "isoscore_star_validation_reference" not in record:
-        raise ValueError(
-            f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used "
-            "validation tokens); delete it so that rule finetune re-runs and re-evaluates"
-        )
-    return record["isoscore_star_validation_reference"]
-
-
 def collect_runs(
     metrics_files: Iterable[str | os.PathLike], model_names: Sequence[str] | None = None
 ) -> pd.DataFrame:
@@ -43,12 +34,15 @@ def collect_runs(
         raise ValueError(f"{len(model_names)} model names for {len(files)} metrics files")
     for i, path in enumerate(files):
         record = json.loads(Path(path).read_text())
+        if "isoscore_star_validation_reference" not in record:
+            raise ValueError(
+                f"{path} predates IsoScore* with the training-token Σ_S (its isoscore_star used "
+                "validation tokens); delete it so that rule finetune re-runs and re-evaluates"
+            )
         spec = record["model"]
         row = {
             "model": spec.get("path") or spec["model"] if model_names is None else model_names[i],
-            **{column: record[column] for column in RUN_COLUMNS[1:8]},
-            "isoscore_star_validation_reference": _validation_reference(record, path),
-            "twonn": record["twonn"],
+            **{column: record[column] for column in RUN_COLUMNS[1:]},
             # the learning guard's inputs (isotropy.verdicts.learning); absent in older runs
             "majority_baseline": record.get("majority_baseline"),
             "eval_sentences": record.get("eval_sentences"),
@@ -64,6 +58,4 @@ def collect_runs(
     if table[["metric", "isoscore_star", "twonn"]].isna().any().any():
         bad = table[table[["metric", "isoscore_star", "twonn"]].isna().any(axis=1)]
         raise ValueError(f"NaN metric, IsoScore* or TwoNN in runs:\n{bad[RUN_COLUMNS].to_string()}")
-    return table.sort_values(["model", "task", "regulariser", "lambda", "seed"]).reset_index(
-        drop=True
-    )
+    return table.sort_values(["model", "task", "regulariser", "lambda", "seed"], ignore_index=True)

@@ -41,11 +41,8 @@ def run_path(run: dict[str, Any], artefact: str = "metrics.json") -> str:
 
 
 def configured_lambda(section: dict[str, Any], regulariser: str, lam: str) -> float:
-    """The configured λ that :func:`format_lambda` spells ``lam`` (0 for the baseline).
-
-    Rule ``finetune`` passes this to its job, so λ is the configured number, never one parsed
-    back from a path.
-    """
+    """The configured λ that :func:`format_lambda` spells ``lam`` (0 for the baseline): rule
+    ``finetune`` passes it to its job, so λ is never one parsed back from a path."""
     choices = [0.0] if regulariser == "none" else section["lambdas"]
     for value in choices:
         if format_lambda(value) == lam:

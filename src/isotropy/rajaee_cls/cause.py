@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,7 @@ def summary(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+@dataclass(eq=False)  # a hook: compared by identity
 class Measurements:
     """A fine-tuning run's ``prepare`` hook that measures the cluster–label agreement, then calls
     ``inner`` (the method's own ``prepare``, or None) with the training states it read.
@@ -112,21 +114,15 @@ class Measurements:
     point of ``grid`` (fit, clusters, directions; :func:`method_accuracy`). The states are read in
     evaluation mode (no dropout)."""
 
-    def __init__(
-        self,
-        n_clusters: int,
-        seed: int,
-        epochs: int,
-        batches: Callable[[int], Sequence[Sequence[int]]],
-        train_labels: Sequence[int],
-        validation: tuple[Any, Sequence[int]],
-        inner: Any = None,
-        grid: Sequence[dict[str, Any]] = (),
-    ):
-        self.n_clusters, self.seed, self.epochs = n_clusters, seed, epochs
-        self.batches, self.train_labels, self.validation = batches, train_labels, validation
-        self.inner, self.grid = inner, grid
-        self.records: list[dict[str, Any]] = []
+    n_clusters: int
+    seed: int
+    epochs: int
+    batches: Callable[[int], Sequence[Sequence[int]]]
+    train_labels: Sequence[int]
+    validation: tuple[Any, Sequence[int]]
+    inner: Any = None
+    grid: Sequence[dict[str, Any]] = ()
+    records: list[dict[str, Any]] = field(default_factory=list, init=False)
 
     def __call__(self, model: Any, features: Any, tokenizer: Any, settings: Any, device) -> None:
         states = cls_states(model, features, tokenizer, settings.eval_batch_size, device)

@@ -1,15 +1,11 @@
 """The tables of the cluster-based method on CLS inside fine-tuning (config ``rajaee_cls``), from
 the runs' metrics.json files, and its two claims judged over seeds (plain pandas, no torch).
 
-- runs.csv: one row per run (model, task, method, seed): the task's validation accuracy, I(W)
-  of the last layer's validation CLS states (the model's own, before the method), I(W) of what
-  the head read (after the method), IsoScore of the last layer.
-- layers.csv: one row per run × layer: I(W), IsoScore, norm of the mean CLS state and mean CLS
-  norm, norm of the mean token state and mean token norm.
-- claims: the slides' "the method cannot raise CLS isotropy during fine-tuning" and "CLS tokens
-  are already zero-mean", as :class:`isotropy.statistics.Claim` rows (the study's record,
-  :mod:`isotropy.studies.rajaee_cls`) judged with
-  :func:`isotropy.verdicts.claims.check_claims` (every seed, or a sign test).
+runs.csv has one row per run (:data:`RUN_COLUMNS`; ``cls_iw``: I(W) of the last layer's
+validation CLS states before the method, ``cls_iw_head_input``: of what the head read, after it),
+layers.csv one per run × layer (:data:`LAYER_COLUMNS`). The claims ("the method cannot raise CLS
+isotropy during fine-tuning", "CLS tokens are already zero-mean") are judged per seed by
+:func:`isotropy.verdicts.claims.check_claims` on :func:`claim_values`.
 """
 
 from __future__ import annotations
@@ -73,9 +69,8 @@ def collect(
             {**keys, "layer": layer + 1} | {c: record[f"cls_{c}_layers"][layer] for c in measured}
             for layer in range(len(record["cls_iw_layers"]))
         ]
-    return pd.DataFrame(run_rows, columns=RUN_COLUMNS), pd.DataFrame(
-        layer_rows, columns=LAYER_COLUMNS
-    )
+    runs_table = pd.DataFrame(run_rows, columns=RUN_COLUMNS)
+    return runs_table, pd.DataFrame(layer_rows, columns=LAYER_COLUMNS)
 
 
 def claim_values(runs: pd.DataFrame, layers: pd.DataFrame) -> pd.DataFrame:
@@ -108,26 +103,18 @@ def paired_differences(
     return pd.DataFrame(rows, columns=["claim", "setup", "seed", "value"])
 
 
-def mean_interval(values: Iterable[float]) -> dict[str, Any]:
-    """Mean of per-seed values (unrounded) with its 95% t-interval over the seeds (``low``,
-    ``high``: None under 2; :func:`isotropy.statistics.mean_interval`) and its finite seeds."""
-    values = list(values)
-    mean, low, high = statistics.mean_interval(values)
-    return dict(mean=mean, low=low, high=high, seeds=sum(map(math.isfinite, values)))
-
-
-def accuracy_summary(runs: pd.DataFrame) -> dict[str, float]:
+def accuracy_summary(runs: pd.DataFrame) -> dict[str, Any]:
     """Mean accuracy without and with the method and the mean paired difference (with − without,
     same seed) with its 95% t-interval over the seeds, all from the unrounded values."""
-    interval = mean_interval(paired_differences(runs, "")["value"])
+    interval = statistics.mean_interval(paired_differences(runs, "")["value"])
     accuracy = runs.groupby("method")["accuracy"].mean()
     return dict(
         without=float(accuracy["none"]),
         with_method=float(accuracy["cluster"]),
-        difference=interval["mean"],
-        low=interval["low"],
-        high=interval["high"],
-        seeds=interval["seeds"],
+        difference=interval.mean,
+        low=interval.low,
+        high=interval.high,
+        seeds=interval.seeds,
     )
 
 
@@ -193,8 +180,8 @@ def reads(interval: Mapping[str, Any]) -> str:
 
 def trained_differences(lines: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Per :data:`DIFFERENCES` row: the seeds both variants ran (``paired``), each one's accuracy
-    difference (``values``), their mean, 95% t-interval and count (:func:`mean_interval`) and
-    what the interval :func:`reads`."""
+    difference (``values``), their mean, 95% t-interval and count (:func:`statistics.mean_interval`)
+    and what the interval :func:`reads`."""
     accuracy: dict[str, dict[int, float]] = {}
     for line in lines:
         accuracy.setdefault(variant_name(line), {})[line["seed"]] = line["accuracy"]
@@ -203,7 +190,7 @@ def trained_differences(lines: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         first, second = accuracy.get(minuend, {}), accuracy.get(subtrahend, {})
         seeds = sorted(set(first) & set(second))
         values = [first[seed] - second[seed] for seed in seeds]
-        interval = mean_interval(values)
+        interval = statistics.mean_interval(values)._asdict()
         rows.append(
             {"difference": what, "minuend": minuend, "subtrahend": subtrahend, "paired": seeds}
             | {"values": values, **interval, "reads": reads(interval)}
@@ -229,9 +216,9 @@ def cause_verdict(lines: Iterable[Mapping[str, Any]]) -> str:
     per_batch = by.loc[("batch k3 d2", "offline k3 d2")]
     learned = [x["accuracy"] - x["majority_baseline"] for x in lines if variant_name(x) == "none"]
     smallest = float(np.mean(learned)) / 2 if learned else math.nan
-    ari = mean_interval(
+    ari = statistics.mean_interval(
         x["agreement"][-1]["eval_batch_ari_mean"] for x in lines if variant_name(x) == "batch k3 d0"
-    )
+    )._asdict()
     held = {
         f"centring 3 clusters − the whole batch: {_interval(centring, 100, '+.1f')}, "
         f"needs below {-100 * smallest:.1f} points": centring["high"] < -smallest,
