@@ -1,6 +1,5 @@
-"""Our numbers beside the papers': ``results/paper_comparison.{csv,md}``, a generic join of
-``config/published_values.csv`` with this run's measurements on study, quantity and setup
-pattern (:func:`isotropy.statistics.matches`); no value and no paper lives in this code."""
+"""Our numbers beside the papers': ``results/paper_comparison.{csv,md}``, the published table
+joined with this run's measurements on study, quantity and setup pattern; no value in code."""
 
 from __future__ import annotations
 
