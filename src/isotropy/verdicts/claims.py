@@ -12,48 +12,27 @@ from scipy import stats
 
 from isotropy.statistics import (
     CORRELATIONS,
-    NOT_COMPARABLE,
+    INCONCLUSIVE,
+    INCONSISTENT_SEEDS,
     NOT_DECIDED,
+    NOT_RUN,
     NOT_SUPPORTED,
+    ONE_SEED,
+    SUPPORTED,
     UNTESTED_FAILS,
     UNTESTED_HOLDS,
     Claim,
     fisher_z,
 )
-from isotropy.verdicts.comparison import protocol_refusal
+from isotropy.verdicts import tolerances as T
+from isotropy.verdicts.comparison import every_seed, protocol_refusal, settle_rows
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
     family_sizes,
-    settle_families,
     verdict_page,
 )
 from isotropy.verdicts.measurements import one_sided
-from isotropy.verdicts.tolerances import (
-    ALPHA,
-    CONSISTENT,
-    INCONCLUSIVE,
-    INCONSISTENT_SEEDS,
-    NEAR_GUARANTEED,
-    NOT_CONSISTENT,
-    NOT_LEARNED,
-    NOT_RUN,
-    ONE_SEED,
-    SIMPSON_MARK,
-    STAND_IN,
-    SUPPORTED,
-    WHY_NEAR_GUARANTEED,
-    counted,
-    finite,
-    fmt,
-    holds_bound,
-    judge,
-    parse_tolerance,
-    said,
-    seed_test,
-    simpson_flag,
-    states_a_number,
-)
 
 COLUMNS = "claim study setup statement measured threshold verdict paper evidence note".split()
 # Every verdict of the claims page, in the page's order, with its mark.
@@ -64,22 +43,19 @@ CLAIM_MARKS = {
     UNTESTED_FAILS: "✖️",
     INCONSISTENT_SEEDS: "⚠️",
     **dict.fromkeys((INCONCLUSIVE, NOT_DECIDED), "❔"),
-    **dict.fromkeys((ONE_SEED, NOT_COMPARABLE, NOT_LEARNED, STAND_IN, NOT_RUN), "➖"),
+    **dict.fromkeys((ONE_SEED, T.NOT_COMPARABLE, T.NOT_LEARNED, T.STAND_IN, NOT_RUN), "➖"),
 }
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
+MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 # A claim's test before its family's Holm: p beyond its smallest effect of interest the claimed
 # way, p short of it, seeds going the claimed way and seeds counted.
 RawTest = tuple[float, float, int, int]
+STAND_IN_NOTE = "judged on a stand-in"
+_HOLM = "Holm over the study's family"
 
 
 def _row(
-    claim: Claim,
-    setup: str,
-    measured: float,
-    threshold: str,
-    verdict: str,
-    evidence: str = "",
-    note: str = "",
+    claim: Claim, setup: str, measured: float, threshold: str, verdict: str, evidence="", note=""
 ) -> dict:
     """One row of :data:`COLUMNS`."""
     values = (claim.name, claim.study, setup, claim.statement, measured, threshold, verdict)
@@ -97,12 +73,12 @@ def direction_test(claim: Claim, values: list[float]) -> RawTest:
     """(p the seeds' mean lies beyond the bound by more than the claim's smallest effect of
     interest, p it lies short of that, seeds going the claimed way, seeds): a one-sided t over
     seeds (r on Fisher's z); with no spread, the sign test's 0.5 ** seeds."""
-    kind, bound = parse_tolerance(claim.bound)
+    kind, bound = T.parse_tolerance(claim.bound)
     on_z = claim.quantity in CORRELATIONS  # a correlation: tested on Fisher z
     y = fisher_z(values) if on_z else np.asarray(values, dtype=np.float64)
     centre = fisher_z([bound])[0] if on_z else bound
     beyond = (centre - y if kind == "below" else y - centre) - sesoi_of(claim)
-    along = int(sum(holds_bound(kind, bound, v) for v in values))
+    along = int(sum(T.holds_bound(kind, bound, v) for v in values))
     if len(y) < 2:
         return math.nan, math.nan, along, len(y)
     if np.ptp(beyond) == 0:  # no spread: the sign test, neither way exactly at the SESOI
@@ -114,9 +90,10 @@ def direction_test(claim: Claim, values: list[float]) -> RawTest:
 
 
 def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest | None]:
-    """(verdict, or None where its family's Holm decides; the rule in words; its test)."""
-    kind, bound = parse_tolerance(claim.bound)
-    values = finite(m["per_seed"])
+    """(verdict, or None where its family's Holm decides; the rule in words; its test): the one
+    procedure of each rule."""
+    kind, bound = T.parse_tolerance(claim.bound)
+    values = T.finite(m["per_seed"])
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
         text = f"{along} of {n} seeds {kind} {bound:g}; {_beyond(claim)}"
@@ -124,14 +101,10 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
     if claim.rule == "every_run":
         if not values:
             return NOT_SUPPORTED, "no seed with a defined value", None
-        failing = [v for v in values if not holds_bound(kind, bound, v)]
-        held = f"{len(values) - len(failing)} of {len(values)} hold"
-        text = f"{kind} {bound:g} in every seed (each checked, no test): {held}"
-        if failing:
-            text += " (failing: " + ", ".join(f"{v:+.4g}" for v in failing) + ")"
-        return (NOT_SUPPORTED if failing else SUPPORTED), text, None
+        held, text = every_seed(kind, bound, values)
+        return (SUPPORTED if held else NOT_SUPPORTED), text, None
     if claim.rule == "seeds":
-        sign, seeds, p_claim, p_other, along, valued = seed_test(kind, bound, m)
+        sign, seeds, p_claim, p_other, along, valued = T.seed_test(kind, bound, m)
         if seeds < 2:
             return ONE_SEED, "one seed: no spread to test with", None
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
@@ -140,17 +113,23 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
         text = f"{sign} {bound:g}: {along} of {valued} seeds, {test}, Holm over its family"
         return None, text, (p_claim, p_other, along, valued)
     shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
-    verdict, text = judge(f"{kind}:{bound + shift:g}", m)
-    untested = {CONSISTENT: UNTESTED_HOLDS, NOT_CONSISTENT: UNTESTED_FAILS}
+    verdict, text = T.judge(f"{kind}:{bound + shift:g}", m)
+    untested = {T.CONSISTENT: UNTESTED_HOLDS, T.NOT_CONSISTENT: UNTESTED_FAILS}
     return untested.get(verdict, verdict), f"{text}: a point comparison, no test", None
-
-
-_HOLM = "Holm over the study's family"
 
 
 def _beyond(claim: Claim) -> str:
     """The direction test in words, with the smallest effect of interest and its source."""
     return f"one-sided t over seeds beyond SESOI {sesoi_of(claim):g} ({claim.sesoi_source})"
+
+
+def _threshold(claim: Claim) -> str:
+    """The claim's bound in words."""
+    kind, bound = T.parse_tolerance(claim.bound)
+    beyond = f" by more than {sesoi_of(claim):g}" if sesoi_of(claim) else ""
+    if claim.rule == "seeds":
+        return f"{'<' if kind == 'seeds_below' else '>'} {bound:g}{beyond}, tested over seeds"
+    return T.judge(claim.bound, {"value": 0.0})[1] + beyond
 
 
 def check_claims(
@@ -162,22 +141,39 @@ def check_claims(
     those this run has results of; ``claims``: study -> (why it reads not run without it, its
     claims), in the page's order), or on per-seed values (columns claim, setup, seed, value;
     ``claims``: a sequence, an ``any setup`` claim read as one row)."""
+    rows: list[dict] = []
+    tests: list[tuple] = []  # (row index, family, p for, p against, how its row is written)
     if isinstance(claims, Mapping):
-        rows, tests = _measured_rows(values, studies or set(), claims)
+        _measured_rows(values, studies or set(), claims, rows, tests)
     else:
-        rows, tests = seed_claim_rows(values, claims)
-    settle_family(rows, tests)
+        _seed_claim_rows(values, claims, rows, tests)
+    settle_rows(rows, tests, (SUPPORTED, NOT_SUPPORTED))
     if not isinstance(claims, Mapping):
-        rows = collapse_any_setup(rows, claims)
+        rows = _collapse_any_setup(rows, claims)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _measured_rows(
-    measured: pd.DataFrame, studies: set[str], claims: Mapping[str, tuple[str, Sequence[Claim]]]
-) -> tuple[list[dict], list]:
-    """Rows of the claims on a run's measurements, and their tests."""
-    rows: list[dict] = []
-    tests: list[tuple] = []
+def _judged_row(claim, setup, measured, threshold, m, evidence, parts, rows, tests) -> None:
+    """Append a claim × setup row judged by :func:`_judge_claim`, and its test to ``tests``
+    (``parts``: the note's words before and after the rule)."""
+    verdict, rule, p = _judge_claim(claim, m)
+    if p is not None:
+        family = family_of_claim(claim.study, claim.rule, claim.quantity)
+        tests.append((len(rows), family, p[0], p[1], _holm_note))
+    note = "; ".join(s for s in (*parts[:1], rule, *parts[1:]) if s)
+    rows.append(_row(claim, setup, measured, threshold, verdict or INCONCLUSIVE, evidence, note))
+
+
+def _holm_note(row: dict, s) -> None:
+    # two digits: a p-value's third digit is float32 noise of the traces, not evidence
+    row["note"] += (
+        f"; Holm over the {s.size} tests of {s.family}: p {s.p_for:.2g} "
+        f"(other way {s.p_against:.2g})"
+    )
+
+
+def _measured_rows(measured, studies: set[str], claims, rows: list, tests: list) -> None:
+    """The rows of the claims on a run's measurements, and their tests."""
     for study, (not_run, judged) in claims.items():
         ours = measured[measured["study"] == study]
         measured_here = ours["quantity"].isin([c.quantity for c in judged])
@@ -185,74 +181,41 @@ def _measured_rows(
         absent = not_run if study not in studies else ""
         if absent or not setups:
             note = absent or f"no results of the {study} study to measure"
-            rows += [_row(c, "all", math.nan, _threshold(c), NOT_RUN, note=note) for c in judged]
+            rows += [_row(c, "all", math.nan, _threshold(c), NOT_RUN, "", note) for c in judged]
             continue
         for setup in setups:
             for claim in judged:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
                 _claim_row(claim, setup, found, rows, tests)
-    return rows, tests
-
-
-def _threshold(claim: Claim) -> str:
-    """The claim's bound in words."""
-    kind, bound = parse_tolerance(claim.bound)
-    beyond = f" by more than {sesoi_of(claim):g}" if sesoi_of(claim) else ""
-    if claim.rule == "seeds":
-        return f"{'<' if kind == 'seeds_below' else '>'} {bound:g}{beyond}, tested over seeds"
-    return judge(claim.bound, {"value": 0.0})[1] + beyond
-
-
-STAND_IN_NOTE = "judged on a stand-in"
 
 
 def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests: list) -> None:
-    """Append one claim × setup row to ``rows`` and its test, if any, to ``tests``."""
+    """Append one claim × setup row of a run's measurements to ``rows``, its test to ``tests``."""
     threshold = _threshold(claim)
     if found.empty:
         note = f"no {claim.quantity} measured for this setup"
-        rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, note=note))
+        rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, "", note))
         return
     m = found.iloc[0]
-    value, flag = (math.nan if m["missing"] else float(m["value"])), simpson_flag(m)
+    value, flag = (math.nan if m["missing"] else float(m["value"])), T.simpson_flag(m)
     stand_in = "; ".join(s for s in (f"not judged: {m['stand_in']}", m["note"], flag) if s)
-    judged_on_number = states_a_number(*parse_tolerance(claim.bound), claim.neutral)
+    judged_on_number = T.states_a_number(*T.parse_tolerance(claim.bound), claim.neutral)
     unjudged = {
         NOT_RUN: m["missing"],
-        NOT_LEARNED: m.get("not_learned"),
-        STAND_IN: stand_in if m["stand_in"] and judged_on_number else "",
-        NOT_COMPARABLE: protocol_refusal(claim.study, claim.quantity, m),
+        T.NOT_LEARNED: m.get("not_learned"),
+        T.STAND_IN: stand_in if m["stand_in"] and judged_on_number else "",
+        T.NOT_COMPARABLE: protocol_refusal(claim.study, claim.quantity, m),
     }
     for not_judged, note in unjudged.items():
         if note:
             rows.append(_row(claim, setup, value, threshold, not_judged, m["evidence"], note))
             return
-    verdict, rule, p = _judge_claim(claim, m)
-    undefined = "" if math.isfinite(m["value"]) else "measurement undefined"
-    parts = [flag, rule, m["note"] or undefined]
+    after = [m["note"] or ("" if math.isfinite(m["value"]) else "measurement undefined")]
     if claim.quantity in CORRELATIONS and math.isfinite(m["n"]):
-        parts.insert(2, f"{int(m['n'])} points pooled")
+        after.insert(0, f"{int(m['n'])} points pooled")
     if m["stand_in"]:
-        parts.append(f"{STAND_IN_NOTE} (a direction, not a number): {m['stand_in']}")
-    if p is not None:
-        tests.append((len(rows), claim, p))
-    note = "; ".join(s for s in parts if s)
-    rows.append(_row(claim, setup, value, threshold, verdict or INCONCLUSIVE, m["evidence"], note))
-
-
-def settle_family(rows: list[dict], tests: list[tuple]) -> None:
-    """Settle a page's tests (row index, claim, :data:`RawTest`), Holm within each family."""
-    settled = settle_families(
-        [(family_of_claim(c.study, c.rule, c.quantity), *p[:2]) for _, c, p in tests],
-        (SUPPORTED, NOT_SUPPORTED),
-    )
-    for (index, _, _), s in zip(tests, settled):
-        rows[index]["verdict"] = s.verdict
-        # two digits: a p-value's third digit is float32 noise of the traces, not evidence
-        rows[index]["note"] += (
-            f"; Holm over the {s.size} tests of {s.family}: p {s.p_for:.2g} "
-            f"(other way {s.p_against:.2g})"
-        )
+        after.append(f"{STAND_IN_NOTE} (a direction, not a number): {m['stand_in']}")
+    _judged_row(claim, setup, value, threshold, m, m["evidence"], [flag, *after], rows, tests)
 
 
 def judge_any_setup(verdicts: list[str]) -> str:
@@ -263,38 +226,31 @@ def judge_any_setup(verdicts: list[str]) -> str:
     return judged.pop() if judged in ({NOT_SUPPORTED}, {ONE_SEED}) else INCONSISTENT_SEEDS
 
 
-def seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim]) -> tuple[list[dict], list]:
-    """Rows of per-seed claims (columns claim, setup, seed, value) and their tests."""
-    rows: list[dict] = []
-    tests: list[tuple] = []
+def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, tests) -> None:
+    """The rows of per-seed claims (columns claim, setup, seed, value), and their tests."""
     for claim in claims:
-        kind, bound = parse_tolerance(claim.bound)
+        kind, bound = T.parse_tolerance(claim.bound)
         threshold = f"{kind} {bound:g}; {_beyond(claim)}, {_HOLM}"
         if claim.scope == "any setup":
             threshold = f"{threshold}, in at least one setup"
         ours = per_seed[per_seed["claim"] == claim.name]
         if ours.empty:
             note = "no run of this question in the results"
-            rows.append(_row(claim, "all", math.nan, threshold, NOT_RUN, note=note))
+            rows.append(_row(claim, "all", math.nan, threshold, NOT_RUN, "", note))
         for setup, group in ours.groupby("setup", sort=False):
             ordered = group.sort_values("seed")["value"].astype(float)
-            values = finite(ordered)
+            values = T.finite(ordered)
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
-            verdict, note, p = (
-                _judge_claim(claim, pd.Series({"per_seed": values}))
-                if values
-                else (NOT_RUN, "no seed with a defined value", None)
-            )
-            if p is not None:
-                tests.append((len(rows), claim, p))
-            mean = float(np.mean(values)) if values else math.nan
-            rows.append(
-                _row(claim, setup, mean, threshold, verdict or INCONCLUSIVE, evidence, note)
-            )
-    return rows, tests
+            if not values:
+                note = "no seed with a defined value"
+                rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, evidence, note))
+                continue
+            m = pd.Series({"per_seed": values})
+            mean = float(np.mean(values))
+            _judged_row(claim, setup, mean, threshold, m, evidence, [], rows, tests)
 
 
-def collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
+def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
     """The settled per-setup rows of each ``any setup`` claim as its one row (its setups'
     verdicts in the note; measured: the setup mean furthest the claimed way)."""
     existence = {c.name: c for c in claims if c.scope == "any setup"}
@@ -326,13 +282,12 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
     counts = values.groupby(["claim", "setup"])["undecided"].agg(["sum", "size"])
     table = table.join(counts, on=["claim", "setup"])
     for index, row in table[table["sum"] > 0].iterrows():
-        undecided, seeds = row["sum"], row["size"]
         said = (
-            f"{int(undecided)} of {int(seeds)} seeds: the criterion and the silhouette both best"
-            " at the same end of the run (its first or last recorded update), so the run cannot"
-            " tell whether their optima differ"
+            f"{int(row['sum'])} of {int(row['size'])} seeds: the criterion and the silhouette both"
+            " best at the same end of the run (its first or last recorded update), so the run"
+            " cannot tell whether their optima differ"
         )
-        if undecided == seeds:
+        if row["sum"] == row["size"]:
             table.loc[index, ["verdict", "measured", "note"]] = [NOT_DECIDED, math.nan, said]
         else:
             table.loc[index, "note"] = f"{row['note']}; {said} (left out of the test)"
@@ -341,32 +296,29 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
 
 ERROR_CONTROL = (
     "How the claims are tested: docs/verdicts.md. A direction is *supported* when every seed "
-    f"goes that way and a one-sided t over seeds is significant at {ALPHA:g}, Holm-adjusted "
+    f"goes that way and a one-sided t over seeds is significant at {T.ALPHA:g}, Holm-adjusted "
     "within declared families (a paper × a study; the same families on the extension and CLS "
-    f"studies' pages), so {ALPHA:g} bounds the chance of any false *supported* within a family. "
+    f"studies' pages), so {T.ALPHA:g} bounds the chance of any false *supported* within a family. "
     "Families on this page: {families}."
 )
-
-
-MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 
 
 def verdict_cells(table: pd.DataFrame) -> list[str]:
     """Each row's verdict as the pages print it, saying when it was judged on a stand-in or is
     near-guaranteed."""
     return [
-        MARKS[row["verdict"]] + said(STAND_IN_NOTE in str(row["note"]), row)
+        MARKS[row["verdict"]] + T.said(STAND_IN_NOTE in str(row["note"]), row)
         for row in table.to_dict("records")
     ]
 
 
 def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     """The claims page: the tally of verdicts, then every row."""
-    counts = counted(table).value_counts()
+    counts = T.counted(table).value_counts()
     notes = table["note"].astype(str)
-    flagged = notes.str.contains(SIMPSON_MARK, regex=False)
+    flagged = notes.str.contains(T.SIMPSON_MARK, regex=False)
     shown = table[["study", "setup", "claim", "measured", "threshold", "verdict"]].assign(
-        measured=[fmt(v) + (" ⚠" if f else "") for v, f in zip(table["measured"], flagged)],
+        measured=[T.fmt(v) + (" ⚠" if f else "") for v, f in zip(table["measured"], flagged)],
         verdict=verdict_cells(table),
         note=notes,
     )
@@ -375,6 +327,6 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         "(`results/claims.csv` holds the same rows).",
         ERROR_CONTROL.replace("{families}", family_sizes(notes, "tests")),
         " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS)
-        + f" · not counted ({WHY_NEAR_GUARANTEED}): {int(counts.get(NEAR_GUARANTEED, 0))}",
+        + f" · not counted ({T.WHY_NEAR_GUARANTEED}): {int(counts.get(T.NEAR_GUARANTEED, 0))}",
     ]
     return verdict_page(title, paragraphs, {"Every check": shown})

@@ -1,6 +1,5 @@
-"""Our numbers beside the papers': ``results/paper_comparison.{csv,md}``, a generic join of
-``config/published_values.csv`` with this run's measurements on study, quantity and setup
-pattern (:func:`isotropy.statistics.matches`); no value and no paper lives in this code."""
+"""Our numbers beside the papers': ``results/paper_comparison.{csv,md}``, the published table
+joined with this run's measurements on study, quantity and setup pattern; no value in code."""
 
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.families import (
     STUDIES,
+    Settled,
     family_name,
     family_sizes,
     seed_test_family,
@@ -113,16 +113,18 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
         )
     seeds = T.finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
-        failing = [v for v in seeds if not T.holds_bound(kind, bound, v)]
-        text = (
-            f"{kind} {bound:g} in every one of {len(seeds)} seeds (a bound the paper states "
-            "for every run)"
-        )
-        if failing:
-            listed = ", ".join(f"{v:+.4g}" for v in failing)
-            return T.Judged(T.NOT_CONSISTENT, f"{text}: {len(failing)} fail ({listed})", value)
-        return T.Judged(T.CONSISTENT, text, value)
+        held, text = every_seed(kind, bound, seeds)
+        return T.Judged(T.CONSISTENT if held else T.NOT_CONSISTENT, text, value)
     return T.Judged(*T.judge(paper["tolerance"], ours, paper["paper_value"]), value)
+
+
+def every_seed(kind: str, bound: float, values: list[float]) -> tuple[bool, str]:
+    """The every-run rule, for a claim and a published bound alike: (every seed holds, words)."""
+    failing = [v for v in values if not T.holds_bound(kind, bound, v)]
+    text = f"{kind} {bound:g} in every one of {len(values)} seeds (each checked, no test)"
+    if failing:
+        text += f": {len(failing)} fail (" + ", ".join(f"{v:+.4g}" for v in failing) + ")"
+    return not failing, text
 
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
@@ -136,12 +138,8 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
         ]
         hits = candidates[[matches(paper["setup"], s) for s in candidates["paper_setup"]]]
         if hits.empty:
-            rows.append(
-                _row(paper, verdict=T.NOT_RUN, note=_not_run_reason(paper, measured, studies))
-            )
-            continue
-        family = family_name(paper["paper"], paper["study"])
-        seed_rule = str(paper["tolerance"]).startswith("seeds_")
+            reason = _not_run_reason(paper, measured, studies)
+            rows.append(_row(paper, verdict=T.NOT_RUN, note=reason))
         for _, ours in hits.iterrows():
             details = {c: ours[c] for c in ("setup", "k", "per_type_cap", "seeds", "stand_in")}
             details.update(our_n=ours["n"], convention=ours["convention"] or paper["convention"])
@@ -153,12 +151,13 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 verdict = T.settle(test.p_agree, test.p_differ)
                 tolerance += "; seed-free: an exact comparison, in no Holm family"
             elif test is not None:
-                tests.append((len(rows), family, test.p_agree, test.p_differ, None))
-            elif seed_rule and verdict not in (T.NOT_COMPARABLE, T.NOT_LEARNED):
+                family = family_name(paper["paper"], paper["study"])
+                tests.append((len(rows), family, test.p_agree, test.p_differ, _equivalence_note))
+            elif str(paper["tolerance"]).startswith("seeds_") and verdict not in UNTESTED:
                 spec = paper["tolerance"]
                 family = seed_test_family(paper["paper"], paper["study"], paper["quantity"])
                 p = T.claimed_first(T.parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"])
-                tests.append((len(rows), family, *p, (spec, ours)))
+                tests.append((len(rows), family, *p, functools.partial(_seed_note, spec, ours)))
             if test is not None:
                 details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
             elif verdict != T.STAND_IN:
@@ -166,30 +165,39 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             note = "; ".join(s for s in (T.simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
-    _settle_page(rows, tests)
+    settle_rows(rows, tests)
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(T.VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
 
 
-def _settle_page(rows: list[dict], tests: list) -> None:
-    """Settle the page's tests, Holm within each family (docs/verdicts.md, "Families"): the
-    equivalence tests, and the tests over seeds (the I-STAR grid) as on the claims page."""
-    for (index, *_, seed), s in zip(tests, settle_families([t[1:4] for t in tests])):
-        row = rows[index]
-        if seed is None:
-            row.update(verdict=s.verdict, p_agree=s.p_for, p_differ=s.p_against)
-            row["tolerance"] += (
-                f"; Holm over the {s.size} rows of {s.family}: p(agrees) {s.p_for:.2g}, "
-                f"p(differs) {s.p_against:.2g}"
-            )
-            continue
-        spec, ours = seed
-        less, greater = T.claimed_first(T.parse_tolerance(spec)[0], s.p_for, s.p_against)
-        row["verdict"], row["tolerance"] = T.judge(spec, dict(ours, p_less=less, p_greater=greater))
-        if s.size:
-            row["tolerance"] += f"; Holm over the {s.size} tests of {s.family}"
+UNTESTED = (T.NOT_COMPARABLE, T.NOT_LEARNED)
+
+
+def settle_rows(rows: list[dict], tests: list, names: tuple[str, str] = (T.AGREES, T.DIFFERS)):
+    """Every page's one settling (docs/verdicts.md, "Families"): each test (row index, family,
+    p for, p against, ``write``) Holm-adjusted within its family, read with ``names`` into its
+    row's verdict, then ``write(row, settled)`` says so."""
+    for (index, *_, write), s in zip(tests, settle_families([t[1:4] for t in tests], names)):
+        rows[index]["verdict"] = s.verdict
+        write(rows[index], s)
+
+
+def _equivalence_note(row: dict, s: Settled) -> None:
+    row.update(p_agree=s.p_for, p_differ=s.p_against)
+    row["tolerance"] += (
+        f"; Holm over the {s.size} rows of {s.family}: p(agrees) {s.p_for:.2g}, "
+        f"p(differs) {s.p_against:.2g}"
+    )
+
+
+def _seed_note(spec: str, ours: pd.Series, row: dict, s: Settled) -> None:
+    """A test over seeds (the I-STAR grid) read as on the claims page, its p Holm-adjusted."""
+    less, greater = T.claimed_first(T.parse_tolerance(spec)[0], s.p_for, s.p_against)
+    row["verdict"], row["tolerance"] = T.judge(spec, dict(ours, p_less=less, p_greater=greater))
+    if s.size:
+        row["tolerance"] += f"; Holm over the {s.size} tests of {s.family}"
 
 
 ERROR_CONTROL = (

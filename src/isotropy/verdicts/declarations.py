@@ -1,6 +1,5 @@
-"""What each published number is, declared beside it in config/published_values.csv
-(docs/verdicts.md, "What each printed number is"), defaults filled in; and the measured effects
-of protocol settings (config/protocol_effects.csv)."""
+"""What each published number is (docs/verdicts.md, "What each printed number is"), and the
+measured effects of protocol settings (config/protocol_effects.csv)."""
 
 from __future__ import annotations
 
@@ -78,8 +77,7 @@ def _check_declared(row: pd.Series, kind: str) -> None:
 
 
 def printed_number(text: str) -> float:
-    """The number a printed value means: '4,094,976' → 4094976, '−0.808' → -0.808,
-    '1.19 M' → 1190000, '3.36e-5' → 3.36e-05; '' → NaN (a statement without a number)."""
+    """'4,094,976' → 4094976, '−0.808' → -0.808, '1.19 M' → 1190000; '' → NaN (no number)."""
     text = str(text).strip()
     if not text or text.lower() == "nan":
         return math.nan
@@ -97,8 +95,8 @@ def fill_declarations(
     where: str = "config/published_values.csv",
     studies: Collection[str] | None = None,
 ) -> pd.DataFrame:
-    """The published table checked row by row, with the printed numbers as numbers and each
-    equivalence row's ``why`` written from its rule; an error names the row."""
+    """The published table checked row by row (an error names the row), its printed numbers as
+    numbers, each equivalence row's ``why`` written from its rule."""
     table = table.assign(**{c: "" for c in DECLARED_COLUMNS if c not in table})
     table = table.assign(**{n: math.nan for _, n in NUMBERS if n not in table})
     for column in DECLARED_COLUMNS:
@@ -199,16 +197,6 @@ def _measured_bound(rows: pd.DataFrame, paper: str, ours: str):
     return None if covering.empty else covering.loc[covering["ours_at_most"].astype(float).idxmin()]
 
 
-def _unmeasured(rows: pd.DataFrame, quantity: str, key: str, can_widen: bool) -> str:
-    """Why a differing setting cannot be judged within its measured effects ``rows``."""
-    if not can_widen:
-        return "the row's rule has no interval to widen by its effect"
-    if rows.empty:
-        return f"its effect on {quantity} is not measured"
-    reach = rows["ours_at_most"].astype(float).max()
-    return f"its effect on {quantity} is measured only up to {key} {reach:g}"
-
-
 def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> Gate:
     """Our run's protocol against the row's: a differing setting is allowed only within a
     measured effect, added to the interval; a setting our run does not report is not held
@@ -222,7 +210,11 @@ def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = Tru
         measured = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
         effect = _measured_bound(measured, value, mine[key]) if can_widen else None
         if effect is None:
-            refused.append(f"{where}: {_unmeasured(measured, quantity, key, can_widen)}")
+            reach = measured["ours_at_most"].astype(float).max()
+            why = f"its effect on {quantity} is measured only up to {key} {reach:g}"
+            why = f"its effect on {quantity} is not measured" if measured.empty else why
+            why = why if can_widen else "the row's rule has no interval to widen by its effect"
+            refused.append(f"{where}: {why}")
             continue
         low, high = low + float(effect["low"]), high + float(effect["high"])
         span = f"{float(effect['low']):+g} to {float(effect['high']):+g}"

@@ -1,8 +1,6 @@
-"""Agreement with a printed number as equivalence, the paper's own draw included: a prediction
-of the paper's draw from our seeds against a margin ±δ declared on a near-normal scale (the
-rule: docs/verdicts.md, "The rules"). A pooled r depends on m, so its draw is simulated by
-drawing m of our seeds with replacement (the per-seed sums make each draw one matrix product).
-"""
+"""Agreement with a printed number as equivalence: a prediction of the paper's draw from our
+seeds against a margin ±δ declared on a near-normal scale (docs/verdicts.md, "The rules"). A
+pooled r depends on m: its draw is simulated from m of our seeds drawn with replacement."""
 
 from __future__ import annotations
 
@@ -117,8 +115,7 @@ def mean_se(y: np.ndarray, m: float) -> np.ndarray:
 
 
 def mean_prediction(values: Sequence[float], m: float) -> Prediction | None:
-    """The paper's mean over m runs from our per-seed values on the judging scale (None with
-    fewer than two seeds)."""
+    """The paper's mean over m runs from our seeds on the judging scale (None under 2 seeds)."""
     y = np.asarray([v for v in values if math.isfinite(v)], dtype=np.float64)
     if y.size < 2:
         return None
@@ -165,8 +162,7 @@ def pooled_prediction(
 
 @dataclass(frozen=True)
 class Equivalence:
-    """One row's equivalence test: D = paper − ours's interval, the p-values, and the margin
-    as a range of D, all in printed units."""
+    """D = paper − ours's interval, the p-values, and the margin as a range of D (printed units)."""
 
     low: float
     high: float

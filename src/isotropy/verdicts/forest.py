@@ -1,7 +1,5 @@
-"""The report's opening figure: every judged row of ``results/paper_comparison.csv`` as a
-forest plot, D = paper − ours with its interval against its ±δ band, each row in units of its
-own margin (rows are judged on different scales), so every band spans −1…+1.
-"""
+"""The report's opening figure: every judged row of ``results/paper_comparison.csv``, D = paper −
+ours with its interval against its ±δ band, in units of its own margin (every band −1…+1)."""
 
 from __future__ import annotations
 
@@ -85,13 +83,9 @@ def listed_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _number(value: float) -> str:
-    if not math.isfinite(value):
-        return "–"
-    if value == 0:
-        return "0"
-    if abs(value) >= 1000:
-        return f"{value:+,.0f}"
-    return f"{value:+.3g}".replace("-", "−")
+    if not math.isfinite(value) or value == 0:
+        return "0" if value == 0 else "–"
+    return f"{value:+,.0f}" if abs(value) >= 1000 else f"{value:+.3g}".replace("-", "−")
 
 
 def summary(row: pd.Series) -> str:
@@ -115,13 +109,6 @@ def _layout(rows: pd.DataFrame) -> tuple[list[tuple[float, str, str, bool]], np.
             ys[position] = y
         y += 1.5
     return lines, ys
-
-
-def _limit(rows: pd.DataFrame) -> float:
-    """Half the x-axis: every finite value, at least the band with room, at most 6 bands."""
-    values = rows[["x", "x_low", "x_high"]].to_numpy(dtype=np.float64).ravel()
-    finite = np.abs(values[np.isfinite(values)])
-    return float(min(6.0, max(1.5, 1.1 * finite.max(initial=0.0))))
 
 
 def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
@@ -176,7 +163,9 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
     figure, axis = plt.subplots(
         figsize=(FIGURE_INCHES, 1.8 + ROW_INCHES * len(lines)), layout="constrained"
     )
-    limit = _limit(rows)
+    # half the x-axis: every finite value, at least the band with room, at most 6 bands
+    values = np.abs(rows[["x", "x_low", "x_high"]].to_numpy(dtype=np.float64).ravel())
+    limit = float(min(6.0, max(1.5, 1.1 * values[np.isfinite(values)].max(initial=0.0))))
     handles = _draw_rows(axis, rows, ys, limit)
     axis.axvline(0, color="0.3", linewidth=0.8, gid=DECORATION)
     for edge in (-1, 1):
