@@ -4,6 +4,7 @@ their command: ``python -m isotropy.committed``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from isotropy.committed import coverage, extensions, glue, istar_gpu, main, rajaee_cls, sensitivity
@@ -11,25 +12,20 @@ from isotropy.committed import import_graph as graph
 from isotropy.committed.record import CommittedRun, Page, page_markers
 from isotropy.configuration import reference
 
-ARCHITECTURE = CommittedRun(
-    name="architecture",
-    pages=(
-        Page(
-            Path("docs/architecture.md"),
-            lambda root: graph.graph_block(graph.package_graph(graph.file_graph())),
-            page_markers("package graph"),
-        ),
-    ),
+
+def _code_pages(name: str, page: str, render: Callable[[Path], str], what: str) -> CommittedRun:
+    """A run of no files: a page's block rendered from the code itself."""
+    return CommittedRun(name=name, pages=(Page(Path(page), render, page_markers(what)),))
+
+
+ARCHITECTURE = _code_pages(
+    "architecture",
+    "docs/architecture.md",
+    lambda root: graph.graph_block(graph.package_graph(graph.file_graph())),
+    "package graph",
 )
-CONFIGURATION = CommittedRun(
-    name="configuration",
-    pages=(
-        Page(
-            Path("docs/configuration.md"),
-            lambda _: reference.reference(),
-            page_markers("key reference"),
-        ),
-    ),
+CONFIGURATION = _code_pages(
+    "configuration", "docs/configuration.md", lambda _: reference.reference(), "key reference"
 )
 # The coverage page last: it reads the others.
 REGISTRY = tuple(

@@ -9,46 +9,18 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed import optimisation
+from isotropy.committed import optimisation, shown
 from isotropy.committed.main import CORRELATIONS, verdict_words
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
-from isotropy.committed.record import CommittedRun, Page, whole_page
-from isotropy.io import checked_record, markdown_table
+from isotropy.committed.record import CommittedRun
+from isotropy.io import checked_record
 from isotropy.statistics import TREND_SESOI, TREND_SOURCE
 from isotropy.verdicts.claims import verdict_cells
 from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")
 COUNTS = ("items", "parameters")
-
-
-def _run_lines(record: dict[str, Any]) -> list[str]:
-    run, glue = record["run"], record["config"]["glue"]
-    encoders = record["config"].get("encoders") or {}
-    models = record["config"].get("models") or {}
-    named = [
-        f"{e} ({models.get(encoders.get(e, {}).get('model'), {}).get('model', e)})"
-        for e in glue["encoders"]
-    ]
-    packages = record.get("packages") or {}
-    versions = ", ".join(
-        f"{p} {packages[p]}"
-        for p in ("torch", "transformers", "sentence-transformers")
-        if p in packages
-    )
-    device = record.get("device") or ["?"]
-    return [
-        f"Run: {record['what']}; code {record['code_commit'][:12]}, device {device[0]}, "
-        f"{versions or 'package versions in the record'}; {run.get('started', '?')} to "
-        f"{run.get('ended', '?')} UTC, {run.get('wall', '?')} wall against "
-        f"{run.get('printed', '?')} printed before it started ({run.get('machine', '?')}).",
-        "",
-        f"Settings: encoders {', '.join(named)}; tasks {', '.join(glue['tasks'])}; "
-        f"{glue.get('updates')} updates at learning rate {glue.get('learning_rate')}, metrics "
-        f"after {every_nth_update(glue.get('metric_stride') or 1)} on a sample of "
-        f"{glue.get('metric_sample_size')} items; seeds "
-        f"{', '.join(map(str, glue.get('seeds', [])))}.",
-    ]
+PACKAGES = ("torch", "transformers", "sentence-transformers")  # the versions the page names
 
 
 def _table3(verdicts: pd.DataFrame, traces: pd.DataFrame) -> pd.DataFrame:
@@ -83,60 +55,67 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return shown, [f"- {n}: {reason}" for reason, n in why.value_counts(sort=False).items()]
 
 
-def _shown(root: Path) -> tuple[list[pd.DataFrame], list[str], pd.DataFrame]:
-    """The page's tables as it shows them, the printed numbers not measured, the traces."""
+def parts(root: Path) -> list[Any]:
+    record = checked_record(root, optimisation.run_file("glue"))
+    run, glue = record["run"], record["config"]["glue"]
+    encoders, models = (record["config"].get(key) or {} for key in ("encoders", "models"))
+    named = [
+        f"{e} ({models.get(encoders.get(e, {}).get('model'), {}).get('model', e)})"
+        for e in glue["encoders"]
+    ]
+    packages = record.get("packages") or {}
+    versions = ", ".join(f"{p} {packages[p]}" for p in PACKAGES if p in packages)
+    device = record.get("device") or ["?"]
     traces = optimisation.committed_tables("glue", root)["glue_traces"]
     verdicts = optimisation.verdicts("glue", root)
     counts, absent = _table2(verdicts)
-    claims = optimisation.committed_claims("glue", root)  # a row per setup, a column per claim
-    by_setup = claims.assign(cell=verdict_cells(claims)).pivot(
-        index="setup", columns="claim", values="cell"
-    )
-    by_setup = by_setup[list(dict.fromkeys(claims["claim"]))].reset_index()
-    ends = seed_ends(traces).drop(columns="steps recorded")
-    return [_table3(verdicts, traces), ends, by_setup, counts], absent, traces
-
-
-def page(root: Path = Path(".")) -> str:
-    record = checked_record(root, optimisation.run_file("glue"))
-    (table3, ends, by_setup, counts), absent, traces = _shown(root)
-    lines = [
+    claims = optimisation.committed_claims("glue", root)
+    claims = claims.assign(cell=verdict_cells(claims))  # a row per setup, a column per claim
+    by_setup = claims.pivot(index="setup", columns="claim", values="cell")
+    return [
         "Mickus et al. (2024), appendix A: §3's direct optimisation on GLUE training splits. "
         "Every verdict is computed from the committed run by the main study's verdict code "
         "([verdicts.md](verdicts.md)).",
         "",
-        *_run_lines(record),
+        f"Run: {record['what']}; code {record['code_commit'][:12]}, device {device[0]}, "
+        f"{versions or 'package versions in the record'}; {run.get('started', '?')} to "
+        f"{run.get('ended', '?')} UTC, {run.get('wall', '?')} wall against "
+        f"{run.get('printed', '?')} printed before it started ({run.get('machine', '?')}).",
+        "",
+        f"Settings: encoders {', '.join(named)}; tasks {', '.join(glue['tasks'])}; "
+        f"{glue.get('updates')} updates at learning rate {glue.get('learning_rate')}, metrics "
+        f"after {every_nth_update(glue.get('metric_stride') or 1)} on a sample of "
+        f"{glue.get('metric_sample_size')} items; seeds "
+        f"{', '.join(map(str, glue.get('seeds', [])))}.",
         "",
         "## Table 3's counterpart: IsoScore against the silhouette",
         "",
         "The table's values are lost from our copy of the paper; its text says every run's "
         "correlation is strongly negative (our reading: below −0.5 in every seed).",
         "",
-        markdown_table(table3),
+        _table3(verdicts, traces),
         "## Figure 4's counterpart: IsoScore and the silhouette over training",
         "",
         "Each seed's first and last recorded values (once where all seeds print the same; every "
-        "step: `docs/data/glue_traces.csv.gz`; "
-        "the run's figure: `results/glue/figure4.png`), then the study's claims judged over "
-        f"seeds (Holm over the study's family; trends beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
-        f"seeds vary {seeds_vary('glue', traces)}):",
+        "step: `docs/data/glue_traces.csv.gz`; the run's figure: `results/glue/figure4.png`), "
+        "then the study's claims judged over seeds (Holm over the study's family; trends beyond "
+        f"{TREND_SESOI:g}, {TREND_SOURCE}; seeds vary {seeds_vary('glue', traces)}):",
         "",
-        markdown_table(ends),
-        markdown_table(by_setup),
+        seed_ends(traces).drop(columns="steps recorded"),
+        by_setup[list(dict.fromkeys(claims["claim"]))].reset_index(),
         "## Table 2's counterpart: items and parameters",
         "",
-        markdown_table(counts),
+        counts,
         "Printed numbers without a counterpart here, by why:",
         "",
         *absent,
     ]
-    return whole_page("glue", "Appendix A (GLUE) at its configured scale", lines)
 
 
 COMMITTED = CommittedRun(
     name="glue",
     records=(optimisation.checksums("glue", claims=True),),
-    pages=(Page(DOC, page, tables=lambda root: _shown(root)[0]),),
+    pages=(shown.page(DOC, parts, whole=("glue", "Appendix A (GLUE) at its configured scale")),),
     copy=functools.partial(optimisation.copy, "glue", claims=True),
     sources="results/glue (a finished glue_study)",
     effective_config="logs/effective-config/glue_study.yaml",

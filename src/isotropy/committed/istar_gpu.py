@@ -10,9 +10,10 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed import record as committed
-from isotropy.committed.record import DATA, Page, claims_table, committed_files, whole_page
+from isotropy.committed import shown
+from isotropy.committed.record import DATA, claims_table, committed_files
 from isotropy.intake import parse_json, read_csv, read_inside, read_json, read_text
-from isotropy.io import checked_record, commit_files, markdown_table
+from isotropy.io import checked_record, commit_files
 from isotropy.studies import BY_NAME, measured_claims
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
 from isotropy.verdicts.measurements.istar import correlation_claim, istar_measurements, seed_details
@@ -31,6 +32,7 @@ def grid_files(prefix: str) -> tuple[Path, ...]:
 # The main study's device run (docs/data/main_h100_run.json): 1,000 updates a run.
 MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]
+QUANTITIES = {"metric": "accuracy", "isoscore_star": "IsoScore*", "twonn": "TwoNN"}
 
 
 def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> dict[str, Any]:
@@ -77,26 +79,24 @@ def _by_lambda(runs: pd.DataFrame, column: str) -> pd.DataFrame:
     return cells.rename_axis(index="λ", columns=None).reset_index()
 
 
-def _steps(costs: pd.Series) -> pd.DataFrame:
+def _steps(record: dict[str, Any], costs: pd.Series) -> list[Any]:
     """Milliseconds per optimiser step of each regulariser, and its ratio to plain."""
     wall, cpu = (pd.Series([costs[f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s"))
-    return pd.DataFrame(
-        {
-            "regulariser": ORDER,
-            "ms per step (wall)": (wall * 1e3).map("{:.1f}".format),
-            "ms per step (process CPU)": (cpu * 1e3).map("{:.1f}".format),
-            "× plain (wall)": (wall / costs["step_s_none"]).map("{:.3f}".format),
-        }
-    )
-
-
-def _step_words(record: dict[str, Any]) -> str:
     first = record["calls"][0]
-    return (
+    return [
         f"Seconds per optimiser step on {first['device']} (batch "
         f"{first['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
-        "same batches, measured in the grid's first call:"
-    )
+        "same batches, measured in the grid's first call:",
+        "",
+        pd.DataFrame(
+            {
+                "regulariser": ORDER,
+                "ms per step (wall)": (wall * 1e3).map("{:.1f}".format),
+                "ms per step (process CPU)": (cpu * 1e3).map("{:.1f}".format),
+                "× plain (wall)": (wall / costs["step_s_none"]).map("{:.3f}".format),
+            }
+        ),
+    ]
 
 
 def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
@@ -169,11 +169,7 @@ def _side_by_side(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
     keys = ["regulariser", "lambda"]
     runs = list(grids.values())[-1][keys].drop_duplicates()
     shown = pd.DataFrame({"run": [f"{r}, λ={lam:g}" for r, lam in runs.itertuples(index=False)]})
-    for column, label in (
-        ("metric", "accuracy"),
-        ("isoscore_star", "IsoScore*"),
-        ("twonn", "TwoNN"),
-    ):
+    for column, label in QUANTITIES.items():
         for name, grid in grids.items():
             cells = grid.groupby(keys)[column].agg(_mean_sd).reset_index()
             cells = runs.merge(cells, "left", on=keys)
@@ -198,26 +194,6 @@ def _correlation(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
     )
 
 
-def _grids(root: Path) -> list[Any]:
-    """Each grid's record, runs and costs (subset first), then the page's tables as shown."""
-    loaded = [committed_files(root, *(grid_files(p)[i] for i in (4, 0, 2))) for p in OVERLAY]
-    (record, runs, costs), (whole_record, whole, whole_costs) = loaded
-    rows = record["calls"][0]["istar"]["training"]["train_subset"]
-    grids = {f"{rows:,} rows": runs, "whole split": whole}
-    return [
-        *loaded,
-        [
-            *(_by_lambda(runs, column) for column in ("metric", "isoscore_star", "twonn")),
-            _steps(costs.iloc[0]),
-            *_claim_tables(runs, record, grid_files(SUBSET)[0]),
-            _side_by_side(grids),
-            _steps(whole_costs.iloc[0]),
-            *_claim_tables(whole, whole_record, grid_files(WHOLE)[0]),
-            _correlation(grids),
-        ],
-    ]
-
-
 def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> str:
     """The seeds each device call ran and, where the last call added seeds, where the claims
     judged on the earlier calls' seeds alone (which the page judged before it) read otherwise."""
@@ -240,14 +216,18 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
     )
 
 
-def page(root: Path = Path(".")) -> str:
-    (record, runs, costs), (whole_record, whole, whole_costs), tables = _grids(root)
-    metric, isoscore, twonn, steps, claims, details, *whole_tables = tables
-    costs = costs.iloc[0]
+def parts(root: Path) -> list[Any]:
+    (record, runs, costs), (whole_record, whole, whole_costs) = (
+        committed_files(root, *(grid_files(p)[i] for i in (4, 0, 2))) for p in OVERLAY
+    )
+    costs, whole_costs = costs.iloc[0], whole_costs.iloc[0]
     main = read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
     rows = record["calls"][0]["istar"]["training"]["train_subset"]
-    lines = [
+    grids = {f"{rows:,} rows": runs, "whole split": whole}
+    metric, isoscore, twonn = (_by_lambda(runs, column) for column in QUANTITIES)
+    claims, details = _claim_tables(runs, record, grid_files(SUBSET)[0])
+    return [
         _summary(record, runs, root, SUBSET),
         "",
         "## Accuracy against λ (Figure 6's counterpart)",
@@ -255,18 +235,16 @@ def page(root: Path = Path(".")) -> str:
         "Mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at λ = −5 "
         "predicts the majority class in every seed.",
         "",
-        markdown_table(metric),
+        metric,
         "## IsoScore* of the validation representations against λ (Figure 5)",
         "",
-        markdown_table(isoscore),
+        isoscore,
         "## TwoNN intrinsic dimension against λ (Figure 7)",
         "",
-        markdown_table(twonn),
+        twonn,
         "## Cost per step",
         "",
-        _step_words(record),
-        "",
-        markdown_table(steps),
+        *_steps(record, costs),
         "The penalty's overhead target is at most 1.15× plain. A fine-tuning step (MiniLM, 32 "
         f"sentences) took {costs['step_s_none'] * 1e3:.1f} ms; an update of the main study's "
         f"direct optimisation took {main_step * 1e3:.1f} ms (median run of {MAIN_RUN.name}, "
@@ -279,25 +257,23 @@ def page(root: Path = Path(".")) -> str:
         "within one family per quantity: the IsoScore* tests at every λ, the task metric's at "
         "every λ). CosReg is in no claim of ours, λ > 0 only in the correlation's (below).",
         "",
-        markdown_table(claims),
+        claims,
         "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
         f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), the raw and the "
         "Holm-adjusted one-sided p, and the smallest difference these seeds detect (power 0.8, at "
         "the family's strictest Holm level α/m, with the seeds' own spread; each family is the "
         "poster's, Rudman & Eickhoff 2024):",
         "",
-        markdown_table(details),
+        details,
         "",
-        *_whole_split(root, whole_record, whole, whole_costs.iloc[0], whole_tables, rows),
+        *_whole_split(root, whole_record, whole, whole_costs, grids, rows),
     ]
-    return whole_page("istar_gpu", "I-STAR at scale on one GPU", lines)
 
 
 def _whole_split(
-    root: Path, record: dict[str, Any], runs: pd.DataFrame, costs: pd.Series, tables, rows: int
-) -> list[str]:
-    """The page's section on the whole split, with the last five of its tables."""
-    side_by_side, steps, claims, details, correlation = tables
+    root: Path, record: dict[str, Any], runs: pd.DataFrame, costs: pd.Series, grids, rows: int
+) -> list[Any]:
+    claims, details = _claim_tables(runs, record, grid_files(WHOLE)[0])
     # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
     per_run = _walls(record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     lines = [
@@ -308,10 +284,8 @@ def _whole_split(
         f"Mean ± sd over seeds (number of seeds), beside the same runs of the {rows:,}-row grid "
         "above:",
         "",
-        markdown_table(side_by_side),
-        _step_words(record),
-        "",
-        markdown_table(steps),
+        _side_by_side(grids),
+        *_steps(record, costs),
     ]
     if costs["step_s_none"] > max(costs["step_s_istar"], costs["step_s_cosreg"]):
         lines += [
@@ -320,15 +294,15 @@ def _whole_split(
             "the cause was not isolated).",
             "",
         ]
-    lines += [
+    return lines + [
         "A whole run (loading, tokenising, Σ_S, the steps, evaluation) took "
         + ", ".join(f"{seconds:.1f} s ({name})" for name, seconds in per_run.items())
         + " on average.",
         "",
-        markdown_table(claims),
+        claims,
         "Each seed's difference, p and smallest detectable difference, as above:",
         "",
-        markdown_table(details),
+        details,
         "",
         _seed_history(record, runs, grid_files(WHOLE)[0]),
         "",
@@ -338,9 +312,12 @@ def _whole_split(
         "r); Holm over the two grids. A verdict speaks for its grid's λ only (the whole split has "
         "no λ > 0).",
         "",
-        markdown_table(correlation),
+        _correlation(grids),
     ]
-    return lines
+
+
+TITLE = ("istar_gpu", "I-STAR at scale on one GPU")
+page = shown.text(parts, TITLE)
 
 
 COMMITTED = committed.CommittedRun(
@@ -350,7 +327,7 @@ COMMITTED = committed.CommittedRun(
         committed.Checksums(grid[-1], grid[:3], optional=grid[3:4])
         for grid in map(grid_files, OVERLAY)
     ),
-    pages=(Page(DOC, page, tables=lambda root: _grids(root)[-1]),),
+    pages=(shown.page(DOC, parts, whole=TITLE),),
     copy=lambda root, sources, facts, config, into: combine(
         sources, root, into.path.name.removesuffix("_record.json")
     ),

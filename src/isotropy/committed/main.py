@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed import optimisation
+from isotropy.committed import optimisation, shown
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
 from isotropy.committed.record import (
     DATA,
@@ -111,62 +111,56 @@ def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
     return table[table["claim"].isin(TRENDS)].reset_index(drop=True)
 
 
-def doc_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
-    """The tables of the page's block as it shows them."""
-    trends = trend_claims(root)
-    shown_trends = pd.DataFrame(
-        {
-            "claim": "`" + trends["claim"] + "`",
-            "setup": trends["setup"],
-            "measured (seeds' mean)": trends["measured"].map(signed),
-            "verdict": "**" + trends["verdict"] + "**",
-        }
-    )
+def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
+    record, (h100, other) = checked_record(root, RUN), committed_files(root, H100_RUN, H100_TRACES)
     traces = optimisation.committed_tables("main", root)["main_traces"]
-    judged = judged_table(root, detail=True)
-    return [judged, shown_trends, seed_ends(traces), device_table(root, traces)]
-
-
-def doc_block(root: str | os.PathLike = ".") -> str:
-    """The page's generated block: the run's settings and :func:`doc_tables`."""
-    record, (judged, trends, ends, device) = checked_record(root, RUN), doc_tables(root)
-    traces = optimisation.committed_tables("main", root)["main_traces"]
-    run, h100 = record["run"], checked_record(root, H100_RUN)
-    lines = [
+    table = device_differences(traces, other)
+    device = pd.DataFrame({"setup": table["encoder"] + "/" + table["dataset"]})
+    device["steps"] = table["steps"]
+    for value, name in zip(VALUES, ("loss", "accuracy", "IsoScore", "silhouette")):
+        device[f"max Δ {name}"] = table[value].map("{:.1e}".format)
+    for value, name in CORRELATIONS.items():
+        cells = zip(table[f"{value}_cpu"], table[f"{value}_other"])
+        device[f"{name}: CPU / GPU"] = [f"{a:.6f} / {b:.6f}" for a, b in cells]
+    trends, run = trend_claims(root), record["run"]
+    return [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
         f"against {run.get('printed', '?')} printed before it started.",
         f"Settings: {_protocol(record)}.",
         "",
-        markdown_table(judged),
+        judged_table(root, detail=True),
         "§3's trends judged on this run by the claims page's code (one Holm family with the "
         f"study's other claims; last step − step 0 beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
         "`seeds_agree`: the larger std / |mean change| below 0.05; the seeds vary "
         f"{seeds_vary('main', traces)}):",
         "",
-        markdown_table(trends),
+        pd.DataFrame(
+            {
+                "claim": "`" + trends["claim"] + "`",
+                "setup": trends["setup"],
+                "measured (seeds' mean)": trends["measured"].map(signed),
+                "verdict": "**" + trends["verdict"] + "**",
+            }
+        ),
         "Each seed's ends (one value where every seed's prints the same, else each in seed order):",
         "",
-        markdown_table(ends),
+        seed_ends(traces),
         f"The same runs on another device: {h100['device']}, {h100['date']}, "
         f"{h100['wall_seconds_total']:.0f} s for all {len(h100['wall_seconds_per_run'])} runs "
         f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
         "recorded step and seed, and the pooled correlations from each device's traces:",
         "",
-        markdown_table(device),
+        device,
     ]
-    return "\n".join(lines)
 
 
 def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     """Per setup: the largest |other − cpu| of each value, the steps matched, and each side's
     pooled r and ρ. A step on one side only is refused: it would compare less than it claims."""
+    by = ["encoder", "dataset"]
     merged = cpu.merge(
-        other,
-        on=[*optimisation.KEYS, "step"],
-        how="outer",
-        suffixes=("_cpu", "_other"),
-        indicator=True,
+        other, "outer", [*by, "seed", "step"], suffixes=("_cpu", "_other"), indicator=True
     )
     unmatched = merged[merged["_merge"] != "both"]
     if len(unmatched):
@@ -177,29 +171,13 @@ def device_differences(cpu: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
         )
     for value in VALUES:
         merged[value] = (merged[f"{value}_other"] - merged[f"{value}_cpu"]).abs()
-    largest = merged.groupby(["encoder", "dataset"], sort=False)[VALUES].max()
-    largest["steps"] = merged.groupby(["encoder", "dataset"], sort=False).size()
-    by = ["encoder", "dataset"]
+    largest = merged.groupby(by, sort=False)[VALUES].max()
+    largest["steps"] = merged.groupby(by, sort=False).size()
     for name, traces in (("cpu", cpu), ("other", other)):
         table = correlation_table(traces, by)
-        table = table[table["scope"] == "all"].set_index(by)
-        largest[f"pearson_r_{name}"] = table["pearson_r"]
-        largest[f"spearman_rho_{name}"] = table["spearman_rho"]
+        table = table[table["scope"] == "all"].set_index(by)[list(CORRELATIONS)]
+        largest = largest.join(table.add_suffix(f"_{name}"))
     return largest.reset_index()
-
-
-def device_table(root: str | os.PathLike, cpu: pd.DataFrame) -> pd.DataFrame:
-    """The committed run repeated on another device (:func:`device_differences`), as shown."""
-    _, other = committed_files(root, H100_RUN, H100_TRACES)
-    table = device_differences(cpu, other)
-    shown = pd.DataFrame({"setup": table["encoder"] + "/" + table["dataset"]})
-    shown["steps"] = table["steps"]
-    for value, name in zip(VALUES, ("loss", "accuracy", "IsoScore", "silhouette")):
-        shown[f"max Δ {name}"] = table[value].map("{:.1e}".format)
-    for value, name in CORRELATIONS.items():
-        cells = zip(table[f"{value}_cpu"], table[f"{value}_other"])
-        shown[f"{name}: CPU / GPU"] = [f"{a:.6f} / {b:.6f}" for a, b in cells]
-    return shown
 
 
 def _protocol(record: dict[str, Any]) -> str:
@@ -239,7 +217,7 @@ COMMITTED = CommittedRun(
     name="main",
     records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
-        Page(DOC, doc_block, page_markers("headline table"), doc_tables),
+        shown.page(DOC, doc_parts, page_markers("headline table")),
         Page(README, readme_block, page_markers("headline lines"), lambda r: [judged_table(r)]),
         Page(VERDICTS, committed_verdicts),
     ),

@@ -65,16 +65,6 @@ def _gzip_bytes(text: str) -> bytes:
     return buffer.getvalue()
 
 
-def _settings(study: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    """What the verdicts read of the run's configuration; of named encoders (GLUE), theirs."""
-    kept = {key: config[key] for key in CONFIG_KEYS[study] if key in config}
-    if "encoders" in config[study]:
-        kept["encoders"] = {e: config["encoders"][e] for e in config[study]["encoders"]}
-        models = {entry.get("model") for entry in kept["encoders"].values()}
-        kept["models"] = {m: v for m, v in (config.get("models") or {}).items() if m in models}
-    return kept
-
-
 def copy(
     study: str,
     root: Path,
@@ -107,6 +97,12 @@ def copy(
         ignore_index=True,
     )
     traces = traces[[*KEYS, *(c for c in traces.columns if c not in KEYS)]]
+    # what the verdicts read of the run's configuration; of named encoders (GLUE), theirs
+    settings = {key: config[key] for key in CONFIG_KEYS[study] if key in config}
+    if "encoders" in config[study]:
+        settings["encoders"] = {e: config["encoders"][e] for e in config[study]["encoders"]}
+        models = {entry.get("model") for entry in settings["encoders"].values()}
+        settings["models"] = {m: v for m, v in (config.get("models") or {}).items() if m in models}
     # through the door: a link out of the run, a pipe, is refused, never copied in
     tables = [read_inside(results, name, MAX_TABLE_BYTES) for name in names]
     files: dict[Path, bytes | Path] = {counts: tables[0], correlations: tables[1]}
@@ -116,7 +112,7 @@ def copy(
         # the one commit, package set and device the traces' provenance records name
         **made_by(runs, results.parent.parent, lambda r: [r.get("device"), r.get("hardware")]),
         "run": {key: value for key, value in run.items() if key != "what"},  # said once, above
-        "config": _settings(study, config),
+        "config": settings,
         "stand_ins": workflow_stand_ins(Config.model_validate(config)),
     }
     if claims:
@@ -166,19 +162,15 @@ def signed(value: Any, digits: int = 4) -> str:
     return "–" if not math.isfinite(number) else f"{number:+.{digits}f}".replace("-", "−")
 
 
-def _once(values: pd.Series) -> str:
-    """One value where every seed prints the same, else each seed's in seed order."""
-    return values.iloc[0] if values.nunique() == 1 else ", ".join(values)
-
-
 def seed_ends(traces: pd.DataFrame) -> pd.DataFrame:
-    """Per setup: its seeds, steps recorded, both metrics' ends (:func:`_once`)."""
+    """Per setup: its seeds, steps recorded, both metrics' ends, once where every seed's agree."""
     runs = traces.sort_values("step").groupby(list(KEYS))
     ends = {"steps recorded": runs.size().astype(str)}
     for column, name in (("isoscore", "IsoScore"), ("silhouette", "silhouette")):
         for end, at in (("first", 0), ("last", -1)):
             ends[f"{name} {end}"] = runs[column].agg(lambda run, at=at: signed(run.iloc[at]))
-    shown = pd.DataFrame(ends).reset_index("seed").astype(str).groupby(list(KEYS[:2])).agg(_once)
+    shown = pd.DataFrame(ends).reset_index("seed").astype(str).groupby(list(KEYS[:2]))
+    shown = shown.agg(lambda values: values.iloc[0] if values.nunique() == 1 else ", ".join(values))
     shown.index = [f"{encoder}/{dataset}" for encoder, dataset in shown.index]
     return shown.rename(columns={"seed": "seeds"}).rename_axis("setup").reset_index()
 

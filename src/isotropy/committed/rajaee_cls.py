@@ -11,28 +11,13 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed.record import (
-    DATA,
-    Checksums,
-    CommittedRun,
-    Page,
-    claims_table,
-    committed_files,
-    device_calls,
-    json_lines,
-    made_by,
-    page_markers,
-)
+from isotropy.committed import record as committed
+from isotropy.committed import shown
+from isotropy.committed.record import DATA, Checksums, CommittedRun, committed_files, page_markers
 from isotropy.intake import read_text, read_yaml
-from isotropy.io import commit_files, markdown_table
-from isotropy.rajaee_cls.results import (
-    LAYER_COLUMNS,
-    accuracy_summary,
-    cause_verdict,
-    clusters_remove_the_class,
-    trained_differences,
-    variant_name,
-)
+from isotropy.io import commit_files
+from isotropy.rajaee_cls import results as cls
+from isotropy.rajaee_cls.results import variant_name
 from isotropy.studies import rajaee_cls as rajaee_cls_study
 from isotropy.verdicts.tolerances import NOT_RUN
 
@@ -42,6 +27,7 @@ RUN = DATA / "rajaee_cls_run.json"
 GPU_CAUSE, GPU_RECORD = DATA / "rajaee_cls_gpu_cause.jsonl", DATA / "rajaee_cls_gpu_record.json"
 DOC = Path("docs/rajaee-cls.md")
 BEGIN, END = page_markers("Rajaee CLS tables")
+CAUSE_BEGIN, CAUSE_END = page_markers("Rajaee CLS cause")
 
 
 def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
@@ -56,7 +42,9 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
     made = {
         "what": "the Rajaee CLS study's default grid (target rajaee_cls_study, config.yaml + "
         "config/offline.yaml) and the cause sweep (benchmarks/rajaee_cls_learning.py --measure)",
-        **made_by(metrics, results.parent.parent, lambda r: f"{r['device']}: {r['hardware']}"),
+        **committed.made_by(
+            metrics, results.parent.parent, lambda r: f"{r['device']}: {r['hardware']}"
+        ),
         "run": dict(facts),
         "config": {"rajaee_cls": section, "models": models},
         "stand_ins": {m: f"{m} for the slides' BERT-base" for m in section["models"]},
@@ -72,9 +60,11 @@ def _pct(value: Any, sign: str = "") -> str:
 _points = functools.partial(_pct, sign="+")  # a difference in points
 
 
-def grid_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
-    """The grid per seed and the CPU cause sweep per variant, as the page shows them."""
-    _, seeds, cause = committed_files(root, RUN, SEEDS, CAUSE)
+def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
+    record, seeds, cause = committed_files(root, RUN, SEEDS, CAUSE)
+    section = record["config"]["rajaee_cls"]
+    method, training, run = section["cluster_method"], section["training"], record["run"]
+    summary = cls.accuracy_summary(seeds)  # from the unrounded values
     per_seed = pd.DataFrame(
         {
             "method": seeds["method"],
@@ -104,18 +94,7 @@ def grid_tables(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
                 "wall s": f"{entry['wall_seconds']:.0f}",
             }
         )
-    return [per_seed, pd.DataFrame(sweep)]
-
-
-def doc_block(root: str | os.PathLike = ".") -> str:
-    """The page's generated block: the run, then :func:`grid_tables` and the mean accuracies."""
-    record, seeds, _ = committed_files(root, RUN, SEEDS, CAUSE)
-    per_seed, sweep = grid_tables(root)
-    section = record["config"]["rajaee_cls"]
-    method, training = section["cluster_method"], section["training"]
-    run = record["run"]
-    summary = accuracy_summary(seeds)  # from the unrounded values
-    lines = [
+    return [
         f"Grid: {', '.join(section['models'])} on {', '.join(section['tasks'])}, "
         f"{training['train_subset']} training examples x {training['epochs']} epochs, batch "
         f"{training['batch_size']}, lr {training['learning_rate']:g}, seeds "
@@ -124,7 +103,7 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC ({run.get('wall', '?')} wall, "
         f"{run.get('machine', '?')}); stand-in: {'; '.join(record['stand_ins'].values())}.",
         "",
-        markdown_table(per_seed),
+        per_seed,
         f"Mean accuracy over the {summary['seeds']} seeds: {_pct(summary['without'])}% without "
         f"the method, {_pct(summary['with_method'])}% with it; with − without, same seed: "
         f"{100 * summary['difference']:+.1f} points (95% t-interval over seeds "
@@ -135,33 +114,27 @@ def doc_block(root: str | os.PathLike = ".") -> str:
         "k = 3 without the method) with the labels, mean over batches, on the CLS states before "
         "the method.",
         "",
-        markdown_table(sweep),
+        pd.DataFrame(sweep),
     ]
-    return "\n".join(lines)
 
 
-def claims_shown(root: str | os.PathLike = ".") -> list[pd.DataFrame]:
+def claims_parts(root: str | os.PathLike = ".") -> list[Any]:
     """The slides' CLS claims judged on the committed grid (the zero-mean claim reads per-layer
-    norms, which it does not hold), as the page shows them."""
+    norms, which it does not hold)."""
     record, seeds = committed_files(root, RUN, SEEDS)
     offline = record["config"]["rajaee_cls"]["cluster_method"]["fit"] == "offline"
     table = rajaee_cls_study.check_claims(
-        seeds, pd.DataFrame(columns=LAYER_COLUMNS), offline=offline
+        seeds, pd.DataFrame(columns=cls.LAYER_COLUMNS), offline=offline
     )
     not_held = "it reads per-layer CLS norms, not committed"
     table = table.assign(note=table["note"].where(table["verdict"] != NOT_RUN, not_held))
-    return [claims_table(table, ["claim", "setup", "verdict", "evidence", "note"])]
-
-
-def committed_claims_block(root: str | os.PathLike = ".") -> str:
-    return (
+    return [
         "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
         "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
-        "learning guard first):\n\n" + markdown_table(*claims_shown(root))
-    )
-
-
-CAUSE_BEGIN, CAUSE_END = page_markers("Rajaee CLS cause")
+        "learning guard first):",
+        "",
+        committed.claims_table(table, ["claim", "setup", "verdict", "evidence", "note"]),
+    ]
 
 
 def _by_seed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -172,21 +145,9 @@ def _by_seed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return shown.assign(mean=wide.mean(axis=1).map(_pct))
 
 
-def cause_tables(root: Path) -> list[pd.DataFrame]:
-    """The five-seed sweep's accuracy, paired differences and the method applied after."""
-    _, runs = committed_files(root, GPU_RECORD, GPU_CAUSE)
-    frame = pd.DataFrame(
-        {
-            "trained with": [variant_name(run) for run in runs],
-            "seed": [run["seed"] for run in runs],
-            "accuracy": [run["accuracy"] for run in runs],
-            "ari": [run["agreement"][-1]["eval_offline_ari"] for run in runs],
-        }
-    ).drop_duplicates(["trained with", "seed"], keep="last")
-    variants = _by_seed(frame, ["trained with"])
-    variants["ARI"] = frame.groupby("trained with")["ari"].mean().map("{:.2f}".format)
-    found = trained_differences(runs)
-    differences = pd.DataFrame(
+def _differences(runs: list[dict[str, Any]]) -> pd.DataFrame:
+    found = cls.trained_differences(runs)
+    return pd.DataFrame(
         {
             "difference": found["difference"],
             "seeds": found["seeds"],
@@ -199,74 +160,78 @@ def cause_tables(root: Path) -> list[pd.DataFrame]:
             "the interval": found["reads"],
         }
     )
+
+
+def cause_parts(root: Path) -> list[Any]:
+    """The five-seed sweep on a GPU and what it decides (:func:`cause_verdict`)."""
+    record, runs = committed_files(root, GPU_RECORD, GPU_CAUSE)
+    frame = pd.DataFrame(
+        {
+            "trained with": [variant_name(run) for run in runs],
+            "seed": [run["seed"] for run in runs],
+            "accuracy": [run["accuracy"] for run in runs],
+            "ari": [run["agreement"][-1]["eval_offline_ari"] for run in runs],
+        }
+    ).drop_duplicates(["trained with", "seed"], keep="last")
+    variants = _by_seed(frame, ["trained with"])
+    variants["ARI"] = frame.groupby("trained with")["ari"].mean().map("{:.2f}".format)
     plain = {run["seed"]: run for run in runs if run["method"] == "none"}
     applied = [  # each run's last agreement holds the method applied after training
         {"fitted": p["fit"], "k": p["clusters"], "d": p["directions"], "seed": seed} | p
         for seed, run in sorted(plain.items())
         for p in run["agreement"][-1]["method_accuracy"]
     ]
-    tables = [variants.reset_index(), differences]
-    if applied:
-        tables.append(_by_seed(pd.DataFrame(applied), ["fitted", "k", "d"]).reset_index())
-    return tables
-
-
-def cause_block(root: Path) -> str:
-    """:func:`cause_tables`, what they decide (:func:`cause_verdict`), the predicate's count."""
-    record, runs = committed_files(root, GPU_RECORD, GPU_CAUSE)
-    variants, differences, *applied = cause_tables(root)
-    plain = list({run["seed"]: run for run in runs if run["method"] == "none"}.values())
-    holds = sorted(run["seed"] for run in plain if clusters_remove_the_class(run))
-    out = [
-        _sweep_source(runs, record),
-        "",
-        "Validation accuracy % trained with each variant (k clusters, d directions removed, "
-        "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
-        "the method; 0 by construction at k = 1) with the labels at evaluation, fitted offline on "
-        "the CLS states before the method, mean over seeds:",
-        "",
-        markdown_table(variants),
-        "Paired differences of accuracy (points, same seed) with their 95% t-interval over seeds:",
-        "",
-        markdown_table(differences),
-    ]
-    for table in applied:
-        out += [
-            "The method applied after training to the runs without it (their head unchanged): "
-            "validation accuracy % against k and the removed directions d.",
-            "",
-            markdown_table(table),
-        ]
-    out += [
-        f"**{cause_verdict(runs)}** The predicate of the first two bullets above "
-        "(`clusters_remove_the_class`, the method applied after training) holds on "
-        f"{len(holds)} of the {len(plain)} runs without the method"
-        + (f" (seeds {', '.join(map(str, holds))})." if holds else "."),
-    ]
-    return "\n".join(out) + "\n"
-
-
-def _sweep_source(runs: list[dict[str, Any]], record: dict[str, Any]) -> str:
+    holds = sorted(seed for seed, run in plain.items() if cls.clusters_remove_the_class(run))
     call, missing = record["calls"][0], ", ".join(record["runs_not_ended"])
     ended = (
         f"not run (the call's deadline came first): {missing}"
         if missing
         else "every run planned ended before the call's deadline"
     )
-    return (
+    out = [
         f"The sweep trained with each variant at {len(record['seeds'])} seeds "
         f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
         f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
-        f"{len(runs)} runs, {ended}; {call['stand_in']}."
-    )
+        f"{len(runs)} runs, {ended}; {call['stand_in']}.",
+        "",
+        "Validation accuracy % trained with each variant (k clusters, d directions removed, "
+        "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
+        "the method; 0 by construction at k = 1) with the labels at evaluation, fitted offline on "
+        "the CLS states before the method, mean over seeds:",
+        "",
+        variants.reset_index(),
+        "Paired differences of accuracy (points, same seed) with their 95% t-interval over seeds:",
+        "",
+        _differences(runs),
+    ]
+    if applied:
+        out += [
+            "The method applied after training to the runs without it (their head unchanged): "
+            "validation accuracy % against k and the removed directions d.",
+            "",
+            _by_seed(pd.DataFrame(applied), ["fitted", "k", "d"]).reset_index(),
+        ]
+    out += [
+        f"**{cls.cause_verdict(runs)}** The predicate of the first two bullets above "
+        "(`clusters_remove_the_class`, the method applied after training) holds on "
+        f"{len(holds)} of the {len(plain)} runs without the method"
+        + (f" (seeds {', '.join(map(str, holds))})." if holds else "."),
+        "",
+    ]
+    return out
+
+
+doc_block, committed_claims_block, cause_block = map(
+    shown.text, (doc_parts, claims_parts, cause_parts)
+)
 
 
 COMMITTED = CommittedRun(
     name="rajaee_cls",
     records=(Checksums(RUN, (SEEDS, CAUSE)),),
     pages=(
-        Page(DOC, doc_block, (BEGIN, END), grid_tables),
-        Page(DOC, committed_claims_block, page_markers("Rajaee CLS claims"), claims_shown),
+        shown.page(DOC, doc_parts, (BEGIN, END)),
+        shown.page(DOC, claims_parts, page_markers("Rajaee CLS claims")),
     ),
     copy=copy,
     sources="results/rajaee_cls (a finished grid) and the cause sweep's JSON lines",
@@ -277,10 +242,10 @@ COMMITTED = CommittedRun(
 
 def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> dict[str, Any]:
     """The ``$OUT`` folders of benchmarks/rajaee_cls_on_device.py calls, in order, as one sweep."""
-    calls = device_calls(sources)
+    calls = committed.device_calls(sources)
     text = "".join(read_text(source, "cause.jsonl") for source in sources)
     seeds = sorted({seed for call in calls for seed in call["seeds"]})
-    ended = {f"seed{x['seed']} {variant_name(x)}" for x in json_lines(text)}
+    ended = {f"seed{x['seed']} {variant_name(x)}" for x in committed.json_lines(text)}
     # planned by some call (a call's record.json is rewritten at its start and its end)
     planned = {n for c in calls for n in [*c["wall_seconds_per_run"], *c["runs_not_ended"]]}
     record = {
@@ -295,7 +260,7 @@ def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> d
 COMMITTED_GPU = CommittedRun(
     name="rajaee_cls_gpu",
     records=(Checksums(GPU_RECORD, (GPU_CAUSE,)),),
-    pages=(Page(DOC, cause_block, (CAUSE_BEGIN, CAUSE_END), cause_tables),),
+    pages=(shown.page(DOC, cause_parts, (CAUSE_BEGIN, CAUSE_END)),),
     copy=copy_device_calls,
     sources="the $OUT folders of benchmarks/rajaee_cls_on_device.py run calls, in order",
     source_count=0,

@@ -11,9 +11,10 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
+from isotropy.committed.record import DATA, Checksums, CommittedRun, page_markers
+from isotropy.committed.shown import page
 from isotropy.intake import MAX_TABLE_BYTES, read_inside, read_text
-from isotropy.io import checked_record, commit_files, markdown_table
+from isotropy.io import checked_record, commit_files
 from isotropy.sensitivity import NOT_RUN_NOTE, cell_table, not_run_cells, read_seeds
 
 DOC = Path("docs/sensitivity.md")
@@ -25,12 +26,6 @@ COLUMNS |= {"lr_factor": "lr ×", "r": "r [CI]", "pearson_r_seeds": "r per seed"
 COLUMNS |= {"isoscore": "IsoScore"}
 
 
-def _cells(root: Path) -> tuple[dict[str, Any], pd.DataFrame]:
-    source = checked_record(root, DOC_SOURCE)
-    seeds = read_seeds(io.BytesIO(read_inside(root, str(DOC_SEEDS), MAX_TABLE_BYTES)))
-    return source, cell_table(seeds, source["interval_level"])
-
-
 def _r(row: pd.Series) -> str:
     """r over the seeds with its interval, as the grid's own table.md prints it."""
     r, low, high = (float(row.get(f"pearson_r{end}", math.nan)) for end in ("", "_low", "_high"))
@@ -38,8 +33,11 @@ def _r(row: pd.Series) -> str:
     return f"{r:+.2f}{interval}" if math.isfinite(r) else "–"
 
 
-def results_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The cell table's columns the page shows (the rest is in the per-seed file beside it)."""
+def parts(root: Path) -> list[Any]:
+    """The cells as shown (the rest is in the per-seed file), the settings, the cells not run."""
+    source = checked_record(root, DOC_SOURCE)
+    seeds = read_seeds(io.BytesIO(read_inside(root, str(DOC_SEEDS), MAX_TABLE_BYTES)))
+    table = cell_table(seeds, source["interval_level"])
     shown = table.assign(
         lr_factor=table["lr_factor"].map("{:g}".format),
         r=[_r(row) for _, row in table.iterrows()],
@@ -47,19 +45,13 @@ def results_table(table: pd.DataFrame) -> pd.DataFrame:
             f"{a:.3f} → {b:.3f}" for a, b in zip(table["isoscore_start"], table["isoscore_end"])
         ],
     )
-    return shown.reindex(columns=list(COLUMNS), fill_value="").rename(columns=COLUMNS)
-
-
-def doc_block(root: Path) -> str:
-    """:func:`results_table`, its settings line and the cells not run (a partial grid)."""
-    source, table = _cells(root)
     note = (
-        f"\nSettings: {source['settings_line']}. r: tanh(mean Fisher z) over the seeds with its "
+        f"Settings: {source['settings_line']}. r: tanh(mean Fisher z) over the seeds with its "
         f"{table['interval'].iloc[0]}.\n"
     )
     if source.get("not_run"):
         note += f"\n{NOT_RUN_NOTE}{', '.join(source['not_run'])}.\n"
-    return markdown_table(results_table(table)) + note
+    return [shown.reindex(columns=list(COLUMNS), fill_value="").rename(columns=COLUMNS), note]
 
 
 def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, into) -> None:
@@ -85,7 +77,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 COMMITTED = CommittedRun(
     name="sensitivity",
     records=(Checksums(DOC_SOURCE, (DOC_SEEDS,)),),
-    pages=(Page(DOC, doc_block, (DOC_BEGIN, DOC_END), lambda r: [results_table(_cells(r)[1])]),),
+    pages=(page(DOC, parts, (DOC_BEGIN, DOC_END)),),
     copy=copy,
     sources="results/sensitivity (a finished sensitivity_study)",
 )
