@@ -258,16 +258,28 @@ def test_a_page_is_read_from_the_code_that_renders_it_never_its_markdown(tmp_pat
     assert C.table(tmp_path, MS).equals(C.table(ROOT, MS))
 
 
-def test_a_run_below_the_papers_scale_reproduces_nothing(tmp_path):
-    # 5. scale: the same supported claim from a record of 10 updates reads below scale
+@pytest.mark.parametrize(
+    ("name", "record", "read"),
+    [  # 5. scale: the same supported claims from a record of 10 updates read below scale
+        ("glue_run", {"config": {"glue": {"updates": 10, "metric_stride": 1}}}, "below scale"),
+        # 1. from a record of I-STAR's MiniLM (not the poster's models), its cells silent on it
+        ("istar_gpu_record", {"calls": [{"istar": {"run_models": ["miniLM"]}}]}, "stand-in"),
+    ],
+)
+def test_a_record_below_scale_or_on_a_stand_in_model_reproduces_nothing(
+    tmp_path, name, record, read
+):
     (tmp_path / "docs/data").mkdir(parents=True)
     (tmp_path / "config.yaml").write_bytes((ROOT / "config.yaml").read_bytes())
-    record = {"config": {"glue": {"updates": 10, "metric_stride": 1}}, "files_sha256": {G: ""}}
-    (tmp_path / "docs/data/glue_run.json").write_text(json.dumps(record))
+    (tmp_path / f"docs/data/{name}.json").write_text(
+        json.dumps({**record, "files_sha256": {G: ""}})
+    )
     (tmp_path / G).write_bytes((ROOT / G).read_bytes())
     for claim in ("silhouette_rises", "pearson_negative"):  # near-guaranteed: what ran goes first
         problems = C.row_problems(_row(checks=f"{G}[claim={claim}]"), root=tmp_path)
-        assert any("reads ['below scale']" in p for p in problems), (claim, problems)
+        assert any(f"reads ['{read}']" in p for p in problems), (claim, problems)
+    facts = C.run_facts(ROOT, "docs/data/istar_gpu_record.json")  # and the committed records'
+    assert facts["stand_in"] and not C.run_facts(ROOT, "docs/data/main_run.json")["stand_in"]
 
 
 def test_the_writer_reads_inside_the_repository_and_escapes_its_cells(tmp_path):

@@ -20,7 +20,7 @@ import pandas as pd
 
 from isotropy import intake
 from isotropy import statistics as st
-from isotropy.committed.record import Checksums, CommittedRun, Page, page_markers
+from isotropy.committed.record import Checksums, CommittedRun, Page, page_markers, run_facts
 from isotropy.io import checked_record, markdown_table
 from isotropy.verdicts.comparison import declared_protocols
 from isotropy.verdicts.declarations import parse_protocol
@@ -149,29 +149,6 @@ def record_of(root: Path, file: str) -> str | None:
     return None
 
 
-@functools.cache
-def facts(root: Path, record: str) -> dict[str, Any]:
-    """A run's facts from its record, else from config.yaml: its study's settings, the encoders
-    of models pinned by id and revision (none a stand-in), each data set's encoder, stand-ins."""
-    found, base = intake.read_json(root, record), intake.read_yaml(root, "config.yaml")
-    study = Path(record).stem.removesuffix("_run").removesuffix("_record")
-    config, stand_ins = found.get("config") or {}, found.get("stand_ins") or {}
-    models = config.get("models") or base["models"]
-    pinned = {n for n, m in models.items() if m.get("model") and m.get("revision")} - set(stand_ins)
-    encoders = config.get("encoders") or base["encoders"]
-    setups = (config.get("main") or base["main"])["setups"]
-    paper_models = {e for e, v in encoders.items() if v.get("model") in pinned}
-    settings = config.get(study) or base.get(study) or {}
-    encoder_of = {d: s["encoder"] for d, s in setups.items()}
-    return dict(
-        settings=settings,
-        study=study,
-        paper_models=paper_models,
-        encoder_of=encoder_of,
-        stand_ins=stand_ins,
-    )
-
-
 def below_scale(known: dict[str, Any], protocol: dict[str, dict[str, int]] = PROTOCOL) -> str:
     """How a run's settings fall short of its study's protocol ('' when they do not)."""
     settings = {**known["settings"], "seeds": len(known["settings"].get("seeds", []))}
@@ -232,15 +209,16 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
     file, conditions = match.groups()
     if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
         try:
-            known = facts(root, file)
+            known = run_facts(root, file)
         except (ValueError, KeyError, AttributeError, TypeError) as error:
             return set(), {}, [f"{file}: {error!r}"[:300]], ""
         short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
         words = {
             "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
         }
+        read = "stand-in" if known["stand_in"] else "below scale" if short else "equal"
         said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
-        return {"below scale" if short else "equal"}, {} if short else {file: words}, [], said
+        return {read}, {file: words} if read == "equal" else {}, [], said
     selected, problems = select(root, file, conditions)
     if file == PUBLISHED or problems:
         return set(), {}, problems, ""
@@ -262,7 +240,7 @@ def _identity(root: Path, name: str):
         x, y = found["points"].astype(np.float64), found["positive"].astype(bool)
     (holds, independent), tolerance = references.identity(name, x, y), references.TOLERANCE
     read, setup = ("for" if holds else "against") if independent else "computed", "miniLM/polarity"
-    if read == "for" and not on_paper(facts(root, POINTS_RECORD), setup):  # the record's
+    if read == "for" and not on_paper(run_facts(root, POINTS_RECORD), setup):  # the record's
         read = "stand-in"
     said = f"{'holds' if holds else 'fails'} within {tolerance:g}" if independent else "ours"
     return (
@@ -276,7 +254,7 @@ def _identity(root: Path, name: str):
 def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cited):
     """What each selected row reads, the setups each claim reads for in, and the label."""
     tiny, reads, shown, claims = file.startswith(TINY), set(), set(), dict[str, set[str]]()
-    known = None if tiny or not (record := record_of(root, file)) else facts(root, record)
+    known = None if tiny or not (record := record_of(root, file)) else run_facts(root, record)
     short = below_scale(known) if known else ""
     for cells in selected.to_dict("records"):
         verdict, setup = cells.get("verdict"), setup_of(cells)
@@ -284,6 +262,8 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
         read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
         # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
         if cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values())):
+            read = "stand-in"
+        elif known and known["stand_in"]:  # the record's models: none the paper's
             read = "stand-in"
         elif tiny or known is None or not setup:  # nothing known of the run or the setup
             read = "tiny" if tiny else {"equal": "computed", "for": "undecided"}.get(read, read)
@@ -375,7 +355,7 @@ def _held_up_by(row, root: Path) -> str:
 
 def block(root: Path = ROOT) -> str:
     """The counts per paper and status, then one table per paper (reasons: docs/coverage.csv)."""
-    for cached in (table, record_of, facts, _identity):  # their files may have been rewritten
+    for cached in (table, record_of, run_facts, _identity):  # their files may have been rewritten
         cached.cache_clear()
     raw = rows(root)
     data, names = raw.map(cell), raw["paper"].map(functools.partial(cell, bar="|"))

@@ -3,8 +3,10 @@ them and the pages rendered from them."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -15,13 +17,66 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.intake import hash_inside, parse_json, read_csv, read_json, read_text
+from isotropy.intake import hash_inside, parse_json, read_csv, read_json, read_text, read_yaml
 from isotropy.io import atomic_path, checked_record, generated_block, with_block
 from isotropy.provenance import code_label, read_record
 from isotropy.verdicts.claims import verdict_cells
+from isotropy.verdicts.comparison import read_published
 
 DATA = Path("docs/data")
 COMMAND = "python -m isotropy.committed write"
+# Runs whose paper's models are another study's published rows (config/published_values.csv).
+STUDY_OF = dict(rajaee_cls="geometry", extensions="main", sensitivity="main", identities="main")
+
+
+@functools.cache
+def run_facts(root: Path, record: str) -> dict[str, Any]:
+    """A committed run's facts, read the same way from every record (else config.yaml): its
+    settings, seeds, updates and data checksums; each model it ran (``models``: id, revision,
+    ``stand_in``), the paper's of them (``paper_models``, also by encoder), each data set's
+    encoder, the stand-ins it names, and ``stand_in``: no model it ran is the paper's. A model is
+    the paper's when pinned by id and revision and its id or paper name is in the model its
+    study's rows of config/published_values.csv name; never read from what a cell says."""
+    found, base = read_json(root, record), read_yaml(root, "config.yaml")
+    run = Path(record).stem.removesuffix("_run").removesuffix("_record")
+    published = read_published()
+    study = next(s for s in (*STUDY_OF, *published["study"], run) if run.startswith(s))
+    named = " ".join(published.loc[published["study"] == STUDY_OF.get(study, study), "model"])
+    config, call = found.get("config") or {}, (found.get("calls") or [{}])[0]
+    models = {**base["models"], **(config.get("models") or {})}
+    encoders = config.get("encoders") or base["encoders"]
+    setups = (config.get("main") or base["main"])["setups"]
+    settings = config.get(run) or call.get(study) or base.get(run) or {}
+    both = {**(base.get(run) or {}), **settings}  # what the record leaves out: config.yaml's
+    ran = both.get("run_models") or both.get("models") or both.get("encoders")
+    ran = ran or [
+        m for m, v in models.items() if v.get("model") == found.get("model", {}).get("id")
+    ]
+    ran = ran or [s["encoder"] for s in setups.values()]
+    model_of = {e: v.get("model", e) for e, v in encoders.items()}
+    stand_ins = found.get("stand_ins") or {}
+    ours: dict[str, dict[str, Any]] = {}
+    for name in {model_of.get(n, n) for n in ran}:
+        entry = models.get(name) or {}
+        said = [entry.get("paper"), (entry.get("model") or "").split("/")[-1]]
+        paper = any(re.search(rf"\b{re.escape(w)}\b", named, re.I) for w in said if w)
+        pinned = entry.get("revision") and name not in stand_ins
+        ours[name] = {k: entry.get(k) for k in ("model", "revision")}
+        ours[name]["stand_in"] = not (paper and pinned)
+    paper_models = {n for n in {*ran, *encoders} if model_of.get(n, n) in ours}
+    paper_models -= {n for n in paper_models if ours[model_of.get(n, n)]["stand_in"]}
+    return dict(
+        settings=settings,
+        study=run,
+        seeds=settings.get("seeds") or found.get("seeds") or call.get("seeds"),
+        updates=settings.get("updates"),
+        data=found.get("sources_sha256") or call.get("inputs_sha256") or found.get("data"),
+        models=ours,
+        paper_models=paper_models,
+        encoder_of={d: s["encoder"] for d, s in setups.items()},
+        stand_ins=stand_ins,
+        stand_in=not paper_models,
+    )
 
 
 def made_by(
