@@ -31,12 +31,9 @@ STUDY_OF = dict(rajaee_cls="geometry", extensions="main", sensitivity="main", id
 
 @functools.cache
 def run_facts(root: Path, record: str) -> dict[str, Any]:
-    """A committed run's facts, read the same way from every record (else config.yaml): its
-    settings, seeds, updates and data checksums; each model it ran (``models``: id, revision,
-    ``stand_in``), the paper's of them (``paper_models``, also by encoder), each data set's
-    encoder, the stand-ins it names, and ``stand_in``: no model it ran is the paper's. A model is
-    the paper's when pinned by id and revision and its id or paper name is in the model its
-    study's rows of config/published_values.csv name; never read from what a cell says."""
+    """A committed run's facts, read alike from every record (what it leaves out: config.yaml):
+    each model it ran, ``stand_in`` unless pinned and named (by id or paper name) in its study's
+    rows of config/published_values.csv; ``stand_in``: none of them the paper's."""
     found, base = read_json(root, record), read_yaml(root, "config.yaml")
     run = Path(record).stem.removesuffix("_run").removesuffix("_record")
     published = read_published()
@@ -46,9 +43,8 @@ def run_facts(root: Path, record: str) -> dict[str, Any]:
     models = {**base["models"], **(config.get("models") or {})}
     encoders = config.get("encoders") or base["encoders"]
     setups = (config.get("main") or base["main"])["setups"]
-    settings = config.get(run) or call.get(study) or base.get(run) or {}
-    both = {**(base.get(run) or {}), **settings}  # what the record leaves out: config.yaml's
-    ran = both.get("run_models") or both.get("models") or both.get("encoders")
+    settings = {**(base.get(run) or {}), **(config.get(run) or call.get(study) or {})}
+    ran = settings.get("run_models") or settings.get("models") or settings.get("encoders")
     ran = ran or [
         m for m, v in models.items() if v.get("model") == found.get("model", {}).get("id")
     ]
@@ -173,8 +169,7 @@ class Page:
     def write(self, root: Path) -> None:
         rendered = self.render(root)
         if self.block is not None:
-            text = read_text(root, str(self.path))
-            rendered = with_block(text, rendered, *self.block)
+            rendered = with_block(read_text(root, str(self.path)), rendered, *self.block)
         with atomic_path(root / self.path) as tmp:
             tmp.write_text(rendered, encoding="utf-8")
 
