@@ -249,13 +249,11 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
         read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
         # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
         said = cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values()))
-        if said or (known and known["stand_in"]):  # the cells, or the record's models
-            read = "stand-in"
+        if said or (known and (known["stand_in"] or setup and not on_paper(known, setup))):
+            read = "stand-in"  # the cells say so, or the record's models (of the setup)
         elif tiny or known is None or not setup:  # nothing known of the run or the setup
             read = "tiny" if tiny else {"equal": "computed", "for": "undecided"}.get(read, read)
             read = "undecided" if read == "against" else read
-        elif not on_paper(known, setup):
-            read = "stand-in"
         elif short and read in ("for", "against", "equal", "near-guaranteed"):
             read = "below scale"
         reads.add(read)

@@ -45,10 +45,8 @@ def run_facts(root: Path, record: str) -> dict[str, Any]:
     setups = (config.get("main") or base["main"])["setups"]
     settings = {**(base.get(run) or {}), **(config.get(run) or call.get(study) or {})}
     ran = settings.get("run_models") or settings.get("models") or settings.get("encoders")
-    ran = ran or [
-        m for m, v in models.items() if v.get("model") == found.get("model", {}).get("id")
-    ]
-    ran = ran or [s["encoder"] for s in setups.values()]
+    by_id = [m for m, v in models.items() if v.get("model") == found.get("model", {}).get("id")]
+    ran = ran or by_id or [s["encoder"] for s in setups.values()]
     model_of = {e: v.get("model", e) for e, v in encoders.items()}
     stand_ins = found.get("stand_ins") or {}
     ours: dict[str, dict[str, Any]] = {}
