@@ -264,7 +264,7 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
         if read in ("for", "equal"):
             key = cells.get("claim") or cells.get("statistic") or cells.get("quantity") or file
             claims.setdefault(key, set()).add(setup_of(cells))
-    words = {"stand-in": "states the stand-in", "equal": "equals the paper's"}
+    words = {"stand-in": ON_STAND_IN, "equal": "equals the paper's"}
     said = next((w for r, w in words.items() if r in reads), "computed")
     name = f"{Path(file).name}{' (tiny run)' if tiny else ''}"
     return reads, claims, [], f"{name}: {', '.join(sorted(shown) or [said])}"
