@@ -1,9 +1,6 @@
-"""docs/coverage.md from docs/coverage.csv and what its rows' checks read (the rule and the check
-kinds: docs/coverage.md, :func:`outcome`); tests/test_coverage.py fails on a row whose status
-is not what they read. What a verdict stands on (models, data, updates, stand-ins) is read from
-its run's record (else its configuration), never from the row; a formula, from an identity
-computed on a committed array (:mod:`isotropy.metrics.references`), never from a test.
-"""
+"""docs/coverage.md from docs/coverage.csv and what its rows' checks read (the rule: the page):
+what a verdict stands on from its run's record (:func:`~isotropy.committed.record.run_facts`),
+never the row; a formula from an identity on committed data, never a test."""
 
 from __future__ import annotations
 
@@ -20,7 +17,7 @@ import pandas as pd
 
 from isotropy import intake
 from isotropy import statistics as st
-from isotropy.committed.record import Checksums, CommittedRun, Page, page_markers
+from isotropy.committed.record import Checksums, CommittedRun, Page, page_markers, run_facts
 from isotropy.io import checked_record, markdown_table
 from isotropy.verdicts.comparison import declared_protocols
 from isotropy.verdicts.declarations import parse_protocol
@@ -109,10 +106,7 @@ def table(root: Path, file: str) -> pd.DataFrame:
 
 def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame, list[str]]:
     """The rows of ``file`` meeting ``column=value; column~text``, and what is wrong with them."""
-    try:
-        frame, problems = table(root, file), []
-    except ValueError as error:  # pandas' ParserError too
-        return pd.DataFrame(), [str(error).splitlines()[0]]
+    frame, problems = table(root, file), []  # ValueError (pandas' too): outcome's
     keep = pd.Series(True, index=frame.index)
     for condition in filter(None, (c.strip() for c in (conditions or "").split(";"))):
         match = re.fullmatch(r"(.+?)\s*([=~])\s*(.+)", condition)
@@ -147,29 +141,6 @@ def record_of(root: Path, file: str) -> str | None:
         if file in named.get("files_sha256", {}) or named.get("file") == file:
             return f"docs/data/{path.name}"
     return None
-
-
-@functools.cache
-def facts(root: Path, record: str) -> dict[str, Any]:
-    """A run's facts from its record, else from config.yaml: its study's settings, the encoders
-    of models pinned by id and revision (none a stand-in), each data set's encoder, stand-ins."""
-    found, base = intake.read_json(root, record), intake.read_yaml(root, "config.yaml")
-    study = Path(record).stem.removesuffix("_run").removesuffix("_record")
-    config, stand_ins = found.get("config") or {}, found.get("stand_ins") or {}
-    models = config.get("models") or base["models"]
-    pinned = {n for n, m in models.items() if m.get("model") and m.get("revision")} - set(stand_ins)
-    encoders = config.get("encoders") or base["encoders"]
-    setups = (config.get("main") or base["main"])["setups"]
-    paper_models = {e for e, v in encoders.items() if v.get("model") in pinned}
-    settings = config.get(study) or base.get(study) or {}
-    encoder_of = {d: s["encoder"] for d, s in setups.items()}
-    return dict(
-        settings=settings,
-        study=study,
-        paper_models=paper_models,
-        encoder_of=encoder_of,
-        stand_ins=stand_ins,
-    )
 
 
 def below_scale(known: dict[str, Any], protocol: dict[str, dict[str, int]] = PROTOCOL) -> str:
@@ -219,11 +190,15 @@ def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
 def outcome(root: Path, check: str, cited: pd.DataFrame):
     """What one check reads (:data:`ALLOWED`'s words), the setups each claim reads *for* or
     *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing)."""
+    try:  # a file missing, a record that is no JSON object, a configuration without a section
+        return _outcome(root, check, cited)
+    except (OSError, ValueError, KeyError, AttributeError, TypeError) as error:
+        return set(), {}, [f"{check}: {str(error).splitlines()[0]}"[:300]], ""
+
+
+def _outcome(root: Path, check: str, cited: pd.DataFrame):
     if match := IDENTITY.fullmatch(check):
-        try:
-            return _identity(root, match.group(1))
-        except (OSError, ValueError, KeyError) as error:
-            return set(), {}, [str(error).splitlines()[0]], ""
+        return _identity(root, match.group(1))
     if match := PLAN.fullmatch(check):
         missing = [f for f in match.group(1).split(" + ") if not (root / f).is_file()]
         return {"plan"}, {}, [f"{f} does not exist" for f in missing], "a dry run's plan"
@@ -231,24 +206,18 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
         return set(), {}, [f"{check!r} is no table, record, identity or plan"], ""
     file, conditions = match.groups()
     if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
-        try:
-            known = facts(root, file)
-        except (ValueError, KeyError, AttributeError, TypeError) as error:
-            return set(), {}, [f"{file}: {error!r}"[:300]], ""
+        known = run_facts(root, file)
         short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
         words = {
             "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
         }
+        read = "stand-in" if known["stand_in"] else "below scale" if short else "equal"
         said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
-        return {"below scale" if short else "equal"}, {} if short else {file: words}, [], said
+        return {read}, {file: words} if read == "equal" else {}, [], said
     selected, problems = select(root, file, conditions)
     if file == PUBLISHED or problems:
         return set(), {}, problems, ""
-    try:  # a record that is no JSON object, or a configuration without its sections
-        reads, claims, said = _table_reads(root, file, conditions, selected, cited)
-    except (ValueError, KeyError, AttributeError, TypeError) as error:
-        return set(), {}, [f"{file}'s record: {error!r}"[:300]], ""
-    return reads, claims, problems, said
+    return _table_reads(root, file, conditions, selected, cited)
 
 
 @functools.cache
@@ -262,49 +231,43 @@ def _identity(root: Path, name: str):
         x, y = found["points"].astype(np.float64), found["positive"].astype(bool)
     (holds, independent), tolerance = references.identity(name, x, y), references.TOLERANCE
     read, setup = ("for" if holds else "against") if independent else "computed", "miniLM/polarity"
-    if read == "for" and not on_paper(facts(root, POINTS_RECORD), setup):  # the record's
+    if read == "for" and not on_paper(run_facts(root, POINTS_RECORD), setup):  # the record's
         read = "stand-in"
     said = f"{'holds' if holds else 'fails'} within {tolerance:g}" if independent else "ours"
-    return (
-        {read},
-        {f"identity {name}": {setup}} if read == "for" else {},
-        [],
-        f"identity {name}: {said}",
-    )
+    claims = {f"identity {name}": {setup}} if read == "for" else {}
+    return {read}, claims, [], f"identity {name}: {said}"
 
 
 def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cited):
-    """What each selected row reads, the setups each claim reads for in, and the label."""
+    """:func:`outcome` of the selected rows of a table: what each reads, and the label."""
     tiny, reads, shown, claims = file.startswith(TINY), set(), set(), dict[str, set[str]]()
-    known = None if tiny or not (record := record_of(root, file)) else facts(root, record)
+    known = None if tiny or not (record := record_of(root, file)) else run_facts(root, record)
     short = below_scale(known) if known else ""
     for cells in selected.to_dict("records"):
         verdict, setup = cells.get("verdict"), setup_of(cells)
         read = verdict_class(verdict) if verdict else "equal" if _equal(conditions, cited) else ""
         read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
         # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
-        if cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values())):
-            read = "stand-in"
+        said = cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values()))
+        if said or (known and (known["stand_in"] or setup and not on_paper(known, setup))):
+            read = "stand-in"  # the cells say so, or the record's models (of the setup)
         elif tiny or known is None or not setup:  # nothing known of the run or the setup
             read = "tiny" if tiny else {"equal": "computed", "for": "undecided"}.get(read, read)
             read = "undecided" if read == "against" else read
-        elif not on_paper(known, setup):
-            read = "stand-in"
         elif short and read in ("for", "against", "equal", "near-guaranteed"):
             read = "below scale"
         reads.add(read)
         if verdict:  # the verdict, and what the record says of it
             word, tag = _short(verdict), "" if tiny else TAGS.get(read, "")
-            shown.add(
-                word if tag.split(":")[0] in word or "stand-in" in word else f"{word} ({tag})"
-            )
+            tagged = tag.split(":")[0] in word or "stand-in" in word
+            shown.add(word if tagged else f"{word} ({tag})")
         if read in ("for", "equal"):
             key = cells.get("claim") or cells.get("statistic") or cells.get("quantity") or file
             claims.setdefault(key, set()).add(setup_of(cells))
-    words = {"stand-in": "states the stand-in", "equal": "equals the paper's"}
+    words = {"stand-in": ON_STAND_IN, "equal": "equals the paper's"}
     said = next((w for r, w in words.items() if r in reads), "computed")
     name = f"{Path(file).name}{' (tiny run)' if tiny else ''}"
-    return reads, claims, f"{name}: {', '.join(sorted(shown) or [said])}"
+    return reads, claims, [], f"{name}: {', '.join(sorted(shown) or [said])}"
 
 
 def row_problems(row, root: Path = ROOT) -> list[str]:
@@ -361,9 +324,10 @@ def _short(verdict: str) -> str:
     return re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔➖ "))[0]
 
 
-def cell(text: str, bar: str = "\\|") -> str:
-    """``text`` safe in one Markdown table cell: one line, ``|`` escaped, no comment opened."""
-    return " ".join(str(text).split()).replace("|", bar).replace("<!--", "&lt;!--")
+def cell(text: str) -> str:
+    """``text`` safe in one Markdown table cell: one line, no comment opened (``|``: the
+    table writer's)."""
+    return " ".join(str(text).split()).replace("<!--", "&lt;!--")
 
 
 def _held_up_by(row, root: Path) -> str:
@@ -373,34 +337,39 @@ def _held_up_by(row, root: Path) -> str:
     return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–")
 
 
-def block(root: Path = ROOT) -> str:
+def tables(root: Path = ROOT) -> list[pd.DataFrame]:
     """The counts per paper and status, then one table per paper (reasons: docs/coverage.csv)."""
-    for cached in (table, record_of, facts, _identity):  # their files may have been rewritten
+    for cached in (table, record_of, run_facts, _identity):  # their files may have been rewritten
         cached.cache_clear()
     raw = rows(root)
-    data, names = raw.map(cell), raw["paper"].map(functools.partial(cell, bar="|"))
+    data = raw.map(cell)
     ours = data["id"].str.startswith("ours:")
-    counts = pd.crosstab(names.where(~ours, "ours"), data["status"])
-    counts = counts.reindex(index=[*papers(raw.assign(paper=names)), "ours"], columns=STATUSES)
-    counts = counts.fillna(0).astype(int)
-    lines = [markdown_table(counts.assign(items=counts.sum(axis=1)).reset_index()).rstrip()]
-    for title, part in [(p, data[(data["paper"] == p) & ~ours]) for p in papers(data)] + [
-        ("The project's own additions (not items of the papers)", data[ours])
-    ]:
+    counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
+    counts = counts.reindex(index=[*papers(data), "ours"], columns=STATUSES).fillna(0).astype(int)
+    found = [counts.assign(items=counts.sum(axis=1)).reset_index()]
+    for paper in found[0]["paper"]:
+        part = data[ours] if paper == "ours" else data[(data["paper"] == paper) & ~ours]
         prefixes = set(part["id"].str.split(":").str[0] + ":")
         prefix = prefixes.pop() if len(prefixes) == 1 else ""  # said once, in the header
-        header = f"| id{f' (`{prefix}…`)' if prefix else ''} | item | status | held up by |"
-        lines += ["", f"## {title}", "", header, "|---|---|---|---|"]
-        for index, row in part.iterrows():
-            what, held = f"{row['item']}: {row['statement']}", _held_up_by(raw.loc[index], root)
-            lines.append(
-                f"| {row['id'].removeprefix(prefix)} | {what} | {row['status']} | {held} |"
-            )
-    return "\n".join(lines) + "\n"
+        shown = {f"id{f' (`{prefix}…`)' if prefix else ''}": part["id"].str.removeprefix(prefix)}
+        shown |= {"item": part["item"] + ": " + part["statement"], "status": part["status"]}
+        held = [_held_up_by(raw.loc[index], root) for index in part.index]
+        found.append(pd.DataFrame(shown).assign(**{"held up by": held}))
+    return found
+
+
+def block(root: Path = ROOT) -> str:
+    counts, *parts = tables(root)
+    titles = counts["paper"].replace(
+        "ours", "The project's own additions (not items of the papers)"
+    )
+    return "\n".join(
+        [markdown_table(counts), *(f"## {t}\n\n{markdown_table(p)}" for t, p in zip(titles, parts))]
+    )
 
 
 COVERAGE = CommittedRun(
     name="coverage",
     records=(Checksums(Path(POINTS_RECORD), (Path(POINTS),)),),
-    pages=(Page(PAGE, block, page_markers("coverage")),),
+    pages=(Page(PAGE, block, page_markers("coverage"), tables),),
 )

@@ -3,8 +3,10 @@ them and the pages rendered from them."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -15,13 +17,60 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.intake import hash_inside, parse_json, read_csv, read_json, read_text
+from isotropy.intake import hash_inside, parse_json, read_csv, read_json, read_text, read_yaml
 from isotropy.io import atomic_path, checked_record, generated_block, with_block
 from isotropy.provenance import code_label, read_record
 from isotropy.verdicts.claims import verdict_cells
+from isotropy.verdicts.comparison import read_published
 
 DATA = Path("docs/data")
 COMMAND = "python -m isotropy.committed write"
+# Runs whose paper's models are another study's published rows (config/published_values.csv).
+STUDY_OF = dict(rajaee_cls="geometry", extensions="main", sensitivity="main", identities="main")
+
+
+@functools.cache
+def run_facts(root: Path, record: str) -> dict[str, Any]:
+    """A committed run's facts, read alike from every record (what it leaves out: config.yaml):
+    each model it ran, ``stand_in`` unless pinned and named (by id or paper name) in its study's
+    rows of config/published_values.csv; ``stand_in``: none of them the paper's."""
+    found, base = read_json(root, record), read_yaml(root, "config.yaml")
+    run = Path(record).stem.removesuffix("_run").removesuffix("_record")
+    published = read_published()
+    study = next(s for s in (*STUDY_OF, *published["study"], run) if run.startswith(s))
+    named = " ".join(published.loc[published["study"] == STUDY_OF.get(study, study), "model"])
+    config, call = found.get("config") or {}, (found.get("calls") or [{}])[0]
+    models = {**base["models"], **(config.get("models") or {})}
+    encoders = config.get("encoders") or base["encoders"]
+    setups = (config.get("main") or base["main"])["setups"]
+    settings = {**(base.get(run) or {}), **(config.get(run) or call.get(study) or {})}
+    ran = settings.get("run_models") or settings.get("models") or settings.get("encoders")
+    by_id = [m for m, v in models.items() if v.get("model") == found.get("model", {}).get("id")]
+    ran = ran or by_id or [s["encoder"] for s in setups.values()]
+    model_of = {e: v.get("model", e) for e, v in encoders.items()}
+    stand_ins = found.get("stand_ins") or {}
+    ours: dict[str, dict[str, Any]] = {}
+    for name in {model_of.get(n, n) for n in ran}:
+        entry = models.get(name) or {}
+        said = [entry.get("paper"), (entry.get("model") or "").split("/")[-1]]
+        paper = any(re.search(rf"\b{re.escape(w)}\b", named, re.I) for w in said if w)
+        pinned = entry.get("revision") and name not in stand_ins
+        ours[name] = {k: entry.get(k) for k in ("model", "revision")}
+        ours[name]["stand_in"] = not (paper and pinned)
+    paper_models = {n for n in {*ran, *encoders} if model_of.get(n, n) in ours}
+    paper_models -= {n for n in paper_models if ours[model_of.get(n, n)]["stand_in"]}
+    return dict(
+        settings=settings,
+        study=run,
+        seeds=settings.get("seeds") or found.get("seeds") or call.get("seeds"),
+        updates=settings.get("updates"),
+        data=found.get("sources_sha256") or call.get("inputs_sha256") or found.get("data"),
+        models=ours,
+        paper_models=paper_models,
+        encoder_of={d: s["encoder"] for d, s in setups.items()},
+        stand_ins=stand_ins,
+        stand_in=not paper_models,
+    )
 
 
 def made_by(
@@ -118,8 +167,7 @@ class Page:
     def write(self, root: Path) -> None:
         rendered = self.render(root)
         if self.block is not None:
-            text = read_text(root, str(self.path))
-            rendered = with_block(text, rendered, *self.block)
+            rendered = with_block(read_text(root, str(self.path)), rendered, *self.block)
         with atomic_path(root / self.path) as tmp:
             tmp.write_text(rendered, encoding="utf-8")
 
