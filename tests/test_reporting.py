@@ -13,7 +13,7 @@ import report_pages
 import yaml
 from tiny_workflow import ROOT, run_make, snakemake_in
 
-from isotropy import reporting
+from isotropy import intake, reporting
 from isotropy.reporting import configuration_line, counted, forest_html, overview_html, rule_link
 from isotropy.verdicts.comparison import as_shown
 from isotropy.verdicts.forest import listed_rows, plot_forest, undrawn_rows
@@ -151,10 +151,31 @@ def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoke
     tiny = {"seeds": [0], "studies": ["preview"]}
     for target, made, body in [("main", "config.yaml", config), ("preview", "+ tiny.yaml", tiny)]:
         (tmp_path / f"{target}_study.yaml").write_text(f"# made with: {made}\n{yaml.dump(body)}")
-    (tmp_path / "broken.yaml").write_text("# made with: x\n{")
     asked = [({**tiny, "studies": ["main"]}, "main"), (same, "preview"), ({"seeds": [2]}, "main")]
     made = [reporting.recorded_files(c, f"{t}_study", tmp_path) for c, t in asked]
     assert made == ["+ tiny.yaml", "config.yaml", ""]  # make report sets studies; none other's
+
+
+@pytest.mark.parametrize(
+    "plant, said",
+    [
+        (lambda p: p.write_text("# made with: x\n{"), "it is not plain YAML"),
+        (lambda p: p.write_bytes(b"# made with: x\nseeds: [0]\n\xff\n"), "not plain YAML"),
+        (lambda p: p.write_text("# made with: x\n- 0\n"), "holds a list, not a mapping"),
+        (lambda p: p.symlink_to(p.with_name("main_study.yaml")), "a link on its path"),
+    ],
+)
+def test_a_damaged_effective_configuration_is_refused_at_the_door(tmp_path, plant, said):
+    """The report's second reader of the run's record is gone: the intake's door reads it, and
+    a record that is no YAML mapping, or a link, is one line naming it (it used to be skipped,
+    followed, or a traceback)."""
+    (tmp_path / "main_study.yaml").write_text("# made with: config.yaml\nseeds: [0]\n")
+    plant(tmp_path / "broken.yaml")
+    with pytest.raises(intake.FolderError) as refused:
+        reporting.recorded_files({"seeds": [1]}, "main_study", tmp_path)
+    message = str(refused.value)
+    assert message.startswith(f"{tmp_path / 'broken.yaml'}: ") and said in message
+    assert "\n" not in message
 
 
 def _verdict_rows() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 import yaml
 
-from isotropy.paths import AUDIT_TABLE, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
+from isotropy.paths import AUDIT_TABLE, MADE_WITH, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
 
 # Caps, each overridable by ISOTROPY_INTAKE_<name>.
 MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
@@ -501,7 +501,18 @@ def read_csv(root: str | os.PathLike, name: str, cap: int = MAX_TABLE_BYTES) -> 
 
 def read_yaml(root: str | os.PathLike, name: str) -> dict[str, Any]:
     """The YAML mapping in file ``name`` below ``root`` (:func:`load_yaml`, values capped)."""
+    return _mapping(root, name, read_inside(root, name, MAX_CONFIG_BYTES))
+
+
+def read_effective_config(root: str | os.PathLike, name: str) -> tuple[str, dict[str, Any]]:
+    """A run's effective configuration (``<target>.yaml``, isotropy.estimate.started): the files
+    its first line says it was made with, and its settings (:func:`read_yaml`)."""
     data = read_inside(root, name, MAX_CONFIG_BYTES)
+    settings = _mapping(root, name, data)  # first: bytes that are not UTF-8 refused there
+    return data.decode("utf-8", "replace").partition("\n")[0].partition(MADE_WITH)[2], settings
+
+
+def _mapping(root: str | os.PathLike, name: str, data: bytes) -> dict[str, Any]:
     try:
         loaded = load_yaml(data)
         problem = plain_config_problem(loaded)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import html
 import json
@@ -11,9 +10,9 @@ from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from isotropy import paths
+from isotropy.intake import read_effective_config
 from isotropy.statistics import (
     AGREES,
     CONSISTENT,
@@ -272,15 +271,14 @@ def configuration_line(config: Mapping, page: str) -> str:
 
 def recorded_files(config: Mapping, target: str, folder=paths.EFFECTIVE_CONFIG) -> str:
     """The files the run of ``config`` was made with: the first line of the effective
-    configuration (``<folder>/<target>.yaml``, isotropy.estimate.started) holding ``config`` but
-    its ``studies`` (``make report`` sets them), ``target``'s own first; "" when none does."""
+    configuration (``<folder>/<target>.yaml``) holding ``config`` but its ``studies`` (``make
+    report`` sets them), ``target``'s own first; "" when none does. Each is read through the
+    door (:func:`isotropy.intake.read_effective_config`): a damaged one is a FolderError."""
     want = _canonical(config)
     for path in sorted(Path(folder).glob("*.yaml"), key=lambda p: (p.stem != target, p.name)):
-        header, _, body = path.read_text(encoding="utf-8").partition("\n")
-        made = header.partition(paths.MADE_WITH)[2]
-        with contextlib.suppress(yaml.YAMLError, AttributeError):  # not a record
-            if made and _canonical(yaml.safe_load(body)) == want:
-                return made
+        made, settings = read_effective_config(folder, path.name)
+        if made and _canonical(settings) == want:
+            return made
     return ""
 
 
