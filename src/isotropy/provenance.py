@@ -1,8 +1,7 @@
 """Provenance records: where every result file came from.
 
-Each workflow step calls :func:`record_step` after writing its outputs, leaving beside every
-output ``X`` an ``X.provenance.json`` (:func:`build_record` lists what it holds);
-:mod:`isotropy.audit` walks these records back to the raw downloads.
+Each step's :func:`record_step` leaves beside every output ``X`` an ``X.provenance.json``, which
+:mod:`isotropy.audit` walks back to the raw downloads.
 """
 
 from __future__ import annotations
@@ -140,9 +139,8 @@ def build_record(
     extra: dict | None = None,
     workflow_root: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
-    """The record of one step: rule, wildcards, params, every input and output with its sha256,
-    code version, packages, host, device, seeds, times and configuration. ``script`` is named
-    relative to ``workflow_root``, so a folder copied into another clone is audited there."""
+    """The record of one step; ``script`` is named relative to ``workflow_root``, so a folder
+    copied into another clone is audited there."""
     record = {
         "record_version": RECORD_VERSION,
         "rule": rule,

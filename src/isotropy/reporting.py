@@ -270,10 +270,8 @@ def configuration_line(config: Mapping, page: str) -> str:
 
 
 def recorded_files(config: Mapping, target: str, folder=paths.EFFECTIVE_CONFIG) -> str:
-    """The files the run of ``config`` was made with: the first line of the effective
-    configuration (``<folder>/<target>.yaml``) holding ``config`` but its ``studies`` (``make
-    report`` sets them), ``target``'s own first; "" when none does. Each is read through the
-    door (:func:`isotropy.intake.read_effective_config`): a damaged one is a FolderError."""
+    """The files named by the effective configuration (``<folder>/<target>.yaml`` first) that
+    holds ``config`` but its ``studies`` (``make report`` sets them); "" when none does."""
     want = _canonical(config)
     for path in sorted(Path(folder).glob("*.yaml"), key=lambda p: (p.stem != target, p.name)):
         made, settings = read_effective_config(folder, path.name)
@@ -314,10 +312,8 @@ def overview_html(
     committed: pd.DataFrame | None = None,
     above: Collection[Hashable] = (),
 ) -> str:
-    """The first page: the summary, the ``forest`` plot, which run this is, every claim and
-    paper number with its verdict (each in full in its file), each row once: a paper number
-    listed ``above`` (index labels: the forest's tables) or beside the committed run is not
-    repeated, nor one not run."""
+    """The first page: the summary, the ``forest`` plot, the run, every claim and paper number
+    once (none listed ``above``, beside the committed run, or not run)."""
     tried = claims[claims["verdict"] != NOT_RUN]
     mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS
