@@ -481,32 +481,14 @@ def planned_outputs(plan: str, rules: Iterable[str]) -> set[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 2 on a folder with no
-    results, 0 otherwise."""
+    """``isotropy-audit``: the audit table; exit 1 on a mismatch, 2 on a folder with no results."""
     parser = argparse.ArgumentParser(prog="isotropy-audit", description=__doc__.split("\n")[0])
     parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
-    parser.add_argument(
-        "--configfile",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="FILE",
-        help="config file(s) the results were made with (as snakemake takes them): only their "
-        "mirror is read",
-    )
-    parser.add_argument(
-        "--gate",
-        metavar="NAME",
-        help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
-    )
-    parser.add_argument(
-        "--remade-by",
-        nargs="+",
-        default=[],
-        metavar="RULE",
-        help="with a Snakemake dry run on stdin: the outputs of its RULE jobs, which the gated "
-        "step re-makes, are neither judged nor required",
-    )
+    made = "config files the results were made with: only their mirror is read"
+    parser.add_argument("--configfile", nargs="+", action="extend", default=[], help=made)
+    parser.add_argument("--gate", metavar="NAME", help="on a mismatch, one line: NAME stops")
+    by = "with a dry run on stdin: its RULE jobs' outputs are neither judged nor required"
+    parser.add_argument("--remade-by", nargs="+", default=[], metavar="RULE", help=by)
     args = parser.parse_args(argv)
     root = Path(args.directory)
     try:

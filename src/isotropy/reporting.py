@@ -60,7 +60,6 @@ RULES = (
 )
 RULES_DEFINED = "docs/verdicts.md#the-rules"
 KEY = ["setup", "quantity"]  # a paper number's row in the committed run's table
-# The rows under the forest plot
 REASON_COLUMNS = {
     "verdict": "verdict",
     "paper": "paper",
@@ -74,8 +73,7 @@ SUMMARY_GROUPS = {
     "not replicated": (NOT_SUPPORTED, NOT_CONSISTENT, DIFFERS, INCONSISTENT_SEEDS),
     "stand-in": (STAND_IN,),
 }
-# The order of a page's counts: failures first
-VERDICT_ORDER = (
+VERDICT_ORDER = (  # a page's counts: failures first
     *SUMMARY_GROUPS["not replicated"],
     INCONCLUSIVE,
     NOT_COMPARABLE,
