@@ -135,10 +135,8 @@ PLAN = "rule check_claims_preview:\n    output: results/preview/claims.csv, x.md
 
 @pytest.mark.parametrize("consumer", ["results/preview/claims.csv", "results/figure.png"])
 def test_make_report_judges_all_but_what_it_re_makes(tmp_path, consumer):
-    """A preview, then the tiny overlay's run over it (table.csv made again, or forged and its
-    record rewritten; its consumer's record names the old one): stale claims, which the report
-    re-makes, never block a report, which names each run's configuration files; any other stale
-    or forged file stops it in one line, re-making nothing, after any number of reports."""
+    """Stale claims, which the report re-makes, never block a report of a preview and an overlay
+    run over it; any other stale or forged file stops it in one line, re-making nothing."""
     workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "plan.txt").write_text(PLAN)
     made_from = sha256_file(_result(workdir, "results/table.csv", "the real table\n"))
