@@ -127,9 +127,7 @@ def _input_findings(
 ) -> list[Finding]:
     """The recorded inputs of ``path`` against today's files: missing, changed, newer."""
     made = resolve_path(root, path).stat().st_mtime + MTIME_TOLERANCE_S
-    kinds: dict[tuple[str, str, str], list[str]] = {
-        k: [] for k in (MISSING, CHANGED, NEWER, REMADE)
-    }
+    kinds = {k: list[str]() for k in (MISSING, CHANGED, NEWER, REMADE)}
     for name, entry in sorted(inputs.items()):
         source = resolve_path(root, name)
         if not source.is_file():

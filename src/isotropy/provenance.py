@@ -6,6 +6,7 @@ Each step's :func:`record_step` leaves beside every output ``X`` an ``X.provenan
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import platform
@@ -99,11 +100,9 @@ def hardware() -> dict[str, Any]:
     cpu = found.group(1).strip() if found else platform.processor() or platform.machine()
     info: dict[str, Any] = {"cpu": cpu, "cpu_count": os.cpu_count(), "gpu": None}
     torch = sys.modules.get("torch")
-    try:
+    with contextlib.suppress(Exception):  # a broken CUDA setup must not lose the record
         if torch is not None and torch.cuda.is_available():
             info["gpu"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    except Exception:  # a broken CUDA setup must not lose the record
-        pass
     return info
 
 
