@@ -61,8 +61,7 @@ def _cli(folder: Path, *args: str, timeout: float = 120) -> subprocess.Completed
 # --- loss: report.html a link to a folder, or a folder ----------------------------------------
 @pytest.mark.parametrize("planted", ["link to a folder", "file", "partial link"])
 def test_report_html_is_renamed_into_place_never_written_into(tmp_path, planted):
-    """A link there, or at report.partial.html, is replaced, what it points to left alone (a
-    folder there: refused first, test_make_report_safety.py)."""
+    """A link there or at report.partial.html is replaced, what it points to left alone."""
     (tmp_path / "work").mkdir()
     workdir = make_workdir(tmp_path / "work", "TARGET=preview_study\n")
     elsewhere = tmp_path / "elsewhere"
@@ -162,8 +161,7 @@ WORDS = "supersense_words"  # config/sources.yaml pins its sha256
 
 
 def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path, capsys):
-    """A configuration re-pinning a source to a poisoned file, the folder's or the user's: the
-    project's pin (config/sources.yaml) names it."""
+    """A config re-pinning a source to a poisoned file: the project's pin names it."""
     from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
     project = read_config_file(SOURCES_CONFIG)["sources"][WORDS]
@@ -254,8 +252,7 @@ def test_an_alias_bomb_or_a_config_nested_100000_deep_is_one_line(tmp_path, text
 
 # --- crash: a trace of millions of rows, read whole before any row check ----------------------
 def test_the_size_and_count_caps_refuse_before_a_copy(tmp_path, monkeypatch):
-    """A file over the per-file cap, past the cap in all, or past the file count is refused,
-    named, and not copied; what fits is copied."""
+    """Past the per-file, total or file-count cap: refused, named, not copied; the rest copied."""
     folder = tmp_path / "work"
     for name, size in (("a.txt", 10), ("b.txt", 30), ("c.txt", 10), ("d.txt", 10), ("e.txt", 1)):
         (folder / "results").mkdir(parents=True, exist_ok=True)
@@ -524,8 +521,7 @@ def test_a_name_that_is_not_utf8_is_audited_and_tabulated(tmp_path):
 
 
 def test_other_spellings_of_an_honest_path_and_names_at_the_cap_are_one_file(tmp_path):
-    """A name at the cap (1,024 characters, 255 bytes a part) made a phantom finding for its
-    record's name, or a traceback (ENAMETOOLONG)."""
+    """A name at the cap (1,024 characters, 255 bytes a part): no phantom finding, no traceback."""
     folder = tmp_path / "work"
     made_from = sha256_file(_result(folder, "results/in.csv", "in\n"))
     _result(folder, "results/sub/f.csv", "f\n")
