@@ -61,8 +61,7 @@ def _cli(folder: Path, *args: str, timeout: float = 120) -> subprocess.Completed
 # --- loss: report.html a link to a folder, or a folder ----------------------------------------
 @pytest.mark.parametrize("planted", ["link to a folder", "file", "partial link"])
 def test_report_html_is_renamed_into_place_never_written_into(tmp_path, planted):
-    """A link there, or at report.partial.html, is replaced, what it points to left alone (a
-    folder there: refused first, test_make_report_safety.py)."""
+    """A link there or at report.partial.html is replaced, what it points to left alone."""
     (tmp_path / "work").mkdir()
     workdir = make_workdir(tmp_path / "work", "TARGET=preview_study\n")
     elsewhere = tmp_path / "elsewhere"
@@ -135,10 +134,8 @@ PLAN = "rule check_claims_preview:\n    output: results/preview/claims.csv, x.md
 
 @pytest.mark.parametrize("consumer", ["results/preview/claims.csv", "results/figure.png"])
 def test_make_report_judges_all_but_what_it_re_makes(tmp_path, consumer):
-    """A preview, then the tiny overlay's run over it (table.csv made again, or forged and its
-    record rewritten; its consumer's record names the old one): stale claims, which the report
-    re-makes, never block a report, which names each run's configuration files; any other stale
-    or forged file stops it in one line, re-making nothing, after any number of reports."""
+    """Stale claims, which the report re-makes, never block a report of a preview and an overlay
+    run over it; any other stale or forged file stops it in one line, re-making nothing."""
     workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "plan.txt").write_text(PLAN)
     made_from = sha256_file(_result(workdir, "results/table.csv", "the real table\n"))
@@ -164,8 +161,7 @@ WORDS = "supersense_words"  # config/sources.yaml pins its sha256
 
 
 def test_a_folders_config_that_re_pins_a_source_is_not_believed(tmp_path, capsys):
-    """A configuration re-pinning a source to a poisoned file, the folder's or the user's: the
-    project's pin (config/sources.yaml) names it."""
+    """A config re-pinning a source to a poisoned file: the project's pin names it."""
     from isotropy.workflow.config import SOURCES_CONFIG, read_config_file
 
     project = read_config_file(SOURCES_CONFIG)["sources"][WORDS]
@@ -256,8 +252,7 @@ def test_an_alias_bomb_or_a_config_nested_100000_deep_is_one_line(tmp_path, text
 
 # --- crash: a trace of millions of rows, read whole before any row check ----------------------
 def test_the_size_and_count_caps_refuse_before_a_copy(tmp_path, monkeypatch):
-    """A file over the per-file cap, past the cap in all, or past the file count is refused,
-    named, and not copied; what fits is copied."""
+    """Past the per-file, total or file-count cap: refused, named, not copied; the rest copied."""
     folder = tmp_path / "work"
     for name, size in (("a.txt", 10), ("b.txt", 30), ("c.txt", 10), ("d.txt", 10), ("e.txt", 1)):
         (folder / "results").mkdir(parents=True, exist_ok=True)
@@ -526,8 +521,7 @@ def test_a_name_that_is_not_utf8_is_audited_and_tabulated(tmp_path):
 
 
 def test_other_spellings_of_an_honest_path_and_names_at_the_cap_are_one_file(tmp_path):
-    """A name at the cap (1,024 characters, 255 bytes a part) made a phantom finding for its
-    record's name, or a traceback (ENAMETOOLONG)."""
+    """A name at the cap (1,024 characters, 255 bytes a part): no phantom finding, no traceback."""
     folder = tmp_path / "work"
     made_from = sha256_file(_result(folder, "results/in.csv", "in\n"))
     _result(folder, "results/sub/f.csv", "f\n")
@@ -565,7 +559,7 @@ def test_names_never_forge_a_line_of_make_audits_log(tmp_path, monkeypatch, capf
 # --- the door: a module that reads outside files reads them through isotropy.intake alone -----
 # Modules reading files the project did not just write (docs/reliability.md's table of doors);
 # a tuple: those functions alone. DIRECT: the reads left direct, each with why it is no such file.
-OUTSIDE = {m: () for m in "committed audit provenance trust traces".split()}
+OUTSIDE = {m: () for m in "committed audit provenance trust traces reporting".split()}
 OUTSIDE["io"] = ("commit_files", "checked_record")
 READS = {"open", "fdopen", "read_text", "read_bytes", "read_csv", "read_parquet", "read_json"}
 READS |= {"read_table", "ParquetFile", "load", "safe_load", "loadtxt", "copyfile", "copy2"}

@@ -79,8 +79,7 @@ class Params(dict):
 
 
 def _job(**fields) -> SimpleNamespace:
-    """Rule make's job reading data/a.txt and writing out.csv and second.json, as Snakemake
-    hands it to a script."""
+    """A job reading data/a.txt and writing out.csv and second.json, as Snakemake hands it."""
     Path("second.json").write_text("{}")
     job = dict(rule="make", input=["data/a.txt"], output=["out.csv", "second.json"])
     job |= dict(params=Params(), wildcards=Params(), config={}, scriptdir=None)

@@ -13,7 +13,7 @@ import report_pages
 import yaml
 from tiny_workflow import ROOT, run_make, snakemake_in
 
-from isotropy import reporting
+from isotropy import intake, reporting
 from isotropy.reporting import configuration_line, counted, forest_html, overview_html, rule_link
 from isotropy.verdicts.comparison import as_shown
 from isotropy.verdicts.forest import listed_rows, plot_forest, undrawn_rows
@@ -56,10 +56,8 @@ def test_a_previews_verdicts_are_the_main_studys_marked_and_pointing_at_the_prev
 
 
 def test_the_report_stylesheet_hides_the_raw_job_parameters():
-    """Snakemake's result sidebar lists a job's params as raw Python dictionaries after the
-    "Snakemake rule" item; report/style.css hides what follows that item, which it finds by the
-    one span with class gap-1. Snakemake's component is read here so an upgrade that moves
-    either is caught."""
+    """report/style.css hides the raw params after the "Snakemake rule" item, found by its one
+    span of class gap-1: Snakemake's component is read, so an upgrade that moves either fails."""
     import snakemake.report
 
     css = (ROOT / "report/style.css").read_text()
@@ -136,10 +134,8 @@ def test_make_report_reports_the_last_run_with_its_effective_configuration(tmp_p
 
 
 def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoked(tmp_path):
-    """The overview's parameters must not change with the config files' spelling: the audit
-    re-reads the same configuration from one temporary file, and `make report` from the recorded
-    effective configuration; a file list in the page's params made it stale on every audit.
-    The first screen names the files the run recorded (a preview, then the tiny overlay)."""
+    """The overview's params do not change with the config files' spelling (a file list made it
+    stale on every audit); the first screen names the files the run recorded."""
     config = {"seeds": [0, 1], "models": {"miniLM": {"path": "x"}}}
     same = {"models": {"miniLM": {"path": "x"}}, "seeds": [0, 1]}  # another order, one file
     page = "results/report/overview.html"
@@ -151,10 +147,27 @@ def test_the_configuration_is_named_by_its_content_not_by_how_the_run_was_invoke
     tiny = {"seeds": [0], "studies": ["preview"]}
     for target, made, body in [("main", "config.yaml", config), ("preview", "+ tiny.yaml", tiny)]:
         (tmp_path / f"{target}_study.yaml").write_text(f"# made with: {made}\n{yaml.dump(body)}")
-    (tmp_path / "broken.yaml").write_text("# made with: x\n{")
     asked = [({**tiny, "studies": ["main"]}, "main"), (same, "preview"), ({"seeds": [2]}, "main")]
     made = [reporting.recorded_files(c, f"{t}_study", tmp_path) for c, t in asked]
     assert made == ["+ tiny.yaml", "config.yaml", ""]  # make report sets studies; none other's
+
+
+@pytest.mark.parametrize(
+    "plant, said",
+    [
+        (lambda p: p.write_text("# made with: x\n{"), "it is not plain YAML"),
+        (lambda p: p.write_bytes(b"# made with: x\nseeds: [0]\n\xff\n"), "not plain YAML"),
+        (lambda p: p.write_text("# made with: x\n- 0\n"), "holds a list, not a mapping"),
+        (lambda p: p.symlink_to("elsewhere.yaml"), "a link on its path"),
+    ],
+)
+def test_a_damaged_effective_configuration_is_refused_at_the_door(tmp_path, plant, said):
+    """The report reads the run's record through the intake's door: never skipped or followed."""
+    plant(tmp_path / "broken.yaml")
+    with pytest.raises(intake.FolderError) as refused:
+        reporting.recorded_files({"seeds": [1]}, "main_study", tmp_path)
+    (message,) = str(refused.value).splitlines()  # one line
+    assert message.startswith(f"{tmp_path / 'broken.yaml'}: ") and said in message
 
 
 def _verdict_rows() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -240,10 +253,8 @@ def test_the_page_opens_on_what_replicated_beside_the_committed_run():
 
 
 def test_a_previews_tables_say_so_and_read_by_eye():
-    """A preview's page names its target and configuration. Rejected: 10662.000 beside
-    1.066e+04; Markdown's code marks shown as typed; "9 1 seed: not judged", a count run into a
-    verdict that starts with a digit; the whole rule, a paragraph, wrapped to 20 lines a row in
-    a narrow column."""
+    """A preview's page names its target and configuration; no 10662.000 beside 1.066e+04, no
+    code marks, no count run into a verdict, no whole rule wrapped to 20 lines a row."""
     claims, _, _ = _verdict_rows()
     assert "`" in claims["statement"].iloc[1]  # planted
     page = _page()
@@ -271,10 +282,8 @@ def test_a_previews_tables_say_so_and_read_by_eye():
 
 @pytest.mark.slow  # Snakemake's report, then Chromium: about 20 s
 def test_the_first_screen_fits_1400_px_beside_the_menu(tmp_path):
-    """Snakemake's report of the committed tiny run's claims and comparison (tests/golden), with
-    report/style.css: the tables and the forest end inside a 1,400-px window and its scrollbar
-    (70rem beside the menu ended past it); each Pearson claim cites the Pearson statement.
-    ISOTROPY_UPDATE_SCREENSHOTS=1 copies its first screen to docs/ (report_pages)."""
+    """The committed tiny run's report (tests/golden) ends inside a 1,400-px window beside the
+    menu; ISOTROPY_UPDATE_SCREENSHOTS=1 copies its first screen to docs/ (report_pages)."""
     table = pd.read_csv(ROOT / "tests/golden/results/paper_comparison.csv")
     plot_forest(table, tmp_path / "forest.pdf", tmp_path / "forest.png", "")
     above = (marked(undrawn_rows(table)), listed_rows(table))

@@ -135,8 +135,7 @@ def test_make_refuses_links_and_a_forged_record_before_snakemake(tmp_path, targe
 
 @pytest.mark.parametrize("target", ["report", "audit"])
 def test_make_imports_nothing_from_the_folder(tmp_path, target):
-    """Make's own `python -m` steps all run (up to Snakemake: tests/test_hostile_folder.py) and
-    none imports ./isotropy/ from the folder."""
+    """Make's own `python -m` steps all run, and none imports ./isotropy/ from the folder."""
     workdir = make_workdir(tmp_path, "TARGET=preview_study\n")
     (workdir / "isotropy").mkdir()
     (workdir / "isotropy" / "__init__.py").write_text("open('MARKER', 'w').close()\n")

@@ -1,9 +1,7 @@
 """Audit every result against its provenance: is it intact, current, and made by today's code?
 
-The audit reads the intake's copy (:mod:`isotropy.intake`) and walks each provenance record back
-through its inputs to the raw downloads, checking checksums, inputs, staleness, code, and raw files
-against today's pins; a record's shape is checked before it is used, and pins are re-read now,
-never the record's. ``isotropy-audit`` (:func:`main`) prints the table and exits 1 on any mismatch.
+Reads the intake's copy (:mod:`isotropy.intake`) and walks each record back to the raw downloads:
+checksums, inputs, staleness, code, and raw files against today's pins (never the record's).
 """
 
 from __future__ import annotations
@@ -129,9 +127,7 @@ def _input_findings(
 ) -> list[Finding]:
     """The recorded inputs of ``path`` against today's files: missing, changed, newer."""
     made = resolve_path(root, path).stat().st_mtime + MTIME_TOLERANCE_S
-    kinds: dict[tuple[str, str, str], list[str]] = {
-        k: [] for k in (MISSING, CHANGED, NEWER, REMADE)
-    }
+    kinds = {k: list[str]() for k in (MISSING, CHANGED, NEWER, REMADE)}
     for name, entry in sorted(inputs.items()):
         source = resolve_path(root, name)
         if not source.is_file():
@@ -187,9 +183,8 @@ def walk(
     workflow_root: str | os.PathLike | None = None,
     remade: Iterable[str] = (),
 ) -> list[Finding]:
-    """Audit ``starts`` (default: every result file) and everything they were made from, the
-    code against ``workflow_root``'s, mirror files against ``mirror``'s MANIFEST.tsv; inputs
-    that are ``remade`` are not required."""
+    """Audit ``starts`` (default: every result file) and all they were made from; inputs that
+    are ``remade`` are not required."""
     code_root = Path(workflow_root).resolve() if workflow_root else WORKFLOW_ROOT
     _sha256.cache_clear()  # files may have changed since the last walk of this process
     root = Path(root).resolve()
@@ -300,10 +295,8 @@ TRUST = {**sources.MIRROR_TRUST, "lock": sources.TRUST_LOCK}
 def check_pins(
     path: str, manifest: Mapping[str, Any], mirror: Path | None = None
 ) -> tuple[list[Finding], str]:
-    """Each fetched input's recorded sha256 against its pins re-read now, and what the inputs
-    rest on by kind ("published pin: a.txt"). The pins are the user's mirror's MANIFEST.tsv,
-    config/sources.yaml's, else the project's sources lock; never the folder's. Unpinned: a
-    warning; a differing pin: a mismatch."""
+    """Each fetched input's sha256 against its pins re-read now (the user's mirror's, the
+    config's, else the sources lock's; never the folder's), and what the inputs rest on by kind."""
     inputs, source = manifest.get("inputs") or [], str(manifest.get("source"))
     if not inputs:
         return [], "no inputs"
@@ -379,9 +372,8 @@ NOT_COPIED = ": not copied, not audited"
 def audit(
     root: str | os.PathLike = ".", *, mirror: str | None = None, remade: Iterable[str] = ()
 ) -> list[Finding]:
-    """Every finding for the results under ``root``, read from its intake's copy (a finding per
-    refused file); mirror files against the user's ``mirror`` unless it lies inside the folder;
-    the files that are ``remade`` are neither judged nor required."""
+    """Every finding for the results under ``root``, read from its intake's copy; files that are
+    ``remade`` are neither judged nor required."""
     root = Path(root).resolve()
     with quarantine() as workspace:  # all below reads this copy, never the folder
         try:
@@ -487,32 +479,14 @@ def planned_outputs(plan: str, rules: Iterable[str]) -> set[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``isotropy-audit``: print the audit table; exit 1 on any mismatch, 2 on a folder with no
-    results, 0 otherwise."""
+    """``isotropy-audit``: the audit table; exit 1 on a mismatch, 2 on a folder with no results."""
     parser = argparse.ArgumentParser(prog="isotropy-audit", description=__doc__.split("\n")[0])
     parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
-    parser.add_argument(
-        "--configfile",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="FILE",
-        help="config file(s) the results were made with (as snakemake takes them): only their "
-        "mirror is read",
-    )
-    parser.add_argument(
-        "--gate",
-        metavar="NAME",
-        help="print nothing but, on a mismatch, one line saying NAME stops (make report)",
-    )
-    parser.add_argument(
-        "--remade-by",
-        nargs="+",
-        default=[],
-        metavar="RULE",
-        help="with a Snakemake dry run on stdin: the outputs of its RULE jobs, which the gated "
-        "step re-makes, are neither judged nor required",
-    )
+    made = "config files the results were made with: only their mirror is read"
+    parser.add_argument("--configfile", nargs="+", action="extend", default=[], help=made)
+    parser.add_argument("--gate", metavar="NAME", help="on a mismatch, one line: NAME stops")
+    by = "with a dry run on stdin: its RULE jobs' outputs are neither judged nor required"
+    parser.add_argument("--remade-by", nargs="+", default=[], metavar="RULE", help=by)
     args = parser.parse_args(argv)
     root = Path(args.directory)
     try:

@@ -1,7 +1,5 @@
-"""Where a job computes: its torch device (CUDA when present under ``auto``, with mixed
-precision there), its libraries' thread counts, and how their idle threads wait (an idle libgomp
-thread spins, burning the cores other jobs need: docs/measurements.md). Plain Python at import:
-the workflow imports it while it parses.
+"""Where a job computes: its torch device, its libraries' thread counts, and how their idle
+threads wait (an idle libgomp thread spins: docs/measurements.md). Plain Python at import.
 """
 
 from __future__ import annotations
@@ -72,9 +70,8 @@ def resolve_device(name: str = "auto") -> torch.device:
 
 
 def planned_device(name: str) -> str:
-    """The device type config value ``name`` gives the jobs, told without importing torch (a
-    run's start stays light): under ``auto``, cuda where nvidia-smi is on the PATH and
-    CUDA_VISIBLE_DEVICES does not hide every GPU."""
+    """The device type config value ``name`` gives the jobs, without importing torch: under
+    ``auto``, cuda where nvidia-smi runs and CUDA_VISIBLE_DEVICES hides no GPU."""
     hidden = os.environ.get("CUDA_VISIBLE_DEVICES", "0").strip() in ("", "-1")
     found = "cuda" if shutil.which("nvidia-smi") and not hidden else "cpu"
     return found if name == "auto" else name

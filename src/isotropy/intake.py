@@ -1,12 +1,12 @@
 """The intake: a results folder made elsewhere is audited (and reported) only through a copy.
 
-:func:`intake` copies every result file and what its records name into a fresh workspace, opening
-each path component by component with ``O_NOFOLLOW | O_NONBLOCK`` and taking only a regular file
-with one link within the caps below (what it refuses: docs/reliability.md).
+Every file from outside is opened component by component with ``O_NOFOLLOW | O_NONBLOCK``: only a
+regular file with one link within the caps below (what it refuses: docs/reliability.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 import yaml
 
-from isotropy.paths import AUDIT_TABLE, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
+from isotropy.paths import AUDIT_TABLE, MADE_WITH, MANIFEST_NAME, MODELS_ROOT, RAW_ROOT
 
 # Caps, each overridable by ISOTROPY_INTAKE_<name>.
 MAX_FILE_BYTES = int(os.environ.get("ISOTROPY_INTAKE_MAX_FILE_BYTES", 16 * 2**30))
@@ -259,13 +259,9 @@ class Intake:
 
     def parsed(self, name: str) -> Any:
         """``name`` copied and parsed as JSON; None when it fails (the audit names the copy)."""
-        copy = self.take(name)
-        if copy is None or copy.stat().st_size > MAX_RECORD_BYTES:  # never read whole into memory
-            return None
-        try:
-            return parse_json(copy.read_bytes())
-        except FolderError:
-            return None
+        with contextlib.suppress(FolderError):
+            return None if self.take(name) is None else read_json(self.workspace, name)
+        return None
 
     def follow(self, name: str) -> None:
         """Copy ``name`` with its provenance record, and queue what the record names."""
@@ -300,9 +296,8 @@ class Intake:
 def tree(
     top: Path, skipped: Callable[[Path], bool], depth: int = 0
 ) -> Iterator[tuple[Path, os.stat_result | None, str | None]]:
-    """(path, lstat, problem) of every entry below ``top`` (``depth`` folders deep), without
-    recursion or following links, ``skipped`` folders not entered; a folder too deep or not
-    listable comes with why (and no lstat when not listable)."""
+    """(path, lstat, problem) of every entry below ``top``, no link followed, ``skipped`` folders
+    not entered; a folder too deep or not listable comes with why."""
     stack = [(top, depth)]
     while stack:
         folder, depth = stack.pop()
@@ -324,8 +319,7 @@ def tree(
 
 def listing(folder: Path, top: str, problems: dict[str, str] | None = None) -> list[str]:
     """Every non-folder entry below ``top`` but records, hidden ones and the audit's table; a
-    folder not walked (unreadable, too deep), or a staging name that is no file (what
-    :func:`isotropy.io.atomic_path` removes), goes into ``problems``."""
+    folder not walked, or a staging name that is no file, goes into ``problems``."""
     names = []
     entries = tree(folder / top, lambda path: path.name.startswith("."), len(Path(top).parts))
     for path, info, problem in entries:
@@ -403,31 +397,23 @@ def load_yaml(data: bytes) -> Any:
         depth -= isinstance(event, yaml.CollectionEndEvent)
         if depth > MAX_JSON_DEPTH:
             raise yaml.YAMLError(f"it is nested deeper than {MAX_JSON_DEPTH} levels")
-    loader = yaml.SafeLoader(data)
-    try:
-        node = loader.get_single_node()
-        stack, seen = [node], set()
-        while stack:  # the last of a key given twice would win silently
-            item = stack.pop()
-            if item is None or id(item) in seen:
-                continue
-            seen.add(id(item))
-            if isinstance(item, yaml.MappingNode):
-                lines: dict[str, int] = {}
-                for key, value in item.value:
-                    if isinstance(key, yaml.ScalarNode) and key.value != "<<":
-                        if key.value in lines:
-                            raise yaml.YAMLError(
-                                f"line {key.start_mark.line + 1} gives the key {key.value!r} "
-                                f"again (first on line {lines[key.value]})"
-                            )
-                        lines[key.value] = key.start_mark.line + 1
-                    stack += (key, value)
-            elif isinstance(item, yaml.SequenceNode):
-                stack += item.value
-        return None if node is None else loader.construct_document(node)
-    finally:
-        loader.dispose()
+    return yaml.load(data, Loader=_UniqueKeys)
+
+
+class _UniqueKeys(yaml.SafeLoader):
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """The mapping of ``node``, refused where it gives a key twice (the last would win
+        silently); each node is constructed once, an alias's too."""
+        lines: dict[str, int] = {}
+        for key, _ in node.value:  # before the merge keys ("<<") are laid in
+            if isinstance(key, yaml.ScalarNode) and key.value != "<<":
+                if key.value in lines:
+                    raise yaml.YAMLError(
+                        f"line {key.start_mark.line + 1} gives the key {key.value!r} again "
+                        f"(first on line {lines[key.value]})"
+                    )
+                lines[key.value] = key.start_mark.line + 1
+        return super().construct_mapping(node, deep)
 
 
 # The door: a file the project did not just write is read only through these.
@@ -501,7 +487,18 @@ def read_csv(root: str | os.PathLike, name: str, cap: int = MAX_TABLE_BYTES) -> 
 
 def read_yaml(root: str | os.PathLike, name: str) -> dict[str, Any]:
     """The YAML mapping in file ``name`` below ``root`` (:func:`load_yaml`, values capped)."""
+    return _mapping(root, name, read_inside(root, name, MAX_CONFIG_BYTES))
+
+
+def read_effective_config(root: str | os.PathLike, name: str) -> tuple[str, dict[str, Any]]:
+    """A run's effective configuration (``<target>.yaml``, isotropy.estimate.started): the files
+    its first line says it was made with, and its settings (:func:`read_yaml`)."""
     data = read_inside(root, name, MAX_CONFIG_BYTES)
+    settings = _mapping(root, name, data)  # first: bytes that are not UTF-8 refused there
+    return data.decode("utf-8", "replace").partition("\n")[0].partition(MADE_WITH)[2], settings
+
+
+def _mapping(root: str | os.PathLike, name: str, data: bytes) -> dict[str, Any]:
     try:
         loaded = load_yaml(data)
         problem = plain_config_problem(loaded)

@@ -98,14 +98,10 @@ def npy_problem(path: str | os.PathLike, recorded_bytes: int | None = None) -> s
             f"{path} has {size:,} bytes, but its provenance record says it was written with "
             f"{recorded_bytes:,}"
         )
+    fmt = np.lib.format
     try:
         with open(path, "rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            read_header = (
-                np.lib.format.read_array_header_1_0
-                if version == (1, 0)
-                else np.lib.format.read_array_header_2_0
-            )
+            read_header = getattr(fmt, f"read_array_header_{min(fmt.read_magic(handle)[0], 2)}_0")
             shape, _, dtype = read_header(handle)
             offset = handle.tell()
     except (ValueError, OSError, EOFError) as error:
@@ -120,9 +116,8 @@ def npy_problem(path: str | os.PathLike, recorded_bytes: int | None = None) -> s
 
 
 def plain_data(value: Any) -> Any:
-    """Nested mappings (Snakemake's named lists too) and sequences as plain dicts and lists,
-    any other value JSON does not write as its ``str``: one spelling for Snakemake to compare
-    (an OrderedDict's repr differs from a dict's) and for a provenance record."""
+    """Nested mappings (Snakemake's named lists too) and sequences as plain dicts and lists, any
+    other value JSON does not write as its ``str``: one spelling to compare and to record."""
     if callable(getattr(value, "items", None)):
         return {str(key): plain_data(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, set)):
@@ -150,9 +145,8 @@ def commit_files(
     files: Mapping[Path, bytes | Path],
     facts: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Copy a finished run beside the docs: each of ``files`` (under ``root``) from its bytes or
-    file (read through the door: :func:`isotropy.intake.read_inside`), then the JSON record
-    ``root/record``: ``facts`` and every file's sha256 under ``files_sha256``."""
+    """Copy a finished run beside the docs: each of ``files`` (a file read through the door),
+    then the JSON record ``root/record``: ``facts`` and each file's sha256 (``files_sha256``)."""
     from isotropy.intake import MAX_TABLE_BYTES, read_inside
 
     root, digests = Path(root), {}

@@ -14,9 +14,8 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def configure_from_snakemake(snakemake: Any) -> None:
-    """Set a ``script:`` job up from its Snakemake object: log records, warnings and uncaught
-    exceptions to its first log file (if any) and stderr, thread pools held to its ``threads``,
-    its outputs' old provenance records removed."""
+    """Log records, warnings and uncaught exceptions of a ``script:`` job to its log file and
+    stderr; thread pools held to its ``threads``; its outputs' old records removed."""
     log_file = next(iter(getattr(snakemake, "log", None) or []), None)
     terminal = logging.StreamHandler(sys.stderr)
     handlers: list[logging.Handler] = [terminal]
@@ -62,9 +61,8 @@ class TracebackInLog(logging.Formatter):
 
 
 class ProgressLog:
-    """Progress of a long loop in the step's log (where a job behind Snakemake is followed): a
-    line with done/total, elapsed and the time left, at most every ``every`` seconds and at the
-    end."""
+    """A long loop's done/total, elapsed and time left in the step's log, at most every
+    ``every`` seconds and at the end."""
 
     def __init__(self, total: int, what: str, *, every: float = 30.0, clock=None) -> None:
         self.total, self.what, self.every = total, what, every
@@ -97,11 +95,8 @@ class ProgressLog:
 
 
 class TimeLeft(logging.Handler):
-    """On Snakemake's logger (a run's ``onstart``): after each finished job but the last, the
-    time left at the rate so far; with ``costs`` (Snakemake's job id: its estimated seconds,
-    isotropy.estimate), the jobs weighed by them: the estimate of the jobs not finished (its
-    JOB_FINISHED records name those that are) times the measured over the estimated seconds
-    of those finished. Without, every job counts the same."""
+    """On Snakemake's logger: after each finished job but the last, the time left at the rate so
+    far, the jobs weighed by ``costs`` (job id: estimated seconds) where given."""
 
     def __init__(self, clock=time.monotonic, costs: Mapping[Any, float] | None = None) -> None:
         super().__init__()

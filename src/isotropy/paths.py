@@ -1,7 +1,6 @@
 """Every path the workflow passes between rules, and every result table and figure, spelled once.
 
-Called without arguments, a helper gives the Snakemake pattern (``{wildcard}`` placeholders);
-called with values, the path of one file.
+A helper called without arguments gives the Snakemake pattern; with values, one file's path.
 """
 
 from __future__ import annotations
@@ -112,15 +111,10 @@ def study_file(name: str, study: str = "{study}") -> str:
 
 
 # The other studies' own folders, each named once.
-# The sensitivity study's table, figures, seeds and their logs.
 sensitivity_file = functools.partial(study_file, study="sensitivity")
-# The section 2 figure: figure.{pdf,png}, trace.csv, classes.csv.
 section2_file = functools.partial(study_file, study="section2")
-# The estimator figures (figure4, figures2_3, shapes: figures and tables).
 istar_estimator_file = functools.partial(study_file, study="istar_estimator")
-# The extension study's tables, figures and claims file.
 extensions_file = functools.partial(study_file, study="extensions")
-# The CLS study's tables and figures: runs.csv, layers.csv, claims.csv, layers.png, ...
 rajaee_cls_file = functools.partial(study_file, study="rajaee_cls")
 
 SENSITIVITY_TABLE = sensitivity_file("table.csv")

@@ -1,12 +1,12 @@
 """Provenance records: where every result file came from.
 
-Each workflow step calls :func:`record_step` after writing its outputs, leaving beside every
-output ``X`` an ``X.provenance.json`` (:func:`build_record` lists what it holds);
-:mod:`isotropy.audit` walks these records back to the raw downloads.
+Each step's :func:`record_step` leaves beside every output ``X`` an ``X.provenance.json``, which
+:mod:`isotropy.audit` walks back to the raw downloads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import platform
@@ -100,11 +100,9 @@ def hardware() -> dict[str, Any]:
     cpu = found.group(1).strip() if found else platform.processor() or platform.machine()
     info: dict[str, Any] = {"cpu": cpu, "cpu_count": os.cpu_count(), "gpu": None}
     torch = sys.modules.get("torch")
-    try:
+    with contextlib.suppress(Exception):  # a broken CUDA setup must not lose the record
         if torch is not None and torch.cuda.is_available():
             info["gpu"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    except Exception:  # a broken CUDA setup must not lose the record
-        pass
     return info
 
 
@@ -140,9 +138,8 @@ def build_record(
     extra: dict | None = None,
     workflow_root: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
-    """The record of one step: rule, wildcards, params, every input and output with its sha256,
-    code version, packages, host, device, seeds, times and configuration. ``script`` is named
-    relative to ``workflow_root``, so a folder copied into another clone is audited there."""
+    """The record of one step; ``script`` is named relative to ``workflow_root``, so a folder
+    copied into another clone is audited there."""
     record = {
         "record_version": RECORD_VERSION,
         "rule": rule,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import html
 import json
@@ -11,9 +10,9 @@ from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from isotropy import paths
+from isotropy.intake import read_effective_config
 from isotropy.statistics import (
     AGREES,
     CONSISTENT,
@@ -61,7 +60,6 @@ RULES = (
 )
 RULES_DEFINED = "docs/verdicts.md#the-rules"
 KEY = ["setup", "quantity"]  # a paper number's row in the committed run's table
-# The rows under the forest plot
 REASON_COLUMNS = {
     "verdict": "verdict",
     "paper": "paper",
@@ -75,8 +73,7 @@ SUMMARY_GROUPS = {
     "not replicated": (NOT_SUPPORTED, NOT_CONSISTENT, DIFFERS, INCONSISTENT_SEEDS),
     "stand-in": (STAND_IN,),
 }
-# The order of a page's counts: failures first
-VERDICT_ORDER = (
+VERDICT_ORDER = (  # a page's counts: failures first
     *SUMMARY_GROUPS["not replicated"],
     INCONCLUSIVE,
     NOT_COMPARABLE,
@@ -271,16 +268,13 @@ def configuration_line(config: Mapping, page: str) -> str:
 
 
 def recorded_files(config: Mapping, target: str, folder=paths.EFFECTIVE_CONFIG) -> str:
-    """The files the run of ``config`` was made with: the first line of the effective
-    configuration (``<folder>/<target>.yaml``, isotropy.estimate.started) holding ``config`` but
-    its ``studies`` (``make report`` sets them), ``target``'s own first; "" when none does."""
+    """The files named by the effective configuration (``<folder>/<target>.yaml`` first) that
+    holds ``config`` but its ``studies`` (``make report`` sets them); "" when none does."""
     want = _canonical(config)
     for path in sorted(Path(folder).glob("*.yaml"), key=lambda p: (p.stem != target, p.name)):
-        header, _, body = path.read_text(encoding="utf-8").partition("\n")
-        made = header.partition(paths.MADE_WITH)[2]
-        with contextlib.suppress(yaml.YAMLError, AttributeError):  # not a record
-            if made and _canonical(yaml.safe_load(body)) == want:
-                return made
+        made, settings = read_effective_config(folder, path.name)
+        if made and _canonical(settings) == want:
+            return made
     return ""
 
 
@@ -316,10 +310,8 @@ def overview_html(
     committed: pd.DataFrame | None = None,
     above: Collection[Hashable] = (),
 ) -> str:
-    """The first page: the summary, the ``forest`` plot, which run this is, every claim and
-    paper number with its verdict (each in full in its file), each row once: a paper number
-    listed ``above`` (index labels: the forest's tables) or beside the committed run is not
-    repeated, nor one not run."""
+    """The first page: the summary, the ``forest`` plot, the run, every claim and paper number
+    once (none listed ``above``, beside the committed run, or not run)."""
     tried = claims[claims["verdict"] != NOT_RUN]
     mark = preview_mark(preview)
     claims_file = paths.PREVIEW_CLAIMS if preview else paths.CLAIMS

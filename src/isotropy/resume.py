@@ -1,11 +1,6 @@
-"""`make resume` refuses while Snakemake still runs in the folder: unlocking a live run would let
-a second one make the same files at the same time. `make report` and `make audit` refuse too: the
-run may be re-making the files they read (they would fail with "does not exist", or mix old and
-new).
-
-    python -m isotropy.resume [--before resume|report|audit]
-
-Exit 1 naming the running processes (pid and command), 0 when none runs in the current folder.
+"""`make resume`, `make report` and `make audit` refuse while Snakemake still runs in the folder:
+unlocking would run its jobs twice, and a report or audit would read files being re-made.
+``python -m isotropy.resume [--before resume|report|audit]``: exit 1 naming the running process.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """A results folder is data, never code: what Snakemake reads from the folder it runs in is
 checked before it reads it; nothing there is imported, waited on or written through.
 
-Snakemake trusts its own bookkeeping: its report loads each record's ``conda_env`` with
-``yaml.Loader`` (a tag such as ``!!python/object/apply:os.system`` runs a command) and pastes
-``rule`` and ``container_img_url`` unescaped into a ``<script>``; it puts ``.snakemake/scripts/``
-and the Snakefile's folder first on ``sys.path``. So :func:`folder_problems` refuses records that
-are not what Snakemake writes (a ``conda_env`` is one of this checkout's ``envs/*.yaml``), links,
-hard links, pipes, sockets and devices, and record folders that are not folders;
-:func:`workflow_problems` refuses config files that are not plain YAML; rules/common.smk takes the
-Snakefile's folder off ``sys.path`` before the workflow's first import, and jobs run with
-``PYTHONSAFEPATH=1``; the pickled inventory cache is removed unread (:func:`guard_folder`).
-
-    python -m isotropy.trust [--directory .] [--configfile FILE ...]
-
-Exit 1 naming each refused file (for a record, the output it describes) and why; 0 otherwise.
+Snakemake's report loads a record's ``conda_env`` with ``yaml.Loader`` (a YAML tag runs a command)
+and pastes ``rule`` unescaped into a ``<script>``: :func:`folder_problems` refuses records it does
+not write, links, hard links, pipes, sockets and devices; :func:`workflow_problems`, config files
+that are not plain YAML. ``python -m isotropy.trust [-d .] [--configfile FILE ...]``: exit 1
+naming each refused file (a record: the output it describes) and why.
 """
 
 from __future__ import annotations
@@ -203,9 +195,8 @@ def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -
 
 
 def guard_folder(workdir: str | os.PathLike = ".") -> None:
-    """Before Snakemake reads ``workdir``: a FolderError naming everything it should not read or
-    write through; else the inventory cache removed (a pickle runs the code it names, and it is
-    only a cache; a folder there stays: Snakemake cannot open one as a pickle either)."""
+    """Before Snakemake reads ``workdir``: a FolderError naming what it must not read or write
+    through; else the inventory cache removed (a pickle runs the code it names)."""
     if problems := folder_problems(workdir):
         raise intake.FolderError(refusal(problems, workdir))
     with contextlib.suppress(FileNotFoundError, IsADirectoryError):
