@@ -1,5 +1,4 @@
-"""The studies, one record each (docs/extending.md, "A study"): rule all, the target rules, the
-Snakefile's includes, the estimate and the verdicts' inputs are loops over :data:`REGISTRY`."""
+"""The studies, one record each (docs/extending.md, "A study"), and the loops over them."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ def study_targets(config: Config, names: list[str]) -> list[str]:
 
 
 def rule_all_targets(config: Config) -> list[str]:
-    """The studies' files of ``rule all``: config ``studies`` in order, then every configured
-    ``when_configured`` study."""
+    """``rule all``'s files: config ``studies``, then every configured ``when_configured`` one."""
     listed = [n for n in config.get("studies") or () if BY_NAME[n].rule_all == "when_listed"]
     present = [s.name for s in REGISTRY if s.rule_all == "when_configured" and config.get(s.name)]
     return study_targets(config, [*listed, *present])
@@ -58,8 +56,7 @@ def job_costs() -> dict[str, JobCost]:
 
 
 def verdict_inputs(config: Config, claims: bool = False) -> dict[str, Any]:
-    """The named inputs of rules check_claims and compare_with_papers from the studies this run
-    builds; with ``claims``, then what those bring to the claims alone."""
+    """Rules check_claims' and compare_with_papers' named inputs (``claims``: check_claims')."""
     listed = [BY_NAME[name] for name in inputs.configured_studies(config)]
     found: dict[str, Any] = {}
     for own in [s.verdict_inputs for s in listed] + [s.claims_inputs for s in listed if claims]:
@@ -84,7 +81,6 @@ def measured_claims() -> dict[str, tuple[str, Any]]:
 
 
 def claim_pages(tables: Mapping[str, Any]) -> list[Any]:
-    """The studies' own claims pages from the loaded result tables (by input name), in registry
-    order."""
+    """The studies' own claims pages from the loaded result tables (by input name)."""
     pages = [s.claim_page(tables) for s in REGISTRY if s.claim_page is not None]
     return [page for page in pages if page is not None]

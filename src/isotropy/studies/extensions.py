@@ -1,5 +1,4 @@
-"""The extension study's record, runs and final files: other cluster criteria,
-deeper heads, a triplet objective and held-out fine-tuning (science: isotropy.extensions)."""
+"""The extension study's record, runs and final files (science: isotropy.extensions)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The geometry study's record, wildcards and final files: Cai et al. (2021)'s clusters, LID
-and STS analyses and the slides' SST-2 classification (science: isotropy.geometry)."""
+"""The geometry study's record, wildcards and final files (science: isotropy.geometry)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What one job of the paper's optimisation studies costs (main, preview, GLUE, the sensitivity
-grid, every embedding and word-vector lookup), from rows of config/costs.csv."""
+"""What a job of the paper's optimisation studies and embeddings costs (config/costs.csv)."""
 
 from __future__ import annotations
 
@@ -66,8 +65,7 @@ def _hub_name(config: Mapping[str, Any], encoder: str) -> str | None:
 def embedding_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
-    """Wall seconds of one embedding or lookup job with its start-up, at ``pace`` (on a GPU an
-    upper bound; None: no measured cost)."""
+    """Wall seconds of one embedding or lookup job at ``pace`` (on a GPU an upper bound)."""
     encoder, dataset = wildcards["encoder"], wildcards["dataset"]
     work = embedding_seconds(config, encoder, dataset)
     threads = costs.JOB_THREADS  # the rule's: threads x the wall time is the CPU time

@@ -1,5 +1,4 @@
-"""The sensitivity grid around section 3's record: its cells, runs, inputs, settings and final
-files (its costs: paper_cost; science: isotropy.sensitivity)."""
+"""The sensitivity grid's record: cells, runs, inputs, settings (science: isotropy.sensitivity)."""
 
 from __future__ import annotations
 
@@ -82,8 +81,7 @@ def phase_files(config: Mapping[str, Any]) -> list[str]:
 
 
 def vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
-    """The files a run of vector set ``name`` reads: a derived set's or an encoder's (no
-    basis)."""
+    """The files a run of vector set ``name`` reads: a derived set's or an encoder's (no basis)."""
     if name in (config["sensitivity"].get("derived") or {}):
         return {
             artefact.split(".")[0]: paths.derived_file(artefact, name, setup)

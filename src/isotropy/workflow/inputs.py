@@ -1,5 +1,4 @@
-"""The rules' input functions that are more than one call of the data layer: embeddings checked
-before any job runs, the geometry study's per-model tables, the verdict rules' settings."""
+"""The rules' input functions that are more than one call of the data layer."""
 
 from __future__ import annotations
 
@@ -20,9 +19,8 @@ from isotropy.workflow.targets import geometry_models, study_runs
 
 
 def verified_embedding(encoder_of: Callable[[Any], str] | None = None) -> Callable[[Any], str]:
-    """A run's vectors.npy, checked when it exists: a damaged one is named while the DAG is
-    built, before Snakemake removes any result made from it. The encoder is the ``encoder``
-    wildcard, or ``encoder_of(wildcards)``."""
+    """A run's vectors.npy, checked while the DAG is built (before Snakemake removes what was
+    made from it); the encoder: wildcard ``encoder``, or ``encoder_of(wildcards)``."""
 
     def path(wildcards: Any) -> str:
         name = wildcards.encoder if encoder_of is None else encoder_of(wildcards)
@@ -71,8 +69,7 @@ def classification_files(config: Config) -> list[str]:
 
 
 def unavailable_sts_datasets(config: Config) -> list[str]:
-    """Configured optional STS data sets whose files the data mirror lacks (none without a
-    mirror: then they are downloaded)."""
+    """Configured optional STS data sets whose files the data mirror lacks (none without one)."""
     sts = config.geometry.sts if config.geometry else None
     if not (sts and sts.models) or (mirror := sources.resolve_mirror(config.mirror)) is None:
         return []
@@ -87,8 +84,7 @@ def unavailable_sts_datasets(config: Config) -> list[str]:
 
 
 def collected_sts_files(config: Config) -> Callable[[Any], list[str]]:
-    """Rule geometry_sts_table's inputs: the per-model STS tables of the data sets this run can
-    read; one line, once, for each the mirror lacks (no job is planned for it)."""
+    """Rule geometry_sts_table's inputs, one line once for each data set the mirror lacks."""
     said: set[str] = set()
 
     def files(wildcards: Any) -> list[str]:
@@ -133,8 +129,7 @@ def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
 
 
 def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The parts of the configuration the verdicts read, in its own shape (a rule parameter: a
-    change there, and only there, re-runs them)."""
+    """The configuration the verdicts read (a rule parameter: a change there re-runs them)."""
     geometry = config.get("geometry") or {}
     clusters = geometry.get("clusters") or {}
     encoders = dict(config.get("encoders") or {})

@@ -1,6 +1,5 @@
-"""The direct-optimisation studies' runs, settings and verdict inputs (main, its preview, GLUE,
-the sensitivity grid's settings), the geometry study's models and the wildcards every rule
-shares; the rest of each study is its record's (:mod:`isotropy.studies`)."""
+"""The direct-optimisation studies' runs, settings and verdict inputs, the geometry study's
+models and the wildcards every rule shares; the rest is the studies' (:mod:`isotropy.studies`)."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ OPTIMISATION_STUDIES = ("main", "glue", "preview")
 
 
 def study_section(config: dict, study: str) -> dict[str, Any]:
-    """A direct-optimisation study's settings (preview: main's with its own seeds and stride,
-    the only keys its model allows)."""
+    """A direct-optimisation study's settings (preview: main's, its own seeds and stride)."""
     if study == "preview":
         return deep_merge(config["main"], config["preview"])
     return config[study]
@@ -80,8 +78,7 @@ def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]
 
 
 def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
-    """What a study's tables and figures hold, for their captions. ``band``: some panel has 2
-    seeds or more."""
+    """What a study's tables and figures hold, for their captions."""
     section = study_section(config, study)
     setups = section.get("setups", {})  # GLUE has none
     runs = table_runs(config, study, root)
@@ -124,8 +121,7 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
 
 
 def section2_params(config: dict) -> dict[str, Any]:
-    """Rule optimize_embeddings' ``section2_metrics`` parameter, present only when some study
-    sets it: runs made without it keep their parameters (a new one would re-make them all)."""
+    """Rule optimize_embeddings' ``section2_metrics``, only when set (else all would re-run)."""
     studies = [s for s in ("main", "glue") if s in config and config[s].get("section2_metrics")]
     if not studies:
         return {}
@@ -146,9 +142,8 @@ def geometry_models(config: Mapping[str, Any]) -> list[str]:
 
 
 def verdict_files(config: dict, study: str, folder: str = "") -> dict[str, Any]:
-    """What the claims and the paper comparison read of an optimisation study: every run's trace
-    and its count and correlation tables (none without runs), from ``folder`` (the preview's
-    under main's names)."""
+    """An optimisation study's traces and count and correlation tables that the verdicts read,
+    from ``folder`` (the preview's under main's names)."""
     folder = folder or study
     runs = study_runs(config, folder)
     if not runs:
