@@ -29,7 +29,6 @@ BY_NAME = {spec.name: spec for spec in REGISTRY}
 
 
 def study_targets(config: Config, names: list[str]) -> list[str]:
-    """The final outputs of each named study, in the order named."""
     return [path for name in names for path in BY_NAME[name].outputs(config)]
 
 
@@ -41,17 +40,14 @@ def rule_all_targets(config: Config) -> list[str]:
 
 
 def target_rules(config: Config) -> dict[str, list[str]]:
-    """Each study's target rule -> its final files, for the Snakefile's one loop of them."""
     return {s.target: s.outputs(config) for s in REGISTRY if s.target}
 
 
 def rule_files() -> list[str]:
-    """The rule files the studies bring (each once), for the Snakefile's includes."""
     return list(dict.fromkeys(s.rules or f"rules/{s.name}.smk" for s in REGISTRY))
 
 
 def job_costs() -> dict[str, JobCost]:
-    """rule -> the wall seconds one of its jobs adds to the estimate, every study's."""
     return {rule: cost for s in REGISTRY for rule, cost in s.job_costs.items()}
 
 
@@ -66,7 +62,6 @@ def verdict_inputs(config: Config, claims: bool = False) -> dict[str, Any]:
 
 
 def table_measures() -> dict[Any, Any]:
-    """Every record's :attr:`StudySpec.measures`, in registry order."""
     return {name: measure for s in REGISTRY for name, measure in s.measures.items()}
 
 
@@ -81,6 +76,5 @@ def measured_claims() -> dict[str, tuple[str, Any]]:
 
 
 def claim_pages(tables: Mapping[str, Any]) -> list[Any]:
-    """The studies' own claims pages from the loaded result tables (by input name)."""
     pages = [s.claim_page(tables) for s in REGISTRY if s.claim_page is not None]
     return [page for page in pages if page is not None]

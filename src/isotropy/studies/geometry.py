@@ -57,7 +57,6 @@ def clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def outputs(config: Mapping[str, Any]) -> list[str]:
-    """Every final output of the geometry study (none without the ``geometry`` section)."""
     if "geometry" not in config:
         return []
     geometry = config["geometry"]

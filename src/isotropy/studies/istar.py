@@ -38,12 +38,10 @@ def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
 
 
 def run_files(section: Mapping[str, Any] | None) -> list[str]:
-    """The metrics.json of every run of the I-STAR grid (none without the section)."""
     return [paths.istar_run_file("metrics.json", **r) for r in runs(section)]
 
 
 def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
-    """The I-STAR wildcards' patterns: only configured models match."""
     return {
         "model": names_pattern(section.get("models", {})),
         "task": "|".join(TASKS),
@@ -53,7 +51,6 @@ def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
 
 
 def runs(section: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Every run of the I-STAR grid (none without the section)."""
     return istar_study.run_grid(dict(section)) if section else []
 
 

@@ -22,7 +22,6 @@ GEOMETRY_CPU_SECONDS = 1.0
 
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every run of config ``rajaee_cls`` (models × tasks × methods × seeds; none without it)."""
     section = config.get("rajaee_cls") or {}
     grid = product(*(section.get(axis, ()) for axis in ("models", "tasks", "methods", "seeds")))
     return [dict(zip(("model", "task", "method", "seed"), run)) for run in grid]
@@ -82,9 +81,8 @@ SLIDES_MODELS = ("bert",)
 
 
 def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False) -> pd.DataFrame:
-    """The CLS claims, one row per claim × setup, guarded: a claim whose runs did not all learn
-    is not judged, and a model not the slides' is named in every note. ``offline``: the method
-    was fitted offline, so :data:`OFFLINE_CLAIM` is judged too."""
+    """The CLS claims per setup, judged only if their runs all learned, a stand-in model named in
+    every note; ``offline`` (the method fitted offline): :data:`OFFLINE_CLAIM` too."""
     unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
         note = not_learned_note(
@@ -111,7 +109,6 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False
 
 
 def claim_page(tables: Mapping[str, Any]) -> pd.DataFrame | None:
-    """:func:`check_claims` on the study's tables (None without them)."""
     runs = tables.get("rajaee_cls_runs")
     return None if runs is None else check_claims(runs, tables["rajaee_cls_layers"])
 

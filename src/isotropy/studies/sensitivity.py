@@ -35,13 +35,11 @@ def cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every (cell, seed) of the grid, cells in run order."""
     seeds = config["sensitivity"]["seeds"] if "sensitivity" in config else []
     return [{**cell, "seed": seed} for cell in cells(config) for seed in seeds]
 
 
 def cell_of(wildcards: Any) -> dict[str, str]:
-    """The cell (:data:`CELL_KEYS`) a sensitivity job's wildcards name."""
     names = ("dataset", "encoder", "label_set", "lr")
     return dict(zip(CELL_KEYS, (wildcards[name] for name in names)))
 
@@ -53,13 +51,11 @@ def priority(config: Mapping[str, Any], wildcards: Any) -> int:
 
 
 def run_files(config: Mapping[str, Any], artefact: str, cell: Mapping[str, str]) -> list[str]:
-    """One artefact (trace.parquet, summary.json) of every run of one cell."""
     runs_of_cell = [r for r in runs(config) if all(r[k] == cell[k] for k in CELL_KEYS)]
     return [paths.sensitivity_run_file(artefact, **r) for r in runs_of_cell]
 
 
 def cell_files(config: Mapping[str, Any]) -> list[str]:
-    """The per-seed file of every cell, in run order."""
     return [paths.sensitivity_cell_file(**c) for c in cells(config)]
 
 
@@ -76,7 +72,6 @@ def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def phase_files(config: Mapping[str, Any]) -> list[str]:
-    """The traces of :func:`phase_runs`."""
     return [paths.sensitivity_run_file("trace.parquet", **r) for r in phase_runs(config)]
 
 

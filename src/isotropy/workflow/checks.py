@@ -22,7 +22,9 @@ def check_config(config: Config) -> None:
     for key, name, section in config.references():
         # word vectors look up single words: a data set of sentences or pairs (its unit) is not
         if section == "encoders" and kinds[name] == "word-vectors":
-            dataset = _embedded_by(config, key)
+            dataset = key.split(".")[2] if key.startswith("main.") else "GLUE tasks"  # the rest
+            if key == "section2.encoder" and config.section2:
+                dataset = config.section2.dataset
             if dataset not in DATASETS or DATASETS[dataset].unit != "word":
                 problems.append(
                     f"{key}: {name!r} is a word-vectors encoder, which looks up single words and "
@@ -164,15 +166,6 @@ def _model_problems(config: Config) -> list[str]:
         spec = ModelSpec(name=name, **dict(entry))
         problems += models.config_json_problems(spec, layers, windows)
     return problems
-
-
-def _embedded_by(config: Config, key: str) -> str:
-    """The data set an encoder named at ``key`` embeds (every other one embeds GLUE tasks)."""
-    if key.startswith("main."):
-        return key.split(".")[2]
-    return (
-        config.section2.dataset if key == "section2.encoder" and config.section2 else "GLUE tasks"
-    )
 
 
 def dataset_problems(config: Config) -> list[str]:

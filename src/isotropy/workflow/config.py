@@ -29,7 +29,6 @@ def deep_merge(base: dict, override: Mapping) -> dict:
 
 
 def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
-    """One configuration file as a mapping, or a :class:`ConfigError` naming the file."""
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -135,7 +134,6 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
 
 
 def load_config(files: Sequence[str | os.PathLike]) -> dict[str, Any]:
-    """The configuration the workflow runs; any problem is a :class:`ConfigError`."""
     config = with_sources(load_config_files(files))
     check_loaded_config(config)
     return config

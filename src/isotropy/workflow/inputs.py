@@ -111,12 +111,10 @@ def collected_sts_files(config: Config) -> Callable[[Any], list[str]]:
 
 
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
-    """The studies this run builds: config ``studies`` that have a section."""
     return [study for study in config["studies"] if config.get(study)]
 
 
 def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Per configured optimisation study, the (encoder, dataset, seed) of each trace input."""
     configured = configured_studies(config)
     runs = {s: study_runs(dict(config), s) for s in paths.CORRELATION_TABLES if s in configured}
     return {study: keys for study, keys in runs.items() if keys}

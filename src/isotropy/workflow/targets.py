@@ -46,7 +46,6 @@ def every_nth_update(stride: int) -> str:
 
 
 def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
-    """Every (encoder, dataset, seed) of a direct-optimisation study, in config order."""
     section = study_section(config, study)
     if study in ("main", "preview"):
         pairs = [(setup["encoder"], dataset) for dataset, setup in section["setups"].items()]
@@ -56,9 +55,8 @@ def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
 
 
 def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]]:
-    """The runs a study's tables and figures hold, so that tables accumulate run by run: every
-    configured run, then every finished run under ``root`` the configuration can still name (GLUE:
-    a defined encoder on a GLUE task; main and preview: a configured setup, at any seed)."""
+    """The runs a study's tables hold (they accumulate): every configured run, then every finished
+    run under ``root`` the configuration can still name (a configured encoder and data set)."""
     runs = study_runs(config, study)
     setups = study_section(config, study).get("setups", {})  # GLUE has none
     present = set()
@@ -133,7 +131,6 @@ def section2_params(config: dict) -> dict[str, Any]:
 
 
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
-    """The models (keys of ``models``) the geometry study runs, each once."""
     geometry = config.get("geometry") or {}
     parts = ("clusters", "sts", "classification")
     return list(
@@ -158,17 +155,14 @@ def verdict_files(config: dict, study: str, folder: str = "") -> dict[str, Any]:
 
 
 def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]:
-    """Paths of one artefact (trace.parquet, summary.json) for every run of a study's tables."""
     return [paths.optimisation_run_file(artefact, study, **r) for r in table_runs(config, study)]
 
 
 def names_pattern(names: Any) -> str:
-    """A wildcard's regular expression matching exactly ``names`` (nothing when there are none)."""
     return "|".join(re.escape(name) for name in names) or "^$"
 
 
 def wildcard_patterns(config: Mapping[str, Any]) -> dict[str, str]:
-    """Regular expressions of the wildcards every rule shares."""
     return {
         "study": "|".join(OPTIMISATION_STUDIES),
         "encoder": r"[A-Za-z0-9_\-]+",
