@@ -61,14 +61,9 @@ def cell_files(config: Mapping[str, Any]) -> list[str]:
 
 def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every seed of the cells the phases figure draws (at learning-rate factor 1)."""
-    if "sensitivity" not in config:
-        return []
-    section = config["sensitivity"]
-    return [
-        {**phase, "lr_factor": "1", "seed": seed}
-        for phase in section["phases"]
-        for seed in section["seeds"]
-    ]
+    section = config.get("sensitivity") or {"phases": [], "seeds": []}
+    grid = product(section["phases"], section["seeds"])
+    return [{**phase, "lr_factor": "1", "seed": seed} for phase, seed in grid]
 
 
 def phase_files(config: Mapping[str, Any]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
+from itertools import product
 from typing import Any
 
 from snakemake.exceptions import WorkflowError
@@ -43,12 +44,8 @@ def verified_embedding(encoder_of: Callable[[Any], str] | None = None) -> Callab
 def geometry_cluster_files(config: Config, artefact: str) -> list[str]:
     if (geometry := config.geometry) is None:
         return []
-    clusters = geometry.clusters
-    return [
-        paths.geometry_run_file(artefact, model, clusters.corpus.name, seed)
-        for model in clusters.models
-        for seed in geometry.seeds
-    ]
+    corpus, grid = geometry.clusters.corpus.name, product(geometry.clusters.models, geometry.seeds)
+    return [paths.geometry_run_file(artefact, model, corpus, seed) for model, seed in grid]
 
 
 def geometry_static_files(config: Config, artefact: str) -> list[str]:
@@ -61,10 +58,9 @@ def geometry_static_files(config: Config, artefact: str) -> list[str]:
 def classification_files(config: Config) -> list[str]:
     if (geometry := config.geometry) is None:
         return []
-    task = geometry.classification.task
+    classes = geometry.classification
     return [
-        paths.classification_run_file("classification.csv", m, task)
-        for m in geometry.classification.models
+        paths.classification_run_file("classification.csv", m, classes.task) for m in classes.models
     ]
 
 
