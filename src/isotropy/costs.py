@@ -1,5 +1,4 @@
-"""The measured costs (``config/costs.csv``: a row per number, with its date, machine and
-command) and how CPU seconds become wall time here (:class:`Pace`); a job's cost is its study's."""
+"""The measured costs (config/costs.csv) and how CPU seconds become wall time (:class:`Pace`)."""
 
 from __future__ import annotations
 
@@ -27,16 +26,14 @@ MODEL_SHAPE = {
 
 
 def size_factor(model: str) -> float:
-    """A model's forward-and-backward cost per example over MiniLM's (6 layers, 384-d, the model
-    the fine-tuning and geometry costs were measured with): the layers' ratio times the width's
-    (a 12-layer 768-d model 4x). Scaled, not measured: every estimate that reads it says so."""
+    """A model's cost per example over MiniLM's (6 layers, 384-d, where the costs were measured):
+    layers' ratio times width's. Scaled, not measured: every estimate that reads it says so."""
     layers, width = MODEL_SHAPE[model]
     return layers / 6 * width / 384
 
 
 def read_costs(path: str | os.PathLike = COSTS_TABLE) -> list[dict[str, Any]]:
-    """Every row of the costs table, checked: its columns, a finite positive value, an ISO date,
-    a unit, a machine and a command, no number measured twice; each problem named with its line."""
+    """Every row of the costs table, checked; each problem named with its line."""
     rows = []
     with open(path, encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
@@ -62,12 +59,10 @@ def read_costs(path: str | os.PathLike = COSTS_TABLE) -> list[dict[str, Any]]:
 
 @functools.cache
 def measured_costs() -> tuple[dict[str, Any], ...]:
-    """The project's costs table (read once)."""
     return tuple(read_costs())
 
 
 def value(quantity: str) -> float:
-    """The one number of a quantity (its only row)."""
     found = [c["value"] for c in _rows(quantity)]
     if len(found) != 1:
         raise KeyError(f"config/costs.csv holds {len(found)} rows of {quantity!r}, expected 1")
@@ -80,7 +75,6 @@ def by_dataset(quantity: str) -> dict[str, float]:
 
 
 def by_model(quantity: str) -> dict[Any, float]:
-    """A quantity's numbers by model (and data set, where the quantity names one)."""
     return {
         ((c["model"], c["dataset"]) if c["dataset"] else c["model"]): c["value"]
         for c in _rows(quantity)
@@ -92,7 +86,6 @@ def _rows(quantity: str) -> list[dict[str, Any]]:
     return [c for c in measured_costs() if c["quantity"] == quantity]
 
 
-# ---------------------------------------------------------------------------------------------
 # A fine-tuning run (the I-STAR grid, the Rajaee CLS study): MiniLM measured on the mirror's RTE
 # (and SST-2) at max length 128, batch 32, one thread (benchmarks/rajaee_cls_cost.py, rows
 # cls_finetune_*), scaled by model size and max length.
@@ -104,8 +97,7 @@ TOKENS_PER_EXAMPLE = {"rte": 66.0, "sst2": 13.5}
 
 
 def finetune_measured(task: str = "rte") -> dict[str, float]:
-    """The measured costs of one run's parts (load, per training and per evaluated example),
-    MiniLM on ``task`` where the table has its rows, else on RTE (whose pairs are the longest)."""
+    """The measured costs of one run's parts, MiniLM on ``task`` if measured, else on RTE."""
     train = by_model("cls_finetune_train_example_cpu_seconds")
     evaluated = by_model("cls_finetune_eval_example_cpu_seconds")
     per_example = ("miniLM", task) if ("miniLM", task) in train else ("miniLM", "rte")
@@ -119,9 +111,8 @@ def finetune_measured(task: str = "rte") -> dict[str, float]:
 def finetune_seconds(
     training: Mapping[str, Any], rows: tuple[int, int], model: str, task: str = "rte"
 ) -> float | None:
-    """CPU-s of one fine-tuning run on one thread from the measured MiniLM costs, scaled by model
-    size and max length (None: the model's size factor is unknown); ``rows``: the task's
-    (training, validation) rows."""
+    """One-thread CPU-s of a fine-tuning run, MiniLM's scaled by model size and max length (None:
+    size unknown); ``rows``: the task's (training, validation) rows."""
     if model not in MODEL_SHAPE:
         return None
     train_rows, eval_rows = rows
@@ -140,7 +131,6 @@ def finetune_seconds(
     return seconds["load"] + size_factor(model) * length * work
 
 
-# ---------------------------------------------------------------------------------------------
 # How the measured CPU costs become wall time on this machine now (every job alike)
 
 JOB_OVERHEAD_SECONDS = value("job_overhead_seconds")
@@ -153,9 +143,8 @@ SPEED_FACTOR_BOUNDS = (0.25, 4.0)
 
 @dataclass(frozen=True)
 class Pace:
-    """How CPU seconds become wall seconds on this machine: ``speed``, the speed probe's factor
-    (1 on the host where the costs were measured, whose probe time is ``probe``); ``cores``, the
-    idle cores; ``job_overhead``, the start-up every job pays."""
+    """How CPU seconds become wall seconds here: ``speed``, the speed probe's factor (1 where the
+    costs were measured, in ``probe`` s); ``cores``, idle; ``job_overhead``, its start-up."""
 
     speed: float = 1.0
     cores: int = 2
@@ -168,7 +157,6 @@ class Pace:
 
     @classmethod
     def here(cls) -> Pace:
-        """This machine now: its speed factor, cores, contention and a job's start-up."""
         probe = speed_probe()
         low, high = SPEED_FACTOR_BOUNDS
         speed = min(high, max(low, probe / PROBE_CPU_SECONDS))
@@ -177,15 +165,13 @@ class Pace:
         return cls(speed, cores, JOB_OVERHEAD_SECONDS, probe, parallel, serial)
 
     def at_load(self, idle_seconds: float, device: str = "cpu") -> tuple[float, float]:
-        """The wall seconds of ``idle_seconds`` of work at the present load, expected and at most
-        (docs/measurements.md, "The estimate at the machine's load"); on a GPU, as idle."""
+        """``idle_seconds`` of work at the present load, expected and at most (on a GPU: idle)."""
         if device != "cpu":
             return idle_seconds, idle_seconds
         return self.contention_serial * idle_seconds, self.contention * idle_seconds
 
     def share(self, cpu_seconds: float, threads: int, device: str = "cpu") -> float:
-        """Wall seconds one job adds to the total on idle cores, as many such jobs side by side
-        as the cores hold (one at a time on one GPU)."""
+        """Wall seconds one job adds on idle cores, as many side by side as the cores hold."""
         parallel = 1 if device == "cuda" else max(1, self.cores // threads)
         return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
 
@@ -195,15 +181,12 @@ JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
 def speed_probe(repeats: int = 3, products: int = 100) -> float:
-    """Process-CPU seconds of a fixed one-thread workload (:func:`_timed_products`), the best of
-    ``repeats`` after a warm-up: how fast this CPU does the work, whatever else runs."""
+    """Process-CPU seconds of a fixed one-thread workload, the best of ``repeats``."""
     _timed_products(products)  # warms caches and clocks
     return min(_timed_products(products)[1] for _ in range(repeats))
 
 
 def _timed_products(products: int) -> tuple[float, float]:
-    """Wall and process-CPU seconds of ``products`` one-thread float32 384 x 384 matrix products
-    (what the optimisation and the encoders spend their time in)."""
     import numpy as np
     from threadpoolctl import threadpool_limits
 
@@ -216,9 +199,8 @@ def _timed_products(products: int) -> tuple[float, float]:
 
 
 def contention_probe(processes: int, products: int = 300, repeats: int = 2) -> float:
-    """How much longer work takes in this session now than on idle cores: the :func:`slowdown`
-    of ``processes`` one-thread processes each timing the speed probe's workload at once,
-    ``repeats`` times (docs/measurements.md, "The estimate at the machine's load")."""
+    """How much longer work takes here now than on idle cores: the :func:`slowdown` of
+    ``processes`` one-thread processes timing the speed probe's workload at once."""
     import multiprocessing
 
     with multiprocessing.get_context("fork").Pool(processes) as pool:

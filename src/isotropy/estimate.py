@@ -76,9 +76,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def over_finished_run(target: str, config: Mapping[str, Any], finished: str) -> bool:
-    """Whether a run of ``target`` with ``config`` may start over a finished run with other
-    settings (:func:`finished_run`): refused, or replaced (its report's own files removed), or
-    only named in a dry run's ``plan``."""
+    """Whether a run of ``target`` may start over a finished run with other settings: refused,
+    replaced (its report's own files removed) or named in a dry run's ``plan``."""
     other, clash = finished_run(target, config)
     if clash and finished == "refuse":
         keep = f"make report REPORT_TARGET={other} REPORT=<name>.html"
@@ -100,7 +99,6 @@ def over_finished_run(target: str, config: Mapping[str, Any], finished: str) -> 
 
 
 def differences(old: Any, new: Any, key: str = "") -> list[str]:
-    """The dotted keys whose values differ between two configurations."""
     if not isinstance(old, Mapping) or not isinstance(new, Mapping):
         return [] if old == new else [key]
     keys = dict.fromkeys([*old, *new])
@@ -113,9 +111,8 @@ def results_of(target: str, config: Mapping[str, Any]) -> list[str]:
 
 
 def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
-    """Which finished run a run of ``target`` with ``config`` would overwrite: one recorded with
-    other settings (this target's, or a study's or all's whose results this one makes too),
-    some of its results there: its target and what it is; ("", "") if none."""
+    """(its target, what it is) of the finished run with other settings whose results a run of
+    ``target`` would overwrite; ("", "") if none."""
     mine, targets = set(results_of(target, config)), (target, "all", *studies.target_rules(config))
     for recorded in sorted(Path(paths.EFFECTIVE_CONFIG).glob("*.yaml")):
         if recorded.stem not in targets:
@@ -145,14 +142,12 @@ REPORTABLE = ("preview_study", "main_study")
 
 
 def missing_results(target: str, configfiles: list[str]) -> list[str]:
-    """The final files of ``target`` under ``configfiles`` that the folder lacks."""
     config = workflow_config.load_config(configfiles)
     return [path for path in results_of(target, config) if not Path(path).exists()]
 
 
 def report_ready(target: str, configfiles: list[str]) -> int:
-    """0 when ``target``'s results are all there; else 1, and one line naming the first missing
-    file and a target whose results are whole."""
+    """0 when ``target``'s results are all there; else 1, and one line naming the first missing."""
     try:
         missing = missing_results(target, configfiles)
     except (workflow_config.ConfigError, OSError) as error:
@@ -188,8 +183,8 @@ JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
 def dry_run_jobs(
     configfiles: Sequence[str], target: str, workdir: Path = Path("."), snakefile: Path = SNAKEFILE
 ) -> list[tuple[str, dict[str, str]]]:
-    """(rule, wildcards) of every job Snakemake's dry run of ``target`` plans; RuntimeError when
-    the dry run fails or its jobs do not add up to its own count."""
+    """(rule, wildcards) of every job of Snakemake's dry run of ``target``; RuntimeError if it
+    fails or its jobs do not add up to its own count."""
     command = [sys.executable, "-m", "snakemake", "--dry-run", "--cores", "1", *target.split()]
     command += ["--snakefile", str(snakefile), "--directory", str(workdir), "--configfile"]
     command += [str(Path(file).resolve()) for file in configfiles]
@@ -222,8 +217,7 @@ JOB_COSTS: dict[str, costs.JobCost] = studies.job_costs()
 
 
 def job_seconds(config: Mapping, rule: str, wildcards: Mapping, pace: costs.Pace) -> float | None:
-    """One job's wall seconds on ``config``'s device: its rule's measured cost (None: not
-    measured) in :data:`JOB_COSTS`, else its start-up."""
+    """One job's wall seconds: its rule's cost in :data:`JOB_COSTS`, else its start-up."""
     if rule in JOB_COSTS:
         return JOB_COSTS[rule](config, wildcards, pace)
     return pace.share(0.0, costs.JOB_THREADS, config["device"])
@@ -236,8 +230,7 @@ def describe(
     target: str,
     pace: costs.Pace | None = None,
 ) -> tuple[list[str], float]:
-    """The lines and wall seconds of ``jobs`` (rule, wildcards) on ``device`` at ``pace`` (default:
-    here, now), each job its :func:`job_seconds`; on a busy CPU also the time at its load."""
+    """The lines and wall seconds of ``jobs`` (rule, wildcards) on ``device`` at ``pace``."""
     pace, config = pace or costs.Pace.here(), {**config, "device": device}
     by_rule: dict[str, list[float]] = {}
     unknown = []
@@ -285,9 +278,8 @@ def describe(
 
 
 def started(workflow: Any, config: Mapping[str, Any]) -> None:
-    """``onstart``: the jobs' thread wait policy set in their environment, the effective
-    configuration written to ``logs/effective-config/<target>.yaml`` for each plain-word target
-    (what ``make report`` describes), the time left said after each job (:class:`TimeLeft`)."""
+    """``onstart``: the jobs' thread wait policy, the effective configuration of each target
+    (logs/effective-config/<target>.yaml) and the time left said after each job."""
     # Each planned job's estimate as `describe` makes it (at one speed: only ratios are used).
     pace = costs.Pace(cores=costs.available_cores() or 2, job_overhead=costs.JOB_OVERHEAD_SECONDS)
     dag: Any = getattr(workflow, "dag", None)

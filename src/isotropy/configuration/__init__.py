@@ -1,5 +1,4 @@
-"""The configuration as typed models, one module per section (docs/configuration.md); the
-schema and the key reference are generated from :class:`Config` (:mod:`.reference`)."""
+"""The configuration as typed models, one module per section (docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -110,7 +109,6 @@ class Config(Section):
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        """The checks across sections, each problem one line starting with its key."""
         problems = [*self._undefined(), *self._bounds(), *self._split_model_problems()]
         problems += self._sensitivity_problems()
         for name, source in self.sources.items():
@@ -120,7 +118,6 @@ class Config(Section):
         return self
 
     def references(self) -> Iterator[tuple[str, Any, str]]:
-        """(key, name, section) of every name given of another section's entry."""
         for name, spec in self.encoders.items():
             field = "model" if spec.kind == "sentence-transformer" else "source"
             yield f"encoders.{name}.{field}", getattr(spec, field), f"{field}s"
@@ -154,8 +151,7 @@ class Config(Section):
                 )
 
     def _bounds(self) -> Iterator[str]:
-        """A key bounded by another section's: the STS splits' downloads, the extension setups
-        main defines, each study's metric stride, the directions a model's width allows."""
+        """A key bounded by another section's."""
         sts = self.geometry.sts if self.geometry and self.geometry.sts.models else None
         splits = {name: getattr(sts.splits, name) for name in sts.datasets} if sts else {}
         for name, split in splits.items():  # readers.inputs.sts_inputs relies on the download
@@ -196,8 +192,7 @@ class Config(Section):
                 )
 
     def _sensitivity_problems(self) -> Iterator[str]:
-        """The sensitivity grid's vector sets, each an encoder or a derived set, the settings of
-        each derived set, and its phases, each a cell of the grid at lr factor 1."""
+        """The sensitivity grid's vector sets, derived sets and phases."""
         if (section := self.sensitivity) is None:
             return
         encoders, derived, blocks = self.encoders, section.derived, section.blocks
@@ -228,8 +223,7 @@ class Config(Section):
             yield "sensitivity.phases: drawn at lr factor 1, which lr_factors leaves out"
 
     def _direction_problems(self) -> Iterator[str]:
-        """A count of directions removed that the width d of a model's states rules out: removing
-        k top directions needs k < d (all-but-the-top, the cluster-based methods)."""
+        """A count k of directions removed that a model's width d rules out (k < d)."""
         geometry, rajaee = self.geometry, self.rajaee_cls
         removals: list[tuple[str, int, list[str]]] = []
         if geometry:
@@ -255,8 +249,7 @@ class Config(Section):
                     )
 
     def _split_model_problems(self) -> Iterator[str]:
-        """A ``parts:<name>`` model path naming no split model, or one whose volumes hold another
-        hub model or commit than the entry says (its files would be read under the wrong name)."""
+        """A ``parts:<name>`` path naming no split model, or one of another hub model or commit."""
         for name, model in self.models.items():
             if not (model.path or "").startswith("parts:"):  # models.PARTS_PREFIX
                 continue
@@ -277,8 +270,7 @@ class Config(Section):
 
 
 def stride_problem(study: str, stride: int, of: str, updates: int) -> str | None:
-    """A ``metric_stride`` of ``study`` leaving under 3 metric evaluations per run of ``of`` (the
-    preview runs main's updates): no per-seed correlation."""
+    """A ``metric_stride`` of ``study`` leaving under 3 evaluations per run of ``of``."""
     if stride < updates:
         return None
     return (
@@ -289,9 +281,8 @@ def stride_problem(study: str, stride: int, of: str, updates: int) -> str | None
 
 
 def fill_defaults(model: type[Section], config: dict) -> dict:
-    """The defaults of ``model`` filled into ``config`` (validated by it) in place, leaving what
-    it gives as written (so the rules' parameters do not change; a ``WHOLE`` section in field
-    order) and ``optional`` keys out."""
+    """``model``'s defaults filled into ``config`` in place, ``optional`` keys left out (what it
+    gives stays as written, so the rules' parameters do not change; ``WHOLE``: in field order)."""
     for _, section, mapping in sections(model, config):
         for name, field in section.model_fields.items():
             if name not in mapping and not (field.is_required() or is_absent(field)):
@@ -308,8 +299,7 @@ class ConfigError(ValueError):
 
 
 def shown_key(key: Any) -> str:
-    """A config key as typed, with the code point of every non-ASCII character (``mаin`` with a
-    Cyrillic а looks like ``main``)."""
+    """A config key as typed, with the code point of every non-ASCII character."""
     text = str(key)
     odd = [
         f"{char!r} U+{ord(char):04X} {unicodedata.name(char, 'unnamed')} at position {index + 1}"
@@ -358,7 +348,6 @@ def validation_problems(error: ValidationError, config: dict) -> list[str]:
 
 
 def _key(loc: tuple, config: dict, missing: bool) -> str:
-    """The dotted key of a pydantic error location, without the labels of a union's members."""
     value: Any = config
     path = ""
     for index, part in enumerate(loc):

@@ -1,6 +1,4 @@
-"""What every configuration section shares (:class:`Section`: strict types, no unknown key,
-64-bit finite numbers, plain text: captions are reStructuredText with raw HTML on, and Snakemake
-embeds parameters in ``<script>`` unescaped) and the one walk of the sections' types."""
+"""What every configuration section shares (:class:`Section`) and the one walk of its types."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ ABSENT_KEY = "x-absent"
 
 
 def _unique(items: list) -> list:
-    """``items`` when none is listed twice, in linear time (150,000 seeds: a moment); an
-    unhashable item (a phase) by its repr."""
+    """``items`` when none is listed twice, in linear time; an unhashable item by its repr."""
     seen: set[Any] = set()
     repeated: set[str] = set()
     for item in items:
@@ -37,7 +34,6 @@ def _unique(items: list) -> list:
 
 
 def _leaves(value: Any) -> Iterator[Any]:
-    """Every mapping key and every other value inside a field's value."""
     if isinstance(value, dict):
         for key, item in value.items():
             yield key
@@ -97,7 +93,6 @@ def optional(description: str | None = None, **constraints: Any) -> Any:
 
 
 def is_absent(field: FieldInfo) -> bool:
-    """Whether ``field`` was made by :func:`optional`."""
     extra = field.json_schema_extra
     return isinstance(extra, dict) and bool(extra.get(ABSENT_KEY))
 
@@ -148,7 +143,6 @@ class Section(BaseModel):
 
     @classmethod
     def default(cls, name: str) -> Any:
-        """The default of field ``name`` (a copy, which the caller may change)."""
         field = cls.model_fields[name]
         if field.default_factory is not None:
             return {}
@@ -159,8 +153,7 @@ NAME, ITEM = "<name>", "[]"
 
 
 def nested(annotation: Any) -> tuple[str, Any]:
-    """Where the keys below a field of type ``annotation`` live: ("", a section or a union's
-    tuple of sections), (NAME, a map's entries), (ITEM, a list's items) or ("", None)."""
+    """Where the keys below a field live: ("", sections), (NAME, a map's), (ITEM, a list's)."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Annotated or (
         origin in (typing.Union, types.UnionType) and type(None) in args and len(args) == 2
@@ -177,7 +170,6 @@ def nested(annotation: Any) -> tuple[str, Any]:
 
 
 def fields_of(models: Any) -> dict[str, Any]:
-    """Key -> field of one section, or of every member of a union (the first wins)."""
     found: dict[str, Any] = {}
     for model in models if isinstance(models, tuple) else (models,):
         for name, field in model.model_fields.items():
@@ -197,9 +189,8 @@ def _member(models: Any, mapping: Mapping) -> type[Section] | None:
 def sections(
     model: type[Section], mapping: dict, key: str = ""
 ) -> Iterator[tuple[str, type[Section], dict]]:
-    """(dotted key, section, its mapping) of ``mapping`` and of every section inside it, each
-    before those inside it (a caller may fill it in first); values of another type are passed
-    over."""
+    """(dotted key, section, its mapping) of ``mapping`` and every section inside it, outer first
+    (a caller may fill it in first)."""
     yield key, model, mapping
     for name, field in model.model_fields.items():
         kind, below = nested(field.annotation)

@@ -1,5 +1,4 @@
-"""The data layer's sections: raw sources and how downloads are checked, pretrained models
-(hub, local or PyPI volumes) and the encoders that turn a text into a vector."""
+"""The data layer's sections: raw sources, downloads, pretrained models and encoders."""
 
 from __future__ import annotations
 
@@ -71,9 +70,8 @@ class Source(Section):
     hub: HubSplit = optional()
 
     def problems(self) -> list[str]:
-        """More pins of a kind than URLs (the download's refusal, made at load), and a member pin
-        naming no file of the mirror's copy, where that copy keeps the pinned members (not a
-        stand-in file): a misspelt name, refused before the mirror or the archive is read."""
+        """More pins of a kind than URLs, and a member pin naming no file of a mirror copy that
+        keeps the pinned members (a misspelt name), refused at load."""
         urls = len(self.url) if isinstance(self.url, list) else 1
         given = {key: getattr(self, key) for key in ("sha256", "git_blob", "bytes")}
         counts = {

@@ -1,5 +1,4 @@
-"""The settings of one fine-tuning run and the requests of its job: written once here, with the
-I-STAR defaults; the Rajaee CLS study's blocks change only the defaults they list."""
+"""The settings of one fine-tuning run and the requests of its job (I-STAR's defaults)."""
 
 from __future__ import annotations
 

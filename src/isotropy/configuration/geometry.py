@@ -1,5 +1,4 @@
-"""The geometry section: cluster analyses of contextual spaces (Cai et al.), STS per isotropy
-method (Rajaee & Pilehvar) and the frozen-feature classification table (Rajaei & Sheikhi)."""
+"""The geometry section: clusters (Cai et al.), STS and the frozen-feature classification."""
 
 from __future__ import annotations
 

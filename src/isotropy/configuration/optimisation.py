@@ -1,5 +1,4 @@
-"""The direct-optimisation studies (main, its preview, GLUE, the sensitivity grid): each derives
-from :class:`Optimisation` and changes only the defaults that differ."""
+"""The direct-optimisation studies, each an :class:`Optimisation` with its own defaults."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The configuration's generated page, from its models: docs/configuration.md's key reference
-(written and checked by ``python -m isotropy.committed``)."""
+"""docs/configuration.md's key reference, generated from the models."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ def _anchor(model: type) -> str:
 
 
 def _rows(models: Any, depth: int, own_only: bool) -> list[str]:
-    """One line per key of ``models``, its sections' keys nested below; with ``own_only``, a
-    derived section's own keys only."""
+    """One line per key of ``models``, nested keys below (``own_only``: not a base's keys)."""
     rows = []
     shared = _shared(models) if own_only else None
     for name, field in fields_of(models).items():
@@ -46,7 +44,6 @@ def _rows(models: Any, depth: int, own_only: bool) -> list[str]:
 
 
 def _entries(rows: list[str], kind: str, depth: int) -> list[str]:
-    """The keys of a map's entries written ``<name>.key``."""
     lead = "  " * depth + "- `"
     if kind != NAME:
         return rows
@@ -54,7 +51,6 @@ def _entries(rows: list[str], kind: str, depth: int) -> list[str]:
 
 
 def _changed(model: type[Section]) -> str:
-    """The defaults a derived section changes, as the reference states them."""
     changed = model.__dict__.get("DEFAULTS", {})
     return f", with {', '.join(f'`{k}: {v}`' for k, v in changed.items())}" if changed else ""
 
@@ -79,8 +75,7 @@ SHARED = _shared_sections()
 
 
 def reference() -> str:
-    """One line per key, grouped by top-level key; the keys sections derive from another once, at
-    the end, each variant naming the defaults it changes (config.yaml shows the others)."""
+    """One line per key by top-level key; shared base sections once at the end."""
     plain, out = [], []
     for name, field in Config.model_fields.items():
         kind, below = nested(field.annotation)

@@ -1,5 +1,4 @@
-"""The fine-tuning studies (I-STAR, Rajaee CLS), the I-STAR estimator figures, section 2 on real
-points and the extensions."""
+"""The fine-tuning studies, the I-STAR estimator figures, section 2 and the extensions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The studies, one record each (docs/extending.md, "A study"): rule all, the target rules, the
-Snakefile's includes, the estimate and the verdicts' inputs are loops over :data:`REGISTRY`."""
+"""The studies, one record each (docs/extending.md, "A study"), and the loops over them."""
 
 from __future__ import annotations
 
@@ -30,36 +29,30 @@ BY_NAME = {spec.name: spec for spec in REGISTRY}
 
 
 def study_targets(config: Config, names: list[str]) -> list[str]:
-    """The final outputs of each named study, in the order named."""
     return [path for name in names for path in BY_NAME[name].outputs(config)]
 
 
 def rule_all_targets(config: Config) -> list[str]:
-    """The studies' files of ``rule all``: config ``studies`` in order, then every configured
-    ``when_configured`` study."""
+    """``rule all``'s files: config ``studies``, then every configured ``when_configured`` one."""
     listed = [n for n in config.get("studies") or () if BY_NAME[n].rule_all == "when_listed"]
     present = [s.name for s in REGISTRY if s.rule_all == "when_configured" and config.get(s.name)]
     return study_targets(config, [*listed, *present])
 
 
 def target_rules(config: Config) -> dict[str, list[str]]:
-    """Each study's target rule -> its final files, for the Snakefile's one loop of them."""
     return {s.target: s.outputs(config) for s in REGISTRY if s.target}
 
 
 def rule_files() -> list[str]:
-    """The rule files the studies bring (each once), for the Snakefile's includes."""
     return list(dict.fromkeys(s.rules or f"rules/{s.name}.smk" for s in REGISTRY))
 
 
 def job_costs() -> dict[str, JobCost]:
-    """rule -> the wall seconds one of its jobs adds to the estimate, every study's."""
     return {rule: cost for s in REGISTRY for rule, cost in s.job_costs.items()}
 
 
 def verdict_inputs(config: Config, claims: bool = False) -> dict[str, Any]:
-    """The named inputs of rules check_claims and compare_with_papers from the studies this run
-    builds; with ``claims``, then what those bring to the claims alone."""
+    """Rules check_claims' and compare_with_papers' named inputs (``claims``: check_claims')."""
     listed = [BY_NAME[name] for name in inputs.configured_studies(config)]
     found: dict[str, Any] = {}
     for own in [s.verdict_inputs for s in listed] + [s.claims_inputs for s in listed if claims]:
@@ -69,7 +62,6 @@ def verdict_inputs(config: Config, claims: bool = False) -> dict[str, Any]:
 
 
 def table_measures() -> dict[Any, Any]:
-    """Every record's :attr:`StudySpec.measures`, in registry order."""
     return {name: measure for s in REGISTRY for name, measure in s.measures.items()}
 
 
@@ -84,7 +76,5 @@ def measured_claims() -> dict[str, tuple[str, Any]]:
 
 
 def claim_pages(tables: Mapping[str, Any]) -> list[Any]:
-    """The studies' own claims pages from the loaded result tables (by input name), in registry
-    order."""
     pages = [s.claim_page(tables) for s in REGISTRY if s.claim_page is not None]
     return [page for page in pages if page is not None]

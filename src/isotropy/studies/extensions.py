@@ -1,5 +1,4 @@
-"""The extension study's record, runs and final files: other cluster criteria,
-deeper heads, a triplet objective and held-out fine-tuning (science: isotropy.extensions)."""
+"""The extension study's record, runs and final files (science: isotropy.extensions)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ from isotropy.verdicts.extension_answers import judged_claims
 
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every (setup, head, seed) direct-optimisation run, heads in run order."""
     if design.SECTION not in config:
         return []
     section = config[design.SECTION]
@@ -23,12 +21,10 @@ def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One file of every direct-optimisation run."""
     return [paths.extensions_run_file(artefact, **r) for r in runs(config)]
 
 
 def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    """One file of every held-out fine-tuning run."""
     if design.SECTION not in config:
         return []
     section = config[design.SECTION]
@@ -37,13 +33,11 @@ def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
 
 
 def outputs() -> list[str]:
-    """Per question a table and a figure; the per-seed values; the claims."""
     names = [f"{q}.{ext}" for q in design.QUESTIONS for ext in ("csv", "md", "pdf", "png")]
     return [paths.extensions_file(n) for n in [*names, "seeds.csv", "claims.csv", "claims.md"]]
 
 
 def claim_page(tables: Mapping[str, Any]) -> Any:
-    """The study's guarded claims from its per-seed values (None without them)."""
     seeds = tables.get("extensions_seeds")
     return None if seeds is None else judged_claims(seeds)
 

@@ -1,5 +1,4 @@
-"""The geometry study's record, wildcards and final files: Cai et al. (2021)'s clusters, LID
-and STS analyses and the slides' SST-2 classification (science: isotropy.geometry)."""
+"""The geometry study's record, wildcards and final files (science: isotropy.geometry)."""
 
 from __future__ import annotations
 
@@ -58,7 +57,6 @@ def clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def outputs(config: Mapping[str, Any]) -> list[str]:
-    """Every final output of the geometry study (none without the ``geometry`` section)."""
     if "geometry" not in config:
         return []
     geometry = config["geometry"]

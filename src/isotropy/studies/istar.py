@@ -1,5 +1,4 @@
-"""The records of the I-STAR grid (Figures 5-7; costs: the Rajaee CLS study's fine-tuning, the
-penalties' own unmeasured) and of the poster's estimator figures 1-4 (science: isotropy.istar)."""
+"""The records of the I-STAR grid and the poster's estimator figures (science: isotropy.istar)."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ def outputs(section: Mapping[str, Any] | None) -> list[str]:
 
 
 def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
-    """The poster's figures 1-4, its shapes, and their tables (Figure 1 only with
-    ``figure1_encoders``)."""
+    """The poster's figures 1-4, its shapes, and their tables (Figure 1: figure1_encoders)."""
     if not config.get("istar_estimator"):
         return []
     names = ["figure4.pdf", "figure4.png", "figure4_zeta.csv", "figure4_batches.csv"]
@@ -40,12 +38,10 @@ def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
 
 
 def run_files(section: Mapping[str, Any] | None) -> list[str]:
-    """The metrics.json of every run of the I-STAR grid (none without the section)."""
     return [paths.istar_run_file("metrics.json", **r) for r in runs(section)]
 
 
 def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
-    """The I-STAR wildcards' patterns: only configured models match."""
     return {
         "model": names_pattern(section.get("models", {})),
         "task": "|".join(TASKS),
@@ -55,13 +51,11 @@ def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
 
 
 def runs(section: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Every run of the I-STAR grid (none without the section)."""
     return istar_study.run_grid(dict(section)) if section else []
 
 
 def _declared(quantity: str) -> dict[str, Any]:
-    """A claim's smallest effect of interest and its source, as the quantity declares them, and
-    what a fine-tuning seed drives (isotropy.finetune.training; the training subset is shared)."""
+    """A claim's smallest effect of interest and source, and what a seed drives (the subset not)."""
     return {
         "sesoi": abs(ISTAR_QUANTITIES[quantity][2]),
         "sesoi_source": ISTAR_QUANTITIES[quantity][3],

@@ -1,5 +1,4 @@
-"""The records of the main study, its preview, GLUE and the section-2 figure (their runs and
-files: isotropy.workflow.targets; their costs: paper_cost)."""
+"""The records of the main study, its preview, GLUE and the section-2 figure."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What one job of the paper's optimisation studies costs (main, preview, GLUE, the sensitivity
-grid, every embedding and word-vector lookup), from rows of config/costs.csv."""
+"""What a job of the paper's optimisation studies and embeddings costs (config/costs.csv)."""
 
 from __future__ import annotations
 
@@ -66,8 +65,7 @@ def _hub_name(config: Mapping[str, Any], encoder: str) -> str | None:
 def embedding_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
-    """Wall seconds of one embedding or lookup job with its start-up, at ``pace`` (on a GPU an
-    upper bound; None: no measured cost)."""
+    """Wall seconds of one embedding or lookup job at ``pace`` (on a GPU an upper bound)."""
     encoder, dataset = wildcards["encoder"], wildcards["dataset"]
     work = embedding_seconds(config, encoder, dataset)
     threads = costs.JOB_THREADS  # the rule's: threads x the wall time is the CPU time
@@ -82,9 +80,8 @@ SAMPLED_AT = 10_000
 def run_seconds(
     dataset: str, settings: Mapping[str, Any], device: str, model: str | None = None
 ) -> float | None:
-    """Wall time of one run on the rule's 2 threads (None: no measured cost): per update and per
-    evaluation; with the metrics on a sample, the cost per update of ``model`` on ``dataset`` as
-    measured, at that sample size and stride only."""
+    """Wall time of one run on the rule's 2 threads (None: not measured); metrics on a sample:
+    ``model`` on ``dataset`` as measured, at that sample size and stride only."""
     updates, stride = settings["updates"], settings["metric_stride"]
     if device == "cuda":
         return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS
@@ -121,10 +118,9 @@ def optimisation_job_seconds(
 def sensitivity_job_seconds(
     config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
-    """Wall seconds of one rule optimize_sensitivity job (None: no dimension known): on a CPU, the
-    ``sensitivity_*`` rows' start-up plus a part growing as items² and dimension^power, one job a
-    core (fitted before the speed probe: not scaled by it); on a GPU, main's per-update cost at
-    384-d scaled by dimension beyond it. Uncounted label sets cost as ``all`` (an upper bound)."""
+    """Wall seconds of one optimize_sensitivity job (None: no dimension known): on a CPU, a fit
+    growing as items² and dimension^power, one job a core (not scaled by the speed probe); on a
+    GPU, main's per-update cost at 384-d scaled by dimension. Uncounted label sets cost as all."""
     section, setup, label_set = config["sensitivity"], wildcards["dataset"], wildcards["label_set"]
     dim = vector_dim(Config.model_validate(config), wildcards["encoder"])  # the estimate's dict
     base_items = costs.by_dataset("sensitivity_items")

@@ -1,8 +1,8 @@
-"""The Rajaee CLS study's record, runs, final files, claims and per-job cost (the fine-tuning's,
-:func:`isotropy.costs.finetune_seconds`, plus each run's per-layer CLS geometry)."""
+"""The Rajaee CLS study's record, runs, final files, claims and per-job cost."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from itertools import product
 from typing import Any
@@ -22,7 +22,6 @@ GEOMETRY_CPU_SECONDS = 1.0
 
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every run of config ``rajaee_cls`` (models × tasks × methods × seeds; none without it)."""
     section = config.get("rajaee_cls") or {}
     grid = product(*(section.get(axis, ()) for axis in ("models", "tasks", "methods", "seeds")))
     return [dict(zip(("model", "task", "method", "seed"), run)) for run in grid]
@@ -37,46 +36,38 @@ FILES = ("runs.csv", "layers.csv", "claims.csv", "claims.md", "layers.pdf", "lay
 
 # The Rajaei & Sheikhi slides' two CLS claims, judged on rajaee_cls.results.claim_values.
 _SLIDES = 'Rajaei & Sheikhi 2020, slides "Isotropic Word Representation in BERT", fine-tuning'
+
+
+def _slides_claim(name: str, statement: str, said: str) -> Claim:
+    """A direction the slides state in words (``said``), below 0."""
+    claim = Claim(
+        name, "rajaee_cls", name, statement, "below:0", f"{_SLIDES} ({said})", "direction"
+    )
+    return dataclasses.replace(claim, sesoi=0.0, sesoi_source="the slides' words")
+
+
 CLAIMS = [
-    Claim(
-        "cls_method_cannot_raise_isotropy",
-        "rajaee_cls",
+    _slides_claim(
         "cls_method_cannot_raise_isotropy",
         "fine-tuning with the cluster-based method on the CLS states does not raise the "
         "fine-tuned model's last-layer CLS isotropy (log10 I(W) with - without the method < 0)",
-        "below:0",
-        f"{_SLIDES} (CLS isotropy per layer after 2 epochs)",
-        "direction",
-        sesoi=0.0,
-        sesoi_source="the slides' words",
+        "CLS isotropy per layer after 2 epochs",
     ),
-    Claim(
-        "cls_already_zero_mean",
-        "rajaee_cls",
+    _slides_claim(
         "cls_already_zero_mean",
         "CLS states are already zero-mean: at every layer the norm of the mean CLS state is "
         "below the norm of the mean token state (log10 of the largest ratio over layers < 0)",
-        "below:0",
-        f"{_SLIDES} (why centring the CLS states changes little)",
-        "direction",
-        sesoi=0.0,
-        sesoi_source="the slides' words",
+        "why centring the CLS states changes little",
     ),
 ]
 # The slides' "even applied offline, the method does not help", on a grid whose method is fitted
 # offline: judged on isotropy, as the slides speak of it, on the I(W) the task head reads (the
 # slides' "after" values are most plausibly the transformed space: docs/methods.md).
-OFFLINE_CLAIM = Claim(
-    "cls_offline_method_does_not_help",
-    "rajaee_cls",
+OFFLINE_CLAIM = _slides_claim(
     "cls_offline_method_does_not_help",
     "fine-tuning with the method fitted offline does not raise the isotropy the task head reads "
     "(log10 I(W) of the head's input, with - without the method, same seed, < 0)",
-    "below:0",
-    f"{_SLIDES} (even applied offline, the method does not help)",
-    "direction",
-    sesoi=0.0,
-    sesoi_source="the slides' words",
+    "even applied offline, the method does not help",
 )
 # The runs each claim reads (the learning guard's: a claim is judged only if they all learned).
 CLAIM_METHODS = {
@@ -90,9 +81,8 @@ SLIDES_MODELS = ("bert",)
 
 
 def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False) -> pd.DataFrame:
-    """The CLS claims, one row per claim × setup, guarded: a claim whose runs did not all learn
-    is not judged, and a model not the slides' is named in every note. ``offline``: the method
-    was fitted offline, so :data:`OFFLINE_CLAIM` is judged too."""
+    """The CLS claims per setup, judged only if their runs all learned, a stand-in model named in
+    every note; ``offline`` (the method fitted offline): :data:`OFFLINE_CLAIM` too."""
     unlearned: dict[tuple[str, str], str] = {}
     for (model, task, method), group in runs.groupby(["model", "task", "method"], sort=False):
         note = not_learned_note(
@@ -119,7 +109,6 @@ def check_claims(runs: pd.DataFrame, layers: pd.DataFrame, offline: bool = False
 
 
 def claim_page(tables: Mapping[str, Any]) -> pd.DataFrame | None:
-    """:func:`check_claims` on the study's tables (None without them)."""
     runs = tables.get("rajaee_cls_runs")
     return None if runs is None else check_claims(runs, tables["rajaee_cls_layers"])
 

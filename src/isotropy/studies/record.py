@@ -1,5 +1,4 @@
-"""A study's record (:class:`StudySpec`): what the workflow builds, estimates and judges of one
-study (:mod:`isotropy.studies`)."""
+"""A study's record: what the workflow builds, estimates and judges of it."""
 
 from __future__ import annotations
 
@@ -51,8 +50,7 @@ def section_files(
 def finetune_cpu_seconds(
     training: Mapping[str, Any], model: str, task: str, extra: float = 0.0
 ) -> float | None:
-    """CPU seconds of one fine-tuning run on one thread: :func:`isotropy.costs.finetune_seconds`
-    of its model and task plus ``extra`` (None: no measured cost)."""
+    """One-thread CPU seconds of a fine-tuning run plus ``extra`` (None: no measured cost)."""
     if task not in TASKS:
         return None
     cpu = costs.finetune_seconds(training, TASKS[task].rows, model, task)
@@ -60,8 +58,7 @@ def finetune_cpu_seconds(
 
 
 def finetune_job(section: str, extra_cpu_seconds: float = 0.0) -> JobCost:
-    """``job_costs`` of a fine-tuning rule: :func:`finetune_cpu_seconds` on config
-    ``<section>.resources.threads``."""
+    """``job_costs`` of a fine-tuning rule, on config ``<section>.resources.threads``."""
 
     def seconds(config: Config, wildcards: Mapping[str, Any], pace: costs.Pace) -> float | None:
         settings = config[section]

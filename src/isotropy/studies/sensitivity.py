@@ -1,5 +1,4 @@
-"""The sensitivity grid around section 3's record: its cells, runs, inputs, settings and final
-files (its costs: paper_cost; science: isotropy.sensitivity)."""
+"""The sensitivity grid's record: cells, runs, inputs, settings (science: isotropy.sensitivity)."""
 
 from __future__ import annotations
 
@@ -36,13 +35,11 @@ def cells(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every (cell, seed) of the grid, cells in run order."""
     seeds = config["sensitivity"]["seeds"] if "sensitivity" in config else []
     return [{**cell, "seed": seed} for cell in cells(config) for seed in seeds]
 
 
 def cell_of(wildcards: Any) -> dict[str, str]:
-    """The cell (:data:`CELL_KEYS`) a sensitivity job's wildcards name."""
     names = ("dataset", "encoder", "label_set", "lr")
     return dict(zip(CELL_KEYS, (wildcards[name] for name in names)))
 
@@ -54,36 +51,27 @@ def priority(config: Mapping[str, Any], wildcards: Any) -> int:
 
 
 def run_files(config: Mapping[str, Any], artefact: str, cell: Mapping[str, str]) -> list[str]:
-    """One artefact (trace.parquet, summary.json) of every run of one cell."""
     runs_of_cell = [r for r in runs(config) if all(r[k] == cell[k] for k in CELL_KEYS)]
     return [paths.sensitivity_run_file(artefact, **r) for r in runs_of_cell]
 
 
 def cell_files(config: Mapping[str, Any]) -> list[str]:
-    """The per-seed file of every cell, in run order."""
     return [paths.sensitivity_cell_file(**c) for c in cells(config)]
 
 
 def phase_runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every seed of the cells the phases figure draws (at learning-rate factor 1)."""
-    if "sensitivity" not in config:
-        return []
-    section = config["sensitivity"]
-    return [
-        {**phase, "lr_factor": "1", "seed": seed}
-        for phase in section["phases"]
-        for seed in section["seeds"]
-    ]
+    section = config.get("sensitivity") or {"phases": [], "seeds": []}
+    grid = product(section["phases"], section["seeds"])
+    return [{**phase, "lr_factor": "1", "seed": seed} for phase, seed in grid]
 
 
 def phase_files(config: Mapping[str, Any]) -> list[str]:
-    """The traces of :func:`phase_runs`."""
     return [paths.sensitivity_run_file("trace.parquet", **r) for r in phase_runs(config)]
 
 
 def vector_inputs(config: Mapping[str, Any], name: str, setup: str) -> dict[str, Any]:
-    """The files a run of vector set ``name`` reads: a derived set's or an encoder's (no
-    basis)."""
+    """The files a run of vector set ``name`` reads: a derived set's or an encoder's (no basis)."""
     if name in (config["sensitivity"].get("derived") or {}):
         return {
             artefact.split(".")[0]: paths.derived_file(artefact, name, setup)

@@ -1,5 +1,4 @@
-"""What Snakemake asks while it parses: the configuration, the optimisation studies' runs and
-the rules' input functions (plain Python, no torch)."""
+"""What Snakemake asks while it parses: configuration, runs, input functions (no torch)."""
 
 from __future__ import annotations
 

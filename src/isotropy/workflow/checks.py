@@ -1,5 +1,4 @@
-"""The checks of a validated configuration that read registries above the configuration's floor;
-the others are :class:`isotropy.configuration.Config`'s."""
+"""The checks of a validated configuration that read registries (the rest: ``Config``'s)."""
 
 from __future__ import annotations
 
@@ -23,7 +22,9 @@ def check_config(config: Config) -> None:
     for key, name, section in config.references():
         # word vectors look up single words: a data set of sentences or pairs (its unit) is not
         if section == "encoders" and kinds[name] == "word-vectors":
-            dataset = _embedded_by(config, key)
+            dataset = key.split(".")[2] if key.startswith("main.") else "GLUE tasks"  # the rest
+            if key == "section2.encoder" and config.section2:
+                dataset = config.section2.dataset
             if dataset not in DATASETS or DATASETS[dataset].unit != "word":
                 problems.append(
                     f"{key}: {name!r} is a word-vectors encoder, which looks up single words and "
@@ -44,10 +45,8 @@ def check_config(config: Config) -> None:
 
 
 def _source_kind_problems(config: Config) -> list[str]:
-    """A word-vector encoder, or the geometry's static vectors, reading a source of another kind,
-    the geometry corpus reading a hub split as a file or a file as a hub split (the job would
-    fail on its files, or the fix be asked of the source), and a main data set whose source has
-    another raw layout than its record asks."""
+    """A source read as another kind than it is: by word vectors, the geometry corpus (a hub split
+    or a file) or a main data set's record (its raw layout)."""
     kinds: dict[str, str | None] = {}
     for name, entry in config.sources.items():
         try:
@@ -100,8 +99,7 @@ def _source_kind_problems(config: Config) -> list[str]:
 
 
 def vector_dim(config: Config, name: str) -> int | None:
-    """The width of a vector set from its record (a derived set's, its model's or its source's,
-    for the files in use); None: no record gives it."""
+    """The width of a vector set from its record (derived set, model or source); None: unknown."""
     if config.sensitivity and (spec := config.sensitivity.derived.get(name)) is not None:
         return spec.dim or vector_dim(config, spec.of)
     encoder = config.encoders[name]
@@ -113,9 +111,8 @@ def vector_dim(config: Config, name: str) -> int | None:
 
 
 def _width_problems(config: Config) -> list[str]:
-    """A derived set's dim that the configured width d of the vectors rules out (its job would
-    refuse it only after reading them): PCA to dim needs dim <= d, padding or an isometry into
-    dim needs dim >= d."""
+    """A derived set's dim that the width d of its vectors rules out (PCA needs dim <= d, pad
+    and orthogonal dim >= d), before its job reads them."""
     problems = []
     for name, spec in config.sensitivity.derived.items() if config.sensitivity else []:
         if (dim := spec.dim) is None or spec.of not in config.encoders:
@@ -138,8 +135,8 @@ def _width_problems(config: Config) -> list[str]:
 
 
 def _token_windows(config: Config) -> Iterator[tuple[str, int | None, list[str]]]:
-    """(key, tokens, the models reading them) of every window of tokens a model reads whole,
-    special tokens included: corpus windows and every ``max_length`` (the inputs truncated)."""
+    """(key, tokens, models reading them) of every window a model reads whole: corpus windows
+    and every ``max_length``."""
     if geometry := config.geometry:
         clusters, sts, classes = geometry.clusters, geometry.sts, geometry.classification
         windows = clusters.corpus.windows
@@ -171,18 +168,8 @@ def _model_problems(config: Config) -> list[str]:
     return problems
 
 
-def _embedded_by(config: Config, key: str) -> str:
-    """The data set an encoder named at ``key`` embeds (every other one embeds GLUE tasks)."""
-    if key.startswith("main."):
-        return key.split(".")[2]
-    return (
-        config.section2.dataset if key == "section2.encoder" and config.section2 else "GLUE tasks"
-    )
-
-
 def dataset_problems(config: Config) -> list[str]:
-    """A main setup, section2's data set or ``dataset_options`` naming no registered data set or
-    option, and section2 on words or pairs."""
+    """A data set or reader option named but not registered, and section2 on words or pairs."""
     registered = ", ".join(sorted(DATASETS))
     setups, options = config.main.setups, config.dataset_options
     section2 = [config.section2.dataset] if config.section2 else []

@@ -1,5 +1,4 @@
-"""The configuration's one loader (:func:`load_config`): the files merged as Snakemake merges
-them, validated by the models (defaults filled in), then checked against the registries."""
+"""The configuration's one loader (:func:`load_config`): merged, validated, then checked."""
 
 from __future__ import annotations
 
@@ -30,7 +29,6 @@ def deep_merge(base: dict, override: Mapping) -> dict:
 
 
 def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
-    """One configuration file as a mapping, or a :class:`ConfigError` naming the file."""
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -89,19 +87,15 @@ def _empty_over_full(
 
 
 def encoder(config: dict, name: str) -> dict[str, Any]:
-    try:
-        return config["encoders"][name]
-    except KeyError:
-        raise ConfigError(
-            f"encoder {name!r} is not defined under 'encoders' (defined: "
-            f"{sorted(config['encoders'])})"
-        ) from None
+    if (spec := config["encoders"].get(name)) is None:
+        defined = sorted(config["encoders"])
+        raise ConfigError(f"encoder {name!r} is not defined under 'encoders' (defined: {defined})")
+    return spec
 
 
 def sentence_encoder_spec(config: dict, name: str) -> dict[str, Any]:
-    """The embedding rule's ``encoder`` parameter: its model's record, then the encoder's own
-    settings. Without the model's name (unlike :func:`model_record`): adding it would change the
-    parameter of every cached embedding and Snakemake would re-make them all."""
+    """The embedding rule's ``encoder`` parameter, without the model's name (unlike
+    :func:`model_record`): adding it would re-make every cached embedding."""
     spec = encoder(config, name)
     if spec["kind"] != "sentence-transformer":
         raise ConfigError(f"encoder {name!r} is not a sentence transformer")
@@ -127,8 +121,7 @@ def encoders_of_kind(config: dict, kind: str) -> list[str]:
 
 
 def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
-    """Whether a Snakemake command line sends its jobs elsewhere (an executor other than local,
-    or a profile, which may name one), where the controller's GPU says nothing."""
+    """Whether a Snakemake command line sends its jobs elsewhere (an executor or a profile)."""
     for index, word in enumerate(argv):
         name, _, value = word.partition("=")
         if name in ("--profile", "--workflow-profile"):
@@ -141,23 +134,20 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
 
 
 def load_config(files: Sequence[str | os.PathLike]) -> dict[str, Any]:
-    """The configuration the workflow runs; any problem is a :class:`ConfigError`."""
     config = with_sources(load_config_files(files))
     check_loaded_config(config)
     return config
 
 
 def with_sources(config: dict) -> dict:
-    """``config`` laid over :data:`SOURCES_CONFIG`, in place (the Snakefile's ``config`` is
-    Snakemake's own object)."""
+    """``config`` laid over :data:`SOURCES_CONFIG`, in place (the Snakefile's is Snakemake's)."""
     base = read_config_file(SOURCES_CONFIG)
     config.update(deep_merge(base, {key: config[key] for key in base if key in config}))
     return config
 
 
 def check_loaded_config(config: dict) -> Config:
-    """:func:`load_config` after merging (Snakemake merges the Snakefile's): validated, defaults
-    filled into ``config``, :func:`check_config`; the validated model, which helpers read."""
+    """:func:`load_config` after merging: validated, defaults filled in, checked; the model."""
     try:
         model = Config.model_validate(config)
     except ValidationError as error:

@@ -1,11 +1,11 @@
-"""The rules' input functions that are more than one call of the data layer: embeddings checked
-before any job runs, the geometry study's per-model tables, the verdict rules' settings."""
+"""The rules' input functions that are more than one call of the data layer."""
 
 from __future__ import annotations
 
 import os
 import sys
 from collections.abc import Callable, Mapping
+from itertools import product
 from typing import Any
 
 from snakemake.exceptions import WorkflowError
@@ -20,9 +20,8 @@ from isotropy.workflow.targets import geometry_models, study_runs
 
 
 def verified_embedding(encoder_of: Callable[[Any], str] | None = None) -> Callable[[Any], str]:
-    """A run's vectors.npy, checked when it exists: a damaged one is named while the DAG is
-    built, before Snakemake removes any result made from it. The encoder is the ``encoder``
-    wildcard, or ``encoder_of(wildcards)``."""
+    """A run's vectors.npy, checked while the DAG is built (before Snakemake removes what was
+    made from it); the encoder: wildcard ``encoder``, or ``encoder_of(wildcards)``."""
 
     def path(wildcards: Any) -> str:
         name = wildcards.encoder if encoder_of is None else encoder_of(wildcards)
@@ -45,12 +44,8 @@ def verified_embedding(encoder_of: Callable[[Any], str] | None = None) -> Callab
 def geometry_cluster_files(config: Config, artefact: str) -> list[str]:
     if (geometry := config.geometry) is None:
         return []
-    clusters = geometry.clusters
-    return [
-        paths.geometry_run_file(artefact, model, clusters.corpus.name, seed)
-        for model in clusters.models
-        for seed in geometry.seeds
-    ]
+    corpus, grid = geometry.clusters.corpus.name, product(geometry.clusters.models, geometry.seeds)
+    return [paths.geometry_run_file(artefact, model, corpus, seed) for model, seed in grid]
 
 
 def geometry_static_files(config: Config, artefact: str) -> list[str]:
@@ -63,16 +58,14 @@ def geometry_static_files(config: Config, artefact: str) -> list[str]:
 def classification_files(config: Config) -> list[str]:
     if (geometry := config.geometry) is None:
         return []
-    task = geometry.classification.task
+    classes = geometry.classification
     return [
-        paths.classification_run_file("classification.csv", m, task)
-        for m in geometry.classification.models
+        paths.classification_run_file("classification.csv", m, classes.task) for m in classes.models
     ]
 
 
 def unavailable_sts_datasets(config: Config) -> list[str]:
-    """Configured optional STS data sets whose files the data mirror lacks (none without a
-    mirror: then they are downloaded)."""
+    """Configured optional STS data sets whose files the data mirror lacks (none without one)."""
     sts = config.geometry.sts if config.geometry else None
     if not (sts and sts.models) or (mirror := sources.resolve_mirror(config.mirror)) is None:
         return []
@@ -87,8 +80,7 @@ def unavailable_sts_datasets(config: Config) -> list[str]:
 
 
 def collected_sts_files(config: Config) -> Callable[[Any], list[str]]:
-    """Rule geometry_sts_table's inputs: the per-model STS tables of the data sets this run can
-    read; one line, once, for each the mirror lacks (no job is planned for it)."""
+    """Rule geometry_sts_table's inputs, one line once for each data set the mirror lacks."""
     said: set[str] = set()
 
     def files(wildcards: Any) -> list[str]:
@@ -115,12 +107,10 @@ def collected_sts_files(config: Config) -> Callable[[Any], list[str]]:
 
 
 def configured_studies(config: Mapping[str, Any]) -> list[str]:
-    """The studies this run builds: config ``studies`` that have a section."""
     return [study for study in config["studies"] if config.get(study)]
 
 
 def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Per configured optimisation study, the (encoder, dataset, seed) of each trace input."""
     configured = configured_studies(config)
     runs = {s: study_runs(dict(config), s) for s in paths.CORRELATION_TABLES if s in configured}
     return {study: keys for study, keys in runs.items() if keys}
@@ -133,8 +123,7 @@ def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
 
 
 def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The parts of the configuration the verdicts read, in its own shape (a rule parameter: a
-    change there, and only there, re-runs them)."""
+    """The configuration the verdicts read (a rule parameter: a change there re-runs them)."""
     geometry = config.get("geometry") or {}
     clusters = geometry.get("clusters") or {}
     encoders = dict(config.get("encoders") or {})

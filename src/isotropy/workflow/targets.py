@@ -1,6 +1,5 @@
-"""The direct-optimisation studies' runs, settings and verdict inputs (main, its preview, GLUE,
-the sensitivity grid's settings), the geometry study's models and the wildcards every rule
-shares; the rest of each study is its record's (:mod:`isotropy.studies`)."""
+"""The direct-optimisation studies' runs, settings and verdict inputs, the geometry study's
+models and the wildcards every rule shares; the rest is the studies' (:mod:`isotropy.studies`)."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ OPTIMISATION_STUDIES = ("main", "glue", "preview")
 
 
 def study_section(config: dict, study: str) -> dict[str, Any]:
-    """A direct-optimisation study's settings (preview: main's with its own seeds and stride,
-    the only keys its model allows)."""
+    """A direct-optimisation study's settings (preview: main's, its own seeds and stride)."""
     if study == "preview":
         return deep_merge(config["main"], config["preview"])
     return config[study]
@@ -48,7 +46,6 @@ def every_nth_update(stride: int) -> str:
 
 
 def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
-    """Every (encoder, dataset, seed) of a direct-optimisation study, in config order."""
     section = study_section(config, study)
     if study in ("main", "preview"):
         pairs = [(setup["encoder"], dataset) for dataset, setup in section["setups"].items()]
@@ -58,9 +55,8 @@ def study_runs(config: dict, study: str) -> list[dict[str, Any]]:
 
 
 def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]]:
-    """The runs a study's tables and figures hold, so that tables accumulate run by run: every
-    configured run, then every finished run under ``root`` the configuration can still name (GLUE:
-    a defined encoder on a GLUE task; main and preview: a configured setup, at any seed)."""
+    """The runs a study's tables hold (they accumulate): every configured run, then every finished
+    run under ``root`` the configuration can still name (a configured encoder and data set)."""
     runs = study_runs(config, study)
     setups = study_section(config, study).get("setups", {})  # GLUE has none
     present = set()
@@ -80,8 +76,7 @@ def table_runs(config: dict, study: str, root: str = ".") -> list[dict[str, Any]
 
 
 def caption_facts(config: dict, study: str, root: str = ".") -> dict[str, Any]:
-    """What a study's tables and figures hold, for their captions. ``band``: some panel has 2
-    seeds or more."""
+    """What a study's tables and figures hold, for their captions."""
     section = study_section(config, study)
     setups = section.get("setups", {})  # GLUE has none
     runs = table_runs(config, study, root)
@@ -124,8 +119,7 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
 
 
 def section2_params(config: dict) -> dict[str, Any]:
-    """Rule optimize_embeddings' ``section2_metrics`` parameter, present only when some study
-    sets it: runs made without it keep their parameters (a new one would re-make them all)."""
+    """Rule optimize_embeddings' ``section2_metrics``, only when set (else all would re-run)."""
     studies = [s for s in ("main", "glue") if s in config and config[s].get("section2_metrics")]
     if not studies:
         return {}
@@ -137,7 +131,6 @@ def section2_params(config: dict) -> dict[str, Any]:
 
 
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
-    """The models (keys of ``models``) the geometry study runs, each once."""
     geometry = config.get("geometry") or {}
     parts = ("clusters", "sts", "classification")
     return list(
@@ -146,9 +139,8 @@ def geometry_models(config: Mapping[str, Any]) -> list[str]:
 
 
 def verdict_files(config: dict, study: str, folder: str = "") -> dict[str, Any]:
-    """What the claims and the paper comparison read of an optimisation study: every run's trace
-    and its count and correlation tables (none without runs), from ``folder`` (the preview's
-    under main's names)."""
+    """An optimisation study's traces and count and correlation tables that the verdicts read,
+    from ``folder`` (the preview's under main's names)."""
     folder = folder or study
     runs = study_runs(config, folder)
     if not runs:
@@ -163,17 +155,14 @@ def verdict_files(config: dict, study: str, folder: str = "") -> dict[str, Any]:
 
 
 def optimisation_run_files(config: dict, study: str, artefact: str) -> list[str]:
-    """Paths of one artefact (trace.parquet, summary.json) for every run of a study's tables."""
     return [paths.optimisation_run_file(artefact, study, **r) for r in table_runs(config, study)]
 
 
 def names_pattern(names: Any) -> str:
-    """A wildcard's regular expression matching exactly ``names`` (nothing when there are none)."""
     return "|".join(re.escape(name) for name in names) or "^$"
 
 
 def wildcard_patterns(config: Mapping[str, Any]) -> dict[str, str]:
-    """Regular expressions of the wildcards every rule shares."""
     return {
         "study": "|".join(OPTIMISATION_STUDIES),
         "encoder": r"[A-Za-z0-9_\-]+",
