@@ -394,3 +394,17 @@ def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, mon
     assert estimate.main([*args[:4], "all"]) == 1 and "main_study run" in capsys.readouterr().err
     assert estimate.main(["--finished", "replace", *args]) == 0 and made.exists()
     assert not claims.exists()
+
+
+def test_a_finished_run_s_record_is_read_through_the_intake_s_door(tmp_path, monkeypatch):
+    """A recorded configuration that is a link is not followed: its settings cannot be read."""
+    monkeypatch.chdir(tmp_path)
+    config = workflow_config.load_config([ROOT / "config.yaml"])
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump({**config, "device": "cpu"}))
+    (record := Path(paths.EFFECTIVE_CONFIG) / "preview_study.yaml").parent.mkdir(parents=True)
+    record.symlink_to(other)
+    for path in estimate.results_of("preview_study", config):
+        Path(path).parent.mkdir(parents=True, exist_ok=True), Path(path).touch()
+    name, said = estimate.finished_run("preview_study", config)
+    assert name == "preview_study" and "its settings cannot be read (" in said, said

@@ -560,7 +560,7 @@ def test_names_never_forge_a_line_of_make_audits_log(tmp_path, monkeypatch, capf
 # Modules reading files the project did not just write (docs/reliability.md's table of doors);
 # a tuple: those functions alone. DIRECT: the reads left direct, each with why it is no such file.
 OUTSIDE = {m: () for m in "committed audit provenance trust traces reporting".split()}
-OUTSIDE["io"] = ("commit_files", "checked_record")
+OUTSIDE["io"], OUTSIDE["estimate"] = ("commit_files", "checked_record"), ("finished_run",)
 READS = {"open", "fdopen", "read_text", "read_bytes", "read_csv", "read_parquet", "read_json"}
 READS |= {"read_table", "ParquetFile", "load", "safe_load", "loadtxt", "copyfile", "copy2"}
 DIRECT = {

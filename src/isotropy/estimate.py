@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from isotropy import compute, costs, paths, studies
+from isotropy import compute, costs, intake, paths, studies
 from isotropy.logs import TimeLeft, duration
 from isotropy.workflow import config as workflow_config
 
@@ -118,17 +118,18 @@ def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
         if recorded.stem not in targets:
             continue
         before: Mapping[str, Any] = config
-        try:
-            first = recorded.read_text().partition("\n")[0]
-            before = workflow_config.load_config([recorded])
+        try:  # through the intake's door: a linked, huge or damaged record is refused
+            files, settings = intake.read_effective_config(recorded.parent, recorded.name)
+            before = workflow_config.with_sources(settings)
+            workflow_config.check_loaded_config(before)
             changed = differences(before, config)
-        except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
-            first, changed = "", [f"its settings cannot be read ({error})"]
+        except (workflow_config.ConfigError, intake.FolderError, OSError) as error:
+            files, changed = "", [f"its settings cannot be read ({error})"]
         made = [path for path in results_of(recorded.stem, before) if Path(path).exists()]
         if not changed or not (mine & set(made) or recorded.stem == target and made):
             continue
         folder = os.path.commonpath([os.path.dirname(path) for path in made]) + "/"
-        files = first.partition(paths.MADE_WITH)[2] or "unrecorded files"
+        files = files or "unrecorded files"
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
         return recorded.stem, (
             f"{folder} holds the {recorded.stem} run made with {files} ({recorded}), and these "
