@@ -33,8 +33,8 @@ from isotropy.rajaee_cls.results import (
     trained_differences,
     variant_name,
 )
+from isotropy.statistics import NOT_RUN
 from isotropy.studies import rajaee_cls as rajaee_cls_study
-from isotropy.verdicts.tolerances import NOT_RUN
 
 SEEDS = DATA / "rajaee_cls_seeds.csv"
 CAUSE = DATA / "rajaee_cls_cause.jsonl"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.statistics import matches
+from isotropy import statistics as st
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
@@ -93,14 +93,14 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
     kind, bound = T.parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
     if ours.get("not_learned"):
-        return T.Judged(T.NOT_LEARNED, ours["not_learned"], value)
+        return T.Judged(st.NOT_LEARNED, ours["not_learned"], value)
     if ours["stand_in"] and T.states_a_number(kind, bound):  # bounds at the paper's number too
-        return T.Judged(T.STAND_IN, f"not judged: {ours['stand_in']}", value)
+        return T.Judged(st.STAND_IN, f"not judged: {ours['stand_in']}", value)
     gate = declarations.protocol_gate(
         paper["quantity"], paper["protocol"], ours.get("protocol", ""), kind in T.EQUIVALENCE_RULES
     )
     if gate.refusal:
-        return T.Judged(T.NOT_COMPARABLE, gate.refusal, value)
+        return T.Judged(st.NOT_COMPARABLE, gate.refusal, value)
     if kind in T.EQUIVALENCE_RULES:
         return T.judge_equivalence(
             kind,
@@ -114,7 +114,7 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
     seeds = T.finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
         held, text = every_seed(kind, bound, seeds)
-        return T.Judged(T.CONSISTENT if held else T.NOT_CONSISTENT, text, value)
+        return T.Judged(st.CONSISTENT if held else st.NOT_CONSISTENT, text, value)
     return T.Judged(*T.judge(paper["tolerance"], ours, paper["paper_value"]), value)
 
 
@@ -136,15 +136,15 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
         candidates = measured[
             (measured["study"] == paper["study"]) & (measured["quantity"] == paper["quantity"])
         ]
-        hits = candidates[[matches(paper["setup"], s) for s in candidates["paper_setup"]]]
+        hits = candidates[[st.matches(paper["setup"], s) for s in candidates["paper_setup"]]]
         if hits.empty:
             reason = _not_run_reason(paper, measured, studies)
-            rows.append(_row(paper, verdict=T.NOT_RUN, note=reason))
+            rows.append(_row(paper, verdict=st.NOT_RUN, note=reason))
         for _, ours in hits.iterrows():
             details = {c: ours[c] for c in ("setup", "k", "per_type_cap", "seeds", "stand_in")}
             details.update(our_n=ours["n"], convention=ours["convention"] or paper["convention"])
             if ours["missing"]:
-                rows.append(_row(paper, verdict=T.NOT_RUN, note=ours["missing"], **details))
+                rows.append(_row(paper, verdict=st.NOT_RUN, note=ours["missing"], **details))
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
             if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
@@ -160,7 +160,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 tests.append((len(rows), family, *p, functools.partial(_seed_note, spec, ours)))
             if test is not None:
                 details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
-            elif verdict != T.STAND_IN:
+            elif verdict != st.STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
             note = "; ".join(s for s in (T.simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
@@ -172,10 +172,10 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
     return table
 
 
-UNTESTED = (T.NOT_COMPARABLE, T.NOT_LEARNED)
+UNTESTED = (st.NOT_COMPARABLE, st.NOT_LEARNED)
 
 
-def settle_rows(rows: list[dict], tests: list, names: tuple[str, str] = (T.AGREES, T.DIFFERS)):
+def settle_rows(rows: list[dict], tests: list, names: tuple[str, str] = (st.AGREES, st.DIFFERS)):
     """Every page's one settling (docs/verdicts.md, "Families"): each test (row index, family,
     p for, p against, ``write``) Holm-adjusted within its family, read with ``names`` into its
     row's verdict, then ``write(row, settled)`` says so."""
@@ -221,7 +221,7 @@ def as_shown(table: pd.DataFrame) -> pd.DataFrame:
     """The comparison as a page shows it: a stand-in's tolerance blank (its own column names
     the stand-in)."""
     tolerance = table["tolerance"].astype(str)
-    return table.assign(tolerance=tolerance.where(table["verdict"] != T.STAND_IN, ""))
+    return table.assign(tolerance=tolerance.where(table["verdict"] != st.STAND_IN, ""))
 
 
 COMPARISON_COLUMNS = (
@@ -303,6 +303,6 @@ def protocol_refusal(study: str, quantity: str, ours: pd.Series) -> str:
     refusals = (
         declarations.protocol_gate(quantity, declared, ours.get("protocol", ""), False).refusal
         for row_study, setup, declared in declared_protocols()
-        if row_study == study and matches(setup, ours["paper_setup"])
+        if row_study == study and st.matches(setup, ours["paper_setup"])
     )
     return next((r for r in refusals if r), "")
