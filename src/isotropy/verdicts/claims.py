@@ -13,7 +13,7 @@ from scipy import stats
 from isotropy import statistics as st
 from isotropy.statistics import Claim, fisher_z
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.comparison import every_seed, protocol_refusal, settle_rows
+from isotropy.verdicts.comparison import every_seed, not_judged, protocol_refusal, settle_rows
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
@@ -188,18 +188,11 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         return
     m = found.iloc[0]
     value, flag = (math.nan if m["missing"] else float(m["value"])), T.simpson_flag(m)
-    stand_in = "; ".join(s for s in (f"not judged: {m['stand_in']}", m["note"], flag) if s)
-    judged_on_number = T.states_a_number(*T.parse_tolerance(claim.bound), claim.neutral)
-    unjudged = {
-        st.NOT_RUN: m["missing"],
-        st.NOT_LEARNED: m.get("not_learned"),
-        st.STAND_IN: stand_in if m["stand_in"] and judged_on_number else "",
-        st.NOT_COMPARABLE: protocol_refusal(claim.study, claim.quantity, m),
-    }
-    for not_judged, note in unjudged.items():
-        if note:
-            rows.append(_row(claim, setup, value, threshold, not_judged, m["evidence"], note))
-            return
+    on_number = T.states_a_number(*T.parse_tolerance(claim.bound), claim.neutral)
+    refusal = protocol_refusal(claim.study, claim.quantity, m)
+    if unjudged := not_judged(m, on_number, refusal, m["note"], flag):
+        rows.append(_row(claim, setup, value, threshold, unjudged[0], m["evidence"], unjudged[1]))
+        return
     after = [m["note"] or ("" if math.isfinite(m["value"]) else "measurement undefined")]
     if claim.quantity in st.CORRELATIONS and math.isfinite(m["n"]):
         after.insert(0, f"{int(m['n'])} points pooled")

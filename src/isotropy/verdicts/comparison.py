@@ -92,15 +92,11 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
     of the declared statistic)."""
     kind, bound = T.parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
-    if ours.get("not_learned"):
-        return T.Judged(st.NOT_LEARNED, ours["not_learned"], value)
-    if ours["stand_in"] and T.states_a_number(kind, bound):  # bounds at the paper's number too
-        return T.Judged(st.STAND_IN, f"not judged: {ours['stand_in']}", value)
     gate = declarations.protocol_gate(
         paper["quantity"], paper["protocol"], ours.get("protocol", ""), kind in T.EQUIVALENCE_RULES
     )
-    if gate.refusal:
-        return T.Judged(st.NOT_COMPARABLE, gate.refusal, value)
+    if unjudged := not_judged(ours, T.states_a_number(kind, bound), gate.refusal):
+        return T.Judged(*unjudged, value)
     if kind in T.EQUIVALENCE_RULES:
         return T.judge_equivalence(
             kind,
@@ -116,6 +112,19 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
         held, text = every_seed(kind, bound, seeds)
         return T.Judged(st.CONSISTENT if held else st.NOT_CONSISTENT, text, value)
     return T.Judged(*T.judge(paper["tolerance"], ours, paper["paper_value"]), value)
+
+
+def not_judged(ours: pd.Series, on_number: bool, refusal: str, *after) -> tuple[str, str] | None:
+    """(verdict, why) of a row no rule judges, published or claimed: not run, learning not shown,
+    a stand-in where the rule states a number (``after``: more words), a protocol that differs."""
+    stand_in = "; ".join(s for s in (f"not judged: {ours['stand_in']}", *after) if s)
+    reasons = {
+        st.NOT_RUN: ours.get("missing"),
+        st.NOT_LEARNED: ours.get("not_learned"),
+        st.STAND_IN: stand_in if ours["stand_in"] and on_number else "",
+        st.NOT_COMPARABLE: refusal,
+    }
+    return next(((verdict, why) for verdict, why in reasons.items() if why), None)
 
 
 def every_seed(kind: str, bound: float, values: list[float]) -> tuple[bool, str]:
