@@ -156,7 +156,7 @@ def test_every_verdict_word_is_defined_once_in_the_docs():
     docs = (ROOT / "docs" / "verdicts.md").read_text()
     from isotropy.verdicts.claims import CLAIM_VERDICTS
 
-    for word in (*T.VERDICTS, *CLAIM_VERDICTS):
+    for word in (*st.VERDICTS, *CLAIM_VERDICTS):
         assert f"**{word}**" in docs, word
 
 

@@ -176,7 +176,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             rows.append(_row(paper, **row, **details))
     settle_rows(rows, tests)
     table = pd.DataFrame(rows, columns=COLUMNS)
-    if bad := set(table["verdict"]) - set(T.VERDICTS):
+    if bad := set(table["verdict"]) - set(st.VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
 
@@ -246,7 +246,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         ERROR_CONTROL.replace("{families}", family_sizes(table["tolerance"], "rows")),
         "Every number the seed papers print (config/published_values.csv, each with its paper, "
         "table, row and column), beside the value this run measured. Verdicts: "
-        + ", ".join(f"{counts.get(v, 0)} {v}" for v in T.VERDICTS)
+        + ", ".join(f"{counts.get(v, 0)} {v}" for v in st.VERDICTS)
         + f"; {counts.get(T.NEAR_GUARANTEED, 0)} {T.NEAR_GUARANTEED} ({T.WHY_NEAR_GUARANTEED}).",
         "A *stand-in* names what we used where the paper used something else: its row shows "
         "our value beside the paper's and is not judged. "
@@ -272,7 +272,7 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
         statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
         ours = _number(r["our_value"]) + (" ⚠" if T.SIMPSON_MARK in str(r["note"]) else "")
         verdict = f"**{r['verdict']}**" + T.said(
-            bool(r["stand_in"]) and r["verdict"] in T.JUDGED, r
+            bool(r["stand_in"]) and r["verdict"] in st.JUDGED, r
         )
         head, tail = r[["source", "setup", "printed"]].tolist(), r[["stand_in", "note"]].tolist()
         rows.append([*head, statistic, ours, n, r["unit"], r["tolerance"], verdict, *tail])
