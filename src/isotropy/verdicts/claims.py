@@ -23,6 +23,7 @@ from isotropy.verdicts.families import (
 from isotropy.verdicts.measurements import one_sided
 
 COLUMNS = "claim study setup statement measured threshold verdict paper evidence note".split()
+UNJUDGED = (st.ONE_SEED, st.NOT_COMPARABLE, st.NOT_LEARNED, st.STAND_IN, st.NOT_RUN)
 # Every verdict of the claims page, in the page's order, with its mark.
 CLAIM_MARKS = {
     st.SUPPORTED: "✅",
@@ -31,9 +32,7 @@ CLAIM_MARKS = {
     st.UNTESTED_FAILS: "✖️",
     st.INCONSISTENT_SEEDS: "⚠️",
     **dict.fromkeys((st.INCONCLUSIVE, st.NOT_DECIDED), "❔"),
-    **dict.fromkeys(
-        (st.ONE_SEED, st.NOT_COMPARABLE, st.NOT_LEARNED, st.STAND_IN, st.NOT_RUN), "➖"
-    ),
+    **dict.fromkeys(UNJUDGED, "➖"),
 }
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
