@@ -14,10 +14,7 @@ from scipy import stats
 
 from isotropy import studies
 from isotropy.standins import StandIns
-from isotropy.summaries import correlation_table
-from isotropy.traces import trace_columns
-from isotropy.verdicts.claims import (
-    COLUMNS,
+from isotropy.statistics import (
     INCONCLUSIVE,
     NOT_RUN,
     NOT_SUPPORTED,
@@ -25,10 +22,10 @@ from isotropy.verdicts.claims import (
     SUPPORTED,
     UNTESTED_FAILS,
     UNTESTED_HOLDS,
-    Claim,
-    check_claims,
-    direction_test,
 )
+from isotropy.summaries import correlation_table
+from isotropy.traces import trace_columns
+from isotropy.verdicts.claims import COLUMNS, Claim, check_claims, direction_test
 from isotropy.verdicts.measurements import load_tables, measure
 
 

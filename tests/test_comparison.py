@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from tiny_workflow import offline_config
 
+from isotropy import statistics as st
 from isotropy import studies
 from isotropy.configuration import Config
 from isotropy.standins import StandIns, describe_stand_ins
 from isotropy.verdicts import comparison as C
-from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import read_published
 from isotropy.verdicts.declarations import printed_number
 from isotropy.verdicts.measurements import measure, measurement
@@ -155,16 +155,16 @@ def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path)
     assert bert["our_value"] == 5.5 and bert["paper_value"] == 5.6
     assert bert["our_n"] == 10_000 and bert["k"] == 100 and bert["per_type_cap"] == "20"
     assert bert["paper_n"] == 1.19e6 and bert["paper_k"] == 100
-    assert bert["verdict"] == T.STAND_IN and "miniLM" in bert["tolerance"]
+    assert bert["verdict"] == st.STAND_IN and "miniLM" in bert["tolerance"]
     assert "Figure 9) 8.50" in bert["note"] and "for WikiText-2" in bert["stand_in"]
     for name in ("DistilBERT", "GPT", "GPT-2", "ELMo", "GloVe-2M", "GNEWS"):
-        assert by_row.loc[name, "verdict"] == T.NOT_RUN
+        assert by_row.loc[name, "verdict"] == st.NOT_RUN
         assert "this run measures lid_cosine for BERT, GloVe only" in by_row.loc[name, "note"]
     # Rajaei & Sheikhi: the six STS-B methods, with our seeds' spread in the tolerance
     stsb = table[
         table["source"].str.contains("methods table") & table["source"].str.contains("column STS-B")
     ]
-    assert len(stsb) == 18 and set(stsb["verdict"]) == {T.STAND_IN}  # MiniLM for BERT-base
+    assert len(stsb) == 18 and set(stsb["verdict"]) == {st.STAND_IN}  # MiniLM for BERT-base
     after = stsb[stsb["source"].str.contains(r"\(cluster-based\), column STS-B I\(W\)")].iloc[0]
     assert after["printed"] == "0.6353" and after["our_value"] == 0.931
     pearson = stsb[stsb["source"].str.contains(r"row pre-trained BERT, column STS-B Pearson")]
@@ -173,12 +173,12 @@ def test_cai_table3_is_compared_with_cosine_lid_and_states_n_k_and_cap(tmp_path)
     # Cai's centred cosine is stated beside ours (it cannot fail); the within-cluster ratio is
     # measured over the layers with k >= 2, and not judged on MiniLM standing in for BERT
     adjusted = table[table["quantity"] == "s_inter_adjusted_max"].iloc[0]
-    assert adjusted["our_value"] == pytest.approx(0.01) and adjusted["verdict"] == T.STATED
+    assert adjusted["our_value"] == pytest.approx(0.01) and adjusted["verdict"] == st.STATED
     within = table[table["quantity"] == "isoscore_within_ratio_min"].iloc[0]
-    assert within["our_value"] == pytest.approx(0.8) and within["verdict"] == T.STAND_IN
+    assert within["our_value"] == pytest.approx(0.8) and within["verdict"] == st.STAND_IN
     assert "one cluster (k = 1) at layers 0" in within["note"]
     sts15 = table[table["source"].str.contains("SemEval 2015")]
-    assert set(sts15["verdict"]) == {T.NOT_RUN}
+    assert set(sts15["verdict"]) == {st.NOT_RUN}
     assert sts15["note"].str.contains("lacks SemEval 2015").all()
     markdown = C.comparison_markdown(table)
     assert markdown.startswith("# Our numbers beside the papers'")
@@ -211,18 +211,18 @@ def test_counts_and_correlations_of_the_main_study():
     )
     main = table[table["study"] == "main"]
     by = lambda q, s: main[(main["quantity"] == q) & (main["setup"] == s)].iloc[0]  # noqa: E731
-    assert by("items", "miniLM/polarity")["verdict"] == T.AGREES
-    assert by("parameters", "miniLM/polarity")["verdict"] == T.AGREES
+    assert by("items", "miniLM/polarity")["verdict"] == st.AGREES
+    assert by("parameters", "miniLM/polarity")["verdict"] == st.AGREES
     supersense = by("parameters", "word2vec/supersense")
-    assert supersense["verdict"] == T.STAND_IN and supersense["printed"] == "690,326"
+    assert supersense["verdict"] == st.STAND_IN and supersense["printed"] == "690,326"
     assert "GloVe 50-d" in supersense["stand_in"]
     # pooled over the paper's 5 runs: without the traces there is no per-seed series to draw from
     polarity = by("pearson_r", "miniLM/polarity")
-    assert polarity["verdict"] == T.INCONCLUSIVE
+    assert polarity["verdict"] == st.INCONCLUSIVE
     assert "needs each seed's series" in polarity["tolerance"]
-    assert by("spearman_rho", "miniLM/polarity")["verdict"] == T.CONSISTENT  # < −0.998
+    assert by("spearman_rho", "miniLM/polarity")["verdict"] == st.CONSISTENT  # < −0.998
     snli = main[(main["quantity"] == "items") & (main["setup"] == "snli")].iloc[0]
-    assert snli["verdict"] == T.NOT_RUN and "for polarity, supersense only" in snli["note"]
+    assert snli["verdict"] == st.NOT_RUN and "for polarity, supersense only" in snli["note"]
 
 
 def test_the_join_is_generic_and_the_papers_supersense_data_is_checked(config):
@@ -241,7 +241,7 @@ def test_the_join_is_generic_and_the_papers_supersense_data_is_checked(config):
     table = C.compare(pd.concat([published, extra]), measured, {"main"})
     rows = table[table["quantity"] == "items"].query("setup == 'word2vec/supersense'")
     assert list(rows["paper"]) == [MICKUS, "Tikhonov et al. 2023"]
-    assert set(rows["verdict"]) == {T.AGREES}
+    assert set(rows["verdict"]) == {st.AGREES}
     assert "2,275 items are not reproduced" not in rows["stand_in"].str.cat()
 
 
@@ -257,16 +257,16 @@ def test_istar_direction_of_effect():
     istar = table[table["study"] == "istar"].set_index("quantity")
     lowers = istar.loc["istar_isoscore_change"]
     assert lowers["our_value"] == pytest.approx(0.0004 - 0.04)
-    assert lowers["setup"] == "miniLM/sst2, λ=-5" and lowers["verdict"] == T.ONE_SEED
+    assert lowers["setup"] == "miniLM/sst2, λ=-5" and lowers["verdict"] == st.ONE_SEED
     better = istar.loc["istar_metric_gain"]
-    assert better["our_value"] == pytest.approx(0.51 - 0.77) and better["verdict"] == T.ONE_SEED
+    assert better["our_value"] == pytest.approx(0.51 - 0.77) and better["verdict"] == st.ONE_SEED
     assert "for BERT-base" in better["stand_in"]
 
 
 def test_every_published_number_has_a_row_in_an_offline_run_without_results():
     table = compared({})
     published = read_published()
-    assert len(table) == len(published) and set(table["verdict"]) == {T.NOT_RUN}
+    assert len(table) == len(published) and set(table["verdict"]) == {st.NOT_RUN}
     main = table[table["study"] == "main"]
     assert main["note"].str.startswith("the main study is not part of this run").all()
     mnli = table[table["source"] == "appendix A, Table 2, row mnli, column items"].iloc[0]
@@ -306,7 +306,7 @@ def test_isotropy_within_clusters_fails_below_its_bound_and_states_a_single_clus
     k-means found one cluster at every layer reads not run, saying so, instead of a verdict."""
     tables = write_geometry(tmp_path)
     cosine = tables["geometry_cosine"]
-    for value, verdict in ((0.2, T.NOT_CONSISTENT), (0.8, T.CONSISTENT)):  # the paper's models
+    for value, verdict in ((0.2, st.NOT_CONSISTENT), (0.8, st.CONSISTENT)):  # the paper's models
         ours = measurement("geometry", "isoscore_within_ratio_min", "bert", "BERT", value)
         judged = C.compare(C.read_published(), pd.DataFrame([ours]), {"geometry"})
         row = judged[judged["quantity"] == "isoscore_within_ratio_min"].iloc[0]
@@ -314,5 +314,5 @@ def test_isotropy_within_clusters_fails_below_its_bound_and_states_a_single_clus
     single = cosine.assign(n_clusters=1, isoscore_within=None, isoscore_within_ratio=None)
     within = compared({**tables, "geometry_cosine": single})
     row = within[within["quantity"] == "isoscore_within_ratio_min"].iloc[0]
-    assert row["verdict"] == T.NOT_RUN
+    assert row["verdict"] == st.NOT_RUN
     assert "one cluster (k = 1) at every layer" in row["note"]

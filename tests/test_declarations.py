@@ -13,6 +13,7 @@ import pytest
 from judge_one import judge_one
 from seed_simulator import seed_measurement
 
+from isotropy import statistics as st
 from isotropy import studies
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
@@ -88,8 +89,8 @@ def test_sst2_iw_percent_is_judged_like_the_other_iw_rows():
         return T.settle(test.p_agree, test.p_differ)
 
     for level in (42.0, 60.0, 99.0):  # all "within a factor 2" of 84.36 under the old rule
-        assert verdict(level) == T.DIFFERS, level
-    assert verdict(84.0) == T.AGREES  # odds 5.25 vs 5.39
+        assert verdict(level) == st.DIFFERS, level
+    assert verdict(84.0) == st.AGREES  # odds 5.25 vs 5.39
 
 
 def _claim(per_seed: tuple[float, ...]) -> str:
@@ -104,7 +105,7 @@ def _lid_comparable(ratio: float) -> bool:
 
 def _half_digit_applies(_: re.Match) -> bool:
     """A seed-free r 0.6 of a printed digit off: rejected if the half-digit rule were in force."""
-    return judge_one("printed", -0.8086, -0.808, precision=0.001, seed_free=True)[0] != T.AGREES
+    return judge_one("printed", -0.8086, -0.808, precision=0.001, seed_free=True)[0] != st.AGREES
 
 
 def _lid_factor_applies(match: re.Match) -> bool:
@@ -118,11 +119,11 @@ def _lid_percent_applies(match: re.Match) -> bool:
 
 def _iw_raw_factor_applies(_: re.Match) -> bool:
     """0.6 against 0.33: within a factor 2 on I(W) and on 1 − I(W), odds ×3.05."""
-    return judge_one("iw_factor:2", 0.6, 0.33, per_seed=(0.599, 0.6, 0.601))[0] == T.AGREES
+    return judge_one("iw_factor:2", 0.6, 0.33, per_seed=(0.599, 0.6, 0.601))[0] == st.AGREES
 
 
 def _one_seed_against_applies(match: re.Match) -> bool:
-    word = {"not supported": "not supported", "inconclusive": T.INCONCLUSIVE}[match.group(1)]
+    word = {"not supported": "not supported", "inconclusive": st.INCONCLUSIVE}[match.group(1)]
     return _claim((0.2, 0.21, 0.19, 0.2, -0.05)) == word
 
 

@@ -19,11 +19,12 @@ import pytest
 import seed_simulator as sim
 from scipy import stats
 
+from isotropy import statistics as st
 from isotropy import studies
-from isotropy.statistics import seed_interval
+from isotropy.statistics import NOT_SUPPORTED, SUPPORTED, seed_interval
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED, check_claims, claims_markdown
+from isotropy.verdicts.claims import check_claims, claims_markdown
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 
 ALPHA = eq.ALPHA
@@ -59,7 +60,7 @@ def mean_rule_verdicts(
         ours.mean(axis=1), eq.mean_se(ours, m), seeds - 1, lows, highs
     )
     return np.where(
-        p_agree < ALPHA, T.AGREES, np.where(p_differ < ALPHA, T.DIFFERS, T.INCONCLUSIVE)
+        p_agree < ALPHA, st.AGREES, np.where(p_differ < ALPHA, st.DIFFERS, st.INCONCLUSIVE)
     )
 
 
@@ -73,7 +74,7 @@ def test_a_faithful_replication_rarely_reads_differs(scale, paper, margin, seeds
         # at most α within Monte-Carlo error: with the margin fixed on the judging scale the
         # mean rule's P(differs) tends to exactly α as the seeds' noise outgrows δ
         limit = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / REPLICATIONS)
-        assert (verdicts == T.DIFFERS).mean() <= limit, (noise, (verdicts == T.DIFFERS).mean())
+        assert (verdicts == st.DIFFERS).mean() <= limit, (noise, (verdicts == st.DIFFERS).mean())
 
 
 @pytest.mark.parametrize("scale,paper,margin", RULES)
@@ -83,7 +84,7 @@ def test_a_gap_of_two_margins_rarely_reads_agrees_at_any_noise(scale, paper, mar
     for noise in NOISE:
         for shift in (2.0, -2.0):
             verdicts = mean_rule_verdicts(scale, paper, margin, seeds, 1, noise, shift, rng)
-            assert (verdicts == T.AGREES).mean() <= ALPHA, (noise, shift)
+            assert (verdicts == st.AGREES).mean() <= ALPHA, (noise, shift)
 
 
 def test_noise_never_buys_agreement():
@@ -103,7 +104,7 @@ def test_power_to_say_differs_at_two_margins_with_five_seeds(capsys):
     lines = []
     for noise in NOISE:
         verdicts = mean_rule_verdicts("z", -0.808, "z:0.1", 5, 5, noise, 2.0, rng)
-        lines.append(f"sd of z {noise:g}: P(differs) {(verdicts == T.DIFFERS).mean():.2f}")
+        lines.append(f"sd of z {noise:g}: P(differs) {(verdicts == st.DIFFERS).mean():.2f}")
     with capsys.disabled():
         print("\npower to say differs at a gap of 2δ (Δr 0.1), 5 seeds, paper mean of 5 runs:")
         print("\n".join(lines))
@@ -158,7 +159,7 @@ def test_five_monotone_seeds_with_a_low_pooled_rho_are_strongly_negative():
     assert claim_rows(measured)["spearman_strongly_negative"]["verdict"] == SUPPORTED
     table = compare(read_published(), measured, {"main"})
     row = table.query("quantity == 'spearman_rho' and setup == 'miniLM/polarity'").iloc[0]
-    assert row["verdict"] == T.CONSISTENT and "every one of 5 seeds" in row["tolerance"]
+    assert row["verdict"] == st.CONSISTENT and "every one of 5 seeds" in row["tolerance"]
 
 
 @pytest.mark.parametrize(
@@ -166,7 +167,7 @@ def test_five_monotone_seeds_with_a_low_pooled_rho_are_strongly_negative():
     [
         ((-0.02, -0.03, -0.025, -0.02, 0.01), NOT_SUPPORTED, "1 of 5 seeds above 0"),
         ((0.2, 0.21, 0.19, 0.2, 0.22), SUPPORTED, "5 of 5 seeds above 0"),
-        ((0.2, 0.21, 0.19, 0.2, -0.05), T.INCONCLUSIVE, "4 of 5 seeds above 0"),  # one against
+        ((0.2, 0.21, 0.19, 0.2, -0.05), st.INCONCLUSIVE, "4 of 5 seeds above 0"),  # one against
     ],
 )
 def test_silhouette_rises_only_when_every_seed_rises(per_seed, verdict, said):
@@ -181,7 +182,7 @@ def test_one_seed_ending_at_three_times_the_others_does_not_agree():
     traces = traces_of([(0, 0)] * 5, iso_end=[0.03, 0.03, 0.03, 0.03, 0.09])
     row = claim_rows(sim.measured(traces))["seeds_agree"]
     # spread / change 0.10 > 5%: never "agree"; five seeds cannot show it is above 5% either
-    assert row["verdict"] == T.INCONCLUSIVE and row["measured"] > T.ALPHA
+    assert row["verdict"] == st.INCONCLUSIVE and row["measured"] > T.ALPHA
 
 
 def test_both_pages_state_their_error_control():

@@ -22,7 +22,7 @@ from isotropy.optimize import (
     build_problem,
     run_optimisation,
 )
-from isotropy.verdicts.claims import (
+from isotropy.statistics import (
     INCONCLUSIVE,
     INCONSISTENT_SEEDS,
     NOT_DECIDED,
@@ -30,10 +30,8 @@ from isotropy.verdicts.claims import (
     NOT_SUPPORTED,
     ONE_SEED,
     SUPPORTED,
-    check_claims,
-    judge_any_setup,
-    mark_undecided,
 )
+from isotropy.verdicts.claims import check_claims, judge_any_setup, mark_undecided
 
 
 def two_gaussians(n=120, dim=8):

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_claims_without_values_render_as_not_run():
     from isotropy.extensions.results import SEED_COLUMNS
-    from isotropy.verdicts.claims import NOT_RUN
+    from isotropy.statistics import NOT_RUN
 
     empty = pd.DataFrame(columns=SEED_COLUMNS)
     table = claims_table(empty)
@@ -36,7 +36,8 @@ def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_
     from isotropy.io import sha256_file
     from isotropy.readers.inputs import dataset_options, dataset_sources
     from isotropy.readers.registry import prepare_dataset
-    from isotropy.verdicts.learning import HELDOUT_CLAIMS, NOT_LEARNED
+    from isotropy.statistics import NOT_LEARNED
+    from isotropy.verdicts.learning import HELDOUT_CLAIMS
     from isotropy.workflow.config import check_loaded_config, load_config
 
     seeds, run = answers.load(ROOT)

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from seed_simulator import seed_measurement
 
+from isotropy import statistics as st
 from isotropy.reporting import forest_html, overview_html
-from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.comparison import (
     PUBLISHED_COLUMNS,
     as_shown,
@@ -44,19 +44,19 @@ LABELS = "WordNet POS labels for CoDWoE"
 # seeds (no interval), a bound (nothing to draw), a stand-in, a protocol and a one-seed row.
 # Columns: source | setup | paper value | ours | verdict | D's interval | band | p(agrees).
 SMALL_TABLE = f"""
-§3.2, r, polarity|miniLM/polarity|-0.808|-0.808|{T.INCONCLUSIVE}|-0.05|0.05|-0.05|0.05|0.06
-§3.2, r, snli|miniLM/snli|-0.878|-0.873|{T.AGREES}|-0.01|0.0|-0.05|0.05|0.001
-§3.2, r, supersense|miniLM/supersense|-0.978|-0.99|{T.DIFFERS}|0.01|0.03|-0.05|0.022|0.9
-Table 1, row snli, column items|miniLM/snli|9842|9842|{T.AGREES}|||0.0|0.0|
-Table 1, row polarity, column items|miniLM/polarity|10662|160|{T.DIFFERS}|||0.0|0.0|
-slides, methods table, row none, column STS-B|none|60.08|61.08|{T.AGREES}|-1.0|-1.0|-2.0|2.0|
-slides, methods table, row cluster, column STS-B|cluster|60.0|59.0|{T.INCONSISTENT_SEEDS}|||-2|2|
-§3.2, ρ always below|miniLM/polarity|-0.998|-0.9945|{T.NOT_CONSISTENT}|||||
-§3.2, r, pos|word2vec/pos|-0.947|0.97|{T.STAND_IN}|0.1|0.2|||
-§3.2, ρ, pos|word2vec/pos|-0.998|0.97|{T.STAND_IN}|||||
-§3.2, r, x|miniLM/x|-0.9|0.9|{T.NOT_COMPARABLE}|||||
-Figure 5|miniLM/sst2, λ=-5||-0.04|{T.ONE_SEED}|||||
-Table 3, row ELMo|ELMo|9.1||{T.NOT_RUN}|||||
+§3.2, r, polarity|miniLM/polarity|-0.808|-0.808|{st.INCONCLUSIVE}|-0.05|0.05|-0.05|0.05|0.06
+§3.2, r, snli|miniLM/snli|-0.878|-0.873|{st.AGREES}|-0.01|0.0|-0.05|0.05|0.001
+§3.2, r, supersense|miniLM/supersense|-0.978|-0.99|{st.DIFFERS}|0.01|0.03|-0.05|0.022|0.9
+Table 1, row snli, column items|miniLM/snli|9842|9842|{st.AGREES}|||0.0|0.0|
+Table 1, row polarity, column items|miniLM/polarity|10662|160|{st.DIFFERS}|||0.0|0.0|
+slides, methods table, row none, column STS-B|none|60.08|61.08|{st.AGREES}|-1.0|-1.0|-2.0|2.0|
+slides, methods table, row cluster, column STS-B|cluster|60.0|59.0|{st.INCONSISTENT_SEEDS}|||-2|2|
+§3.2, ρ always below|miniLM/polarity|-0.998|-0.9945|{st.NOT_CONSISTENT}|||||
+§3.2, r, pos|word2vec/pos|-0.947|0.97|{st.STAND_IN}|0.1|0.2|||
+§3.2, ρ, pos|word2vec/pos|-0.998|0.97|{st.STAND_IN}|||||
+§3.2, r, x|miniLM/x|-0.9|0.9|{st.NOT_COMPARABLE}|||||
+Figure 5|miniLM/sst2, λ=-5||-0.04|{st.ONE_SEED}|||||
+Table 3, row ELMo|ELMo|9.1||{st.NOT_RUN}|||||
 """
 # What a row says beyond the rule as applied: (source, column) -> value.
 SMALL_TABLE_WORDS = {
@@ -251,7 +251,7 @@ def test_the_band_and_interval_columns_say_what_the_verdict_says(
     assert band_low < 0 < band_high and low < high
     inside = band_low < low and high < band_high
     outside = high < band_low or low > band_high
-    expected = T.AGREES if inside else T.DIFFERS if outside else T.INCONCLUSIVE
+    expected = st.AGREES if inside else st.DIFFERS if outside else st.INCONCLUSIVE
     assert row["verdict"] == expected, (row["tolerance"], low, high, band_low, band_high)
     assert f"[{low:+.4g}, {high:+.4g}]" in row["tolerance"]
 

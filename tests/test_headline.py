@@ -13,7 +13,7 @@ import pytest
 from isotropy.committed import main as headline
 from isotropy.committed import optimisation
 from isotropy.io import checked_record, sha256_file
-from isotropy.verdicts.tolerances import VERDICTS
+from isotropy.statistics import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUPS = {"miniLM/polarity", "miniLM/snli", "word2vec/pos", "word2vec/supersense"}

@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy import statistics as st
 from isotropy.reporting import summary_html
+from isotropy.statistics import SUPPORTED
 from isotropy.studies.istar import CLAIMS as ISTAR_CLAIMS
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.claims import _judge_claim, claims_markdown, verdict_cells
@@ -21,7 +23,7 @@ from isotropy.verdicts.comparison import comparison_markdown
 from isotropy.verdicts.measurements import seed_test
 from isotropy.verdicts.measurements.istar import ISTAR_QUANTITIES
 from isotropy.verdicts.measurements.optimisation import MAIN_CLAIMS, _spread_row
-from isotropy.verdicts.tolerances import SUPPORTED, settle
+from isotropy.verdicts.tolerances import settle
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "results"
@@ -31,9 +33,9 @@ def planted_comparison() -> pd.DataFrame:
     """The tiny run's comparison with its first Spearman ρ row set to *consistent*."""
     table = pd.read_csv(GOLDEN / "paper_comparison.csv", keep_default_na=False)
     table["our_value"] = pd.to_numeric(table["our_value"], errors="coerce")
-    assert not (table["verdict"] == T.CONSISTENT).any()  # the planted row is the only one
+    assert not (table["verdict"] == st.CONSISTENT).any()  # the planted row is the only one
     first = table.index[table["quantity"] == "spearman_rho"][0]
-    table.loc[first, "verdict"] = T.CONSISTENT
+    table.loc[first, "verdict"] = st.CONSISTENT
     return table
 
 
@@ -105,9 +107,9 @@ def test_the_declared_near_guaranteed_claims_are_those_their_null_supports():
             settled = test is not None and settle(*test[:2], (SUPPORTED, "")) == SUPPORTED
             rates[key] += (verdict == "supported" or settled) / 200
     assert {CLAIMS[k].name for k, r in rates.items() if r > 0.05} == T.NEAR_GUARANTEED_ROWS, rates
-    rho = {"quantity": "spearman_rho", "verdict": T.CONSISTENT}
+    rho = {"quantity": "spearman_rho", "verdict": st.CONSISTENT}
     assert T.near_guaranteed(rho) and not T.near_guaranteed(rho | {"verdict": "not consistent"})
-    assert not T.near_guaranteed({"quantity": "pearson_r", "verdict": T.AGREES})  # equivalence
+    assert not T.near_guaranteed({"quantity": "pearson_r", "verdict": st.AGREES})  # equivalence
 
 
 def test_the_comparison_page_does_not_count_a_passing_spearman_row():

@@ -12,6 +12,7 @@ import pytest
 import seed_simulator as sim
 from tiny_workflow import load_script
 
+from isotropy import statistics as st
 from isotropy.traces import evaluation_steps
 from isotropy.verdicts import declarations as D
 from isotropy.verdicts import equivalence as eq
@@ -98,14 +99,14 @@ def test_a_five_seed_strided_run_is_judged_with_the_range_added():
     """At stride 2 it agrees; at stride 10 the range (0.25 on z) is wider than 2δ = 0.2."""
     at_10, at_2, at_1 = judged(10), judged(2), judged(1)
     r = at_10.loc["pearson_r"]
-    assert r["verdict"] == T.NOT_COMPARABLE and T.CANNOT_JUDGE in r["tolerance"], r["tolerance"]
+    assert r["verdict"] == st.NOT_COMPARABLE and st.CANNOT_JUDGE in r["tolerance"], r["tolerance"]
     assert "metric_stride 10, the paper's 1: -0.165 to +0.085 on Fisher z" in r["tolerance"]
-    assert at_2.loc["pearson_r"]["verdict"] == T.AGREES
+    assert at_2.loc["pearson_r"]["verdict"] == st.AGREES
     assert "stride 2, the paper's 1: -0.02 to +0.01 on" in at_2.loc["pearson_r"]["tolerance"]
-    assert at_1.loc["pearson_r"]["verdict"] == T.AGREES  # the same seeds at the paper's stride
+    assert at_1.loc["pearson_r"]["verdict"] == st.AGREES  # the same seeds at the paper's stride
     assert "protocol differs" not in at_1.loc["pearson_r"]["tolerance"]
     # a rule with no interval to widen (the bound for every run) stays not comparable, naming it
-    assert at_10.loc["spearman_rho", "verdict"] == T.NOT_COMPARABLE
+    assert at_10.loc["spearman_rho", "verdict"] == st.NOT_COMPARABLE
     assert "metric_stride 10" in at_10.loc["spearman_rho", "tolerance"]
     # a stride beyond the measured ones: not comparable, naming the setting
     gate = D.protocol_gate("pearson_r", "metric_stride=1; updates=1000", "metric_stride=20")
@@ -139,8 +140,8 @@ def test_a_faithful_run_at_stride_5_agrees_and_at_stride_10_cannot_judge(setup):
     """Planted (issue 93, item 4): the symmetric bound (±0.075 at stride 5, ±0.195 at 10) left a
     faithful run no *agrees* at stride 5 (0 of 40) and a misleading *inconclusive* at 10."""
     rng = np.random.default_rng(93)
-    assert sum(faithful(setup, 5, rng) == T.AGREES for _ in range(40)) >= 0.8 * 40
-    assert {faithful(setup, 10, rng) for _ in range(5)} == {T.NOT_COMPARABLE}
+    assert sum(faithful(setup, 5, rng) == st.AGREES for _ in range(40)) >= 0.8 * 40
+    assert {faithful(setup, 10, rng) for _ in range(5)} == {st.NOT_COMPARABLE}
 
 
 def test_the_allowance_widens_the_interval_on_the_judging_scale():

@@ -30,9 +30,9 @@ from isotropy.rajaee_cls.method import (
 )
 from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS, collect
 from isotropy.readers.tasks import task_spec
+from isotropy.statistics import NOT_SUPPORTED, SUPPORTED
 from isotropy.studies import rajaee_cls as rajaee_spec
 from isotropy.transforms import cluster_based_isotropy
-from isotropy.verdicts.claims import NOT_SUPPORTED, SUPPORTED
 from isotropy.workflow.config import ConfigError, load_config
 
 
@@ -195,7 +195,7 @@ def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
     from test_comparison import compare_results
 
     from isotropy.standins import StandIns
-    from isotropy.verdicts.tolerances import STAND_IN
+    from isotropy.statistics import STAND_IN
 
     config = load_config(["config.yaml", "config/offline.yaml"])
     # majority_baseline 0.4: learned, judged as the stand-in it is

@@ -117,10 +117,10 @@ def test_features_refuse_inconsistent_arrays_and_round_trip(tmp_path):
 
 
 def test_sst2_rows_of_the_paper_comparison_are_judged_from_the_table(config):
+    from isotropy.statistics import NOT_RUN
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements import measurement
     from isotropy.verdicts.measurements.sts import classification_measurements
-    from isotropy.verdicts.tolerances import NOT_RUN
 
     features = clustered_tokens()
     table = classification_table(

@@ -11,16 +11,13 @@ import pandas as pd
 import pytest
 import seed_simulator as sim
 
+from isotropy import statistics as st
 from isotropy import studies
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.standins import StandIns
+from isotropy.statistics import NOT_SUPPORTED, SUPPORTED
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.claims import (
-    NOT_SUPPORTED,
-    SUPPORTED,
-    check_claims,
-    claims_markdown,
-)
+from isotropy.verdicts.claims import check_claims, claims_markdown
 from isotropy.verdicts.comparison import compare, comparison_markdown, read_published
 from isotropy.verdicts.measurements import measurement, spread_test
 from isotropy.verdicts.measurements.optimisation import _spread_row
@@ -81,7 +78,7 @@ def test_no_comparison_verdict_of_the_main_study_moves_when_other_rows_join():
     main = main_measured()
     alone = compare(published, main, {"main"})
     polarity = alone[(alone["quantity"] == "pearson_r") & (alone["setup"] == "miniLM/polarity")]
-    assert polarity["verdict"].item() == T.AGREES
+    assert polarity["verdict"].item() == st.AGREES
     raw = float(polarity["p_agree"].item())
     extra = seed_free_sts_rows(published)
     assert len(extra) >= 20 and raw * (len(extra) + 1) > T.ALPHA  # enough to flip an old family
@@ -91,8 +88,8 @@ def test_no_comparison_verdict_of_the_main_study_moves_when_other_rows_join():
     tolerance = beside.loc[polarity.index[0], "tolerance"]
     assert "Holm over the 1 rows of Mickus et al. 2024 · main" in tolerance
     # the seed-free rows are exact comparisons, in no family
-    sts = beside[(beside["study"] == "geometry") & (beside["verdict"] != T.NOT_RUN)]
-    assert len(sts) >= len(extra) and set(sts["verdict"]) == {T.DIFFERS}
+    sts = beside[(beside["study"] == "geometry") & (beside["verdict"] != st.NOT_RUN)]
+    assert len(sts) >= len(extra) and set(sts["verdict"]) == {st.DIFFERS}
     assert sts["tolerance"].str.contains("in no Holm family").all()
     assert "Mickus et al. 2024 · main (1 rows)" in comparison_markdown(beside)
 
@@ -150,14 +147,14 @@ def test_bounds_are_not_judged_on_a_stand_in_and_directions_say_so_on_both_pages
     both = pd.concat([measured, pd.DataFrame([istar])], ignore_index=True)
     table = compare(read_published(), both, {"main", "istar"})
     row = table[(table["quantity"] == "spearman_rho") & (table["setup"] == "word2vec/supersense")]
-    assert row["verdict"].item() == T.STAND_IN and "GloVe 50-d" in row["tolerance"].item()
+    assert row["verdict"].item() == st.STAND_IN and "GloVe 50-d" in row["tolerance"].item()
     # a direction is judged on the stand-in, and its verdict cell says so
-    assert table.query("quantity == 'istar_isoscore_change'")["verdict"].item() == T.CONSISTENT
+    assert table.query("quantity == 'istar_isoscore_change'")["verdict"].item() == st.CONSISTENT
     assert "**consistent** (on a stand-in)" in comparison_markdown(table)
     claims = check_claims(measured, {"main"}, studies.measured_claims())
     claims = claims.query("study == 'main'").set_index("claim")
-    assert claims.loc["spearman_strongly_negative", "verdict"] == T.STAND_IN
-    assert claims.loc["pearson_negative", "verdict"] == T.STAND_IN  # r below the paper's −0.8
+    assert claims.loc["spearman_strongly_negative", "verdict"] == st.STAND_IN
+    assert claims.loc["pearson_negative", "verdict"] == st.STAND_IN  # r below the paper's −0.8
     assert claims.loc["silhouette_rises", "verdict"] == SUPPORTED
     lines = claims_markdown(claims.reset_index()).splitlines()
     line = next(s for s in lines if "| word2vec/supersense | silhouette_rises |" in s)
@@ -264,7 +261,7 @@ def test_every_istar_row_reads_the_same_verdict_on_both_pages():
         "negative_lambda_lowers_isoscore": "istar_isoscore_change",
         "negative_lambda_improves_task": "istar_metric_gain",
     }
-    words = {SUPPORTED: T.CONSISTENT, NOT_SUPPORTED: T.NOT_CONSISTENT}
+    words = {SUPPORTED: st.CONSISTENT, NOT_SUPPORTED: st.NOT_CONSISTENT}
     on_claims = {
         (quantity[r.claim], r.setup): words.get(r.verdict, r.verdict) for r in claims.itertuples()
     }
@@ -273,4 +270,4 @@ def test_every_istar_row_reads_the_same_verdict_on_both_pages():
     on_comparison = {(r.quantity, r.setup): r.verdict for r in grid.itertuples()}
     assert len(on_claims) == 24 and on_claims == on_comparison
     gains = [v for (q, _), v in on_comparison.items() if q == "istar_metric_gain"]
-    assert sorted(set(gains)) == [T.CONSISTENT, T.INCONCLUSIVE]
+    assert sorted(set(gains)) == [st.CONSISTENT, st.INCONCLUSIVE]

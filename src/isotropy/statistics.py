@@ -42,6 +42,9 @@ CANNOT_JUDGE = "cannot judge at this stride"
 ONE_SEED = "1 seed: not judged"
 STAND_IN = "stand-in: not judged"
 NOT_LEARNED = "not judged: learning not shown"
+# The verdicts that judge a row, then the rest, in the comparison page's order.
+JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
+VERDICTS = (*JUDGED, NOT_COMPARABLE, ONE_SEED, STAND_IN, NOT_LEARNED, STATED, NOT_RUN)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from isotropy import paths
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
 from isotropy.intake import read_csv
 from isotropy.io import checked_record, commit_files, markdown_table
-from isotropy.verdicts.claims import NOT_DECIDED
+from isotropy.statistics import NOT_DECIDED
 from isotropy.verdicts.extension_answers import claims_table
 
 SEEDS = DATA / "extensions_seeds.csv"

@@ -23,9 +23,9 @@ from isotropy.committed.record import (
 )
 from isotropy.io import checked_record, markdown_table
 from isotropy.metrics import registry
-from isotropy.statistics import TREND_SESOI, TREND_SOURCE
+from isotropy.statistics import AGREES, CONSISTENT, TREND_SESOI, TREND_SOURCE
 from isotropy.summaries import correlation_table
-from isotropy.verdicts.tolerances import AGREES, CONSISTENT, NEAR_GUARANTEED, near_guaranteed
+from isotropy.verdicts.tolerances import NEAR_GUARANTEED, near_guaranteed
 from isotropy.workflow.targets import every_nth_update
 
 RUN = optimisation.run_file("main")

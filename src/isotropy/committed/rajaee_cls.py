@@ -18,8 +18,8 @@ from isotropy.intake import read_text, read_yaml
 from isotropy.io import commit_files
 from isotropy.rajaee_cls import results as cls
 from isotropy.rajaee_cls.results import variant_name
+from isotropy.statistics import NOT_RUN
 from isotropy.studies import rajaee_cls as rajaee_cls_study
-from isotropy.verdicts.tolerances import NOT_RUN
 
 SEEDS = DATA / "rajaee_cls_seeds.csv"
 CAUSE = DATA / "rajaee_cls_cause.jsonl"

@@ -10,22 +10,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from isotropy.statistics import (
-    CORRELATIONS,
-    INCONCLUSIVE,
-    INCONSISTENT_SEEDS,
-    NOT_DECIDED,
-    NOT_RUN,
-    NOT_SUPPORTED,
-    ONE_SEED,
-    SUPPORTED,
-    UNTESTED_FAILS,
-    UNTESTED_HOLDS,
-    Claim,
-    fisher_z,
-)
+from isotropy import statistics as st
+from isotropy.statistics import Claim, fisher_z
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.comparison import every_seed, protocol_refusal, settle_rows
+from isotropy.verdicts.comparison import every_seed, not_judged, protocol_refusal, settle_rows
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
@@ -35,15 +23,16 @@ from isotropy.verdicts.families import (
 from isotropy.verdicts.measurements import one_sided
 
 COLUMNS = "claim study setup statement measured threshold verdict paper evidence note".split()
+UNJUDGED = (st.ONE_SEED, st.NOT_COMPARABLE, st.NOT_LEARNED, st.STAND_IN, st.NOT_RUN)
 # Every verdict of the claims page, in the page's order, with its mark.
 CLAIM_MARKS = {
-    SUPPORTED: "✅",
-    NOT_SUPPORTED: "❌",
-    UNTESTED_HOLDS: "☑️",
-    UNTESTED_FAILS: "✖️",
-    INCONSISTENT_SEEDS: "⚠️",
-    **dict.fromkeys((INCONCLUSIVE, NOT_DECIDED), "❔"),
-    **dict.fromkeys((ONE_SEED, T.NOT_COMPARABLE, T.NOT_LEARNED, T.STAND_IN, NOT_RUN), "➖"),
+    st.SUPPORTED: "✅",
+    st.NOT_SUPPORTED: "❌",
+    st.UNTESTED_HOLDS: "☑️",
+    st.UNTESTED_FAILS: "✖️",
+    st.INCONSISTENT_SEEDS: "⚠️",
+    **dict.fromkeys((st.INCONCLUSIVE, st.NOT_DECIDED), "❔"),
+    **dict.fromkeys(UNJUDGED, "➖"),
 }
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
@@ -74,7 +63,7 @@ def direction_test(claim: Claim, values: list[float]) -> RawTest:
     interest, p it lies short of that, seeds going the claimed way, seeds): a one-sided t over
     seeds (r on Fisher's z); with no spread, the sign test's 0.5 ** seeds."""
     kind, bound = T.parse_tolerance(claim.bound)
-    on_z = claim.quantity in CORRELATIONS  # a correlation: tested on Fisher z
+    on_z = claim.quantity in st.CORRELATIONS  # a correlation: tested on Fisher z
     y = fisher_z(values) if on_z else np.asarray(values, dtype=np.float64)
     centre = fisher_z([bound])[0] if on_z else bound
     beyond = (centre - y if kind == "below" else y - centre) - sesoi_of(claim)
@@ -97,16 +86,16 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
         text = f"{along} of {n} seeds {kind} {bound:g}; {_beyond(claim)}"
-        return (ONE_SEED, text, None) if n < 2 else (None, text, (p_claim, p_other, along, n))
+        return (st.ONE_SEED, text, None) if n < 2 else (None, text, (p_claim, p_other, along, n))
     if claim.rule == "every_run":
         if not values:
-            return NOT_SUPPORTED, "no seed with a defined value", None
+            return st.NOT_SUPPORTED, "no seed with a defined value", None
         held, text = every_seed(kind, bound, values)
-        return (SUPPORTED if held else NOT_SUPPORTED), text, None
+        return (st.SUPPORTED if held else st.NOT_SUPPORTED), text, None
     if claim.rule == "seeds":
         sign, seeds, p_claim, p_other, along, valued = T.seed_test(kind, bound, m)
         if seeds < 2:
-            return ONE_SEED, "one seed: no spread to test with", None
+            return st.ONE_SEED, "one seed: no spread to test with", None
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
         if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
             return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other, 0, 0)
@@ -114,7 +103,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
         return None, text, (p_claim, p_other, along, valued)
     shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
     verdict, text = T.judge(f"{kind}:{bound + shift:g}", m)
-    untested = {T.CONSISTENT: UNTESTED_HOLDS, T.NOT_CONSISTENT: UNTESTED_FAILS}
+    untested = {st.CONSISTENT: st.UNTESTED_HOLDS, st.NOT_CONSISTENT: st.UNTESTED_FAILS}
     return untested.get(verdict, verdict), f"{text}: a point comparison, no test", None
 
 
@@ -147,7 +136,7 @@ def check_claims(
         _measured_rows(values, studies or set(), claims, rows, tests)
     else:
         _seed_claim_rows(values, claims, rows, tests)
-    settle_rows(rows, tests, (SUPPORTED, NOT_SUPPORTED))
+    settle_rows(rows, tests, (st.SUPPORTED, st.NOT_SUPPORTED))
     if not isinstance(claims, Mapping):
         rows = _collapse_any_setup(rows, claims)
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -161,7 +150,7 @@ def _judged_row(claim, setup, measured, threshold, m, evidence, parts, rows, tes
         family = family_of_claim(claim.study, claim.rule, claim.quantity)
         tests.append((len(rows), family, p[0], p[1], _holm_note))
     note = "; ".join(s for s in (*parts[:1], rule, *parts[1:]) if s)
-    rows.append(_row(claim, setup, measured, threshold, verdict or INCONCLUSIVE, evidence, note))
+    rows.append(_row(claim, setup, measured, threshold, verdict or st.INCONCLUSIVE, evidence, note))
 
 
 def _holm_note(row: dict, s) -> None:
@@ -181,7 +170,7 @@ def _measured_rows(measured, studies: set[str], claims, rows: list, tests: list)
         absent = not_run if study not in studies else ""
         if absent or not setups:
             note = absent or f"no results of the {study} study to measure"
-            rows += [_row(c, "all", math.nan, _threshold(c), NOT_RUN, "", note) for c in judged]
+            rows += [_row(c, "all", math.nan, _threshold(c), st.NOT_RUN, "", note) for c in judged]
             continue
         for setup in setups:
             for claim in judged:
@@ -194,24 +183,17 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
     threshold = _threshold(claim)
     if found.empty:
         note = f"no {claim.quantity} measured for this setup"
-        rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, "", note))
+        rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, "", note))
         return
     m = found.iloc[0]
     value, flag = (math.nan if m["missing"] else float(m["value"])), T.simpson_flag(m)
-    stand_in = "; ".join(s for s in (f"not judged: {m['stand_in']}", m["note"], flag) if s)
-    judged_on_number = T.states_a_number(*T.parse_tolerance(claim.bound), claim.neutral)
-    unjudged = {
-        NOT_RUN: m["missing"],
-        T.NOT_LEARNED: m.get("not_learned"),
-        T.STAND_IN: stand_in if m["stand_in"] and judged_on_number else "",
-        T.NOT_COMPARABLE: protocol_refusal(claim.study, claim.quantity, m),
-    }
-    for not_judged, note in unjudged.items():
-        if note:
-            rows.append(_row(claim, setup, value, threshold, not_judged, m["evidence"], note))
-            return
+    on_number = T.states_a_number(*T.parse_tolerance(claim.bound), claim.neutral)
+    refusal = protocol_refusal(claim.study, claim.quantity, m)
+    if unjudged := not_judged(m, on_number, refusal, m["note"], flag):
+        rows.append(_row(claim, setup, value, threshold, unjudged[0], m["evidence"], unjudged[1]))
+        return
     after = [m["note"] or ("" if math.isfinite(m["value"]) else "measurement undefined")]
-    if claim.quantity in CORRELATIONS and math.isfinite(m["n"]):
+    if claim.quantity in st.CORRELATIONS and math.isfinite(m["n"]):
         after.insert(0, f"{int(m['n'])} points pooled")
     if m["stand_in"]:
         after.append(f"{STAND_IN_NOTE} (a direction, not a number): {m['stand_in']}")
@@ -220,10 +202,10 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
 
 def judge_any_setup(verdicts: list[str]) -> str:
     """The verdict of an existence claim ("in at least one setup") from its setups' verdicts."""
-    judged = {v for v in verdicts if v != NOT_RUN}
-    if not judged or SUPPORTED in judged:
-        return SUPPORTED if judged else NOT_RUN
-    return judged.pop() if judged in ({NOT_SUPPORTED}, {ONE_SEED}) else INCONSISTENT_SEEDS
+    judged = {v for v in verdicts if v != st.NOT_RUN}
+    if not judged or st.SUPPORTED in judged:
+        return st.SUPPORTED if judged else st.NOT_RUN
+    return judged.pop() if judged in ({st.NOT_SUPPORTED}, {st.ONE_SEED}) else st.INCONSISTENT_SEEDS
 
 
 def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, tests) -> None:
@@ -236,14 +218,14 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, test
         ours = per_seed[per_seed["claim"] == claim.name]
         if ours.empty:
             note = "no run of this question in the results"
-            rows.append(_row(claim, "all", math.nan, threshold, NOT_RUN, "", note))
+            rows.append(_row(claim, "all", math.nan, threshold, st.NOT_RUN, "", note))
         for setup, group in ours.groupby("setup", sort=False):
             ordered = group.sort_values("seed")["value"].astype(float)
             values = T.finite(ordered)
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
             if not values:
                 note = "no seed with a defined value"
-                rows.append(_row(claim, setup, math.nan, threshold, NOT_RUN, evidence, note))
+                rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, evidence, note))
                 continue
             m = pd.Series({"per_seed": values})
             mean = float(np.mean(values))
@@ -288,7 +270,7 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
             " cannot tell whether their optima differ"
         )
         if row["sum"] == row["size"]:
-            table.loc[index, ["verdict", "measured", "note"]] = [NOT_DECIDED, math.nan, said]
+            table.loc[index, ["verdict", "measured", "note"]] = [st.NOT_DECIDED, math.nan, said]
         else:
             table.loc[index, "note"] = f"{row['note']}; {said} (left out of the test)"
     return table.drop(columns=["sum", "size"])

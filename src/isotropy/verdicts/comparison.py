@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.statistics import matches
+from isotropy import statistics as st
 from isotropy.verdicts import declarations
 from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
@@ -92,15 +92,11 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
     of the declared statistic)."""
     kind, bound = T.parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
-    if ours.get("not_learned"):
-        return T.Judged(T.NOT_LEARNED, ours["not_learned"], value)
-    if ours["stand_in"] and T.states_a_number(kind, bound):  # bounds at the paper's number too
-        return T.Judged(T.STAND_IN, f"not judged: {ours['stand_in']}", value)
     gate = declarations.protocol_gate(
         paper["quantity"], paper["protocol"], ours.get("protocol", ""), kind in T.EQUIVALENCE_RULES
     )
-    if gate.refusal:
-        return T.Judged(T.NOT_COMPARABLE, gate.refusal, value)
+    if unjudged := not_judged(ours, T.states_a_number(kind, bound), gate.refusal):
+        return T.Judged(*unjudged, value)
     if kind in T.EQUIVALENCE_RULES:
         return T.judge_equivalence(
             kind,
@@ -114,8 +110,21 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
     seeds = T.finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
         held, text = every_seed(kind, bound, seeds)
-        return T.Judged(T.CONSISTENT if held else T.NOT_CONSISTENT, text, value)
+        return T.Judged(st.CONSISTENT if held else st.NOT_CONSISTENT, text, value)
     return T.Judged(*T.judge(paper["tolerance"], ours, paper["paper_value"]), value)
+
+
+def not_judged(ours: pd.Series, on_number: bool, refusal: str, *after) -> tuple[str, str] | None:
+    """(verdict, why) of a row no rule judges, published or claimed: not run, learning not shown,
+    a stand-in where the rule states a number (``after``: more words), a protocol that differs."""
+    stand_in = "; ".join(s for s in (f"not judged: {ours['stand_in']}", *after) if s)
+    reasons = {
+        st.NOT_RUN: ours.get("missing"),
+        st.NOT_LEARNED: ours.get("not_learned"),
+        st.STAND_IN: stand_in if ours["stand_in"] and on_number else "",
+        st.NOT_COMPARABLE: refusal,
+    }
+    return next(((verdict, why) for verdict, why in reasons.items() if why), None)
 
 
 def every_seed(kind: str, bound: float, values: list[float]) -> tuple[bool, str]:
@@ -136,15 +145,15 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
         candidates = measured[
             (measured["study"] == paper["study"]) & (measured["quantity"] == paper["quantity"])
         ]
-        hits = candidates[[matches(paper["setup"], s) for s in candidates["paper_setup"]]]
+        hits = candidates[[st.matches(paper["setup"], s) for s in candidates["paper_setup"]]]
         if hits.empty:
             reason = _not_run_reason(paper, measured, studies)
-            rows.append(_row(paper, verdict=T.NOT_RUN, note=reason))
+            rows.append(_row(paper, verdict=st.NOT_RUN, note=reason))
         for _, ours in hits.iterrows():
             details = {c: ours[c] for c in ("setup", "k", "per_type_cap", "seeds", "stand_in")}
             details.update(our_n=ours["n"], convention=ours["convention"] or paper["convention"])
             if ours["missing"]:
-                rows.append(_row(paper, verdict=T.NOT_RUN, note=ours["missing"], **details))
+                rows.append(_row(paper, verdict=st.NOT_RUN, note=ours["missing"], **details))
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
             if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
@@ -160,22 +169,22 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 tests.append((len(rows), family, *p, functools.partial(_seed_note, spec, ours)))
             if test is not None:
                 details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
-            elif verdict != T.STAND_IN:
+            elif verdict != st.STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
             note = "; ".join(s for s in (T.simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
     settle_rows(rows, tests)
     table = pd.DataFrame(rows, columns=COLUMNS)
-    if bad := set(table["verdict"]) - set(T.VERDICTS):
+    if bad := set(table["verdict"]) - set(st.VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
 
 
-UNTESTED = (T.NOT_COMPARABLE, T.NOT_LEARNED)
+UNTESTED = (st.NOT_COMPARABLE, st.NOT_LEARNED)
 
 
-def settle_rows(rows: list[dict], tests: list, names: tuple[str, str] = (T.AGREES, T.DIFFERS)):
+def settle_rows(rows: list[dict], tests: list, names: tuple[str, str] = (st.AGREES, st.DIFFERS)):
     """Every page's one settling (docs/verdicts.md, "Families"): each test (row index, family,
     p for, p against, ``write``) Holm-adjusted within its family, read with ``names`` into its
     row's verdict, then ``write(row, settled)`` says so."""
@@ -221,7 +230,7 @@ def as_shown(table: pd.DataFrame) -> pd.DataFrame:
     """The comparison as a page shows it: a stand-in's tolerance blank (its own column names
     the stand-in)."""
     tolerance = table["tolerance"].astype(str)
-    return table.assign(tolerance=tolerance.where(table["verdict"] != T.STAND_IN, ""))
+    return table.assign(tolerance=tolerance.where(table["verdict"] != st.STAND_IN, ""))
 
 
 COMPARISON_COLUMNS = (
@@ -237,7 +246,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         ERROR_CONTROL.replace("{families}", family_sizes(table["tolerance"], "rows")),
         "Every number the seed papers print (config/published_values.csv, each with its paper, "
         "table, row and column), beside the value this run measured. Verdicts: "
-        + ", ".join(f"{counts.get(v, 0)} {v}" for v in T.VERDICTS)
+        + ", ".join(f"{counts.get(v, 0)} {v}" for v in st.VERDICTS)
         + f"; {counts.get(T.NEAR_GUARANTEED, 0)} {T.NEAR_GUARANTEED} ({T.WHY_NEAR_GUARANTEED}).",
         "A *stand-in* names what we used where the paper used something else: its row shows "
         "our value beside the paper's and is not judged. "
@@ -263,7 +272,7 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
         statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
         ours = _number(r["our_value"]) + (" ⚠" if T.SIMPSON_MARK in str(r["note"]) else "")
         verdict = f"**{r['verdict']}**" + T.said(
-            bool(r["stand_in"]) and r["verdict"] in T.JUDGED, r
+            bool(r["stand_in"]) and r["verdict"] in st.JUDGED, r
         )
         head, tail = r[["source", "setup", "printed"]].tolist(), r[["stand_in", "note"]].tolist()
         rows.append([*head, statistic, ours, n, r["unit"], r["tolerance"], verdict, *tail])
@@ -303,6 +312,6 @@ def protocol_refusal(study: str, quantity: str, ours: pd.Series) -> str:
     refusals = (
         declarations.protocol_gate(quantity, declared, ours.get("protocol", ""), False).refusal
         for row_study, setup, declared in declared_protocols()
-        if row_study == study and matches(setup, ours["paper_setup"])
+        if row_study == study and st.matches(setup, ours["paper_setup"])
     )
     return next((r for r in refusals if r), "")

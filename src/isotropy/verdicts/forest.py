@@ -15,7 +15,6 @@ from isotropy import paths
 from isotropy import statistics as st
 from isotropy.plots.checks import DECORATION, plt, save_figure, stamp
 from isotropy.verdicts.families import family_name
-from isotropy.verdicts.tolerances import JUDGED
 
 GREEN, RED = "#1a7f37", "#cf222e"
 COLOURS = {st.AGREES: GREEN, st.DIFFERS: RED, st.INCONCLUSIVE: "#9a6700"}
@@ -46,7 +45,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
         )
     numbers = table[needed].apply(pd.to_numeric, errors="coerce")
     d = numbers["paper_value"] - numbers["our_value"]
-    drawn = table["verdict"].isin(JUDGED) & np.isfinite(d)
+    drawn = table["verdict"].isin(st.JUDGED) & np.isfinite(d)
     drawn &= np.isfinite(numbers["band_low"]) & np.isfinite(numbers["band_high"])
     rows = table[drawn].assign(d=d[drawn], **numbers.loc[drawn, needed[2:]])
     rows["group"] = [
@@ -68,7 +67,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 def undrawn_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Judged rows with no D or no band to draw, the rule as applied their ``reason``."""
-    judged = table[table["verdict"].isin(JUDGED)]
+    judged = table[table["verdict"].isin(st.JUDGED)]
     drawn = forest_rows(table).index
     rows = judged[~judged.index.isin(drawn)]
     return rows.assign(reason=rows["tolerance"].fillna(""))

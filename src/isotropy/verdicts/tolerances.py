@@ -12,29 +12,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from isotropy.statistics import (
-    AGREES,
-    CANNOT_JUDGE,
-    CONSISTENT,
-    CORRELATIONS,
-    DIFFERS,
-    INCONCLUSIVE,
-    INCONSISTENT_SEEDS,
-    NOT_COMPARABLE,
-    NOT_CONSISTENT,
-    NOT_LEARNED,
-    NOT_RUN,
-    ONE_SEED,
-    STAND_IN,
-    STATED,
-    SUPPORTED,
-    signs_disagree,
-)
+from isotropy import statistics as st
 from isotropy.verdicts import equivalence as eq
 
-# The verdicts that judge a row, then the rest, in the comparison page's order.
-JUDGED = (AGREES, DIFFERS, CONSISTENT, NOT_CONSISTENT, INCONCLUSIVE, INCONSISTENT_SEEDS)
-VERDICTS = (*JUDGED, NOT_COMPARABLE, ONE_SEED, STAND_IN, NOT_LEARNED, STATED, NOT_RUN)
 ALPHA = eq.ALPHA  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
 _BOUNDS = {"below": "<", "above": ">", "at_least": ">="}
@@ -77,12 +57,12 @@ def finite(values: Iterable[float] | None) -> list[float]:
     return [float(v) for v in values if v is not None and math.isfinite(float(v))]
 
 
-def settle(p_for: float, p_against: float, names: tuple[str, str] = (AGREES, DIFFERS)) -> str:
+def settle(p_for: float, p_against: float, names: tuple[str, str] = (st.AGREES, st.DIFFERS)) -> str:
     """``names[0]`` when a (Holm-adjusted) p_for < α, ``names[1]`` when p_against is, else
     inconclusive (a NaN p is never significant; docs/verdicts.md)."""
     if p_for < ALPHA:
         return names[0]
-    return names[1] if p_against < ALPHA else INCONCLUSIVE
+    return names[1] if p_against < ALPHA else st.INCONCLUSIVE
 
 
 EQUIVALENCE_RULES = ("printed", "lid", "iw_factor")
@@ -173,14 +153,14 @@ def judge_equivalence(
     """The equivalence rules (``printed``, ``lid:k``, ``iw_factor:f``) before a page's Holm."""
     n, k, pooled = (float(measured.get(key, math.nan)) for key in ("n", "k", "value"))
     if kind == "lid" and (reason := lid_not_comparable(n, paper_n, k, paper_k)):
-        return Judged(NOT_COMPARABLE, reason, pooled)
+        return Judged(st.NOT_COMPARABLE, reason, pooled)
     per_seed = finite(measured.get("per_seed"))
-    if kind == "printed" and signs_disagree(per_seed, pooled):  # a scale never flips a sign
+    if kind == "printed" and st.signs_disagree(per_seed, pooled):  # a scale never flips a sign
         listed = ", ".join(f"{s:+.3g}" for s in per_seed)
         text = f"per-seed {listed}; pooled {fmt(pooled)}: the signs disagree"
-        return Judged(INCONSISTENT_SEEDS, text, pooled)
+        return Judged(st.INCONSISTENT_SEEDS, text, pooled)
     if not math.isfinite(pooled):
-        return Judged(DIFFERS, "our value is undefined", math.nan)
+        return Judged(st.DIFFERS, "our value is undefined", math.nan)
     readings = declared.readings()
     scale = scale_of(unit, kind)
     judged = [_judge_reading(scale, measured, paper, d) for d in readings]
@@ -203,10 +183,11 @@ def _judge_reading(scale: eq.Scale, measured: Measured, paper: float, declared: 
     spread, width = declared.allowance[1] - declared.allowance[0], float(high[0] - low[0])
     if spread >= width:  # no interval, however narrow, fits inside the margin: none can agree
         why = f"its effect spans {spread:.3g} on {scale.name}, the margin {width:.3g}"
-        return Judged(NOT_COMPARABLE, f"{CANNOT_JUDGE}: {why}; {declared.allowance_text}", ours)
+        why = f"{st.CANNOT_JUDGE}: {why}; {declared.allowance_text}"
+        return Judged(st.NOT_COMPARABLE, why, ours)
     if prediction is None:
         seeds = len(finite(measured.get("per_seed")))
-        verdict = ONE_SEED if seeds < 2 else INCONCLUSIVE
+        verdict = st.ONE_SEED if seeds < 2 else st.INCONCLUSIVE
         return Judged(verdict, f"{declared.estimand} (m {declared.m:g}): {what}", ours)
     test = eq.equivalence(
         prediction, paper, declared.margin, scale, declared.allowance, declared.half
@@ -231,8 +212,8 @@ def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
         p = max(t.p_agree for t in tests), max(t.p_differ for t in tests)
         test = eq.Equivalence(*ends, *p, tests[0].band_low, tests[0].band_high)
         return Judged(None, text, ours, test)
-    verdicts = {j.verdict or INCONCLUSIVE for _, j in readings}
-    return Judged(verdicts.pop() if len(verdicts) == 1 else INCONCLUSIVE, text, ours)
+    verdicts = {j.verdict or st.INCONCLUSIVE for _, j in readings}
+    return Judged(verdicts.pop() if len(verdicts) == 1 else st.INCONCLUSIVE, text, ours)
 
 
 def lid_not_comparable(our_n: float, paper_n: float, our_k: float, paper_k: float) -> str:
@@ -279,29 +260,29 @@ def judge(spec: str, measured: Measured, paper: float = math.nan) -> tuple[str, 
     ours = float(measured.get("value", math.nan))
     defined = math.isfinite(ours)
     if kind == "none":
-        return STATED, "not judged"
+        return st.STATED, "not judged"
     if kind in ("seeds_below", "seeds_above"):
         sign, seeds, claimed, other, along, valued = seed_test(kind, argument, measured)
         if seeds < 2:
-            return ONE_SEED, f"{sign} {argument:g} over seeds: one seed, no spread to test with"
+            return st.ONE_SEED, f"{sign} {argument:g} over seeds: one seed, no spread to test with"
         text = (
             f"{sign} {argument:g}: one-sided t-test over {seeds} seeds against the smallest "
             f"effect of interest (the measurement's convention), p {fmt(claimed)} (other way "
             f"{fmt(other)}; Holm-adjusted where the page adjusts), α {ALPHA:g}"
         )
         text += f"; {along} of {valued} seeds {sign} {argument:g}" if valued else ""
-        return settle(claimed, other, (CONSISTENT, NOT_CONSISTENT)), text
+        return settle(claimed, other, (st.CONSISTENT, st.NOT_CONSISTENT)), text
     if kind in _BOUNDS:
         text = f"{_BOUNDS[kind]} {argument:g}"
-        if signs_disagree(finite(measured.get("per_seed")), ours):
-            return INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
+        if st.signs_disagree(finite(measured.get("per_seed")), ours):
+            return st.INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
         held = defined and holds_bound(kind, argument, ours)
-        return (CONSISTENT if held else NOT_CONSISTENT), text
+        return (st.CONSISTENT if held else st.NOT_CONSISTENT), text
     if kind == "exact":
-        return (AGREES if defined and ours == paper else DIFFERS), "exact"
+        return (st.AGREES if defined and ours == paper else st.DIFFERS), "exact"
     if kind == "relative":
         close = defined and abs(ours - paper) <= argument * abs(paper)
-        return (AGREES if close else DIFFERS), f"±{argument:.0%}"
+        return (st.AGREES if close else st.DIFFERS), f"±{argument:.0%}"
     raise ValueError(f"rule {spec!r} is judged with its row's declaration: judge_equivalence")
 
 
@@ -314,7 +295,7 @@ def simpson_flag(measured: Measured) -> str:
     """A warning when a pooled correlation lies :data:`SIMPSON_GAP` outside its seeds' range."""
     seeds, pooled = finite(measured["per_seed"]), float(measured["value"])
     low, high = min(seeds, default=pooled), max(seeds, default=pooled)
-    if measured["quantity"] not in CORRELATIONS or len(seeds) < 2 or not math.isfinite(pooled):
+    if measured["quantity"] not in st.CORRELATIONS or len(seeds) < 2 or not math.isfinite(pooled):
         return ""
     if low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP:
         return ""
@@ -338,7 +319,8 @@ WHY_NEAR_GUARANTEED = "its null reads supported over 5% of the time"
 def near_guaranteed(row: Measured) -> bool:
     """Whether a row passes only as near-guaranteed (a bound it fails is evidence)."""
     names = {str(row.get("quantity", "")), str(row.get("claim", ""))}
-    return bool(names & NEAR_GUARANTEED_ROWS) and row.get("verdict") in (CONSISTENT, SUPPORTED)
+    passes = row.get("verdict") in (st.CONSISTENT, st.SUPPORTED)
+    return bool(names & NEAR_GUARANTEED_ROWS) and passes
 
 
 def said(on_stand_in: bool, row: Measured) -> str:
