@@ -359,23 +359,18 @@ def markdown_table(table: pd.DataFrame, compact: bool = False) -> str:
         header = "| setup | vectors | dim | labels | lr × | r [CI] | r per seed | IsoScore |"
     lines = [header, "|" + "---|" * header.count(" | ") + "---|"]
     for _, row in table.iterrows():
-        r = _with_interval(row, "pearson_r")
+        r, seeds = _with_interval(row, "pearson_r"), row.get("pearson_r_seeds", "")
         isoscore = f"{row['isoscore_start']:.3f} → {row['isoscore_end']:.3f}"
+        cells = [row["setup"], row["vectors"], row["dimension"], row["label_set"]]
+        cells.append(f"{row['lr_factor']:g}")
         if compact:
-            lines.append(
-                f"| {row['setup']} | {row['vectors']} | {row['dimension']} | {row['label_set']} "
-                f"| {row['lr_factor']:g} | {r} | {row.get('pearson_r_seeds', '')} | {isoscore} |"
-            )
-            continue
-        lines.append(
-            f"| {row['setup']} | {row['vectors']} | {row['dimension']} | {row['label_set']} "
-            f"| {row['lr_factor']:g} | {row['seeds']} | {r} "
-            f"| {_with_interval(row, 'spearman_rho')} | {row.get('pearson_r_seeds', '')} "
-            f"| {isoscore} "
-            f"| {row['min_step_low']}–{row['min_step_high']} "
-            f"| {_with_interval(row, 'r_before_min')} | {_with_interval(row, 'r_after_min')} "
-            f"| {_share_text(row)} | {_span_text(row)} |"
-        )
+            cells += [r, seeds, isoscore]
+        else:
+            cells += [row["seeds"], r, _with_interval(row, "spearman_rho"), seeds, isoscore]
+            cells += [f"{row['min_step_low']}–{row['min_step_high']}"]
+            cells += [_with_interval(row, name) for name in ("r_before_min", "r_after_min")]
+            cells += [_share_text(row), _span_text(row)]
+        lines.append("| " + " | ".join(f"{cell}" for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 
 

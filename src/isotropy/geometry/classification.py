@@ -71,10 +71,6 @@ class TokenFeatures(ArrayRecord):
         if not self.train.any() or self.train.all():
             raise ValueError("features need both training and validation sentences")
 
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
 
 def token_features(
     train_sentences: Sequence[str],

@@ -113,10 +113,6 @@ class ClusterLayout:
     _gather_cache: dict = field(default_factory=dict, repr=False)
 
     @property
-    def n_points(self) -> int:
-        return int(self.bounds[-1])
-
-    @property
     def n_clusters(self) -> int:
         return len(self.bounds) - 1
 

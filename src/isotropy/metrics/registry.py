@@ -33,10 +33,10 @@ class TraceMetric:
     name: str  # the trace column
     label: str  # axis and legend label
     function: str  # "module:function" in isotropy.metrics
-    points: str  # "table" or "representations"
-    labels: bool  # the function also takes the cluster layout of the labels
     colour: str
-    axis: str  # the curve's axis in Figures 2 and 4: "left" or "right"
+    points: str = "representations"  # "table" or "representations"
+    labels: bool = True  # the function also takes the cluster layout of the labels
+    axis: str = "right"  # the curve's axis in Figures 2 and 4: "left" or "right"
     role: str | None = None  # "isotropy" or "clusters" for the correlated pair, else None
     bounds: tuple[float, float] = (-math.inf, math.inf)  # a trace outside is refused
     higher_is_better: bool = True  # tighter, better separated clusters (False: Davies–Bouldin)
@@ -64,9 +64,9 @@ TRACE_METRICS: tuple[TraceMetric, ...] = (
         "isoscore",
         "IsoScore",
         "isoscores:isoscore_tensor",
+        "tab:blue",
         points="table",
         labels=False,
-        colour="tab:blue",
         axis="left",
         role="isotropy",
         bounds=(0.0, 1.0),
@@ -75,10 +75,7 @@ TRACE_METRICS: tuple[TraceMetric, ...] = (
         "silhouette",
         "Silhouette",
         "clusters:silhouette_tensor",
-        points="representations",
-        labels=True,
-        colour="tab:red",
-        axis="right",
+        "tab:red",
         role="clusters",
         bounds=(-1.0, 1.0),
     ),
@@ -110,42 +107,29 @@ def with_role(role: str) -> TraceMetric:
     return found[0]
 
 
-def _cluster_criterion(
-    name: str, label: str, function: str, colour: str, higher_is_better: bool = True
-) -> TraceMetric:
-    """A criterion of the clusters of the labelled representations: >= 0, on the right axis."""
-    return TraceMetric(
-        name,
-        label,
-        function,
-        points="representations",
-        labels=True,
-        colour=colour,
-        axis="right",
-        bounds=(0.0, math.inf),
-        higher_is_better=higher_is_better,
-    )
-
-
 # Per-update metrics a study may add to its traces (``extra_metrics`` of an optimisation section,
 # off by default): the cluster criteria the main paper names beside the silhouette (its
 # Limitations), recorded after the metrics above in this order. Dunn costs O(n²) like the
 # silhouette; Caliński–Harabasz and Davies–Bouldin O(n d).
-OPTIONAL_METRICS: tuple[TraceMetric, ...] = (
-    _cluster_criterion("dunn", "Dunn index", "criteria:dunn_tensor", "tab:green"),
-    _cluster_criterion(
-        "calinski_harabasz",
-        "Caliński–Harabasz index",
-        "criteria:calinski_harabasz_tensor",
-        "tab:purple",
-    ),
-    _cluster_criterion(
-        "davies_bouldin",
-        "Davies–Bouldin index",
-        "criteria:davies_bouldin_tensor",
-        "tab:brown",
-        higher_is_better=False,
-    ),
+OPTIONAL_METRICS: tuple[TraceMetric, ...] = tuple(
+    TraceMetric(name, label, function, colour, bounds=(0.0, math.inf), higher_is_better=better)
+    for name, label, function, colour, better in (
+        ("dunn", "Dunn index", "criteria:dunn_tensor", "tab:green", True),
+        (
+            "calinski_harabasz",
+            "Caliński–Harabasz index",
+            "criteria:calinski_harabasz_tensor",
+            "tab:purple",
+            True,
+        ),
+        (
+            "davies_bouldin",
+            "Davies–Bouldin index",
+            "criteria:davies_bouldin_tensor",
+            "tab:brown",
+            False,
+        ),
+    )
 )
 
 
