@@ -181,12 +181,8 @@ def _tagged_entries(keyed_vectors) -> dict[str, str]:
     keys = keyed_vectors.index_to_key
     if not any(_TAGGED.match(key) for key in keys[:100]):
         return {}
-    entries: dict[str, str] = {}
-    for key in keys:
-        match = _TAGGED.match(key)
-        if match:
-            entries.setdefault(match.group(1).lower(), key)
-    return entries
+    # reversed: a word's first key is the last written, and wins
+    return {m.group(1).lower(): key for key in reversed(keys) if (m := _TAGGED.match(key))}
 
 
 def is_word2vec_binary(path: str | os.PathLike) -> bool:

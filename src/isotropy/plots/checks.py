@@ -103,8 +103,7 @@ def save_figure(
     as PDF and PNG, each atomically, and close it."""
     for check in FIGURE_CHECKS:
         check(figure, Path(pdf_path).name, dpi, page_width)
-    with atomic_path(pdf_path) as tmp:
-        figure.savefig(tmp, format="pdf", bbox_inches="tight")
-    with atomic_path(png_path) as tmp:
-        figure.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
+    for path, options in ((pdf_path, {"format": "pdf"}), (png_path, {"format": "png", "dpi": dpi})):
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, bbox_inches="tight", **options)
     plt.close(figure)

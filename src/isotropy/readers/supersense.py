@@ -9,7 +9,6 @@ import logging
 import os
 import re
 import zipfile
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -136,10 +135,6 @@ def supersense_sources(config: Config) -> dict[str, str]:
     return {"raw_dir": "supersense_features"}
 
 
-def supersense_options(config: Config) -> dict[str, Any]:
-    return {"supersense_source": config.supersense_source}
-
-
 def _supersense_reader(raw_dir=None, words_dir=None, wordnet_dir=None, *, supersense_source: str):
     """Tikhonov et al.'s flags, or their word list labelled with the lexicographer files
     (``noun.animal`` …) of each word's WordNet noun synsets, words without one dropped."""
@@ -171,6 +166,6 @@ DATASETS = {
             "wordnet_dir": "wordnet",
         },
         option_keys=("supersense_source",),
-        options=supersense_options,
+        options=lambda config: {"supersense_source": config.supersense_source},
     )
 }
