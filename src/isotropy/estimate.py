@@ -120,9 +120,8 @@ def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
         before: Mapping[str, Any] = config
         try:  # through the intake's door: a linked, huge or damaged record is refused
             files, settings = intake.read_effective_config(recorded.parent, recorded.name)
-            before = workflow_config.with_sources(settings)
-            workflow_config.check_loaded_config(before)
-            changed = differences(before, config)
+            workflow_config.check_loaded_config(workflow_config.with_sources(settings))
+            before, changed = settings, differences(settings, config)  # only once it validates
         except (workflow_config.ConfigError, intake.FolderError, OSError) as error:
             files, changed = "", [f"its settings cannot be read ({error})"]
         made = [path for path in results_of(recorded.stem, before) if Path(path).exists()]
