@@ -182,18 +182,20 @@ def geometry_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
     return f"results/geometry/figures/{figure}.{ext}"
 
 
-def pca_view_figure(
-    ext: str = "pdf", model: str = "{model}", corpus: str = "{corpus}", seed: int | str = "{seed}"
+def model_view_figure(
+    view: str,
+    ext: str = "pdf",
+    model: str = "{model}",
+    corpus: str = "{corpus}",
+    seed: int | str = "{seed}",
 ) -> str:
-    """The PCA view of one model's layer."""
-    return f"results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.{ext}"
+    """A figure of one model's PCA layer: its ``pca_view``, or its ``token_views`` (by token kind
+    and by corpus frequency)."""
+    return f"results/geometry/figures/{model}/{corpus}/seed{seed}/{view}.{ext}"
 
 
-def token_views_figure(
-    ext: str = "pdf", model: str = "{model}", corpus: str = "{corpus}", seed: int | str = "{seed}"
-) -> str:
-    """The token views of the PCA view's layer: by token kind and by corpus frequency."""
-    return f"results/geometry/figures/{model}/{corpus}/seed{seed}/token_views.{ext}"
+pca_view_figure = functools.partial(model_view_figure, "pca_view")
+token_views_figure = functools.partial(model_view_figure, "token_views")
 
 
 def extensions_run_file(
