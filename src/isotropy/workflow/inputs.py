@@ -59,9 +59,7 @@ def classification_files(config: Config) -> list[str]:
     if (geometry := config.geometry) is None:
         return []
     classes = geometry.classification
-    return [
-        paths.classification_run_file("classification.csv", m, classes.task) for m in classes.models
-    ]
+    return [paths.classification_run_file(model=m, task=classes.task) for m in classes.models]
 
 
 def unavailable_sts_datasets(config: Config) -> list[str]:
@@ -126,6 +124,7 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration the verdicts read (a rule parameter: a change there re-runs them)."""
     geometry = config.get("geometry") or {}
     clusters = geometry.get("clusters") or {}
+    static = clusters.get("static") or {}
     encoders = dict(config.get("encoders") or {})
     istar_models = list((config.get("istar") or {}).get("models") or [])
     used = [
@@ -144,15 +143,11 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
         "geometry": {
             "clusters": {
                 "models": list(clusters.get("models") or []),
-                "max_per_type": clusters.get("max_per_type", Clusters.default("max_per_type")),
-                "lid_sample_size": clusters.get(
-                    "lid_sample_size", Clusters.default("lid_sample_size")
-                ),
-                "static": {
-                    "sample_size": (clusters.get("static") or {}).get(
-                        "sample_size", Static.default("sample_size")
-                    )
+                **{
+                    k: clusters.get(k, Clusters.default(k))
+                    for k in ("max_per_type", "lid_sample_size")
                 },
+                "static": {"sample_size": static.get("sample_size", Static.default("sample_size"))},
             },
             "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
         },
