@@ -2,10 +2,8 @@
 checked before it reads it; nothing there is imported, waited on or written through.
 
 Snakemake's report loads a record's ``conda_env`` with ``yaml.Loader`` (a YAML tag runs a command)
-and pastes ``rule`` unescaped into a ``<script>``: :func:`folder_problems` refuses records it does
-not write, links, hard links, pipes, sockets and devices; :func:`workflow_problems`, config files
-that are not plain YAML. ``python -m isotropy.trust [-d .] [--configfile FILE ...]``: exit 1
-naming each refused file (a record: the output it describes) and why.
+and pastes ``rule`` unescaped into a ``<script>``: so records it does not write, links, hard links,
+pipes, sockets, devices and config files that are not plain YAML are refused (exit 1, each named).
 """
 
 from __future__ import annotations
@@ -206,13 +204,8 @@ def guard_folder(workdir: str | os.PathLike = ".") -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
-    parser.add_argument(
-        "--configfile",
-        nargs="+",
-        default=[],
-        metavar="FILE",
-        help="config files Snakemake will be given: checked to be plain YAML (no YTE)",
-    )
+    plain = "config files Snakemake will be given: checked to be plain YAML (no YTE)"
+    parser.add_argument("--configfile", nargs="+", default=[], metavar="FILE", help=plain)
     args = parser.parse_args(argv)
     try:  # make runs in the workflow's root, whose Snakefile reads the folder's config.yaml
         problems = folder_problems(args.directory)
