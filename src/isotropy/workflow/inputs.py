@@ -26,13 +26,10 @@ def verified_embedding(encoder_of: Callable[[Any], str] | None = None) -> Callab
     def path(wildcards: Any) -> str:
         name = wildcards.encoder if encoder_of is None else encoder_of(wildcards)
         file = paths.embedding_file("vectors.npy", name, wildcards.dataset)
-        if os.path.isfile(file):
-            problem = provenance.damaged_npy(file)
-            if problem is not None:
-                raise WorkflowError(
-                    f"{problem}; re-make it: rm -f {file}, then run again; nothing was run or "
-                    "removed"
-                )
+        if os.path.isfile(file) and (problem := provenance.damaged_npy(file)) is not None:
+            raise WorkflowError(
+                f"{problem}; re-make it: rm -f {file}, then run again; nothing was run or removed"
+            )
         return file
 
     return path
