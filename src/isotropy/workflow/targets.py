@@ -120,14 +120,12 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
 
 def section2_params(config: dict) -> dict[str, Any]:
     """Rule optimize_embeddings' ``section2_metrics``, only when set (else all would re-run)."""
-    studies = [s for s in ("main", "glue") if s in config and config[s].get("section2_metrics")]
-    if not studies:
-        return {}
-    return {
-        "section2_metrics": lambda wildcards: bool(
-            study_section(config, wildcards.study)["section2_metrics"]
-        )
-    }
+
+    def section2_metrics(wildcards: Any) -> bool:
+        return bool(study_section(config, wildcards.study)["section2_metrics"])
+
+    used = any(s in config and config[s].get("section2_metrics") for s in ("main", "glue"))
+    return {"section2_metrics": section2_metrics} if used else {}
 
 
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
