@@ -30,14 +30,10 @@ def parameter_table(
     """One row per setup of its runs' :data:`COUNT_COLUMNS`, which its seeds must share (else a
     run is corrupted); ``vector_labels`` (encoder → what its vectors are) adds a ``vectors``
     column, so no reader takes a stand-in for the paper's vectors."""
-    rows = []
-    for path, key in zip(summary_paths, keys):
-        summary = json.loads(Path(path).read_text())
-        rows.append({**key, **{k: summary[k] for k in COUNT_COLUMNS}})
-    table = pd.DataFrame(rows)
+    read = (json.loads(Path(path).read_text()) for path in summary_paths)
+    table = pd.DataFrame({**key, **{k: s[k] for k in COUNT_COLUMNS}} for s, key in zip(read, keys))
     group = [k for k in table.columns if k not in COUNT_COLUMNS]
-    counts = table.groupby(group, sort=False).nunique()
-    if (counts > 1).any().any():
+    if (table.groupby(group, sort=False).nunique() > 1).any().any():
         raise ValueError(f"runs of one setup disagree on their counts:\n{table}")
     table = table.drop_duplicates(subset=group).reset_index(drop=True)
     if vector_labels is not None and "encoder" in table.columns:
