@@ -145,10 +145,7 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
             mode = info.st_mode
             if stat.S_ISDIR(mode) or (not written and (stat.S_ISREG(mode) or stat.S_ISLNK(mode))):
                 continue  # outside where the workflow writes, a link or hard link is no harm
-            problem = intake.file_problem(info, path)
-            if problem is None:
-                problem = snakemake_record_problem(root, rel)
-            if problem is not None:
+            if problem := intake.file_problem(info, path) or snakemake_record_problem(root, rel):
                 problems.setdefault(str(rel), problem)
     last_run = root / LAST_RUN
     if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
