@@ -15,10 +15,6 @@ from isotropy.embeddings.texts import unique_texts
 from isotropy.metrics import registry
 from isotropy.statistics import CORRELATIONS, matches, seed_interval, signs_disagree
 
-# A correlation this close to ±1 is ±1 in meaning (identical ranks give ρ = -0.9999999999999999).
-_UNIT_TOLERANCE = 1e-12
-
-
 COUNT_COLUMNS = ("items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items")
 
 
@@ -66,8 +62,9 @@ def data_counts(table: pd.DataFrame, dim: int, bias: bool = True) -> dict[str, i
 
 
 def exact_unit(value: float) -> float:
-    """±1 where a correlation is ±1 up to floating-point rounding; any other value unchanged."""
-    if math.isfinite(value) and abs(abs(value) - 1) < _UNIT_TOLERANCE:
+    """±1 where a correlation is ±1 up to floating-point rounding (identical ranks give ρ =
+    -0.9999999999999999); any other value unchanged."""
+    if math.isfinite(value) and abs(abs(value) - 1) < 1e-12:
         return math.copysign(1.0, value)
     return value
 
