@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 
 RAW_ROOT = "resources/raw"
+MODELS_ROOT = "resources/models"
 # Written last by a download: its presence means the folder is complete.
 MANIFEST_NAME = "manifest.json"
 
@@ -15,9 +16,6 @@ MANIFEST_NAME = "manifest.json"
 def raw_manifest(source: str = "{source}") -> str:
     """The manifest of a downloaded source (the output of rule download_source)."""
     return f"{RAW_ROOT}/{source}/{MANIFEST_NAME}"
-
-
-MODELS_ROOT = "resources/models"
 
 
 def split_model_manifest(name: str = "{split_model}") -> str:
@@ -119,14 +117,12 @@ rajaee_cls_file = functools.partial(study_file, study="rajaee_cls")
 
 SENSITIVITY_TABLE = sensitivity_file("table.csv")
 SENSITIVITY_MARKDOWN = sensitivity_file("table.md")
+SENSITIVITY_SEEDS = sensitivity_file("seeds.csv")
 
 
 def sensitivity_figure(ext: str = "pdf", name: str = "r_by_condition") -> str:
     """A figure of the sensitivity study: ``r_by_condition`` or ``phases``."""
     return sensitivity_file(f"{name}.{ext}")
-
-
-SENSITIVITY_SEEDS = sensitivity_file("seeds.csv")
 
 
 def derived_file(artefact: str, name: str = "{vectors}", setup: str = "{dataset}") -> str:
