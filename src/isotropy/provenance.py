@@ -110,9 +110,7 @@ def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]
     for path in paths:
         path = Path(path)
         files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in files:
-            if file.name.endswith(RECORD_SUFFIX):
-                continue
+        for file in (f for f in files if not f.name.endswith(RECORD_SUFFIX)):
             stat = file.stat()
             entries[str(file)] = {
                 "sha256": sha256_file(file),
