@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import io
 import json
 import os
@@ -451,8 +452,6 @@ def read_inside(root: str | os.PathLike, name: str, cap: int = MAX_RECORD_BYTES)
 
 def hash_inside(root: str | os.PathLike, name: str, cap: int = MAX_FILE_BYTES) -> str:
     """The hex sha256 of the regular file ``name`` below ``root`` (:func:`read_inside`)."""
-    import hashlib
-
     fd, _ = _opened(root, name, cap)
     with os.fdopen(fd, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
