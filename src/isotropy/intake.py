@@ -48,6 +48,10 @@ LINKABLE = frozenset({"results", "logs", "benchmarks"})
 RECORD_SUFFIX = ".provenance.json"
 RESULTS = "results"
 STAGING = re.compile(r"\A\..+\.part(\.|\Z)")  # a write's staging file: io.atomic_path
+# An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.
+MAX_CONFIG_BYTES = 4 * 2**20
+# Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
+YTE_KEY = "__use_yte__"
 
 
 class FolderError(ValueError):
@@ -362,10 +366,6 @@ def parquet_problem(path: Any) -> str | None:
     return None
 
 
-# An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.
-MAX_CONFIG_BYTES = 4 * 2**20
-
-
 def config_file_problem(path: str | os.PathLike) -> str | None:
     """Why Snakemake must not load config file ``path``: not a regular file, too large, not
     YAML or not plain settings (None: fine, or absent, which Snakemake says itself)."""
@@ -514,10 +514,6 @@ def _named(root: str | os.PathLike, name: str, error: object) -> str:
     shown = escaped(str(Path(root) / name), 300)
     text = str(error)
     return text if text.startswith(shown) else f"{shown}: {text}"
-
-
-# Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
-YTE_KEY = "__use_yte__"
 
 
 def plain_config_problem(loaded: Any) -> str | None:
