@@ -119,6 +119,8 @@ NOT_WALKED = frozenset({".git", ".venv"})
 FOLDERS = (SNAKEMAKE_DIR, str(METADATA), "logs/effective-config")
 LAST_RUN = Path("logs") / "last_run.txt"
 MAX_LAST_RUN_BYTES = 64 * 2**10
+# Snakemake's pickled inventory of the folder, unpickled with --trust-io-cache.
+IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
 
 
 def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
@@ -168,10 +170,6 @@ def workflow_problems(
     plain YAML (:func:`~isotropy.intake.config_file_problem`)."""
     configs = dict.fromkeys([*(configfiles or []), str(Path(workflow_root) / "config.yaml")])
     return [(f, p) for f in configs if (p := intake.config_file_problem(f)) is not None]
-
-
-# Snakemake's pickled inventory of the folder, unpickled with --trust-io-cache.
-IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
 
 
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
