@@ -80,15 +80,13 @@ def collected_sts_files(config: Config) -> Callable[[Any], list[str]]:
 
     def files(wildcards: Any) -> list[str]:
         missing = unavailable_sts_datasets(config)
-        for name in missing:
-            if name not in said:
-                said.add(name)
-                print(
-                    f"geometry: STS data set {name!r} is not in the data mirror; no job is planned "
-                    "for it (config geometry.sts.datasets lists it; add its files to the mirror to "
-                    "run it)",
-                    file=sys.stderr,
-                )
+        for name in (name for name in missing if name not in said):
+            said.add(name)
+            print(
+                f"geometry: STS data set {name!r} is not in the data mirror; no job is planned for "
+                "it (config geometry.sts.datasets lists it; add its files to the mirror to run it)",
+                file=sys.stderr,
+            )
         geometry = config.geometry
         return [
             paths.geometry_run_file("sts.csv", model, dataset, seed)
