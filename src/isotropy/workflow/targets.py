@@ -39,9 +39,8 @@ def every_nth_update(stride: int) -> str:
     """'every update', 'every 2nd update', 'every 10th update', ..."""
     if stride == 1:
         return "every update"
-    suffix = (
-        "th" if stride % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
-    )
+    teen = stride % 100 in (11, 12, 13)
+    suffix = "th" if teen else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
     return f"every {stride}{suffix} update"
 
 
