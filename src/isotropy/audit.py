@@ -35,6 +35,14 @@ from isotropy.trust import read_record, validator
 from isotropy.workflow.config import SOURCES_CONFIG, ConfigError, load_config_files
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
+REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and the file"
+REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
+NOT_COPIED = ": not copied, not audited"
+PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
+TRUST = {**sources.MIRROR_TRUST, "lock": sources.TRUST_LOCK}
+MTIME_TOLERANCE_S = 1e-3
+WORKFLOW_ROOT = Path(__file__).resolve().parents[2]
+WORKSPACE = "isotropy-audit-"  # then the pid of the audit that made it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,14 +69,6 @@ def resolve_path(root: Path, path: str) -> Path:
 def listing(names: Sequence[str], limit: int = 3) -> str:
     shown = ", ".join(escaped(name, 200) for name in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-REMAKE = "re-make it (snakemake --forcerun <its rule>) or delete the record and the file"
-PROVENANCE, MANIFEST = validator("provenance"), validator("manifest")
-
-
-MTIME_TOLERANCE_S = 1e-3
-WORKFLOW_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _digest_findings(path: str, check: str, what: str, recorded: str, actual: str) -> list[Finding]:
@@ -255,9 +255,6 @@ def audit_file(
     return found, list(record.get("inputs", {}))
 
 
-REFETCH = "re-fetch the source (snakemake --forcerun download_source)"
-
-
 def check_manifest(root: Path, path: str, mirror: Path | None = None) -> list[Finding]:
     """Every raw file of a source against its download manifest; its inputs against today's pins."""
     manifest_path = resolve_path(root, path)
@@ -287,9 +284,6 @@ def check_manifest(root: Path, path: str, mirror: Path | None = None) -> list[Fi
 def project_sources() -> dict[str, Any]:
     """config/sources.yaml's sources: the project's pins, whatever configuration is audited."""
     return load_config_files([SOURCES_CONFIG]).get("sources") or {}
-
-
-TRUST = {**sources.MIRROR_TRUST, "lock": sources.TRUST_LOCK}
 
 
 def check_pins(
@@ -366,9 +360,6 @@ def _pin_findings(
     return findings
 
 
-NOT_COPIED = ": not copied, not audited"
-
-
 def audit(
     root: str | os.PathLike = ".", *, mirror: str | None = None, remade: Iterable[str] = ()
 ) -> list[Finding]:
@@ -394,9 +385,6 @@ def audit(
         starts = [name for name in listing_of(workspace, RESULTS) if name not in remade]
         found = walk(workspace, starts, mirror=folder, remade=remade)
         return [f for f in refused if f.file not in remade] + found
-
-
-WORKSPACE = "isotropy-audit-"  # then the pid of the audit that made it
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import io
 import json
 import os
@@ -47,6 +48,10 @@ LINKABLE = frozenset({"results", "logs", "benchmarks"})
 RECORD_SUFFIX = ".provenance.json"
 RESULTS = "results"
 STAGING = re.compile(r"\A\..+\.part(\.|\Z)")  # a write's staging file: io.atomic_path
+# An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.
+MAX_CONFIG_BYTES = 4 * 2**20
+# Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
+YTE_KEY = "__use_yte__"
 
 
 class FolderError(ValueError):
@@ -361,10 +366,6 @@ def parquet_problem(path: Any) -> str | None:
     return None
 
 
-# An effective configuration is a few kilobytes; a gigabyte of YAML parses for minutes.
-MAX_CONFIG_BYTES = 4 * 2**20
-
-
 def config_file_problem(path: str | os.PathLike) -> str | None:
     """Why Snakemake must not load config file ``path``: not a regular file, too large, not
     YAML or not plain settings (None: fine, or absent, which Snakemake says itself)."""
@@ -451,8 +452,6 @@ def read_inside(root: str | os.PathLike, name: str, cap: int = MAX_RECORD_BYTES)
 
 def hash_inside(root: str | os.PathLike, name: str, cap: int = MAX_FILE_BYTES) -> str:
     """The hex sha256 of the regular file ``name`` below ``root`` (:func:`read_inside`)."""
-    import hashlib
-
     fd, _ = _opened(root, name, cap)
     with os.fdopen(fd, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
@@ -515,10 +514,6 @@ def _named(root: str | os.PathLike, name: str, error: object) -> str:
     shown = escaped(str(Path(root) / name), 300)
     text = str(error)
     return text if text.startswith(shown) else f"{shown}: {text}"
-
-
-# Snakemake reads every --configfile with YTE, which runs the Python in a file that sets this key.
-YTE_KEY = "__use_yte__"
 
 
 def plain_config_problem(loaded: Any) -> str | None:

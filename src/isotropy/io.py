@@ -56,10 +56,9 @@ class DiskFullError(OSError):
     """A write that ran out of disk space (or quota), naming the file, ``amount`` and space left."""
 
     def __init__(self, path: str | os.PathLike, amount: str, cause: OSError) -> None:
-        try:
+        free = 0
+        with contextlib.suppress(OSError):
             free = shutil.disk_usage(Path(path).parent).free
-        except OSError:
-            free = 0
         super().__init__(
             cause.errno or errno.ENOSPC,
             f"no space left on the device of {path} while writing it ({amount}, {free:,} bytes "

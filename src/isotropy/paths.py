@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 
 RAW_ROOT = "resources/raw"
+MODELS_ROOT = "resources/models"
 # Written last by a download: its presence means the folder is complete.
 MANIFEST_NAME = "manifest.json"
 
@@ -15,9 +16,6 @@ MANIFEST_NAME = "manifest.json"
 def raw_manifest(source: str = "{source}") -> str:
     """The manifest of a downloaded source (the output of rule download_source)."""
     return f"{RAW_ROOT}/{source}/{MANIFEST_NAME}"
-
-
-MODELS_ROOT = "resources/models"
 
 
 def split_model_manifest(name: str = "{split_model}") -> str:
@@ -119,14 +117,12 @@ rajaee_cls_file = functools.partial(study_file, study="rajaee_cls")
 
 SENSITIVITY_TABLE = sensitivity_file("table.csv")
 SENSITIVITY_MARKDOWN = sensitivity_file("table.md")
+SENSITIVITY_SEEDS = sensitivity_file("seeds.csv")
 
 
 def sensitivity_figure(ext: str = "pdf", name: str = "r_by_condition") -> str:
     """A figure of the sensitivity study: ``r_by_condition`` or ``phases``."""
     return sensitivity_file(f"{name}.{ext}")
-
-
-SENSITIVITY_SEEDS = sensitivity_file("seeds.csv")
 
 
 def derived_file(artefact: str, name: str = "{vectors}", setup: str = "{dataset}") -> str:
@@ -182,18 +178,20 @@ def geometry_figure(figure: str = "{figure}", ext: str = "pdf") -> str:
     return f"results/geometry/figures/{figure}.{ext}"
 
 
-def pca_view_figure(
-    ext: str = "pdf", model: str = "{model}", corpus: str = "{corpus}", seed: int | str = "{seed}"
+def model_view_figure(
+    view: str,
+    ext: str = "pdf",
+    model: str = "{model}",
+    corpus: str = "{corpus}",
+    seed: int | str = "{seed}",
 ) -> str:
-    """The PCA view of one model's layer."""
-    return f"results/geometry/figures/{model}/{corpus}/seed{seed}/pca_view.{ext}"
+    """A figure of one model's PCA layer: its ``pca_view``, or its ``token_views`` (by token kind
+    and by corpus frequency)."""
+    return f"results/geometry/figures/{model}/{corpus}/seed{seed}/{view}.{ext}"
 
 
-def token_views_figure(
-    ext: str = "pdf", model: str = "{model}", corpus: str = "{corpus}", seed: int | str = "{seed}"
-) -> str:
-    """The token views of the PCA view's layer: by token kind and by corpus frequency."""
-    return f"results/geometry/figures/{model}/{corpus}/seed{seed}/token_views.{ext}"
+pca_view_figure = functools.partial(model_view_figure, "pca_view")
+token_views_figure = functools.partial(model_view_figure, "token_views")
 
 
 def extensions_run_file(

@@ -38,16 +38,14 @@ def record_path(path: str | os.PathLike) -> Path:
 
 def package_versions() -> dict[str, str | None]:
     """The installed version of this project and of each package it pins (None: not installed)."""
-    try:
+    pins: list[str] = []
+    with contextlib.suppress(metadata.PackageNotFoundError):  # not installed: its version is None
         pins = metadata.requires(PROJECT) or []
-    except metadata.PackageNotFoundError:  # not installed: its own version is None below
-        pins = []
-    versions: dict[str, str | None] = {}
-    for name in [PROJECT] + [pin.split("==")[0] for pin in pins if 'extra == "test"' not in pin]:
-        try:
+    names = [PROJECT] + [pin.split("==")[0] for pin in pins if 'extra == "test"' not in pin]
+    versions: dict[str, str | None] = dict.fromkeys(names)
+    for name in versions:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
     return versions
 
 
@@ -112,9 +110,7 @@ def file_entries(paths: Iterable[str | os.PathLike]) -> dict[str, dict[str, Any]
     for path in paths:
         path = Path(path)
         files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in files:
-            if file.name.endswith(RECORD_SUFFIX):
-                continue
+        for file in (f for f in files if not f.name.endswith(RECORD_SUFFIX)):
             stat = file.stat()
             entries[str(file)] = {
                 "sha256": sha256_file(file),

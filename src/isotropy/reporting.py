@@ -324,14 +324,10 @@ def overview_html(
     parts += [summary, forest, f"<h2>This run{mark}</h2>"]
     if preview:
         parts.append(f'<p class="overview-preview"><strong>{html.escape(preview)}</strong></p>')
-    parts += [
-        "<p>" + html.escape(run_line(studies, preview, configfiles)) + "</p>",
-        "<p>Studies: "
-        + html.escape(", ".join(studies) or "none")
-        + ". Seeds: "
-        + html.escape("; ".join(f"{s} {', '.join(map(str, v))}" for s, v in seeds.items()) or "-")
-        + ".</p>",
-    ]
+    seeds_run = "; ".join(f"{s} {', '.join(map(str, v))}" for s, v in seeds.items()) or "-"
+    studies_run = f"Studies: {', '.join(studies) or 'none'}. Seeds: {seeds_run}."
+    parts += [f"<p>{html.escape(run_line(studies, preview, configfiles))}</p>"]
+    parts.append(f"<p>{html.escape(studies_run)}</p>")
     named = [text for key, text in stand_ins.items() if text and key != "word_vectors_label"]
     parts.append("<p>Stand-ins: " + html.escape("; ".join(named) if named else "none") + ".</p>")
     beside = set() if committed.empty else set(zip(*committed[KEY].T.values))

@@ -15,10 +15,6 @@ from isotropy.embeddings.texts import unique_texts
 from isotropy.metrics import registry
 from isotropy.statistics import CORRELATIONS, matches, seed_interval, signs_disagree
 
-# A correlation this close to ±1 is ±1 in meaning (identical ranks give ρ = -0.9999999999999999).
-_UNIT_TOLERANCE = 1e-12
-
-
 COUNT_COLUMNS = ("items", "rows", "dim", "labels", "params", "classifier_params", "dropped_items")
 
 
@@ -27,21 +23,13 @@ def parameter_table(
     keys: Iterable[dict],
     vector_labels: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """One row per setup: items, unique rows, dim and parameter counts (from the real models).
-
-    Seeds of one setup share these counts; a disagreement means a corrupted run and is an error.
-    ``vector_labels`` (encoder name → what its vectors are, e.g. the offline GloVe 50-d stand-in
-    for word2vec) adds a ``vectors`` column after ``encoder``, so no reader takes the stand-in
-    for the paper's vectors. The caption (report/parameter_table.rst) says what each column is.
-    """
-    rows = []
-    for path, key in zip(summary_paths, keys):
-        summary = json.loads(Path(path).read_text())
-        rows.append({**key, **{k: summary[k] for k in COUNT_COLUMNS}})
-    table = pd.DataFrame(rows)
+    """One row per setup of its runs' :data:`COUNT_COLUMNS`, which its seeds must share (else a
+    run is corrupted); ``vector_labels`` (encoder → what its vectors are) adds a ``vectors``
+    column, so no reader takes a stand-in for the paper's vectors."""
+    read = (json.loads(Path(path).read_text()) for path in summary_paths)
+    table = pd.DataFrame({**key, **{k: s[k] for k in COUNT_COLUMNS}} for s, key in zip(read, keys))
     group = [k for k in table.columns if k not in COUNT_COLUMNS]
-    counts = table.groupby(group, sort=False).nunique()
-    if (counts > 1).any().any():
+    if (table.groupby(group, sort=False).nunique() > 1).any().any():
         raise ValueError(f"runs of one setup disagree on their counts:\n{table}")
     table = table.drop_duplicates(subset=group).reset_index(drop=True)
     if vector_labels is not None and "encoder" in table.columns:
@@ -74,8 +62,9 @@ def data_counts(table: pd.DataFrame, dim: int, bias: bool = True) -> dict[str, i
 
 
 def exact_unit(value: float) -> float:
-    """±1 where a correlation is ±1 up to floating-point rounding; any other value unchanged."""
-    if math.isfinite(value) and abs(abs(value) - 1) < _UNIT_TOLERANCE:
+    """±1 where a correlation is ±1 up to floating-point rounding (identical ranks give ρ =
+    -0.9999999999999999); any other value unchanged."""
+    if math.isfinite(value) and abs(abs(value) - 1) < 1e-12:
         return math.copysign(1.0, value)
     return value
 
@@ -91,13 +80,9 @@ def _correlations(frame: pd.DataFrame, x: str, y: str) -> dict[str, float]:
 
 
 def correlation_table(traces: pd.DataFrame, by: list[str], level: float = 0.95) -> pd.DataFrame:
-    """Pearson r and Spearman ρ between the registry's correlated pair (the ``isotropy`` and the
-    ``clusters`` metric) per setup: one row of scope ``all`` (every recorded step of every seed
-    pooled, ``points`` pairs) and, with 2 or more seeds, one row ``seed<k>`` per run. The ``all``
-    row also holds the ``level`` t-interval over seeds of r (:func:`_seed_columns`), the median
-    and range of the seeds' ρ (:func:`spearman_summary`), ``interval`` naming it and
-    ``seed_signs_disagree``. Values ±1 up to rounding are written as ±1.
-    """
+    """Pearson r and Spearman ρ of the registry's ``isotropy`` and ``clusters`` metrics per
+    setup: a row of scope ``all`` (every recorded step of every seed pooled, with the seeds'
+    summary of :func:`_seed_columns`) and, with 2 or more seeds, a row ``seed<k>`` per run."""
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     rows = []
     measured = traces.dropna(subset=[x, y])
@@ -122,23 +107,17 @@ def spearman_summary(per_seed: Iterable[float]) -> dict[str, float]:
     was set by where ±1 is clipped, which moves with the stride (stride 1: [−1.000, +0.397];
     stride 50: [−0.99992, −0.075] on the same seeds); the range does not."""
     values = np.array([v for v in per_seed if math.isfinite(v)], dtype=np.float64)
-    if values.size == 0:
-        return dict.fromkeys(
-            ("spearman_rho_seed_mean", "spearman_rho_seed_low", "spearman_rho_seed_high"), math.nan
-        )
     several = values.size >= 2
     return {
-        "spearman_rho_seed_mean": exact_unit(float(np.median(values))),
+        "spearman_rho_seed_mean": exact_unit(float(np.median(values))) if values.size else math.nan,
         "spearman_rho_seed_low": exact_unit(float(values.min())) if several else math.nan,
         "spearman_rho_seed_high": exact_unit(float(values.max())) if several else math.nan,
     }
 
 
 def _seed_columns(pooled: dict, per_seed: list[dict], level: float) -> dict:
-    """``pearson_r_seed_mean`` (tanh of the mean Fisher z of the per-seed values) with its
-    t-interval over seeds (:mod:`isotropy.statistics`; empty with one seed), the Spearman
-    columns, the interval's description and whether the per-seed signs differ from each other
-    or from the pooled value."""
+    """r's mean over seeds (by Fisher z) with its ``level`` t-interval, the Spearman summary, the
+    interval's description and whether the seeds' signs disagree (or with the pooled value)."""
     interval = seed_interval([row["pearson_r"] for row in per_seed], level)
     low, high = (math.nan if v is None else exact_unit(v) for v in (interval.low, interval.high))
     columns: dict = {"pearson_r_seed_mean": exact_unit(interval.estimate)}
@@ -152,16 +131,10 @@ def _seed_columns(pooled: dict, per_seed: list[dict], level: float) -> dict:
 
 
 def with_paper_values(table: pd.DataFrame, published: pd.DataFrame, study: str) -> pd.DataFrame:
-    """``paper_pearson_r`` (the paper's printed r of the setup; empty where it prints none) and
-    ``vs_paper`` beside each ``all`` row: whether our sign differs from it or the seeds' signs
-    disagree, and where the verdict is (never "inside our interval": that interval is for the
-    seeds' typical r, not for the paper's draw). A fact for the reader, not the verdict (that is
-    results/paper_comparison.csv, :mod:`isotropy.verdicts`).
-
-    ``published``: :func:`isotropy.verdicts.comparison.read_published`; ``study``: ``main``
-    (a preview reads the main study's values) or ``glue``; a setup matches the published row
-    whose setup pattern fits its data set (main) or ``encoder/dataset`` (glue).
-    """
+    """``paper_pearson_r`` (the paper's printed r; empty where it prints none) and ``vs_paper``
+    beside each ``all`` row of ``study`` (main, or glue): whether our sign differs or the seeds'
+    signs disagree, never "inside our interval" (an interval of the seeds' typical r, not of the
+    paper's draw). A fact for the reader; the verdict is results/paper_comparison.csv."""
     rows = published[(published["study"] == study) & (published["quantity"] == "pearson_r")]
     rows = rows[rows["paper_value"].notna()]
     paper = []

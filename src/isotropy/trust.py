@@ -2,10 +2,8 @@
 checked before it reads it; nothing there is imported, waited on or written through.
 
 Snakemake's report loads a record's ``conda_env`` with ``yaml.Loader`` (a YAML tag runs a command)
-and pastes ``rule`` unescaped into a ``<script>``: :func:`folder_problems` refuses records it does
-not write, links, hard links, pipes, sockets and devices; :func:`workflow_problems`, config files
-that are not plain YAML. ``python -m isotropy.trust [-d .] [--configfile FILE ...]``: exit 1
-naming each refused file (a record: the output it describes) and why.
+and pastes ``rule`` unescaped into a ``<script>``: so records it does not write, links, hard links,
+pipes, sockets, devices and config files that are not plain YAML are refused (exit 1, each named).
 """
 
 from __future__ import annotations
@@ -121,6 +119,8 @@ NOT_WALKED = frozenset({".git", ".venv"})
 FOLDERS = (SNAKEMAKE_DIR, str(METADATA), "logs/effective-config")
 LAST_RUN = Path("logs") / "last_run.txt"
 MAX_LAST_RUN_BYTES = 64 * 2**10
+# Snakemake's pickled inventory of the folder, unpickled with --trust-io-cache.
+IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
 
 
 def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
@@ -147,10 +147,7 @@ def folder_problems(workdir: str | os.PathLike = ".") -> list[tuple[str, str]]:
             mode = info.st_mode
             if stat.S_ISDIR(mode) or (not written and (stat.S_ISREG(mode) or stat.S_ISLNK(mode))):
                 continue  # outside where the workflow writes, a link or hard link is no harm
-            problem = intake.file_problem(info, path)
-            if problem is None:
-                problem = snakemake_record_problem(root, rel)
-            if problem is not None:
+            if problem := intake.file_problem(info, path) or snakemake_record_problem(root, rel):
                 problems.setdefault(str(rel), problem)
     last_run = root / LAST_RUN
     if last_run.is_file() and last_run.lstat().st_size > MAX_LAST_RUN_BYTES:
@@ -173,10 +170,6 @@ def workflow_problems(
     plain YAML (:func:`~isotropy.intake.config_file_problem`)."""
     configs = dict.fromkeys([*(configfiles or []), str(Path(workflow_root) / "config.yaml")])
     return [(f, p) for f in configs if (p := intake.config_file_problem(f)) is not None]
-
-
-# Snakemake's pickled inventory of the folder, unpickled with --trust-io-cache.
-IOCACHE = Path(SNAKEMAKE_DIR) / "iocache" / "latest.pkl"
 
 
 def refusal(problems: list[tuple[str, str]], workdir: str | os.PathLike = ".") -> str:
@@ -206,13 +199,8 @@ def guard_folder(workdir: str | os.PathLike = ".") -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--directory", "-d", default=".", help="the Snakemake working directory")
-    parser.add_argument(
-        "--configfile",
-        nargs="+",
-        default=[],
-        metavar="FILE",
-        help="config files Snakemake will be given: checked to be plain YAML (no YTE)",
-    )
+    plain = "config files Snakemake will be given: checked to be plain YAML (no YTE)"
+    parser.add_argument("--configfile", nargs="+", default=[], metavar="FILE", help=plain)
     args = parser.parse_args(argv)
     try:  # make runs in the workflow's root, whose Snakefile reads the folder's config.yaml
         problems = folder_problems(args.directory)

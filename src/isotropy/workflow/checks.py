@@ -34,12 +34,11 @@ def check_config(config: Config) -> None:
     problems += dataset_problems(config) + _model_problems(config) + _source_kind_problems(config)
     problems += _width_problems(config)
     for name, source in config.sources.items():
-        for url in source.url if isinstance(source.url, list) else [source.url]:
-            if (problem := url_problem(url)) is not None:
-                problems.append(f"sources.{name}.url: {problem}")
-        for rel in source.mirror:
-            if (problem := mirror_path_problem(rel)) is not None:
-                problems.append(f"sources.{name}.mirror: {problem}")
+        urls = source.url if isinstance(source.url, list) else [source.url]
+        problems += [f"sources.{name}.url: {p}" for url in urls if (p := url_problem(url))]
+        problems += [
+            f"sources.{name}.mirror: {p}" for r in source.mirror if (p := mirror_path_problem(r))
+        ]
     if problems:
         raise ConfigError(INCONSISTENT + "\n  ".join(problems))
 

@@ -26,13 +26,10 @@ def verified_embedding(encoder_of: Callable[[Any], str] | None = None) -> Callab
     def path(wildcards: Any) -> str:
         name = wildcards.encoder if encoder_of is None else encoder_of(wildcards)
         file = paths.embedding_file("vectors.npy", name, wildcards.dataset)
-        if os.path.isfile(file):
-            problem = provenance.damaged_npy(file)
-            if problem is not None:
-                raise WorkflowError(
-                    f"{problem}; re-make it: rm -f {file}, then run again; nothing was run or "
-                    "removed"
-                )
+        if os.path.isfile(file) and (problem := provenance.damaged_npy(file)) is not None:
+            raise WorkflowError(
+                f"{problem}; re-make it: rm -f {file}, then run again; nothing was run or removed"
+            )
         return file
 
     return path
@@ -59,9 +56,7 @@ def classification_files(config: Config) -> list[str]:
     if (geometry := config.geometry) is None:
         return []
     classes = geometry.classification
-    return [
-        paths.classification_run_file("classification.csv", m, classes.task) for m in classes.models
-    ]
+    return [paths.classification_run_file(model=m, task=classes.task) for m in classes.models]
 
 
 def unavailable_sts_datasets(config: Config) -> list[str]:
@@ -85,15 +80,13 @@ def collected_sts_files(config: Config) -> Callable[[Any], list[str]]:
 
     def files(wildcards: Any) -> list[str]:
         missing = unavailable_sts_datasets(config)
-        for name in missing:
-            if name not in said:
-                said.add(name)
-                print(
-                    f"geometry: STS data set {name!r} is not in the data mirror; no job is planned "
-                    "for it (config geometry.sts.datasets lists it; add its files to the mirror to "
-                    "run it)",
-                    file=sys.stderr,
-                )
+        for name in (name for name in missing if name not in said):
+            said.add(name)
+            print(
+                f"geometry: STS data set {name!r} is not in the data mirror; no job is planned for "
+                "it (config geometry.sts.datasets lists it; add its files to the mirror to run it)",
+                file=sys.stderr,
+            )
         geometry = config.geometry
         return [
             paths.geometry_run_file("sts.csv", model, dataset, seed)
@@ -126,6 +119,7 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration the verdicts read (a rule parameter: a change there re-runs them)."""
     geometry = config.get("geometry") or {}
     clusters = geometry.get("clusters") or {}
+    static = clusters.get("static") or {}
     encoders = dict(config.get("encoders") or {})
     istar_models = list((config.get("istar") or {}).get("models") or [])
     used = [
@@ -144,15 +138,11 @@ def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
         "geometry": {
             "clusters": {
                 "models": list(clusters.get("models") or []),
-                "max_per_type": clusters.get("max_per_type", Clusters.default("max_per_type")),
-                "lid_sample_size": clusters.get(
-                    "lid_sample_size", Clusters.default("lid_sample_size")
-                ),
-                "static": {
-                    "sample_size": (clusters.get("static") or {}).get(
-                        "sample_size", Static.default("sample_size")
-                    )
+                **{
+                    k: clusters.get(k, Clusters.default(k))
+                    for k in ("max_per_type", "lid_sample_size")
                 },
+                "static": {"sample_size": static.get("sample_size", Static.default("sample_size"))},
             },
             "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
         },

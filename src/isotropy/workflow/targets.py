@@ -39,9 +39,8 @@ def every_nth_update(stride: int) -> str:
     """'every update', 'every 2nd update', 'every 10th update', ..."""
     if stride == 1:
         return "every update"
-    suffix = (
-        "th" if stride % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
-    )
+    teen = stride % 100 in (11, 12, 13)
+    suffix = "th" if teen else {1: "st", 2: "nd", 3: "rd"}.get(stride % 10, "th")
     return f"every {stride}{suffix} update"
 
 
@@ -120,14 +119,12 @@ def optimisation_settings(config: dict, study: str, dataset: str, seed: int) -> 
 
 def section2_params(config: dict) -> dict[str, Any]:
     """Rule optimize_embeddings' ``section2_metrics``, only when set (else all would re-run)."""
-    studies = [s for s in ("main", "glue") if s in config and config[s].get("section2_metrics")]
-    if not studies:
-        return {}
-    return {
-        "section2_metrics": lambda wildcards: bool(
-            study_section(config, wildcards.study)["section2_metrics"]
-        )
-    }
+
+    def section2_metrics(wildcards: Any) -> bool:
+        return bool(study_section(config, wildcards.study)["section2_metrics"])
+
+    used = any(s in config and config[s].get("section2_metrics") for s in ("main", "glue"))
+    return {"section2_metrics": section2_metrics} if used else {}
 
 
 def geometry_models(config: Mapping[str, Any]) -> list[str]:
