@@ -321,9 +321,8 @@ def said(on_stand_in: bool, row: Measured) -> str:
 
 def marked(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with each near-guaranteed row's verdict followed by :data:`NEAR_GUARANTEED`."""
-    flagged = counted(table) == NEAR_GUARANTEED
     shown = table["verdict"].astype(str) + f" ({NEAR_GUARANTEED})"
-    return table.assign(verdict=table["verdict"].mask(flagged, shown))
+    return table.assign(verdict=table["verdict"].mask(counted(table) == NEAR_GUARANTEED, shown))
 
 
 def counted(table: pd.DataFrame) -> pd.Series:
