@@ -81,9 +81,7 @@ def printed_number(text: str) -> float:
     text = str(text).strip()
     if not text or text.lower() == "nan":
         return math.nan
-    scale = 1.0
-    if text.endswith("M"):
-        text, scale = text[:-1].strip(), 1e6
+    scale, text = (1e6 if text.endswith("M") else 1.0), text.removesuffix("M").strip()
     try:
         return float(text.replace(",", "").replace("−", "-")) * scale
     except ValueError:
@@ -97,10 +95,9 @@ def fill_declarations(
 ) -> pd.DataFrame:
     """The published table checked row by row (an error names the row), its printed numbers as
     numbers, each equivalence row's ``why`` written from its rule."""
-    table = table.assign(**{c: "" for c in DECLARED_COLUMNS if c not in table})
+    words = table.reindex(columns=DECLARED_COLUMNS).fillna("").astype(str)
+    table = table.assign(**{column: words[column].str.strip() for column in DECLARED_COLUMNS})
     table = table.assign(**{n: math.nan for _, n in NUMBERS if n not in table})
-    for column in DECLARED_COLUMNS:
-        table[column] = table[column].fillna("").astype(str).str.strip()
     for index in table.index:
         row = table.loc[index]
         at = f"{where}, row {index + 2} ({row['paper']}, {row['source']})"

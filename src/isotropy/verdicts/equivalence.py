@@ -4,6 +4,7 @@ pooled r depends on m: its draw is simulated from m of our seeds drawn with repl
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -76,26 +77,22 @@ MARGIN_KINDS = ("z", "logit", "relative")
 def parse_margin(spec: str) -> tuple[str, float]:
     """``'z:0.1'`` → ``('z', 0.1)``; a clear error on anything else."""
     kind, _, value = str(spec).partition(":")
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if kind not in MARGIN_KINDS or not (math.isfinite(number) and number > 0):
-        raise ValueError(
-            f"margin {spec!r} is not <kind>:<positive number> with kind one of {MARGIN_KINDS}"
-        )
-    return kind, number
+    with contextlib.suppress(ValueError):
+        if kind in MARGIN_KINDS and 0 < (number := float(value)) < math.inf:
+            return kind, number
+    raise ValueError(
+        f"margin {spec!r} is not <kind>:<positive number> with kind one of {MARGIN_KINDS}"
+    )
 
 
 def describe_margin(spec: str) -> str:
     """``'z:0.1'`` → ``'0.1 on Fisher z'``; ``'relative:0.1'`` → ``'10% of the paper's value'``."""
     kind, value = parse_margin(spec)
-    words = {
+    return {
         "z": f"{value:g} on Fisher z",
         "relative": f"{value:.0%} of the paper's value",
         "logit": f"{value:.3g} on the logit (odds ×{math.exp(value):.3g})",
-    }
-    return words[kind]
+    }[kind]
 
 
 @dataclass(frozen=True)
@@ -212,8 +209,7 @@ def equivalence(
     (low, high), (outer_low, outer_high) = (
         (float(a[0]), float(b[0])) for a, b in tested_regions(scale, [paper], margin, half)
     )
-    edges = printed_region(scale, paper, margin, half)
-    band = float(paper - edges[1]), float(paper - edges[0])
+    band = tuple(float(paper - edge) for edge in scale.back(np.array([high, low])))
     c, se, (b_low, b_high) = prediction.centre, prediction.se, map(float, allowance)
     # ours at the paper's protocol lies in [c − b_high, c − b_low]: each region shifts by that
     agree, differ = (low + b_high, high + b_low), (outer_low + b_low, outer_high + b_high)

@@ -48,13 +48,9 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     drawn = table["verdict"].isin(st.JUDGED) & np.isfinite(d)
     drawn &= np.isfinite(numbers["band_low"]) & np.isfinite(numbers["band_high"])
     rows = table[drawn].assign(d=d[drawn], **numbers.loc[drawn, needed[2:]])
-    rows["group"] = [
-        f"{family_name(paper, study)} study" for paper, study in zip(rows["paper"], rows["study"])
-    ]
-    rows["label"] = [
-        textwrap.shorten(f"{source} · {setup}", LABEL_CHARACTERS)
-        for source, setup in zip(rows["source"], rows["setup"])
-    ]
+    rows["group"] = [f"{family_name(*pair)} study" for pair in zip(rows["paper"], rows["study"])]
+    labels = rows["source"].astype(str) + " · " + rows["setup"].astype(str)
+    rows["label"] = [textwrap.shorten(label, LABEL_CHARACTERS) for label in labels]
     # exact counts below the judged statistics, which a reader looks for first
     rows = rows.iloc[np.argsort(rows["tolerance"].eq("exact").to_numpy(), kind="stable")]
     bands = rows["band_low"], rows["band_high"]
@@ -67,9 +63,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 def undrawn_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Judged rows with no D or no band to draw, the rule as applied their ``reason``."""
-    judged = table[table["verdict"].isin(st.JUDGED)]
-    drawn = forest_rows(table).index
-    rows = judged[~judged.index.isin(drawn)]
+    rows = table[table["verdict"].isin(st.JUDGED) & ~table.index.isin(forest_rows(table).index)]
     return rows.assign(reason=rows["tolerance"].fillna(""))
 
 

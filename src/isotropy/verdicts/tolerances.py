@@ -27,11 +27,9 @@ NUMBER_RULES = ("relative", "iw_factor", "lid", *_BOUNDS, "seeds_below", "seeds_
 def parse_tolerance(spec: str) -> tuple[str, float]:
     """``'below:-0.998'`` → ``('below', -0.998)``; ``'exact'`` → ``('exact', nan)``."""
     kind, _, argument = str(spec).partition(":")
-    if kind in PLAIN_RULES and not argument:
-        return kind, math.nan
     with contextlib.suppress(ValueError):
-        if kind in NUMBER_RULES and argument:
-            return kind, float(argument)
+        if (kind in PLAIN_RULES and not argument) or (kind in NUMBER_RULES and argument):
+            return kind, float(argument or "nan")
     raise ValueError(
         f"tolerance {spec!r} is not one of {', '.join(PLAIN_RULES)}, or "
         f"{'/'.join(NUMBER_RULES)}:<number>"
@@ -80,8 +78,7 @@ _SCALE_OF_UNIT = {
 
 @dataclass(frozen=True)
 class Declared:
-    """What a published row declares about its number (docs/verdicts.md), with the measured
-    effect of a protocol setting that differs."""
+    """What a published row declares about its number (docs/verdicts.md)."""
 
     estimand: str = "single"  # one of ESTIMANDS, or two READINGS
     m: float = 1.0  # the paper's runs behind the number (inf: no seed noise)
@@ -117,27 +114,25 @@ def scale_of(unit: str, kind: str) -> eq.Scale:
 
 def _prediction(
     scale: eq.Scale, measured: Measured, declared: Declared
-) -> tuple[eq.Prediction | None, float, str]:
-    """(prediction of the paper's draw, our value of the declared statistic, words)."""
-    seeds = finite(measured.get("per_seed"))
+) -> tuple[eq.Prediction | str, float]:
+    """(prediction of the paper's draw, or why there is none; our value of the statistic)."""
     value = float(measured.get("value", math.nan))
     if bool(measured.get("seed_free", False)):
         centre = float(scale.forward(np.array([value]))[0])
-        return eq.Prediction(centre, 0.0, 0, "seed-free: exact"), value, "seed-free: exact"
+        return eq.Prediction(centre, 0.0, 0, "seed-free: exact"), value
     if declared.estimand == "pooled":
         moments = measured.get("moments")
         if moments is None or len(moments) < 2:
-            return None, value, "the pooled statistic needs each seed's series (the traces)"
+            return "the pooled statistic needs each seed's series (the traces)", value
         m = int(declared.m)
         prediction = eq.pooled_prediction(np.asarray(moments, dtype=np.float64), m)
         if prediction is None:
-            return None, value, "the pooled statistic is undefined in the draws"
+            return "the pooled statistic is undefined in the draws", value
         ours = value if len(moments) == m else float(scale.back(np.array([prediction.centre]))[0])
-        return prediction, ours, prediction.what
-    y = scale.forward(np.asarray(seeds, dtype=np.float64)) if seeds else np.array([])
-    prediction = eq.mean_prediction(list(y), declared.m)
+        return prediction, ours
+    y = scale.forward(np.asarray(finite(measured.get("per_seed")), dtype=np.float64))
     ours = float(scale.back(np.array([y.mean()]))[0]) if y.size else value
-    return prediction, ours, (prediction.what if prediction else f"{len(seeds)} seed: no spread")
+    return eq.mean_prediction(list(y), declared.m) or f"{y.size} seed: no spread", ours
 
 
 def judge_equivalence(
@@ -161,12 +156,9 @@ def judge_equivalence(
         return Judged(st.INCONSISTENT_SEEDS, text, pooled)
     if not math.isfinite(pooled):
         return Judged(st.DIFFERS, "our value is undefined", math.nan)
-    readings = declared.readings()
     scale = scale_of(unit, kind)
-    judged = [_judge_reading(scale, measured, paper, d) for d in readings]
-    if len(judged) == 1:
-        return judged[0]
-    return _under_both([(_READING_WORDS[d.estimand], j) for d, j in zip(readings, judged)])
+    judged = [(d.estimand, _judge_reading(scale, measured, paper, d)) for d in declared.readings()]
+    return judged[0][1] if len(judged) == 1 else _under_both(judged)
 
 
 _READING_WORDS = {
@@ -178,26 +170,25 @@ _READING_WORDS = {
 
 def _judge_reading(scale: eq.Scale, measured: Measured, paper: float, declared: Declared) -> Judged:
     """One reading of the paper's number, judged before a page's Holm."""
-    prediction, ours, what = _prediction(scale, measured, declared)
+    prediction, ours = _prediction(scale, measured, declared)
     (low, high), _ = eq.tested_regions(scale, [paper], declared.margin, declared.half)
     spread, width = declared.allowance[1] - declared.allowance[0], float(high[0] - low[0])
     if spread >= width:  # no interval, however narrow, fits inside the margin: none can agree
         why = f"its effect spans {spread:.3g} on {scale.name}, the margin {width:.3g}"
         why = f"{st.CANNOT_JUDGE}: {why}; {declared.allowance_text}"
         return Judged(st.NOT_COMPARABLE, why, ours)
-    if prediction is None:
-        seeds = len(finite(measured.get("per_seed")))
-        verdict = st.ONE_SEED if seeds < 2 else st.INCONCLUSIVE
-        return Judged(verdict, f"{declared.estimand} (m {declared.m:g}): {what}", ours)
+    if isinstance(prediction, str):
+        verdict = st.ONE_SEED if len(finite(measured.get("per_seed"))) < 2 else st.INCONCLUSIVE
+        return Judged(verdict, f"{declared.estimand} (m {declared.m:g}): {prediction}", ours)
     test = eq.equivalence(
         prediction, paper, declared.margin, scale, declared.allowance, declared.half
     )
-    allowance = f"; {declared.allowance_text}" if any(declared.allowance) else ""
     rounding = f" of every value the printed {paper:g} stands for (±{declared.half:g})"
-    rounding = rounding if declared.half else ""
+    margin = eq.describe_margin(declared.margin) + (rounding if declared.half else "")
+    margin += f"; {declared.allowance_text}" if any(declared.allowance) else ""
     text = (
-        f"D = paper − ours in [{test.low:+.4g}, {test.high:+.4g}] ({100 * (1 - ALPHA):g}%, {what}, "
-        f"on {scale.name}); margin ±{eq.describe_margin(declared.margin)}{rounding}{allowance}"
+        f"D = paper − ours in [{test.low:+.4g}, {test.high:+.4g}] ({100 * (1 - ALPHA):g}%, "
+        f"{prediction.what}, on {scale.name}); margin ±{margin}"
     )
     return Judged(None, text, ours, test)
 
@@ -205,7 +196,7 @@ def _judge_reading(scale: eq.Scale, measured: Measured, paper: float, declared: 
 def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
     """The verdict that holds under both readings (intersection–union: each p the larger)."""
     text = "the paper does not say which statistic it printed; judged under both readings: "
-    text += "; ".join(f"{words}: {j.text}" for words, j in readings)
+    text += "; ".join(f"{_READING_WORDS[estimand]}: {j.text}" for estimand, j in readings)
     ours, tests = readings[0][1].ours, [j.test for _, j in readings if j.test is not None]
     if len(tests) == len(readings):
         ends = min(t.low for t in tests), max(t.high for t in tests)
@@ -295,9 +286,8 @@ def simpson_flag(measured: Measured) -> str:
     """A warning when a pooled correlation lies :data:`SIMPSON_GAP` outside its seeds' range."""
     seeds, pooled = finite(measured["per_seed"]), float(measured["value"])
     low, high = min(seeds, default=pooled), max(seeds, default=pooled)
-    if measured["quantity"] not in st.CORRELATIONS or len(seeds) < 2 or not math.isfinite(pooled):
-        return ""
-    if low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP:
+    inside = low - SIMPSON_GAP <= pooled <= high + SIMPSON_GAP or not math.isfinite(pooled)
+    if measured["quantity"] not in st.CORRELATIONS or len(seeds) < 2 or inside:
         return ""
     return (
         f"{SIMPSON_MARK}: pooled {pooled:+.3f}, per seed {low:+.3f} to {high:+.3f} (the seeds' "
@@ -331,9 +321,8 @@ def said(on_stand_in: bool, row: Measured) -> str:
 
 def marked(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with each near-guaranteed row's verdict followed by :data:`NEAR_GUARANTEED`."""
-    flagged = counted(table) == NEAR_GUARANTEED
     shown = table["verdict"].astype(str) + f" ({NEAR_GUARANTEED})"
-    return table.assign(verdict=table["verdict"].mask(flagged, shown))
+    return table.assign(verdict=table["verdict"].mask(counted(table) == NEAR_GUARANTEED, shown))
 
 
 def counted(table: pd.DataFrame) -> pd.Series:
