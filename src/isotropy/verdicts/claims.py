@@ -221,8 +221,7 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, test
 
 
 def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
-    """The settled per-setup rows of each ``any setup`` claim as its one row (its setups'
-    verdicts in the note; measured: the setup mean furthest the claimed way)."""
+    """Each ``any setup`` claim's settled rows as one, at the mean furthest the claimed way."""
     existence = {c.name: c for c in claims if c.scope == "any setup"}
     kept: list[dict] = []
     for row in rows:

@@ -114,8 +114,7 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
 
 
 def not_judged(ours: pd.Series, on_number: bool, refusal: str, *after) -> tuple[str, str] | None:
-    """(verdict, why) of a row no rule judges, published or claimed: not run, learning not shown,
-    a stand-in where the rule states a number (``after``: more words), a protocol that differs."""
+    """(verdict, why) of a published or claimed row no rule judges (``after``: more words)."""
     stand_in = "; ".join(s for s in (f"not judged: {ours['stand_in']}", *after) if s)
     reasons = {
         st.NOT_RUN: ours.get("missing"),
@@ -183,9 +182,8 @@ UNTESTED = (st.NOT_COMPARABLE, st.NOT_LEARNED)
 
 
 def settle_rows(rows: list[dict], tests: list, names: tuple[str, str] = (st.AGREES, st.DIFFERS)):
-    """Every page's one settling (docs/verdicts.md, "Families"): each test (row index, family,
-    p for, p against, ``write``) Holm-adjusted within its family, read with ``names`` into its
-    row's verdict, then ``write(row, settled)`` says so."""
+    """Every page's one settling: each test (row index, family, p for, p against, ``write``)
+    Holm-adjusted in its family into its row's verdict, then ``write(row, settled)`` says so."""
     for (index, *_, write), s in zip(tests, settle_families([t[1:4] for t in tests], names)):
         rows[index]["verdict"] = s.verdict
         write(rows[index], s)
@@ -224,8 +222,7 @@ def _number(value: Any) -> str:
 
 
 def as_shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The comparison as a page shows it: a stand-in's tolerance blank (its own column names
-    the stand-in)."""
+    """The comparison as a page shows it: a stand-in's tolerance blank (its column names it)."""
     tolerance = table["tolerance"].astype(str)
     return table.assign(tolerance=tolerance.where(table["verdict"] != st.STAND_IN, ""))
 
