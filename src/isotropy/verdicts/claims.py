@@ -1,5 +1,4 @@
-"""The papers' claims as checks on our results: ``results/claims.{csv,md}``, one row per claim ×
-setup, judged on each seed (the rules: docs/verdicts.md, "Claims")."""
+"""The papers' claims judged per claim × setup on each seed (docs/verdicts.md, "Claims")."""
 
 from __future__ import annotations
 
@@ -18,6 +17,8 @@ from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
     family_sizes,
+    flagged,
+    holm_said,
     verdict_page,
 )
 from isotropy.verdicts.measurements import one_sided
@@ -46,7 +47,6 @@ _HOLM = "Holm over the study's family"
 def _row(
     claim: Claim, setup: str, measured: float, threshold: str, verdict: str, evidence="", note=""
 ) -> dict:
-    """One row of :data:`COLUMNS`."""
     values = (claim.name, claim.study, setup, claim.statement, measured, threshold, verdict)
     return dict(zip(COLUMNS, (*values, claim.paper, evidence, note), strict=True))
 
@@ -59,9 +59,8 @@ def sesoi_of(claim: Claim) -> float:
 
 
 def direction_test(claim: Claim, values: list[float]) -> RawTest:
-    """(p the seeds' mean lies beyond the bound by more than the claim's smallest effect of
-    interest, p it lies short of that, seeds going the claimed way, seeds): a one-sided t over
-    seeds (r on Fisher's z); with no spread, the sign test's 0.5 ** seeds."""
+    """A :data:`RawTest` by a one-sided t over seeds (r on Fisher's z), or with no spread the
+    sign test's 0.5 ** seeds."""
     kind, bound = T.parse_tolerance(claim.bound)
     on_z = claim.quantity in st.CORRELATIONS  # a correlation: tested on Fisher z
     y = fisher_z(values) if on_z else np.asarray(values, dtype=np.float64)
@@ -79,8 +78,7 @@ def direction_test(claim: Claim, values: list[float]) -> RawTest:
 
 
 def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest | None]:
-    """(verdict, or None where its family's Holm decides; the rule in words; its test): the one
-    procedure of each rule."""
+    """(verdict, or None where its family's Holm decides; the rule in words; its test)."""
     kind, bound = T.parse_tolerance(claim.bound)
     values = T.finite(m["per_seed"])
     if claim.rule == "direction":
@@ -108,12 +106,10 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
 
 
 def _beyond(claim: Claim) -> str:
-    """The direction test in words, with the smallest effect of interest and its source."""
     return f"one-sided t over seeds beyond SESOI {sesoi_of(claim):g} ({claim.sesoi_source})"
 
 
 def _threshold(claim: Claim) -> str:
-    """The claim's bound in words."""
     kind, bound = T.parse_tolerance(claim.bound)
     beyond = f" by more than {sesoi_of(claim):g}" if sesoi_of(claim) else ""
     if claim.rule == "seeds":
@@ -126,10 +122,9 @@ def check_claims(
     studies: set[str] | None,
     claims: Mapping[str, tuple[str, Sequence[Claim]]] | Sequence[Claim],
 ) -> pd.DataFrame:
-    """Every claim judged, each family settled by Holm: on a run's measurements (``studies``:
-    those this run has results of; ``claims``: study -> (why it reads not run without it, its
-    claims), in the page's order), or on per-seed values (columns claim, setup, seed, value;
-    ``claims``: a sequence, an ``any setup`` claim read as one row)."""
+    """Every claim judged, each family settled by Holm: on a run's measurements (``claims``:
+    study -> (why not run without it, its claims)) or on per-seed values (columns claim, setup,
+    seed, value; ``claims``: a sequence, an ``any setup`` claim read as one row)."""
     rows: list[dict] = []
     tests: list[tuple] = []  # (row index, family, p for, p against, how its row is written)
     if isinstance(claims, Mapping):
@@ -143,8 +138,7 @@ def check_claims(
 
 
 def _judged_row(claim, setup, measured, threshold, m, evidence, parts, rows, tests) -> None:
-    """Append a claim × setup row judged by :func:`_judge_claim`, and its test to ``tests``
-    (``parts``: the note's words before and after the rule)."""
+    """Append a row judged by :func:`_judge_claim` (``parts``: the note's words around the rule)."""
     verdict, rule, p = _judge_claim(claim, m)
     if p is not None:
         family = family_of_claim(claim.study, claim.rule, claim.quantity)
@@ -155,14 +149,10 @@ def _judged_row(claim, setup, measured, threshold, m, evidence, parts, rows, tes
 
 def _holm_note(row: dict, s) -> None:
     # two digits: a p-value's third digit is float32 noise of the traces, not evidence
-    row["note"] += (
-        f"; Holm over the {s.size} tests of {s.family}: p {s.p_for:.2g} "
-        f"(other way {s.p_against:.2g})"
-    )
+    row["note"] += holm_said(s, "tests", f"p {s.p_for:.2g} (other way {s.p_against:.2g})")
 
 
 def _measured_rows(measured, studies: set[str], claims, rows: list, tests: list) -> None:
-    """The rows of the claims on a run's measurements, and their tests."""
     for study, (not_run, judged) in claims.items():
         ours = measured[measured["study"] == study]
         measured_here = ours["quantity"].isin([c.quantity for c in judged])
@@ -179,7 +169,6 @@ def _measured_rows(measured, studies: set[str], claims, rows: list, tests: list)
 
 
 def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests: list) -> None:
-    """Append one claim × setup row of a run's measurements to ``rows``, its test to ``tests``."""
     threshold = _threshold(claim)
     if found.empty:
         note = f"no {claim.quantity} measured for this setup"
@@ -209,7 +198,6 @@ def judge_any_setup(verdicts: list[str]) -> str:
 
 
 def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, tests) -> None:
-    """The rows of per-seed claims (columns claim, setup, seed, value), and their tests."""
     for claim in claims:
         kind, bound = T.parse_tolerance(claim.bound)
         threshold = f"{kind} {bound:g}; {_beyond(claim)}, {_HOLM}"
@@ -233,8 +221,7 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, test
 
 
 def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
-    """The settled per-setup rows of each ``any setup`` claim as its one row (its setups'
-    verdicts in the note; measured: the setup mean furthest the claimed way)."""
+    """Each ``any setup`` claim's settled rows as one, at the mean furthest the claimed way."""
     existence = {c.name: c for c in claims if c.scope == "any setup"}
     kept: list[dict] = []
     for row in rows:
@@ -257,8 +244,8 @@ def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with each row whose seeds are all undecided (both optima at one end of the
-    run) read *not decided*; a row with some undecided says how many its test left out."""
+    """``table`` with a row whose seeds are all undecided read *not decided*, else saying how
+    many its test left out."""
     if "undecided" not in values:
         return table
     counts = values.groupby(["claim", "setup"])["undecided"].agg(["sum", "size"])
@@ -286,8 +273,7 @@ ERROR_CONTROL = (
 
 
 def verdict_cells(table: pd.DataFrame) -> list[str]:
-    """Each row's verdict as the pages print it, saying when it was judged on a stand-in or is
-    near-guaranteed."""
+    """Each row's verdict as the pages print it (on a stand-in, near-guaranteed)."""
     return [
         MARKS[row["verdict"]] + T.said(STAND_IN_NOTE in str(row["note"]), row)
         for row in table.to_dict("records")
@@ -298,9 +284,8 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
     """The claims page: the tally of verdicts, then every row."""
     counts = T.counted(table).value_counts()
     notes = table["note"].astype(str)
-    flagged = notes.str.contains(T.SIMPSON_MARK, regex=False)
     shown = table[["study", "setup", "claim", "measured", "threshold", "verdict"]].assign(
-        measured=[T.fmt(v) + (" ⚠" if f else "") for v, f in zip(table["measured"], flagged)],
+        measured=[flagged(T.fmt(v), n) for v, n in zip(table["measured"], notes)],
         verdict=verdict_cells(table),
         note=notes,
     )

@@ -1,5 +1,4 @@
-"""Our numbers beside the papers': ``results/paper_comparison.{csv,md}``, the published table
-joined with this run's measurements on study, quantity and setup pattern; no value in code."""
+"""Our numbers beside the papers': the published table joined with this run's measurements."""
 
 from __future__ import annotations
 
@@ -22,6 +21,8 @@ from isotropy.verdicts.families import (
     Settled,
     family_name,
     family_sizes,
+    flagged,
+    holm_said,
     seed_test_family,
     settle_families,
     verdict_page,
@@ -70,8 +71,7 @@ def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
 
 
 def margin_band(paper: pd.Series) -> tuple[float, float]:
-    """The region a verdict accepts, as D = paper − ours in the printed units (NaN where the
-    rule has none: bounds, seed tests, stated numbers)."""
+    """The region a verdict accepts, as D = paper − ours in printed units (NaN where none)."""
     kind, argument = T.parse_tolerance(paper["tolerance"])
     value = float(paper["paper_value"])
     if not math.isfinite(value):
@@ -88,8 +88,7 @@ def margin_band(paper: pd.Series) -> tuple[float, float]:
 
 
 def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
-    """One published row against one measurement, before the page's Holm (``ours``: our value
-    of the declared statistic)."""
+    """One published row against one measurement, before the page's Holm."""
     kind, bound = T.parse_tolerance(paper["tolerance"])
     value = float(ours["value"])
     gate = declarations.protocol_gate(
@@ -115,8 +114,7 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
 
 
 def not_judged(ours: pd.Series, on_number: bool, refusal: str, *after) -> tuple[str, str] | None:
-    """(verdict, why) of a row no rule judges, published or claimed: not run, learning not shown,
-    a stand-in where the rule states a number (``after``: more words), a protocol that differs."""
+    """(verdict, why) of a published or claimed row no rule judges (``after``: more words)."""
     stand_in = "; ".join(s for s in (f"not judged: {ours['stand_in']}", *after) if s)
     reasons = {
         st.NOT_RUN: ours.get("missing"),
@@ -137,8 +135,7 @@ def every_seed(kind: str, bound: float, values: list[float]) -> tuple[bool, str]
 
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
-    """Every published row (as :func:`read_published` returns them) beside each matching
-    measurement (``studies``: those of this run)."""
+    """Every published row beside each matching measurement (``studies``: this run's)."""
     rows: list[dict[str, Any]] = []
     tests: list[tuple] = []  # the equivalence tests and the seed tests: settled by family
     for _, paper in published.iterrows():
@@ -185,9 +182,8 @@ UNTESTED = (st.NOT_COMPARABLE, st.NOT_LEARNED)
 
 
 def settle_rows(rows: list[dict], tests: list, names: tuple[str, str] = (st.AGREES, st.DIFFERS)):
-    """Every page's one settling (docs/verdicts.md, "Families"): each test (row index, family,
-    p for, p against, ``write``) Holm-adjusted within its family, read with ``names`` into its
-    row's verdict, then ``write(row, settled)`` says so."""
+    """Every page's one settling: each test (row index, family, p for, p against, ``write``)
+    Holm-adjusted in its family into its row's verdict, then ``write(row, settled)`` says so."""
     for (index, *_, write), s in zip(tests, settle_families([t[1:4] for t in tests], names)):
         rows[index]["verdict"] = s.verdict
         write(rows[index], s)
@@ -195,9 +191,8 @@ def settle_rows(rows: list[dict], tests: list, names: tuple[str, str] = (st.AGRE
 
 def _equivalence_note(row: dict, s: Settled) -> None:
     row.update(p_agree=s.p_for, p_differ=s.p_against)
-    row["tolerance"] += (
-        f"; Holm over the {s.size} rows of {s.family}: p(agrees) {s.p_for:.2g}, "
-        f"p(differs) {s.p_against:.2g}"
+    row["tolerance"] += holm_said(
+        s, "rows", f"p(agrees) {s.p_for:.2g}, p(differs) {s.p_against:.2g}"
     )
 
 
@@ -206,7 +201,7 @@ def _seed_note(spec: str, ours: pd.Series, row: dict, s: Settled) -> None:
     less, greater = T.claimed_first(T.parse_tolerance(spec)[0], s.p_for, s.p_against)
     row["verdict"], row["tolerance"] = T.judge(spec, dict(ours, p_less=less, p_greater=greater))
     if s.size:
-        row["tolerance"] += f"; Holm over the {s.size} tests of {s.family}"
+        row["tolerance"] += holm_said(s, "tests")
 
 
 ERROR_CONTROL = (
@@ -227,8 +222,7 @@ def _number(value: Any) -> str:
 
 
 def as_shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The comparison as a page shows it: a stand-in's tolerance blank (its own column names
-    the stand-in)."""
+    """The comparison as a page shows it: a stand-in's tolerance blank (its column names it)."""
     tolerance = table["tolerance"].astype(str)
     return table.assign(tolerance=tolerance.where(table["verdict"] != st.STAND_IN, ""))
 
@@ -270,7 +264,7 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
             k = " / ".join(s for s in (_number(r["k"]), _number(r["paper_k"])) if s)
             n += f" (k {k}, cap {r['per_type_cap']})"
         statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
-        ours = _number(r["our_value"]) + (" ⚠" if T.SIMPSON_MARK in str(r["note"]) else "")
+        ours = flagged(_number(r["our_value"]), r["note"])
         verdict = f"**{r['verdict']}**" + T.said(
             bool(r["stand_in"]) and r["verdict"] in st.JUDGED, r
         )
@@ -289,8 +283,7 @@ PUBLISHED_COLUMNS = [
 def read_published(
     path: str | os.PathLike = PUBLISHED_VALUES, studies: Collection[str] | None = None
 ) -> pd.DataFrame:
-    """The published table, its columns, rows and declarations checked (``studies``: the
-    known studies)."""
+    """The published table, its columns, rows and declarations checked."""
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     if missing := [c for c in PUBLISHED_COLUMNS if c not in table.columns]:
         raise ValueError(f"{path}: columns {missing} are missing; expected {PUBLISHED_COLUMNS}")
@@ -306,9 +299,8 @@ def declared_protocols() -> tuple[tuple[str, str, str], ...]:
 
 
 def protocol_refusal(study: str, quantity: str, ours: pd.Series) -> str:
-    """Why our run cannot judge ``quantity`` on ``ours``: :func:`judge_row`'s gate against the
-    protocol its study's published rows declare for the setup, with no interval to widen (a
-    claim's rule has none); '' when none refuses."""
+    """Why ``ours`` cannot judge ``quantity``: :func:`judge_row`'s gate against the protocol
+    its study's published rows declare, with no interval to widen; '' when none refuses."""
     refusals = (
         declarations.protocol_gate(quantity, declared, ours.get("protocol", ""), False).refusal
         for row_study, setup, declared in declared_protocols()

@@ -11,7 +11,7 @@ import pandas as pd
 
 from isotropy.io import markdown_table
 from isotropy.statistics import AGREES, DIFFERS
-from isotropy.verdicts.tolerances import settle
+from isotropy.verdicts.tolerances import SIMPSON_MARK, settle
 
 MICKUS, RAJAEI = "Mickus et al. 2024", "Rajaei & Sheikhi 2020"
 # Each study's name in a family (and on the comparison page), and the paper its claims are from.
@@ -46,6 +46,16 @@ def family_of_claim(study: str, rule: str, quantity: str) -> str:
     if rule == "seeds" and quantity in SEED_TEST_QUANTITIES:
         return seed_test_family(paper, study, quantity)
     return family_name(paper, study)
+
+
+def holm_said(s: Settled, noun: str, p: str = "") -> str:
+    """'; Holm over the 4 tests of F: p …', the words :func:`family_sizes` reads back."""
+    return f"; Holm over the {s.size} {noun} of {s.family}" + (f": {p}" if p else "")
+
+
+def flagged(shown: str, note: object) -> str:
+    """A measured cell, marked ⚠ where its note says it was pooled outside its seeds."""
+    return shown + (" ⚠" if SIMPSON_MARK in str(note) else "")
 
 
 def family_sizes(notes: pd.Series, noun: str) -> str:
