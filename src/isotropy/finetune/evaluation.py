@@ -119,7 +119,9 @@ def _validation_pass(
     return outputs, sentence, moments.covariance().cpu(), (token_means, token_norms, head_input)
 
 
-def task_scores(spec: TaskSpec, table: pd.DataFrame, features: Features, settings, outputs):
+def task_scores(
+    spec: TaskSpec, table: pd.DataFrame, features: Features, settings: TrainingSettings, outputs
+) -> dict[str, Any]:
     """The task's validation scores from the head's outputs (SQuAD: EM and F1 of the best spans)."""
     if spec.kind != "qa":
         logits = torch.cat(outputs, dim=0).numpy()
