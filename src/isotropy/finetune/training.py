@@ -1,10 +1,7 @@
 """The training loop of one fine-tuning run (regulariser none, I-STAR or CosReg; optionally a
-transform of the CLS states the head reads), with checkpoint and resume.
-
-A run checkpoints after every epoch into its output folder (the model, optimiser, scheduler, loss
-scaler, every random number generator, and which run it belongs to) and resumes from there;
-training is deterministic per seed on the CPU (seeded initialisation, per-epoch seeded
-shuffling), so a resumed run replays exactly the batches of an uninterrupted one.
+transform of the CLS states the head reads). A run checkpoints every epoch (model, optimiser,
+scheduler, loss scaler, random generators, its signature) and resumes; seeded initialisation and
+per-epoch shuffling make a resumed CPU run replay exactly the batches of an uninterrupted one.
 """
 
 from __future__ import annotations
