@@ -26,8 +26,7 @@ log = logging.getLogger(__name__)
 
 
 def unique_texts(table: pd.DataFrame) -> list[str]:
-    """All distinct texts of a prepared table (both sides of pairs), in order of first
-    appearance."""
+    """All distinct texts of a prepared table (both sides of pairs), in first-appearance order."""
     columns = [table[column].tolist() for column in ("text", "text_pair") if column in table]
     return list(dict.fromkeys(itertools.chain.from_iterable(columns)))
 

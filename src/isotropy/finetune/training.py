@@ -387,8 +387,7 @@ def save_checkpoint(path: Path, progress: dict, model, optimizer, scheduler, sca
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
-    """A checkpoint's state, unpickling tensors and plain data only: a tampered file cannot run
-    code."""
+    """A checkpoint's state, unpickling tensors and plain data only: tampered files run no code."""
     try:
         # On the CPU: the RNG states must stay CPU tensors; load_state_dict moves the rest.
         return torch.load(path, map_location="cpu", weights_only=True)
