@@ -185,8 +185,7 @@ def _tagged_entries(keyed_vectors) -> dict[str, str]:
 
 
 def is_word2vec_binary(path: str | os.PathLike) -> bool:
-    """Whether a word2vec file is binary: its first record after the header is not a word and
-    ``dim`` decimal numbers."""
+    """Whether a word2vec file is binary: its first record is not a word and ``dim`` numbers."""
     path = Path(path)
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rb") as handle:

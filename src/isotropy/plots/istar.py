@@ -165,8 +165,7 @@ def plot_figures2_3(points: pd.DataFrame, summary: pd.DataFrame) -> plt.Figure:
 
 
 def plot_shapes(points: pd.DataFrame, summary: pd.DataFrame) -> plt.Figure:
-    """The poster's line, circle and sphere in 3-D axes, each titled with its IsoScore and the
-    (k - 1)/(d - 1) it should be."""
+    """The poster's line, circle and sphere in 3-D, titled with IsoScore and its (k-1)/(d-1)."""
     figure = plt.figure(figsize=(10, 3.8), layout="constrained")
     for i, (_, row) in enumerate(summary.iterrows()):
         ax = figure.add_subplot(1, len(summary), i + 1, projection="3d")
