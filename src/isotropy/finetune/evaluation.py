@@ -84,7 +84,14 @@ def evaluate_model(
 
 
 def _validation_pass(
-    model, tokenizer, spec: TaskSpec, features: Features, settings, device, mixed, method
+    model,
+    tokenizer,
+    spec: TaskSpec,
+    features: Features,
+    settings: TrainingSettings,
+    device: torch.device,
+    mixed: bool,
+    method: Callable[[torch.Tensor], torch.Tensor] | None,
 ) -> tuple:
     """One pass over the validation features: the head's outputs per batch, the position-0 states
     of every layer (layers × sentences × dim), Σ_S of the validation tokens, and the CLS

@@ -363,10 +363,18 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def run_signature(model_spec, task, regulariser, lam, seed, settings, head_transform=None) -> dict:
+def run_signature(
+    model_spec: ModelSpec,
+    task: str,
+    regulariser: str,
+    lam: float,
+    seed: int,
+    settings: TrainingSettings,
+    head_transform: HeadTransform | None = None,
+) -> dict:
     """What a checkpoint must match to be resumed (evaluation-only settings may change freely)."""
-    signature = {"model": model_spec.as_record(), "task": task, "regulariser": regulariser}
-    signature |= {"lam": float(lam), "seed": seed}
+    signature: dict[str, Any] = {"model": model_spec.as_record(), "task": task}
+    signature |= {"regulariser": regulariser, "lam": float(lam), "seed": seed}
     signature["training"] = settings.model_dump(exclude=EVALUATION_ONLY)
     if head_transform is not None:
         signature["head_transform"] = head_transform.record()
