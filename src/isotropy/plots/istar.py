@@ -84,8 +84,7 @@ def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:
 
 
 def figure6(runs: pd.DataFrame, selection: str = "best") -> tuple[plt.Figure, pd.DataFrame]:
-    """Grouped bars, each with its value: average performance per model and method (legend
-    beside the axes, never on a bar)."""
+    """Grouped bars with values: mean performance per model and method (legend never on a bar)."""
     table = figure6_table(runs, selection)
     bars = table.pivot(index="model", columns="method", values="metric")
     bars = bars[list(dict.fromkeys(table["method"]))].rename(columns=METHOD_LABELS)
