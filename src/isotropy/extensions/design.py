@@ -163,9 +163,8 @@ def run_cost(dataset: str, head: str) -> tuple[float, float] | None:
 
 
 def run_seconds(config: Mapping[str, Any], dataset: str, head: str) -> float | None:
-    """Estimated seconds of one one-thread run (None: no measured cost for this setup and
-    head): updates scale with the items, evaluations with their square (the silhouette's and
-    Dunn's pairs)."""
+    """Estimated seconds of one one-thread run (None: no measured cost for this setup and head):
+    updates scale with the items, evaluations with their square (silhouette's and Dunn's pairs)."""
     section = config[SECTION]
     measured = run_cost(dataset, head)
     if measured is None:

@@ -324,8 +324,7 @@ def rule_run(snakemake: Any) -> dict[str, Any]:
 
 def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
     """Run :func:`finetune` into the folder of ``metrics_path``, write its metrics atomically, then
-    drop the checkpoint unless ``settings.keep_checkpoint`` (it holds optimiser state: ~3× the
-    model)."""
+    drop the checkpoint unless ``settings.keep_checkpoint`` (optimiser state: ~3× the model)."""
     metrics_path = Path(metrics_path)
     result = finetune(out_dir=metrics_path.parent, **kwargs)
     write_json(metrics_path, result)
