@@ -43,8 +43,7 @@ def required_manifests(paths: Sequence[str | None]) -> list[str]:
 
 
 def model_manifests(config: Mapping[str, Any], *names: str) -> list[str]:
-    """The manifests of the split models among ``models.<name>`` for each name (a job's input:
-    it waits for their assembly)."""
+    """Manifests of the split models among ``models.<name>``: a job's input, awaiting assembly."""
     return required_manifests([ModelSpec.from_config(config, name).path for name in names])
 
 

@@ -36,11 +36,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Problem:
-    """A classification task over rows of an embedding table.
-
-    ``left``/``right`` index the table for every item (``right`` is None for single-text tasks);
-    ``targets`` are class ids (single-label) or a 0/1 matrix (multi-label).
-    """
+    """A classification task over rows of an embedding table: ``left``/``right`` index each item's
+    text(s) (``right`` None for single texts); ``targets`` are class ids or a 0/1 (multi-label)."""
 
     vectors: np.ndarray
     left: np.ndarray
@@ -64,11 +61,8 @@ class Problem:
 
 
 def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) -> Problem:
-    """Join a prepared table to its embeddings.
-
-    Items whose text (or either text of a pair) has no vector are dropped and counted. Only
-    rows that some item uses are kept, so the table holds exactly the data set's unique texts.
-    """
+    """Join a prepared table to its embeddings: items with a text lacking a vector are dropped and
+    counted; only rows some item uses are kept (exactly the data set's unique texts)."""
     pair = "text_pair" in table.columns
     multilabel = "labels" in table.columns
     if not multilabel and "label" not in table.columns:
@@ -239,8 +233,7 @@ class OptimisationSettings(Optimisation):
         return names
 
     def records(self, step: int) -> bool:
-        """Whether the state after ``step`` updates is evaluated and recorded
-        (:func:`isotropy.traces.evaluates`)."""
+        """Whether the state after ``step`` updates is evaluated and recorded."""
         return evaluates(step, self.updates, self.metric_stride)
 
     @property
@@ -250,8 +243,7 @@ class OptimisationSettings(Optimisation):
 
 
 def _sample(n: int, size: int | None, generator: torch.Generator) -> np.ndarray | None:
-    """A fresh random subset of ``size`` of ``n`` indices (host array), or None when all are
-    used."""
+    """A fresh random subset of ``size`` of ``n`` indices (host array), or None for all."""
     if size is None or size >= n:
         return None
     return torch.randperm(n, generator=generator)[:size].numpy()
@@ -479,8 +471,7 @@ class Section2Probe:
 
 
 class _ClassifierObjective:
-    """The paper's loss: cross-entropy (single-label) or per-label BCE on the classifier's
-    logits."""
+    """The paper's loss: cross-entropy or per-label BCE of the classifier's logits."""
 
     def __init__(self, problem: Problem, batch: _Batch):
         self.batch = batch
@@ -531,8 +522,7 @@ class _TripletObjective:
 def _train(
     model, settings: OptimisationSettings, objective, per_update, probe=None
 ) -> _TraceBuffer:
-    """Full-batch Adam for ``settings.updates`` updates, recording the states the settings ask
-    for."""
+    """Full-batch Adam for ``settings.updates`` updates, recording the states asked for."""
     from tqdm.auto import tqdm
 
     optimiser = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)  # else defaults
@@ -605,10 +595,8 @@ def run_optimisation(
     """Train, recording metrics; return the per-step trace and a summary of the run.
 
     Step 0 is the pretrained starting point; step k is the state after k updates. The trace has
-    ``seed``, ``step`` and the registry's columns (:func:`registry.trace_columns`), then a
-    ``probe``'s columns (:class:`Probe`: extra measurements of a study, e.g. the sensitivity
-    study's subspace shares; they change nothing in the training). Values reach the host in
-    batches (:class:`_TraceBuffer`), which checks them there.
+    ``seed``, ``step`` and the registry's columns, then a ``probe``'s (:class:`Probe`; they change
+    nothing in the training). Values reach the host in batches, checked there.
     """
     metrics.checked_points(problem.vectors, name="the embedding table")
     torch.manual_seed(settings.seed)  # the classifier's initialisation: the run's only randomness

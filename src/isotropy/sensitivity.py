@@ -6,11 +6,6 @@ POS as the contrast), run over cells: a vector set (an encoder's own, or one der
 zero-padded or isometrically embedded) x a label set (:data:`LABEL_SETS`) x a learning-rate
 factor, each with several seeds (the replication unit). Every vector set sees the same items:
 the words that the ``items_from`` encoder has a vector for.
-
-This module holds the label sets, the vector transforms and the study's measurements per step
-(:class:`SubspaceProbe`), per seed (:func:`seed_row`) and per cell (:func:`cell_table`, with the
-main study's interval over seeds); the grid, its files and settings come from the configuration
-through :mod:`isotropy.workflow.targets` (``sensitivity_*``).
 """
 
 from __future__ import annotations

@@ -58,8 +58,7 @@ def trace_columns() -> list[str]:
 
 
 def _matches_record(path: Path, data: bytes) -> str | None:
-    """Why ``path``'s ``data`` differ from its provenance record (None: it matches, or has no
-    record)."""
+    """Why ``path``'s ``data`` differ from its provenance record (None: match, or no record)."""
     try:
         if (record := read_record(path)) is None:  # through the door, capped
             return None

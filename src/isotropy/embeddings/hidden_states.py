@@ -64,8 +64,7 @@ def tokenize_batch(tokenizer, sentences: Sequence[str], max_length: int):
 
 @dataclass
 class ArrayRecord:
-    """A dataclass of arrays, stored as one ``.npz`` file with an array per field (a field with a
-    default may be absent from the file)."""
+    """A dataclass of arrays as one ``.npz`` file, an array per field (defaulted ones optional)."""
 
     def save(self, path: str | os.PathLike) -> None:
         save_npz(path, **{f.name: np.asarray(getattr(self, f.name)) for f in fields(self)})

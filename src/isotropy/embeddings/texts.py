@@ -26,8 +26,7 @@ log = logging.getLogger(__name__)
 
 
 def unique_texts(table: pd.DataFrame) -> list[str]:
-    """All distinct texts of a prepared table (both sides of pairs), in order of first
-    appearance."""
+    """All distinct texts of a prepared table (both sides of pairs), in first-appearance order."""
     columns = [table[column].tolist() for column in ("text", "text_pair") if column in table]
     return list(dict.fromkeys(itertools.chain.from_iterable(columns)))
 
@@ -186,8 +185,7 @@ def _tagged_entries(keyed_vectors) -> dict[str, str]:
 
 
 def is_word2vec_binary(path: str | os.PathLike) -> bool:
-    """Whether a word2vec file is binary: its first record after the header is not a word and
-    ``dim`` decimal numbers."""
+    """Whether a word2vec file is binary: its first record is not a word and ``dim`` numbers."""
     path = Path(path)
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rb") as handle:

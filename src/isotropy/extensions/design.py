@@ -60,8 +60,7 @@ def run_settings(config: Mapping[str, Any], dataset: str, head: str, seed: int) 
 
 
 def heldout_model(config: Mapping[str, Any], dataset: str) -> str:
-    """The model a setup's held-out run fine-tunes: its encoder's (``models.<name>``), the main
-    study's encoder for that setup."""
+    """The model a setup's held-out run fine-tunes: the main study's encoder (``models.<name>``)."""
     return config["encoders"][config["main"]["setups"][dataset]["encoder"]]["model"]
 
 
@@ -122,8 +121,7 @@ def settings_line(config: Mapping[str, Any]) -> str:
 
 
 def heldout_settings(config: Mapping[str, Any]) -> str:
-    """The held-out fine-tuning's settings (the models it fine-tunes by name), or that this
-    configuration runs none."""
+    """The held-out fine-tuning's settings (the models it fine-tunes by name), or that none runs."""
     held = config[SECTION]["heldout"]
     if not held["setups"]:
         return "Held out: no fine-tuning runs in this configuration"
@@ -165,9 +163,8 @@ def run_cost(dataset: str, head: str) -> tuple[float, float] | None:
 
 
 def run_seconds(config: Mapping[str, Any], dataset: str, head: str) -> float | None:
-    """Estimated seconds of one one-thread run (None: no measured cost for this setup and
-    head): updates scale with the items, evaluations with their square (the silhouette's and
-    Dunn's pairs)."""
+    """Estimated seconds of one one-thread run (None: no measured cost for this setup and head):
+    updates scale with the items, evaluations with their square (silhouette's and Dunn's pairs)."""
     section = config[SECTION]
     measured = run_cost(dataset, head)
     if measured is None:

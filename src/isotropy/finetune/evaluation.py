@@ -84,7 +84,14 @@ def evaluate_model(
 
 
 def _validation_pass(
-    model, tokenizer, spec: TaskSpec, features: Features, settings, device, mixed, method
+    model,
+    tokenizer,
+    spec: TaskSpec,
+    features: Features,
+    settings: TrainingSettings,
+    device: torch.device,
+    mixed: bool,
+    method: Callable[[torch.Tensor], torch.Tensor] | None,
 ) -> tuple:
     """One pass over the validation features: the head's outputs per batch, the position-0 states
     of every layer (layers × sentences × dim), Σ_S of the validation tokens, and the CLS
@@ -119,7 +126,9 @@ def _validation_pass(
     return outputs, sentence, moments.covariance().cpu(), (token_means, token_norms, head_input)
 
 
-def task_scores(spec: TaskSpec, table: pd.DataFrame, features: Features, settings, outputs):
+def task_scores(
+    spec: TaskSpec, table: pd.DataFrame, features: Features, settings: TrainingSettings, outputs
+) -> dict[str, Any]:
     """The task's validation scores from the head's outputs (SQuAD: EM and F1 of the best spans)."""
     if spec.kind != "qa":
         logits = torch.cat(outputs, dim=0).numpy()

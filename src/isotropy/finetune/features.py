@@ -16,8 +16,7 @@ from isotropy.readers.tasks import TaskSpec
 
 
 def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
-    """The task model (sequence classification/regression head, or span extraction head) and its
-    tokenizer."""
+    """The task model (sequence classification/regression or span extraction) and its tokenizer."""
     from transformers import (
         AutoModelForQuestionAnswering,
         AutoModelForSequenceClassification,
@@ -47,8 +46,7 @@ def load_model_and_tokenizer(spec: ModelSpec, task: TaskSpec):
 
 @dataclass
 class Features:
-    """Tokenised examples ready to batch; ``extra`` holds per-feature tensors (labels,
-    positions)."""
+    """Tokenised examples ready to batch; ``extra``: per-feature tensors (labels, positions)."""
 
     encodings: list[dict[str, list[int]]]
     extra: dict[str, list] = field(default_factory=dict)
@@ -165,8 +163,7 @@ def task_features(
     validation: pd.DataFrame,
     settings: TrainingSettings,
 ) -> tuple[Features, Features]:
-    """(training, evaluation) features of a task: SQuAD windows, or one sequence (pair) per
-    example."""
+    """(training, evaluation) features of a task: SQuAD windows, or a sequence (pair) an example."""
     if spec.kind == "qa":
         return (
             qa_train_features(train, tokenizer, settings.max_length, settings.doc_stride),

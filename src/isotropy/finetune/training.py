@@ -1,10 +1,7 @@
 """The training loop of one fine-tuning run (regulariser none, I-STAR or CosReg; optionally a
-transform of the CLS states the head reads), with checkpoint and resume.
-
-A run checkpoints after every epoch into its output folder (the model, optimiser, scheduler, loss
-scaler, every random number generator, and which run it belongs to) and resumes from there;
-training is deterministic per seed on the CPU (seeded initialisation, per-epoch seeded
-shuffling), so a resumed run replays exactly the batches of an uninterrupted one.
+transform of the CLS states the head reads). A run checkpoints every epoch (model, optimiser,
+scheduler, loss scaler, random generators, its signature) and resumes; seeded initialisation and
+per-epoch shuffling make a resumed CPU run replay exactly the batches of an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -327,8 +324,7 @@ def rule_run(snakemake: Any) -> dict[str, Any]:
 
 def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
     """Run :func:`finetune` into the folder of ``metrics_path``, write its metrics atomically, then
-    drop the checkpoint unless ``settings.keep_checkpoint`` (it holds optimiser state: ~3× the
-    model)."""
+    drop the checkpoint unless ``settings.keep_checkpoint`` (optimiser state: ~3× the model)."""
     metrics_path = Path(metrics_path)
     result = finetune(out_dir=metrics_path.parent, **kwargs)
     write_json(metrics_path, result)
@@ -366,10 +362,18 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def run_signature(model_spec, task, regulariser, lam, seed, settings, head_transform=None) -> dict:
+def run_signature(
+    model_spec: ModelSpec,
+    task: str,
+    regulariser: str,
+    lam: float,
+    seed: int,
+    settings: TrainingSettings,
+    head_transform: HeadTransform | None = None,
+) -> dict:
     """What a checkpoint must match to be resumed (evaluation-only settings may change freely)."""
-    signature = {"model": model_spec.as_record(), "task": task, "regulariser": regulariser}
-    signature |= {"lam": float(lam), "seed": seed}
+    signature: dict[str, Any] = {"model": model_spec.as_record(), "task": task}
+    signature |= {"regulariser": regulariser, "lam": float(lam), "seed": seed}
     signature["training"] = settings.model_dump(exclude=EVALUATION_ONLY)
     if head_transform is not None:
         signature["head_transform"] = head_transform.record()
@@ -390,8 +394,7 @@ def save_checkpoint(path: Path, progress: dict, model, optimizer, scheduler, sca
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
-    """A checkpoint's state, unpickling tensors and plain data only: a tampered file cannot run
-    code."""
+    """A checkpoint's state, unpickling tensors and plain data only: tampered files run no code."""
     try:
         # On the CPU: the RNG states must stay CPU tensors; load_state_dict moves the rest.
         return torch.load(path, map_location="cpu", weights_only=True)

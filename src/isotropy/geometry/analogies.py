@@ -29,8 +29,7 @@ ORIGINAL = "original"
 
 
 def whiten(points) -> np.ndarray:
-    """PCA whitening (scikit-learn): centred, rotated to the principal axes, each scaled to unit
-    variance."""
+    """PCA whitening (scikit-learn): centred, rotated to the principal axes, unit variance."""
     from sklearn.decomposition import PCA
 
     return PCA(whiten=True).fit_transform(np.asarray(points, dtype=np.float64))

@@ -111,8 +111,7 @@ def pooled(tokens: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
 
 def by_position(tokens: np.ndarray, offsets: np.ndarray, max_length: int) -> np.ndarray:
-    """Each sentence's token vectors in position order, flattened to ``max_length × dim`` (zeros
-    after the sentence's end)."""
+    """Each sentence's token vectors in order, flattened to ``max_length × dim`` (zero-padded)."""
     lengths = np.diff(offsets)
     if lengths.max() > max_length:
         raise ValueError(

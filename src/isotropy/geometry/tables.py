@@ -24,8 +24,7 @@ TABLE_COLUMNS = {
 
 
 def table_seeds(table: pd.DataFrame) -> list[int] | None:
-    """The seeds of a geometry table's rows (for its provenance record); None without a seed
-    column."""
+    """The seeds of a geometry table's rows (for its provenance record); None if it has none."""
     return sorted(int(seed) for seed in table["seed"].unique()) if "seed" in table else None
 
 

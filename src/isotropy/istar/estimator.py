@@ -93,8 +93,7 @@ def minibatch_stability(
 
 
 def average_cosine(points: np.ndarray) -> float:
-    """Mean cosine over all ordered pairs of distinct points, exactly:
-    (‖Σ_i x̂_i‖² − n)/(n(n − 1))."""
+    """Mean cosine over ordered pairs of distinct points, exactly: (‖Σ_i x̂_i‖² − n)/(n(n − 1))."""
     unit = points / np.linalg.norm(points, axis=1, keepdims=True)
     n = len(unit)
     total = unit.sum(axis=0)

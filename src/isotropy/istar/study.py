@@ -15,8 +15,7 @@ from isotropy.paths import istar_run_file
 
 
 def run_grid(section: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every run of the study (config ``istar``): the baseline at λ = 0 plus each regulariser ×
-    λ."""
+    """Every run of the study (config ``istar``): the baseline at λ = 0, each regulariser × λ."""
     return [
         dict(model=model, task=task, regulariser=regulariser, lam=format_lambda(lam), seed=seed)
         for model in run_models(section)

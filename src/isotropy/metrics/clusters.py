@@ -149,8 +149,7 @@ def cluster_layout(
 
 
 def _transposed_cpu_blocks(device: torch.device) -> bool:
-    """The CPU computes distance blocks transposed; tests run the accelerator path on the CPU
-    too."""
+    """The CPU computes distance blocks transposed; tests run the accelerator path on it too."""
     return device.type == "cpu"
 
 

@@ -199,8 +199,7 @@ def collapsed_isoscore_bound(n_classes: int, d: int) -> float:
 
 def cross_polytope(d: int, radius: float = 1.0) -> np.ndarray:
     """The 2d points ±radius·e_k: centred, on the sphere, covariance ∝ I (IsoScore 1). With one
-    label per point, Eq. (1) with squared distances reaches its bound 2n²r² on the sphere of
-    radius r."""
+    label per point, Eq. (1) with squared distances reaches its bound 2n²r² on that sphere."""
     eye = np.eye(d) * radius
     return np.concatenate([eye, -eye])
 

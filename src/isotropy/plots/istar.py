@@ -84,8 +84,7 @@ def figure5(runs: pd.DataFrame) -> tuple[plt.Figure, pd.DataFrame]:
 
 
 def figure6(runs: pd.DataFrame, selection: str = "best") -> tuple[plt.Figure, pd.DataFrame]:
-    """Grouped bars, each with its value: average performance per model and method (legend
-    beside the axes, never on a bar)."""
+    """Grouped bars with values: mean performance per model and method (legend never on a bar)."""
     table = figure6_table(runs, selection)
     bars = table.pivot(index="model", columns="method", values="metric")
     bars = bars[list(dict.fromkeys(table["method"]))].rename(columns=METHOD_LABELS)
@@ -165,8 +164,7 @@ def plot_figures2_3(points: pd.DataFrame, summary: pd.DataFrame) -> plt.Figure:
 
 
 def plot_shapes(points: pd.DataFrame, summary: pd.DataFrame) -> plt.Figure:
-    """The poster's line, circle and sphere in 3-D axes, each titled with its IsoScore and the
-    (k - 1)/(d - 1) it should be."""
+    """The poster's line, circle and sphere in 3-D, titled with IsoScore and its (k-1)/(d-1)."""
     figure = plt.figure(figsize=(10, 3.8), layout="constrained")
     for i, (_, row) in enumerate(summary.iterrows()):
         ax = figure.add_subplot(1, len(summary), i + 1, projection="3d")

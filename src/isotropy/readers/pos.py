@@ -34,8 +34,7 @@ WORDNET_POS = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r"
 
 
 def read_pos_codwoe(raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """CoDWoE English words, each labelled with the set of its parts of speech over all its
-    glosses."""
+    """CoDWoE English words, each labelled with its parts of speech over all its glosses."""
     files = [p for p in source_files(raw_dir) if p.suffix in {".json", ".csv"}]
     labels: dict[str, set[str]] = defaultdict(set)
     from isotropy import trust  # here: the device has no jsonschema

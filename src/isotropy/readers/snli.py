@@ -17,8 +17,7 @@ FIELDS = itemgetter("gold_label", "sentence1", "sentence2")
 
 
 def read_snli(raw_dir: str | os.PathLike) -> pd.DataFrame:
-    """SNLI 1.0 validation pairs with a gold label (9,842 rows); the ``-`` (no consensus) ones
-    dropped."""
+    """SNLI 1.0 validation pairs with a gold label (9,842 rows); ``-`` (no consensus) dropped."""
     path = raw_file(raw_dir, "snli_1.0_dev.jsonl")
     rows, unlabelled = [], 0
     from isotropy import trust  # here: the device has no jsonschema
