@@ -39,7 +39,6 @@ def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> 
     """The ``$OUT`` folders of benchmarks/istar_on_device.py calls as one grid with one record,
     after the calls of the grid already committed (a later call finishing a cut one)."""
     runs_file, metrics_file, costs_file, tests_file, record_file = grid_files(prefix)
-    records = committed.device_calls(calls)
     tables = [read_csv(call, "runs.csv") for call in calls if (call / "runs.csv").is_file()]
     metrics = "".join(read_text(call, "metrics.jsonl") for call in calls)
     earlier: list[dict[str, Any]] = []
@@ -61,14 +60,12 @@ def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> 
         "what": f"the I-STAR grid of {OVERLAY[prefix]} on one GPU, in "
         f"{len(earlier) + len(calls)} device call(s), the later ones finishing what a cut call did "
         "not start or adding runs",
-        "calls": earlier + records,
+        "calls": earlier + committed.device_calls(calls),
     }
     return commit_files(root, record_file, files, facts)
 
 
 def _mean_sd(values: pd.Series) -> str:
-    if values.empty:
-        return ""
     spread = f" ± {values.std():.2g}" if len(values) > 1 else ""
     return f"{values.mean():.4g}{spread} ({len(values)})"
 

@@ -78,7 +78,6 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
     sweep = []
     for entry in cause:
         before, final = entry["agreement"][:-1], entry["agreement"][-1]
-        low, high = final["eval_batch_ari_min"], final["eval_batch_ari_max"]
         sweep.append(
             {
                 "trained with": variant_name(entry),
@@ -88,8 +87,8 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
                 "ARI per batch, training (before epoch 1 → 2)": " → ".join(
                     f"{r['train_batch_ari_mean']:.2f}" for r in before
                 ),
-                "ARI per batch, evaluation": f"{final['eval_batch_ari_mean']:.2f} "
-                f"({low:.2f}–{high:.2f})",
+                "ARI per batch, evaluation": "{eval_batch_ari_mean:.2f} "
+                "({eval_batch_ari_min:.2f}–{eval_batch_ari_max:.2f})".format_map(final),
                 "ARI offline, evaluation": f"{final['eval_offline_ari']:.2f}",
                 "wall s": f"{entry['wall_seconds']:.0f}",
             }
@@ -153,10 +152,9 @@ def _differences(runs: list[dict[str, Any]]) -> pd.DataFrame:
             "seeds": found["seeds"],
             "each seed": [", ".join(map(_points, values)) for values in found["values"]],
             "mean": found["mean"].map(_points),
-            "95% interval": [
-                "" if pd.isna(low) else f"{_points(low)} to {_points(high)}"
-                for low, high in zip(found["low"], found["high"])
-            ],
+            "95% interval": (found["low"].map(_points) + " to " + found["high"].map(_points)).where(
+                found["low"].notna(), ""
+            ),
             "the interval": found["reads"],
         }
     )
