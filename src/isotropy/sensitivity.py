@@ -340,31 +340,25 @@ def _share_text(row: pd.Series) -> str:
     return f"{row['rowspace_share_start']:.2f} → {row['rowspace_share_end']:.2f}"
 
 
-def markdown_table(table: pd.DataFrame, compact: bool = False) -> str:
+def markdown_table(table: pd.DataFrame) -> str:
     """The cell table as Markdown: correlations as ``estimate [low, high]`` over seeds (ρ: the
-    median seed [the lowest, the highest seed]). ``compact``: the doc's columns only (r, its
-    seeds and IsoScore's change; the rest is in the per-seed file beside it)."""
+    median seed [the lowest, the highest seed])."""
     header = (
         "| setup | vectors | dim | label set | lr × | seeds | r [CI] | ρ median [range] "
         "| r per seed "
         "| IsoScore start → end | min at update | r before min [CI] | r after min [CI] "
         "| row-space share start → end | inside span: IsoScore; r [CI]; outside |"
     )
-    if compact:
-        header = "| setup | vectors | dim | labels | lr × | r [CI] | r per seed | IsoScore |"
     lines = [header, "|" + "---|" * header.count(" | ") + "---|"]
     for _, row in table.iterrows():
         r, seeds = _with_interval(row, "pearson_r"), row.get("pearson_r_seeds", "")
         isoscore = f"{row['isoscore_start']:.3f} → {row['isoscore_end']:.3f}"
         cells = [row["setup"], row["vectors"], row["dimension"], row["label_set"]]
         cells.append(f"{row['lr_factor']:g}")
-        if compact:
-            cells += [r, seeds, isoscore]
-        else:
-            cells += [row["seeds"], r, _with_interval(row, "spearman_rho"), seeds, isoscore]
-            cells += [f"{row['min_step_low']}–{row['min_step_high']}"]
-            cells += [_with_interval(row, name) for name in ("r_before_min", "r_after_min")]
-            cells += [_share_text(row), _span_text(row)]
+        cells += [row["seeds"], r, _with_interval(row, "spearman_rho"), seeds, isoscore]
+        cells += [f"{row['min_step_low']}–{row['min_step_high']}"]
+        cells += [_with_interval(row, name) for name in ("r_before_min", "r_after_min")]
+        cells += [_share_text(row), _span_text(row)]
         lines.append("| " + " | ".join(f"{cell}" for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 
