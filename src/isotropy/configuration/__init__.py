@@ -100,12 +100,9 @@ class Config(Section):
 
     @model_validator(mode="before")
     @classmethod
-    def _widths(cls, config: Any) -> Any:
-        """A model's width, where not given, MODEL_SHAPE's (in place, as fill_defaults fills)."""
-        for name, model in (config.get("models") or {}).items() if isinstance(config, dict) else ():
-            if isinstance(model, dict) and name in MODEL_SHAPE:
-                model.setdefault("dimension", MODEL_SHAPE[name][1])
-        return config
+    def _filled(cls, config: Any) -> Any:
+        """Defaults filled in place first: the cross-section checks read the models' widths."""
+        return fill_defaults(cls, config) if isinstance(config, dict) else config
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -282,8 +279,11 @@ def stride_problem(study: str, stride: int, of: str, updates: int) -> str | None
 
 def fill_defaults(model: type[Section], config: dict) -> dict:
     """``model``'s defaults filled into ``config`` in place, ``optional`` keys left out (what it
-    gives stays as written, so the rules' parameters do not change; ``WHOLE``: in field order)."""
-    for _, section, mapping in sections(model, config):
+    gives stays as written, so the rules' parameters do not change; ``WHOLE``: in field order; a
+    model's width, where not given, MODEL_SHAPE's)."""
+    for key, section, mapping in sections(model, config):
+        if section is Model and (shape := MODEL_SHAPE.get(key.removeprefix("models."))):
+            mapping.setdefault("dimension", shape[1])
         for name, field in section.model_fields.items():
             if name not in mapping and not (field.is_required() or is_absent(field)):
                 mapping[name] = section.default(name)
