@@ -148,7 +148,8 @@ class Config(Section):
                 )
 
     def _bounds(self) -> Iterator[str]:
-        """A key bounded by another section's."""
+        """A key bounded by another section's (STS splits' downloads, extension setups, metric
+        strides, removable directions): each section alone validates but the run would fail."""
         sts = self.geometry.sts if self.geometry and self.geometry.sts.models else None
         splits = {name: getattr(sts.splits, name) for name in sts.datasets} if sts else {}
         for name, split in splits.items():  # readers.inputs.sts_inputs relies on the download
@@ -246,7 +247,8 @@ class Config(Section):
                     )
 
     def _split_model_problems(self) -> Iterator[str]:
-        """A ``parts:<name>`` path naming no split model, or one of another hub model or commit."""
+        """A ``parts:<name>`` path naming no split model, or one of another hub model or commit
+        (its files would be read, and its results filed, under the wrong name)."""
         for name, model in self.models.items():
             if not (model.path or "").startswith("parts:"):  # models.PARTS_PREFIX
                 continue
