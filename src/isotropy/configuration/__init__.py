@@ -100,12 +100,9 @@ class Config(Section):
 
     @model_validator(mode="before")
     @classmethod
-    def _widths(cls, config: Any) -> Any:
-        """A model's width, where not given, MODEL_SHAPE's (in place, as fill_defaults fills)."""
-        for name, model in (config.get("models") or {}).items() if isinstance(config, dict) else ():
-            if isinstance(model, dict) and name in MODEL_SHAPE:
-                model.setdefault("dimension", MODEL_SHAPE[name][1])
-        return config
+    def _filled(cls, config: Any) -> Any:
+        """Defaults filled in place first: the cross-section checks read the models' widths."""
+        return fill_defaults(cls, config) if isinstance(config, dict) else config
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -151,7 +148,8 @@ class Config(Section):
                 )
 
     def _bounds(self) -> Iterator[str]:
-        """A key bounded by another section's."""
+        """A key bounded by another section's (STS splits' downloads, extension setups, metric
+        strides, removable directions): each section alone validates but the run would fail."""
         sts = self.geometry.sts if self.geometry and self.geometry.sts.models else None
         splits = {name: getattr(sts.splits, name) for name in sts.datasets} if sts else {}
         for name, split in splits.items():  # readers.inputs.sts_inputs relies on the download
@@ -249,7 +247,8 @@ class Config(Section):
                     )
 
     def _split_model_problems(self) -> Iterator[str]:
-        """A ``parts:<name>`` path naming no split model, or one of another hub model or commit."""
+        """A ``parts:<name>`` path naming no split model, or one of another hub model or commit
+        (its files would be read, and its results filed, under the wrong name)."""
         for name, model in self.models.items():
             if not (model.path or "").startswith("parts:"):  # models.PARTS_PREFIX
                 continue
@@ -282,8 +281,11 @@ def stride_problem(study: str, stride: int, of: str, updates: int) -> str | None
 
 def fill_defaults(model: type[Section], config: dict) -> dict:
     """``model``'s defaults filled into ``config`` in place, ``optional`` keys left out (what it
-    gives stays as written, so the rules' parameters do not change; ``WHOLE``: in field order)."""
-    for _, section, mapping in sections(model, config):
+    gives stays as written, so the rules' parameters do not change; ``WHOLE``: in field order; a
+    model's width, where not given, MODEL_SHAPE's)."""
+    for key, section, mapping in sections(model, config):
+        if section is Model and (shape := MODEL_SHAPE.get(key.removeprefix("models."))):
+            mapping.setdefault("dimension", shape[1])
         for name, field in section.model_fields.items():
             if name not in mapping and not (field.is_required() or is_absent(field)):
                 mapping[name] = section.default(name)

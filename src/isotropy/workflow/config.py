@@ -12,7 +12,7 @@ import yaml
 from pydantic import ValidationError
 from snakemake.utils import update_config
 
-from isotropy.configuration import Config, ConfigError, fill_defaults, validation_problems
+from isotropy.configuration import Config, ConfigError, validation_problems
 from isotropy.intake import load_yaml, plain_config_problem
 from isotropy.models import ModelSpec
 from isotropy.workflow.checks import check_config
@@ -154,6 +154,5 @@ def check_loaded_config(config: dict) -> Config:
         problems = validation_problems(error, config)
         head = "" if len(problems) == 1 else "configuration is invalid:\n  "
         raise ConfigError(head + "\n  ".join(problems)) from None
-    fill_defaults(Config, config)
     check_config(model)
     return model
