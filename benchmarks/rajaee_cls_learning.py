@@ -78,7 +78,10 @@ def main() -> None:
     train = load_task_split(args.task, "train", folder, settings.train_subset, 0)
     validation = load_task_split(args.task, "validation", folder)
     modelled = finetune_cpu_seconds(
-        {**training, "eval_subset": None}, "miniLM", args.task, rajaee_spec.GEOMETRY_CPU_SECONDS
+        settings.model_copy(update={"eval_subset": None}),
+        "miniLM",
+        args.task,
+        rajaee_spec.GEOMETRY_CPU_SECONDS,
     )
     for seed in args.seeds:
         probe = costs.speed_probe()

@@ -12,6 +12,7 @@ import pytest
 from tiny_workflow import load_script
 
 from isotropy import costs, estimate, studies
+from isotropy.configuration import Config
 from isotropy.extensions import design
 from isotropy.studies import paper_cost
 from isotropy.workflow.config import load_config
@@ -78,7 +79,9 @@ def test_the_extension_costs_are_rows_of_the_table():
     evaluations = 1 + math.ceil(section["updates"] / section["metric_stride"])
     expected = design.RUN_STARTUP_SECONDS + section["updates"] * per_update
     expected += evaluations * per_evaluation
-    assert design.run_seconds(config, "polarity", "linear") == pytest.approx(expected)
+    assert design.run_seconds(Config.model_validate(config), "polarity", "linear") == pytest.approx(
+        expected
+    )
 
 
 HALF = ("extensions_evaluation_cpu_seconds", "deep2", "snli")  # a run measured by half
@@ -97,7 +100,9 @@ def test_a_missing_extension_cost_row_is_a_clear_error(monkeypatch, missing):
         named = f"0 rows of '{missing}'"
     config = _extensions_config()
     with pytest.raises(KeyError, match=named):
-        design.heldout_seconds(config) + design.run_seconds(config, "snli", "deep2")
+        design.heldout_seconds(Config.model_validate(config)) + design.run_seconds(
+            Config.model_validate(config), "snli", "deep2"
+        )
 
 
 @pytest.mark.parametrize(
@@ -123,7 +128,7 @@ def test_a_cost_under_a_wrong_name_or_not_measured_is_named_by_the_estimate(
         )
         for r in studies.extensions.runs(config)
     ]
-    lines, _ = estimate.describe(config, jobs, "cpu", "x")
+    lines, _ = estimate.describe(Config.model_validate(config), jobs, "cpu", "x")
     named = next(line for line in lines if line.startswith("no measured cost for "))
     assert named.startswith(
         "no measured cost for optimize_embeddings main/miniLM/polarity/0, "

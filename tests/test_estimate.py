@@ -18,6 +18,8 @@ import tiny_workflow
 import yaml
 
 from isotropy import compute, costs, estimate, paths, resume, studies
+from isotropy.configuration import Config
+from isotropy.configuration.optimisation import Optimisation
 from isotropy.studies import paper_cost
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
@@ -97,12 +99,15 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     config["device"] = "cpu"
     # 1,000 updates at 0.5 s, metrics at step 0 and every 50th update (21 evaluations) at 2 s.
     per_run = 1000 * 0.5 + 21 * 2.0
-    settings = targets.optimisation_settings(config, "main", "polarity", 0)
+    settings = Config.model_validate(config).main
     assert paper_cost.run_seconds("polarity", settings, "cpu") == per_run
     # SNLI (not measured: polarity's cost per text stands in): 2,000 texts at 0.01 CPU-s plus
     # 4 CPU-s to load the model, on 2 threads: 12 s.
     # Word vectors: one 30 s lookup for pos and one for supersense: 60 s.
-    assert paper_cost.embedding_seconds(config, "miniLM", "snli", tmp_path) == 12.0
+    assert (
+        paper_cost.embedding_seconds(Config.model_validate(config), "miniLM", "snli", tmp_path)
+        == 12.0
+    )
     polarity = {"encoder": "miniLM", "dataset": "polarity"}
     jobs = [job for job in _main_jobs(config, skip={("polarity", 0)}) if job[1] != polarity]
     # Jobs to start: 19 runs, 3 embeddings or lookups, download and preparation of 4 data
@@ -110,7 +115,7 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     jobs += [("download_source", {}), ("prepare_dataset", {})] * 4 + [("plot", {})] * 4
     overhead = 34 * costs.JOB_OVERHEAD_SECONDS
     total = 19 * per_run + 12.0 + 60.0 + overhead
-    lines, seconds = estimate.describe(config, jobs, "cpu", "main_study")
+    lines, seconds = estimate.describe(Config.model_validate(config), jobs, "cpu", "main_study")
     assert seconds == pytest.approx(total)
     assert lines[0].startswith(
         f"main_study: 34 jobs to run (Snakemake's dry run), device cpu; time left: about "
@@ -129,11 +134,11 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     assert estimate.duration(330) == "5.5 min"
     # where the probe takes twice the CPU time, every CPU cost doubles, not the start-ups
     monkeypatch.setattr(costs, "speed_probe", lambda: 2 * costs.PROBE_CPU_SECONDS)
-    lines, slower = estimate.describe(config, jobs, "cpu", "main_study")
+    lines, slower = estimate.describe(Config.model_validate(config), jobs, "cpu", "main_study")
     assert slower - overhead == pytest.approx(2 * (total - overhead))
     assert lines[5].startswith("CPU costs x 2.00: a fixed one-thread workload took 0.180 CPU-s")
     monkeypatch.setattr(costs, "speed_probe", lambda: 100 * costs.PROBE_CPU_SECONDS)
-    clamped = estimate.describe(config, jobs, "cpu", "x")[0]
+    clamped = estimate.describe(Config.model_validate(config), jobs, "cpu", "x")[0]
     assert clamped[5].startswith("CPU costs x 4.00 (clamped)")
 
 
@@ -215,13 +220,15 @@ def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monke
     config["device"] = "cpu"
     jobs = _main_jobs(config, "preview")
     idle = costs.Pace(job_overhead=7.0)
-    lines, total = estimate.describe(config, jobs, "cpu", "preview_study", idle)
+    lines, total = estimate.describe(
+        Config.model_validate(config), jobs, "cpu", "preview_study", idle
+    )
     assert lines[0].endswith(
         f"about {estimate.duration(total)} for 2 idle cores, start-ups included"
     )
     assert total < 900 and not any("a long run" in line for line in lines)  # over 15 min: above
     loaded = costs.Pace(job_overhead=7.0, contention=3.0, contention_serial=1.5)
-    busy, same = estimate.describe(config, jobs, "cpu", "x", loaded)
+    busy, same = estimate.describe(Config.model_validate(config), jobs, "cpu", "x", loaded)
     # a run of one thread at a time (measured: docs/measurements.md), all cores' slowdown the bound
     assert estimate.duration(1.5 * total) != estimate.duration(3 * total)
     assert same == total and busy[0].endswith(
@@ -230,9 +237,13 @@ def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monke
         "keep all 2 cores busy (3.0x: isotropy.costs.contention_probe)"
     )
     hardly = costs.Pace(job_overhead=7.0, contention=1.2, contention_serial=1.2)
-    assert estimate.describe(config, jobs, "cpu", "x", hardly)[0][0].endswith("included")
+    assert estimate.describe(Config.model_validate(config), jobs, "cpu", "x", hardly)[0][
+        0
+    ].endswith("included")
     gpu = costs.Pace(job_overhead=7.0, contention=3.0, contention_serial=3.0)
-    assert "load" not in estimate.describe(config, jobs, "cuda", "x", gpu)[0][0]
+    assert (
+        "load" not in estimate.describe(Config.model_validate(config), jobs, "cuda", "x", gpu)[0][0]
+    )
 
 
 def test_the_slowdown_is_all_the_wall_time_over_all_the_cpu_time(monkeypatch):
@@ -342,17 +353,19 @@ def test_runs_are_costed_only_where_measured():
     cost per update of the model on the data set holds there, and nowhere else."""
     model, cost = "sentence-transformers/all-MiniLM-L6-v2", paper_cost.SAMPLED_UPDATE_CPU_SECONDS
     per_update = cost[(model, "rte")]
-    sampled = {"updates": 250, "metric_stride": 1, "metric_sample_size": paper_cost.SAMPLED_AT}
+    sampled = Optimisation(updates=250, metric_stride=1, metric_sample_size=paper_cost.SAMPLED_AT)
     assert paper_cost.run_seconds("rte", sampled, "cpu", model) == 250 * per_update / 2
-    assert paper_cost.run_seconds("rte", {**sampled, "metric_stride": 2}, "cpu", model) is None
-    other = {**sampled, "metric_sample_size": 5000}
+    coarser = sampled.model_copy(update={"metric_stride": 2})
+    assert paper_cost.run_seconds("rte", coarser, "cpu", model) is None
+    other = sampled.model_copy(update={"metric_sample_size": 5000})
     assert paper_cost.run_seconds("rte", other, "cpu", model) is None
     assert paper_cost.run_seconds("rte", sampled, "cpu", "another/model") is None
-    unsampled = {**sampled, "metric_sample_size": None}
+    unsampled = sampled.model_copy(update={"metric_sample_size": None})
     assert paper_cost.run_seconds("no-such-set", unsampled, "cpu") is None
     # on a GPU every run costs the measured H100 time per update, whatever the data set or sample
     short, long = (
-        paper_cost.run_seconds("x", {**other, "updates": n}, "cuda") for n in (250, 1000)
+        paper_cost.run_seconds("x", other.model_copy(update={"updates": n}), "cuda")
+        for n in (250, 1000)
     )
     assert short > 0 and long == pytest.approx(4 * short)
 
@@ -372,7 +385,9 @@ def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, mon
     (gpu := tmp_path / "bin").mkdir(), (gpu / "nvidia-smi").touch(0o755)  # a GPU machine:
     monkeypatch.setenv("PATH", str(gpu)), monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     monkeypatch.setattr(costs, "available_cores", lambda: 8)
-    estimate.started(run, config)  # auto costed as cuda, one job at a time: not 4 as on 8 cores
+    estimate.started(
+        run, config, Config.model_validate(config)
+    )  # auto costed as cuda, one job at a time: not 4 as on 8 cores
     time_left = logging.getLogger("snakemake.logging").handlers.pop()  # its jobs' estimates
     assert time_left.costs == {7: pytest.approx(costs.JOB_OVERHEAD_SECONDS)}
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # every GPU hidden: the CPU

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from isotropy import optimize, traces
+from isotropy.configuration import Config
 from isotropy.extensions import design
 from isotropy.optimize import OptimisationSettings
 from isotropy.workflow import config as workflow_config
@@ -41,7 +42,7 @@ def test_the_optimisation_and_the_extension_costs_ask_the_one_definition(monkeyp
     config = workflow_config.load_config(
         [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
     )
-    before = design.run_seconds(config, "polarity", "linear")
+    before = design.run_seconds(Config.model_validate(config), "polarity", "linear")
     assert before is not None
     counted = []
 
@@ -51,5 +52,5 @@ def test_the_optimisation_and_the_extension_costs_ask_the_one_definition(monkeyp
 
     monkeypatch.setattr(design, "evaluation_count", count)
     section = config["extensions"]
-    assert design.run_seconds(config, "polarity", "linear") > before
+    assert design.run_seconds(Config.model_validate(config), "polarity", "linear") > before
     assert counted == [(section["updates"], section["metric_stride"])]

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from isotropy import costs, estimate
+from isotropy.configuration import Config
 from isotropy.embeddings.hidden_states import TokenEmbeddings
 from isotropy.geometry.layer_isotropy import ISOTROPY_COLUMNS, isotropy_by_layer
 from isotropy.geometry.tables import concatenate_tables
@@ -107,6 +108,8 @@ def test_the_script_logs_the_cost_the_estimate_gives_the_same_job(tmp_path, conf
     job.input = Namedlist(fromdict={"embeddings": str(tmp_path / "e.npz")})
     job.output = Namedlist(fromdict={"table": str(tmp_path / "t.csv")})
     runpy.run_path(str(Path(__file__).parents[1] / "scripts/geometry_isotropy.py"))["main"](job)
-    seconds = estimate.job_seconds(config, "geometry_isotropy", wildcards, costs.Pace())
+    seconds = estimate.job_seconds(
+        Config.model_validate(config), "geometry_isotropy", wildcards, costs.Pace()
+    )
     logged = (tmp_path / "log").read_text()  # shipped config: bert on WikiText-2, seed 0
     assert f"3 layers of 4000 tokens x 8 dims: about {duration(seconds)}" in logged

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from isotropy.configuration import Config
 from isotropy.standins import StandIns
 from isotropy.studies import paper_cost
 from isotropy.verdicts.measurements import optimisation
@@ -88,10 +89,15 @@ def test_a_renamed_encoder_keeps_its_papers_name_its_dimension_and_its_cost(conf
     bound = optimisation._setup("glue", "small", "cola", config, StandIns())
     assert bound.keywords["paper_setup"] == "miniLM/cola"
     assert checks.vector_dim(workflow_config.check_loaded_config(config), "small") == 384
-    assert paper_cost.embedding_seconds(config, "small", "polarity", tmp_path) == pytest.approx(
-        paper_cost.embedding_seconds(config, "miniLM", "polarity", tmp_path)
+    assert paper_cost.embedding_seconds(
+        Config.model_validate(config), "small", "polarity", tmp_path
+    ) == pytest.approx(
+        paper_cost.embedding_seconds(Config.model_validate(config), "miniLM", "polarity", tmp_path)
     )
     # A model without a stated dimension or a measured cost is unknown, not guessed.
     config["models"]["miniLM"].update(model="someone/other-model", dimension=None)
     assert checks.vector_dim(workflow_config.check_loaded_config(config), "small") is None
-    assert paper_cost.embedding_seconds(config, "small", "polarity", tmp_path) is None
+    assert (
+        paper_cost.embedding_seconds(Config.model_validate(config), "small", "polarity", tmp_path)
+        is None
+    )

@@ -309,12 +309,13 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
         ("optimize_sensitivity", {k: str(r[v]) for k, v in keys.items()} | {"seed": str(r["seed"])})
         for r in runs
     ]
-    lines, total = estimate.describe({**config, "device": "cpu"}, jobs, "cpu", "sensitivity_study")
+    cpu = Config.model_validate({**config, "device": "cpu"})
+    lines, total = estimate.describe(cpu, jobs, "cpu", "sensitivity_study")
     assert lines[1].startswith(f"  optimize_sensitivity: {len(runs)} jobs, ")
     assert "no measured cost" not in "\n".join(lines) and total > 0
     # one run on one core (its start-up included, not scaled by the speed probe)
     run = {"encoder": "word2vec", "dataset": "supersense", "label_set": "all"}
-    one_core, cpu = costs.Pace(cores=1), {**config, "device": "cpu"}
+    one_core = costs.Pace(cores=1)
     base = paper_cost.sensitivity_job_seconds(cpu, run, one_core)
     assert base == pytest.approx(
         costs.value("sensitivity_run_cpu_startup") + costs.value("sensitivity_run_cpu_part")
@@ -325,11 +326,10 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     assert 65 < bigger < 80  # measured here: 71-75 CPU-s
     smaller = paper_cost.sensitivity_job_seconds(cpu, {**run, "label_set": "single"}, one_core)
     assert smaller < base * 0.6
-    every_10th = paper_cost.sensitivity_job_seconds(
-        {**cpu, "sensitivity": {**config["sensitivity"], "metric_stride": 10}},
-        run,
-        one_core,
+    stride_10 = cpu.model_copy(
+        update={"sensitivity": cpu.sensitivity.model_copy(update={"metric_stride": 10})}
     )
+    every_10th = paper_cost.sensitivity_job_seconds(stride_10, run, one_core)
     assert every_10th > 3 * base
 
 

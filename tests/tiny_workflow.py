@@ -320,8 +320,11 @@ def dry_run(folder: Path, target: str, *overlays: Path | dict, torch_free: bool 
 def write_started_snakefile(folder: Path, rules: str) -> None:
     """A Snakefile in ``folder`` whose onstart calls ``estimate.started`` as rules/common.smk
     does, then ``rules`` (dedented)."""
-    started = "from isotropy import estimate\n\nonstart:\n"
-    started += '    estimate.started(workflow, {"device": "cpu"})\n'
+    started = "from isotropy import estimate\nfrom isotropy.configuration import Config\n"
+    started += "from isotropy.workflow.config import load_config\n\n"
+    started += f"ON = Config.model_validate(load_config([{str(ROOT / 'config.yaml')!r}]))\n"
+    started += 'onstart:\n    estimate.started(workflow, {"device": "cpu"}, ON.model_copy(\n'
+    started += '        update={"device": "cpu"}))\n'
     (folder / "Snakefile").write_text(started + textwrap.dedent(rules))
 
 

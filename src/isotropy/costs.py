@@ -8,7 +8,7 @@ import functools
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,23 +109,24 @@ def finetune_measured(task: str = "rte") -> dict[str, float]:
 
 
 def finetune_seconds(
-    training: Mapping[str, Any], rows: tuple[int, int], model: str, task: str = "rte"
+    training: Any, rows: tuple[int, int], model: str, task: str = "rte"
 ) -> float | None:
-    """One-thread CPU-s of a fine-tuning run, MiniLM's scaled by model size and max length (None:
-    size unknown); ``rows``: the task's (training, validation) rows."""
+    """One-thread CPU-s of a fine-tuning run (``training``: its TrainingSettings), MiniLM's scaled
+    by model size and max length (None: size unknown); ``rows``: the task's (training, validation)
+    rows."""
     if model not in MODEL_SHAPE:
         return None
     train_rows, eval_rows = rows
-    train = min(train_rows, training["train_subset"] or train_rows)
-    evaluated = min(eval_rows, training["eval_subset"] or eval_rows)
-    examples = training["epochs"] * train
-    if training.get("max_steps"):
-        examples = min(examples, training["max_steps"] * training["batch_size"])
+    train = min(train_rows, training.train_subset or train_rows)
+    evaluated = min(eval_rows, training.eval_subset or eval_rows)
+    examples = training.epochs * train
+    if training.max_steps:
+        examples = min(examples, training.max_steps * training.batch_size)
     # the evaluation's Σ_S: forward passes over training examples until the sample is full
     tokens = TOKENS_PER_EXAMPLE.get(task, TOKENS_PER_EXAMPLE["rte"])
-    reference = min(train, training["reference_sample_size"] / tokens)
+    reference = min(train, training.reference_sample_size / tokens)
     measured = FINETUNE_MEASURED_MAX_LENGTH
-    length = min(training["max_length"], 2 * measured) / measured
+    length = min(training.max_length, 2 * measured) / measured
     seconds = finetune_measured(task)
     work = examples * seconds["train_example"] + (evaluated + reference) * seconds["eval_example"]
     return seconds["load"] + size_factor(model) * length * work
@@ -174,10 +175,6 @@ class Pace:
         """Wall seconds one job adds on idle cores, as many side by side as the cores hold."""
         parallel = 1 if device == "cuda" else max(1, self.cores // threads)
         return (self.speed * cpu_seconds / threads + self.job_overhead) / parallel
-
-
-# A job's wall seconds from the configuration, its wildcards and the pace (None: not measured).
-JobCost = Callable[[Mapping[str, Any], Mapping[str, Any], Pace], float | None]
 
 
 def speed_probe(repeats: int = 3, products: int = 100) -> float:

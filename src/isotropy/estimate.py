@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from isotropy import compute, costs, intake, paths, studies
+from isotropy.configuration import Config
 from isotropy.logs import TimeLeft, duration
 from isotropy.workflow import config as workflow_config
 
@@ -48,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         return report_ready(args.target, args.configfile)
     study = next((s for s in studies.REGISTRY if s.target == args.target), None)
     try:
-        config = workflow_config.load_config(args.configfile)
+        config = workflow_config.with_sources(workflow_config.load_config_files(args.configfile))
+        settings = workflow_config.check_loaded_config(config)  # the one validation
         problem = compute.cuda_problem(config["device"])
         if study is not None and study.check is not None:
             problem = problem or study.check(config)
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.target}: no time estimate: {error}", file=sys.stderr)
         return 1
     device = compute.resolve_device().type if config["device"] == "auto" else config["device"]
-    lines, _ = describe(config, jobs, device, args.target)
+    lines, _ = describe(settings, jobs, device, args.target)
     print("\n".join(lines))
     return 0
 
@@ -213,25 +215,25 @@ LONG_SECONDS = 15 * 60  # a run said to be long before it starts
 LONG_RUN = "a long run: more than {} on {} idle cores (Ctrl-C stops it; make resume goes on)"
 
 # rule -> the wall seconds one of its jobs adds at a pace; a rule without one counts its start-up.
-JOB_COSTS: dict[str, costs.JobCost] = studies.job_costs()
+JOB_COSTS: dict[str, studies.JobCost] = studies.job_costs()
 
 
-def job_seconds(config: Mapping, rule: str, wildcards: Mapping, pace: costs.Pace) -> float | None:
+def job_seconds(config: Config, rule: str, wildcards: Mapping, pace: costs.Pace) -> float | None:
     """One job's wall seconds: its rule's cost in :data:`JOB_COSTS`, else its start-up."""
     if rule in JOB_COSTS:
         return JOB_COSTS[rule](config, wildcards, pace)
-    return pace.share(0.0, costs.JOB_THREADS, config["device"])
+    return pace.share(0.0, costs.JOB_THREADS, config.device)
 
 
 def describe(
-    config: Mapping[str, Any],
+    config: Config,
     jobs: Sequence[tuple[str, Mapping[str, str]]],
     device: str,
     target: str,
     pace: costs.Pace | None = None,
 ) -> tuple[list[str], float]:
     """The lines and wall seconds of ``jobs`` (rule, wildcards) on ``device`` at ``pace``."""
-    pace, config = pace or costs.Pace.here(), {**config, "device": device}
+    pace, config = pace or costs.Pace.here(), config.model_copy(update={"device": device})
     by_rule: dict[str, list[float]] = {}
     unknown = []
     for rule, wildcards in jobs:
@@ -277,13 +279,14 @@ def describe(
     return lines, total
 
 
-def started(workflow: Any, config: Mapping[str, Any]) -> None:
+def started(workflow: Any, config: Mapping[str, Any], settings: Config) -> None:
     """``onstart``: the jobs' thread wait policy, the effective configuration of each target
-    (logs/effective-config/<target>.yaml) and the time left said after each job."""
+    (logs/effective-config/<target>.yaml) and the time left said after each job (``settings``:
+    ``config`` validated, as the Snakefile holds it)."""
     # Each planned job's estimate as `describe` makes it (at one speed: only ratios are used).
     pace = costs.Pace(cores=costs.available_cores() or 2, job_overhead=costs.JOB_OVERHEAD_SECONDS)
     dag: Any = getattr(workflow, "dag", None)
-    on = {**config, "device": compute.planned_device(config["device"])}  # auto: cuda or cpu
+    on = settings.model_copy(update={"device": compute.planned_device(settings.device)})
     planned = {
         dag.jobid(job): job_seconds(on, job.rule.name, job.wildcards_dict, pace) or 0.0
         for job in (dag.needrun_jobs() if dag else ())

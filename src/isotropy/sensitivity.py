@@ -315,7 +315,7 @@ def cell_table(seeds: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _with_interval(row: pd.Series, name: str) -> str:
+def with_interval(row: pd.Series, name: str) -> str:
     value = row.get(name)
     if value is None or not np.isfinite(value):
         return "–"
@@ -330,7 +330,7 @@ def _span_text(row: pd.Series) -> str:
         return "–"
     return (
         f"{row['isoscore_span_start']:.3f} → {row['isoscore_span_end']:.3f}; "
-        f"{_with_interval(row, 'r_span')}; {100 * row['outside_share_end']:.0f}% out"
+        f"{with_interval(row, 'r_span')}; {100 * row['outside_share_end']:.0f}% out"
     )
 
 
@@ -351,13 +351,13 @@ def markdown_table(table: pd.DataFrame) -> str:
     )
     lines = [header, "|" + "---|" * header.count(" | ") + "---|"]
     for _, row in table.iterrows():
-        r, seeds = _with_interval(row, "pearson_r"), row.get("pearson_r_seeds", "")
+        r, seeds = with_interval(row, "pearson_r"), row.get("pearson_r_seeds", "")
         isoscore = f"{row['isoscore_start']:.3f} → {row['isoscore_end']:.3f}"
         cells = [row["setup"], row["vectors"], row["dimension"], row["label_set"]]
         cells.append(f"{row['lr_factor']:g}")
-        cells += [row["seeds"], r, _with_interval(row, "spearman_rho"), seeds, isoscore]
+        cells += [row["seeds"], r, with_interval(row, "spearman_rho"), seeds, isoscore]
         cells += [f"{row['min_step_low']}–{row['min_step_high']}"]
-        cells += [_with_interval(row, name) for name in ("r_before_min", "r_after_min")]
+        cells += [with_interval(row, name) for name in ("r_before_min", "r_after_min")]
         cells += [_share_text(row), _span_text(row)]
         lines.append("| " + " | ".join(f"{cell}" for cell in cells) + " |")
     return "\n".join(lines) + "\n"

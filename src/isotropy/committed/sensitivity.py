@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import math
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from isotropy.committed.record import DATA, Checksums, CommittedRun, page_marker
 from isotropy.committed.shown import page
 from isotropy.intake import MAX_TABLE_BYTES, read_inside, read_text
 from isotropy.io import checked_record, commit_files
-from isotropy.sensitivity import NOT_RUN_NOTE, cell_table, not_run_cells, read_seeds
+from isotropy.sensitivity import NOT_RUN_NOTE, cell_table, not_run_cells, read_seeds, with_interval
 
 DOC = Path("docs/sensitivity.md")
 DOC_SEEDS = DATA / "sensitivity_seeds.csv"
@@ -26,13 +25,6 @@ COLUMNS |= {"lr_factor": "lr ×", "r": "r [CI]", "pearson_r_seeds": "r per seed"
 COLUMNS |= {"isoscore": "IsoScore"}
 
 
-def _r(row: pd.Series) -> str:
-    """r over the seeds with its interval, as the grid's own table.md prints it."""
-    r, low, high = (float(row.get(f"pearson_r{end}", math.nan)) for end in ("", "_low", "_high"))
-    interval = f" [{low:+.2f}, {high:+.2f}]" if math.isfinite(low + high) else ""
-    return f"{r:+.2f}{interval}" if math.isfinite(r) else "–"
-
-
 def parts(root: Path) -> list[Any]:
     """The cells as shown (the rest is in the per-seed file), the settings, the cells not run."""
     source = checked_record(root, DOC_SOURCE)
@@ -40,7 +32,7 @@ def parts(root: Path) -> list[Any]:
     table = cell_table(seeds, source["interval_level"])
     shown = table.assign(
         lr_factor=table["lr_factor"].map("{:g}".format),
-        r=[_r(row) for _, row in table.iterrows()],
+        r=[with_interval(row, "pearson_r") for _, row in table.iterrows()],  # as table.md
         isoscore=[
             f"{a:.3f} → {b:.3f}" for a, b in zip(table["isoscore_start"], table["isoscore_end"])
         ],

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy import costs
+from isotropy.configuration import Config
 from isotropy.traces import evaluation_count
 
 SECTION = "extensions"
@@ -162,32 +163,32 @@ def run_cost(dataset: str, head: str) -> tuple[float, float] | None:
     return per_update, per_evaluation
 
 
-def run_seconds(config: Mapping[str, Any], dataset: str, head: str) -> float | None:
+def run_seconds(config: Config, dataset: str, head: str) -> float | None:
     """Estimated seconds of one one-thread run (None: no measured cost for this setup and head):
     updates scale with the items, evaluations with their square (silhouette's and Dunn's pairs)."""
-    section = config[SECTION]
+    section = config.extensions
     measured = run_cost(dataset, head)
     if measured is None:
         return None
     per_update, per_evaluation = measured
-    scale = (section["items"] or 10_000) / costs.value("extensions_benchmark_items")
-    evaluations = evaluation_count(section["updates"], section["metric_stride"])
-    work = section["updates"] * per_update * scale + evaluations * per_evaluation * scale**2
+    scale = (section.items or 10_000) / costs.value("extensions_benchmark_items")
+    evaluations = evaluation_count(section.updates, section.metric_stride)
+    work = section.updates * per_update * scale + evaluations * per_evaluation * scale**2
     return RUN_STARTUP_SECONDS + work
 
 
-def heldout_seconds(config: Mapping[str, Any]) -> float:
+def heldout_seconds(config: Config) -> float:
     """Estimated wall seconds of one held-out fine-tuning run at its largest epoch count."""
-    held = config[SECTION]["heldout"]
-    epochs = held["max_epochs"]
-    train = epochs * held["train_size"] * costs.value("extensions_heldout_train_cpu_seconds")
-    scored = held["heldout_size"] + held["train_size"]  # both are scored after every epoch
+    held = config.extensions.heldout
+    epochs = held.max_epochs
+    train = epochs * held.train_size * costs.value("extensions_heldout_train_cpu_seconds")
+    scored = held.heldout_size + held.train_size  # both are scored after every epoch
     score = (epochs + 1) * scored * costs.value("extensions_heldout_score_cpu_seconds")
     return RUN_STARTUP_SECONDS + train + score
 
 
 def optimize_job_seconds(
-    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+    config: Config, wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds one run (rule extensions_optimize; wildcards dataset, head, seed) adds to
     the study's total: one thread, ``pace.cores`` runs side by side, its start-up in
@@ -196,9 +197,7 @@ def optimize_job_seconds(
     return None if seconds is None else pace.speed * seconds / pace.cores
 
 
-def heldout_job_seconds(
-    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
-) -> float:
+def heldout_job_seconds(config: Config, wildcards: Mapping[str, Any], pace: costs.Pace) -> float:
     """Wall seconds one fine-tuning run (rule extensions_heldout) adds to the study's total: one
     at a time on the rule's 2 threads, which keep ``job_cores_used`` cores busy
     (config/costs.csv); its start-up in :func:`heldout_seconds` (not the pace's)."""

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy import costs, paths
+from isotropy.configuration import Config
+from isotropy.configuration.geometry import Classification, Geometry
 from isotropy.readers.tasks import TASKS
 
 # Lines of the corpora (the mirror's rt-polarity.pos; WikiText-2's training split, online).
@@ -40,31 +42,30 @@ def _forward(model: str, per_sentence: float, sentences: float) -> float:
     return costs.by_model("geometry_load_cpu_seconds")["miniLM"] + factor * per_sentence * sentences
 
 
-def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
+def jobs(section: Geometry) -> list[tuple[str, str, float | None]]:
     """(label, output file, CPU-s on one thread or None: no measured cost) of every costed job
     (a model, corpus or data set without a measured cost or a known size: None), for every
     configured STS data set (the dry run has no job for one the mirror lacks)."""
-    section = config["geometry"]
-    clusters, corpus = section["clusters"], section["clusters"]["corpus"]
-    name = corpus["name"]
+    clusters, corpus = section.clusters, section.clusters.corpus
+    name = corpus.name
     found: list[tuple[str, str, float | None]] = []
     rates = costs.by_model("geometry_token_sentence_cpu_seconds")
     per_sentence = rates.get(("miniLM", "polarity"), 0.0)
     kept = costs.by_dataset("geometry_tokens_per_sentence").get("polarity", 0.0)
-    lines = corpus.get("max_sentences") or CORPUS_SENTENCES.get(name, 0)
-    for model in clusters["models"]:
+    lines = corpus.max_sentences or CORPUS_SENTENCES.get(name, 0)
+    for model in clusters.models:
         known = model in costs.MODEL_SHAPE and lines > 0 and per_sentence > 0 and kept > 0
         label = f"token embeddings {model}/{name}"
         # extraction stops once max_tokens are kept: the sentences read to keep them (more
         # where max_per_type turns tokens away than the measured rate says)
-        read = min(lines, (clusters["max_tokens"] or lines * kept) / kept) if known else 0
+        read = min(lines, (clusters.max_tokens or lines * kept) / kept) if known else 0
         seconds = _forward(model, per_sentence, read) if known else None
         found.append((label, paths.token_embeddings(model, name), seconds))
         if not known:
             continue
         layers, dim = costs.MODEL_SHAPE[model][0] + 1, costs.MODEL_SHAPE[model][1]
-        tokens = min(clusters["max_tokens"] or lines * kept, lines * kept)
-        lid = min(tokens, clusters["lid_sample_size"] or tokens)
+        tokens = min(clusters.max_tokens or lines * kept, lines * kept)
+        lid = min(tokens, clusters.lid_sample_size or tokens)
         width = dim / 384
         lid_cost = _q("geometry_lid_cpu_seconds_per_layer_token") * width * lid / tokens
         stats = {
@@ -72,14 +73,14 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
             "isotropy_by_layer.csv": _q("geometry_isotropy_cpu_seconds_per_layer_token") * width**2,
             "lid.csv": lid_cost * lid / _q("geometry_benchmark_tokens"),
         }
-        for seed in section["seeds"]:
+        for seed in section.seeds:
             for artefact, cost in stats.items():
                 out = paths.geometry_run_file(artefact, model, name, seed)
                 found.append((f"{artefact} {model}/{seed}", out, layers * tokens * cost))
-    sts = section["sts"]
+    sts = section.sts
     pooled = costs.by_model("geometry_sentence_cpu_seconds").get("miniLM", 0.0)
-    for model in sts["models"]:
-        for data in sts["datasets"]:
+    for model in sts.models:
+        for data in sts.datasets:
             sentences = STS_SENTENCES.get(data, 0)
             known = model in costs.MODEL_SHAPE and sentences > 0 and pooled > 0
             out = paths.sentence_embeddings(model, data)
@@ -87,25 +88,25 @@ def jobs(config: Mapping[str, Any]) -> list[tuple[str, str, float | None]]:
             found.append((f"sentence embeddings {model}/{data}", out, seconds))
             if known:
                 table = sentences * _q("geometry_sts_cpu_seconds_per_sentence")
-                table *= costs.MODEL_SHAPE[model][1] / 384 * len(sts["methods"]) / 6  # 6 measured
-                for seed in section["seeds"]:
+                table *= costs.MODEL_SHAPE[model][1] / 384 * len(sts.methods) / 6  # 6 measured
+                for seed in section.seeds:
                     out = paths.geometry_run_file("sts.csv", model, data, seed)
                     found.append((f"sts {model}/{data}/{seed}", out, table))
-    found += _classification_jobs(section.get("classification") or {}, pooled)
+    found += _classification_jobs(section.classification, pooled)
     return found
 
 
-def _classification_jobs(section: Mapping[str, Any], pooled: float) -> list:
+def _classification_jobs(section: Classification, pooled: float) -> list:
     found = []
-    for model in section.get("models") or []:
-        task = section["task"]
+    for model in section.models:
+        task = section.task
         train, validation = TASKS[task].rows  # the validation split beside the training subset
-        sentences = min(train, section["train_subset"] or train) + validation
+        sentences = min(train, section.train_subset or train) + validation
         known = model in costs.MODEL_SHAPE and pooled > 0
         features = _forward(model, pooled, sentences) if known else None
         out = paths.classification_features(model, task)
         found.append((f"classification features {model}/{task}", out, features))
-        seeds, methods = len(section["seeds"]), section["methods"]
+        seeds, methods = len(section.seeds), section.methods
         weight = seeds * (sum(m != "none" for m in methods) + 0.2 * ("none" in methods))
         table = sentences * SST2_TOKENS * weight
         table *= _q("geometry_classification_cpu_seconds_per_token_seed")
@@ -128,20 +129,21 @@ RULE_OUTPUTS = {
 
 
 def job_seconds(
-    rule: str, config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+    rule: str, config: Config, wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds one job of a costed ``rule`` adds to the study's total: its entry of
     :func:`jobs`, found by its output (:meth:`isotropy.costs.Pace.share`; None: no cost)."""
     output = RULE_OUTPUTS[rule].format(**wildcards)
-    cpu = next((c for _, out, c in jobs(config) if out == output), None)
+    found = jobs(config.geometry) if config.geometry else []
+    cpu = next((c for _, out, c in found if out == output), None)
     return None if cpu is None else pace.share(cpu, costs.JOB_THREADS)
 
 
 def expected(rule: str, config: Mapping[str, Any], wildcards: Mapping[str, Any]) -> float:
     """Wall seconds one job of ``rule`` takes on the measured host's idle cores, for its script
-    to log before it starts: :func:`job_seconds` at :class:`isotropy.costs.Pace`'s defaults
-    (NaN: no measured cost)."""
-    seconds = job_seconds(rule, config, wildcards, costs.Pace())
+    to log before it starts (``config``: the job's, validated here): :func:`job_seconds` at
+    :class:`isotropy.costs.Pace`'s defaults (NaN: no measured cost)."""
+    seconds = job_seconds(rule, Config.model_validate(dict(config)), wildcards, costs.Pace())
     return math.nan if seconds is None else seconds
 
 

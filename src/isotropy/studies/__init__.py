@@ -7,8 +7,7 @@ import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
-from isotropy.costs import JobCost
-from isotropy.studies.record import Config
+from isotropy.studies.record import Config, JobCost
 from isotropy.workflow import inputs
 
 # Registry order (the claims page's, rule all's); a study module not named here (one defining

@@ -8,9 +8,8 @@ from typing import Any
 
 from isotropy import costs, paths
 from isotropy.configuration import Config
+from isotropy.configuration.optimisation import Optimisation
 from isotropy.traces import evaluation_count
-from isotropy.workflow import config as workflow_config
-from isotropy.workflow import targets
 from isotropy.workflow.checks import vector_dim
 
 GPU_SECONDS_PER_UPDATE_WITH_METRICS = costs.value("gpu_seconds_per_update_with_metrics")
@@ -39,10 +38,10 @@ def unique_text_count(dataset: str, workdir: Path = Path(".")) -> int | None:
 
 
 def embedding_seconds(
-    config: Mapping[str, Any], encoder: str, dataset: str, workdir: Path = Path(".")
+    config: Config, encoder: str, dataset: str, workdir: Path = Path(".")
 ) -> float | None:
     """Wall time to embed (or look up) one data set on 2 idle cores (None: no measured cost)."""
-    if config["encoders"][encoder]["kind"] == "word-vectors":
+    if config.encoders[encoder].kind == "word-vectors":
         return WORD_VECTOR_CPU_SECONDS  # the rule runs on one thread
     texts = unique_text_count(dataset, workdir)
     model = str(_hub_name(config, encoder))
@@ -54,22 +53,21 @@ def embedding_seconds(
     return (EMBED_LOAD_CPU_SECONDS + texts * per_text) / costs.JOB_THREADS
 
 
-def _hub_name(config: Mapping[str, Any], encoder: str) -> str | None:
+def _hub_name(config: Config, encoder: str) -> str | None:
     """What a sentence encoder's costs are keyed by: its hub name, else its model's name."""
-    if config["encoders"][encoder]["kind"] != "sentence-transformer":
+    if (spec := config.encoders[encoder]).kind != "sentence-transformer":
         return None
-    spec = workflow_config.model_spec(config, config["encoders"][encoder]["model"])
-    return spec.model or config["encoders"][encoder]["model"]
+    return config.models[spec.model].model or spec.model
 
 
 def embedding_job_seconds(
-    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+    config: Config, wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds of one embedding or lookup job at ``pace`` (on a GPU an upper bound)."""
     encoder, dataset = wildcards["encoder"], wildcards["dataset"]
     work = embedding_seconds(config, encoder, dataset)
     threads = costs.JOB_THREADS  # the rule's: threads x the wall time is the CPU time
-    return None if work is None else pace.share(threads * work, threads, config["device"])
+    return None if work is None else pace.share(threads * work, threads, config.device)
 
 
 # (hub name, data set): process-CPU s per update, metrics after each on SAMPLED_AT items (GLUE's)
@@ -78,16 +76,16 @@ SAMPLED_AT = 10_000
 
 
 def run_seconds(
-    dataset: str, settings: Mapping[str, Any], device: str, model: str | None = None
+    dataset: str, settings: Optimisation, device: str, model: str | None = None
 ) -> float | None:
     """Wall time of one run on the rule's 2 threads (None: not measured); metrics on a sample:
     ``model`` on ``dataset`` as measured, at that sample size and stride only."""
-    updates, stride = settings["updates"], settings["metric_stride"]
+    updates, stride = settings.updates, settings.metric_stride
     if device == "cuda":
         return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS
-    if settings.get("metric_sample_size") is not None:
+    if settings.metric_sample_size is not None:
         sampled = SAMPLED_UPDATE_CPU_SECONDS.get((model, dataset))
-        if sampled is None or stride != 1 or settings["metric_sample_size"] != SAMPLED_AT:
+        if sampled is None or stride != 1 or settings.metric_sample_size != SAMPLED_AT:
             return None
         return updates * sampled / costs.JOB_THREADS
     per_update = costs.by_dataset("update_cpu_seconds").get(dataset)
@@ -98,13 +96,13 @@ def run_seconds(
 
 
 def optimisation_job_seconds(
-    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+    config: Config, wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds of one rule optimize_embeddings job at ``pace`` (None: no measured cost)."""
-    device = config["device"]
-    settings = targets.optimisation_settings(
-        dict(config), wildcards["study"], wildcards["dataset"], int(wildcards["seed"])
-    )
+    study, device = wildcards["study"], config.device
+    # the preview: main's settings at its own stride (its seeds are the wildcard's)
+    stride = {"metric_stride": config.preview.metric_stride} if study == "preview" else {}
+    settings = getattr(config, "main" if study == "preview" else study).model_copy(update=stride)
     work = run_seconds(
         wildcards["dataset"], settings, device, _hub_name(config, wildcards["encoder"])
     )
@@ -116,26 +114,26 @@ def optimisation_job_seconds(
 
 
 def sensitivity_job_seconds(
-    config: Mapping[str, Any], wildcards: Mapping[str, Any], pace: costs.Pace
+    config: Config, wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds of one optimize_sensitivity job (None: no dimension known): on a CPU, a fit
     growing as items² and dimension^power, one job a core (not scaled by the speed probe); on a
     GPU, main's per-update cost at 384-d scaled by dimension. Uncounted label sets cost as all."""
-    section, setup, label_set = config["sensitivity"], wildcards["dataset"], wildcards["label_set"]
-    dim = vector_dim(Config.model_validate(config), wildcards["encoder"])  # the estimate's dict
+    section, setup, label_set = config.sensitivity, wildcards["dataset"], wildcards["label_set"]
+    dim = vector_dim(config, wildcards["encoder"])
     base_items = costs.by_dataset("sensitivity_items")
-    if dim is None or setup not in base_items:
+    if section is None or dim is None or setup not in base_items:
         return None
-    items = section["paper_size"] if label_set == "paper_size" else base_items[setup]
+    items = section.paper_size if label_set == "paper_size" else base_items[setup]
     if label_set == "single":
         items = costs.by_dataset("sensitivity_single_items").get(setup, items)
     scale_items = items / base_items["supersense"]
-    updates, stride = section["updates"], section["metric_stride"]
-    if config["device"] == "cuda":  # measured at 384-d, every update
+    updates, stride = section.updates, section.metric_stride
+    if config.device == "cuda":  # measured at 384-d, every update
         return updates * GPU_SECONDS_PER_UPDATE_WITH_METRICS * max(1.0, dim / 384)
     evaluations = evaluation_count(updates, stride)
-    if section["metric_sample_size"]:
-        scale_items = min(scale_items, section["metric_sample_size"] / base_items["supersense"])
+    if section.metric_sample_size:
+        scale_items = min(scale_items, section.metric_sample_size / base_items["supersense"])
     share = costs.value("sensitivity_evaluation_share")
     work = (1 - share) * updates / 1000 + share * evaluations / 21
     width = (dim / costs.value("sensitivity_base_dim")) ** costs.value("sensitivity_dim_power")

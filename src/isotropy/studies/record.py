@@ -6,11 +6,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from isotropy import costs
-from isotropy.costs import JobCost
+from isotropy import configuration, costs
 from isotropy.readers.tasks import TASKS
 
 Config = Mapping[str, Any]
+# A job's wall seconds from the configuration, its wildcards and the pace (None: not measured).
+JobCost = Callable[[configuration.Config, Mapping[str, Any], costs.Pace], float | None]
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def section_files(
 
 
 def finetune_cpu_seconds(
-    training: Mapping[str, Any], model: str, task: str, extra: float = 0.0
+    training: configuration.TrainingSettings, model: str, task: str, extra: float = 0.0
 ) -> float | None:
     """One-thread CPU seconds of a fine-tuning run plus ``extra`` (None: no measured cost)."""
     if task not in TASKS:
@@ -60,11 +61,13 @@ def finetune_cpu_seconds(
 def finetune_job(section: str, extra_cpu_seconds: float = 0.0) -> JobCost:
     """``job_costs`` of a fine-tuning rule, on config ``<section>.resources.threads``."""
 
-    def seconds(config: Config, wildcards: Mapping[str, Any], pace: costs.Pace) -> float | None:
-        settings = config[section]
+    def seconds(
+        config: configuration.Config, wildcards: Mapping[str, Any], pace: costs.Pace
+    ) -> float | None:
+        settings = getattr(config, section)
         cpu = finetune_cpu_seconds(
-            settings["training"], wildcards["model"], wildcards["task"], extra_cpu_seconds
+            settings.training, wildcards["model"], wildcards["task"], extra_cpu_seconds
         )
-        return None if cpu is None else pace.share(cpu, settings["resources"]["threads"])
+        return None if cpu is None else pace.share(cpu, settings.resources.threads)
 
     return seconds
