@@ -9,7 +9,6 @@ from functools import partial
 import pandas as pd
 
 from isotropy import paths
-from isotropy.configuration.geometry import Clusters, Static
 from isotropy.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
 from isotropy.verdicts.measurements import Config, Row, at_setup, joined, over_seeds
 
@@ -23,7 +22,7 @@ def _cai_setup(config: Config, name: str) -> str:
 def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list[Row]:
     """Per model (last layer) and for the static vectors: cosine LID, its n, and the dimension."""
     rows = []
-    clusters = (config.get("geometry") or {}).get("clusters") or {}
+    clusters = config["geometry"]["clusters"]  # inputs.config_subset's: every key it reads
     for (kind, name), group in lid.groupby(["kind", "model"], sort=False):
         last = group if kind == "static" else group[group["layer"] == group["layer"].max()]
         n, k, dim = (int(last.iloc[0][column]) for column in ("n", "k", "dim"))
@@ -31,12 +30,11 @@ def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list
             glove = "for the paper's GloVe"
             stand_in = stand.word_vectors.replace("for NLPL word2vec model 222 (300-d)", glove)
             setup, paper, cap, layers = "static word vectors", "GloVe", "one vector per word", ""
-            static = clusters.get("static") or {}
-            seed_free = static.get("sample_size", Static.default("sample_size")) is None
+            seed_free = clusters["static"]["sample_size"] is None
         else:
             paper = _cai_setup(config, name)
             setup = f"{name}, last layer ({int(group['layer'].max())})"
-            capped = clusters.get("max_per_type", Clusters.default("max_per_type"))
+            capped = clusters["max_per_type"]
             cap = "none" if capped is None else str(capped)
             stand_in = joined(model_stand_in(config, name, paper), stand.corpus)
             per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
@@ -46,7 +44,7 @@ def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list
                 if len(per_layer)
                 else ""
             )
-            seed_free = "lid_sample_size" in clusters and clusters["lid_sample_size"] is None
+            seed_free = clusters["lid_sample_size"] is None
         at = at_setup("geometry", setup, paper, n=n, k=k, per_type_cap=cap, stand_in=stand_in)
         at = partial(at, evidence=paths.GEOMETRY_LID)
         sample = f"k = {k}, neighbours within a sample of n = {n} (per-type cap {cap})"
