@@ -56,8 +56,8 @@ rule geometry_cosine:
         mem_mb=lambda wildcards, attempt: 16000 * attempt,
         runtime=lambda wildcards, attempt: 240 * attempt,
     params:
-        **studies.geometry.clustering_params(config),
-        pca_layer=lambda wc: studies.geometry.pca_layer(config, wc.model),
+        **studies.geometry.clustering_params(SETTINGS),
+        pca_layer=lambda wc: studies.geometry.pca_layer(SETTINGS, wc.model),
         pca_sample_size=lookup(dpath="geometry/clusters/pca_sample_size", within=config),
     script:
         "../scripts/geometry_cosine.py"
@@ -107,7 +107,7 @@ rule geometry_static:
         mem_mb=lambda wildcards, attempt: 8000 * attempt,
         runtime=lambda wildcards, attempt: 60 * attempt,
     params:
-        **studies.geometry.clustering_params(config),
+        **studies.geometry.clustering_params(SETTINGS),
         max_words=lookup(dpath="geometry/clusters/static/max_words", within=config),
         sample_size=lookup(dpath="geometry/clusters/static/sample_size", within=config),
         lid_k=lookup(dpath="geometry/clusters/lid_k", within=config),

@@ -420,10 +420,10 @@ def test_per_model_pca_layers_and_the_openai_gpt_entry(config):
     """Cai et al.'s slides show GPT and GPT-2 at layer 2 (papers.md): the defaults; every other
     model at pca_layer (a layer that is not an integer, or a key that names no model: refused
     below)."""
-    workflow_config.check_loaded_config(config)
+    settings = workflow_config.check_loaded_config(config)
     clusters = config["geometry"]["clusters"]
     assert clusters["pca_layers"] == {"gpt2": 2, "openai-gpt": 2}
-    layers = {m: geometry_record.pca_layer(config, m) for m in clusters["models"]}
+    layers = {m: geometry_record.pca_layer(settings, m) for m in clusters["models"]}
     assert layers == {"bert": -1, "distilbert": -1, "gpt2": 2, "openai-gpt": 2}
     gpt = config["models"]["openai-gpt"]
     assert gpt["model"] == "openai-community/openai-gpt" and gpt["paper"] == "GPT"

@@ -7,6 +7,7 @@ from itertools import product
 from typing import Any
 
 from isotropy import paths
+from isotropy.configuration import Config
 from isotropy.geometry import cost
 from isotropy.readers.sts import STS_DATASETS
 from isotropy.studies.record import StudySpec
@@ -31,10 +32,10 @@ FIGURE_TABLES = {
 }  # figure → the table it draws
 
 
-def pca_layer(config: Mapping[str, Any], model: str) -> int:
+def pca_layer(config: Config, model: str) -> int:
     """The layer of ``model``'s PCA view: its ``pca_layers`` entry, else ``pca_layer``."""
-    clusters = config["geometry"]["clusters"]
-    return int((clusters.get("pca_layers") or {}).get(model, clusters["pca_layer"]))
+    clusters = config.geometry.clusters
+    return clusters.pca_layers.get(model, clusters.pca_layer)
 
 
 def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
@@ -49,11 +50,11 @@ def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-def clustering_params(config: Mapping[str, Any]) -> dict[str, Any]:
+def clustering_params(config: Config) -> dict[str, Any]:
     """The k-means-by-silhouette settings shared by the cosine, PCA and static steps."""
     keys = ("k_range", "silhouette_threshold", "silhouette_sample_size")
-    clusters = (config.get("geometry") or {}).get("clusters") or {}
-    return {key: clusters.get(key) for key in keys}
+    clusters = config.geometry.clusters if config.geometry else None
+    return {key: getattr(clusters, key, None) for key in keys}
 
 
 def outputs(config: Mapping[str, Any]) -> list[str]:
