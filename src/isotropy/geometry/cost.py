@@ -134,8 +134,7 @@ def job_seconds(
     """Wall seconds one job of a costed ``rule`` adds to the study's total: its entry of
     :func:`jobs`, found by its output (:meth:`isotropy.costs.Pace.share`; None: no cost)."""
     output = RULE_OUTPUTS[rule].format(**wildcards)
-    found = jobs(config.geometry) if config.geometry else []
-    cpu = next((c for _, out, c in found if out == output), None)
+    cpu = next((c for _, out, c in jobs(config.geometry) if out == output), None)
     return None if cpu is None else pace.share(cpu, costs.JOB_THREADS)
 
 
