@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -118,14 +118,13 @@ def fill_declarations(
     return table
 
 
-def declared(row: Mapping[str, Any], gate: Gate | None = None) -> Declared:
-    """The :class:`Declared` of one filled-in published row."""
+def declared(row: Mapping[str, Any], gate: Declared | None = None) -> Declared:
+    """The :class:`Declared` of one filled-in published row, with ``gate``'s protocol effect."""
     estimand = str(row["estimand"])
     m = math.inf if estimand == "fixed" else float(str(row["m"]))
-    gate = gate or Gate()
     precision = float(row.get("precision_value", math.nan))
     half = precision / 2 if math.isfinite(precision) else 0.0
-    return Declared(estimand, m, str(row["margin"]), gate.allowance, gate.text, half)
+    return replace(gate or Declared(), estimand=estimand, m=m, margin=str(row["margin"]), half=half)
 
 
 _BOTH = "judged under both readings, the verdict is the one that holds under both"
@@ -165,16 +164,6 @@ def rule_text(row: Mapping[str, Any]) -> str:
     return text + "; one seed of a seeded quantity: not judged; a seed-free value: exact"
 
 
-@dataclass(frozen=True)
-class Gate:
-    """A run's protocol against a row's: a ``refusal``, or the differing settings' measured
-    effect on the judging scale."""
-
-    refusal: str = ""
-    allowance: tuple[float, float] = (0.0, 0.0)
-    text: str = ""
-
-
 @functools.lru_cache(maxsize=4)
 def read_effects(path: str = str(PROTOCOL_EFFECTS)) -> pd.DataFrame:
     """config/protocol_effects.csv (written by ``benchmarks/stride_effect.py --write``)."""
@@ -194,10 +183,10 @@ def _measured_bound(rows: pd.DataFrame, paper: str, ours: str):
     return None if covering.empty else covering.loc[covering["ours_at_most"].astype(float).idxmin()]
 
 
-def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> Gate:
-    """Our run's protocol against the row's: a differing setting is allowed only within a
-    measured effect, added to the interval; a setting our run does not report is not held
-    against it."""
+def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> Declared:
+    """Our run's protocol against the row's (a ``refusal``, or an ``allowance``): a differing
+    setting is allowed only within a measured effect, added to the interval; a setting our run
+    does not report is not held against it."""
     effects, theirs, mine = read_effects(), parse_protocol(declared), parse_protocol(ours)
     low, high, used, refused = 0.0, 0.0, [], []
     for key, value in theirs.items():
@@ -217,9 +206,10 @@ def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = Tru
         span = f"{float(effect['low']):+g} to {float(effect['high']):+g}"
         used.append(f"{where}: {span} on {effect['scale']}")
     if refused:
-        return Gate("protocol differs: " + "; ".join(refused) + " (config/protocol_effects.csv)")
+        why = "protocol differs: " + "; ".join(refused) + " (config/protocol_effects.csv)"
+        return Declared(refusal=why)
     text = (
         "protocol differs within its measured effect on ours (config/protocol_effects.csv), "
         "which widens the interval: " + "; ".join(used)
     )
-    return Gate("", (low, high), text if used else "")
+    return Declared(allowance=(low, high), allowance_text=text if used else "")

@@ -85,6 +85,7 @@ class Declared:
     margin: str = ""  # kind:value
     allowance: tuple[float, float] = (0.0, 0.0)  # a protocol's effect on ours, judging scale
     allowance_text: str = ""
+    refusal: str = ""  # why our run's protocol cannot judge the row (protocol_gate)
     half: float = 0.0  # half the printed value's last digit
 
     def readings(self) -> list[Declared]:
