@@ -9,8 +9,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from isotropy import statistics as st
 from isotropy.io import markdown_table
-from isotropy.statistics import AGREES, DIFFERS
 from isotropy.verdicts.tolerances import SIMPSON_MARK, settle
 
 MICKUS, RAJAEI = "Mickus et al. 2024", "Rajaei & Sheikhi 2020"
@@ -96,7 +96,7 @@ class Settled(NamedTuple):
 
 
 def settle_families(
-    tests: Sequence[tuple[str, float, float]], names: tuple[str, str] = (AGREES, DIFFERS)
+    tests: Sequence[tuple[str, float, float]], names: tuple[str, str] = (st.AGREES, st.DIFFERS)
 ) -> list[Settled]:
     """Every page's one settling: each test (family, p for, p against) Holm-adjusted within its
     family, then read by :func:`~isotropy.verdicts.tolerances.settle` with ``names``."""
