@@ -16,6 +16,7 @@ import torch
 from tiny_bert import SMALL, sentiment_table
 
 from isotropy import costs, studies
+from isotropy.configuration import Config
 from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
@@ -223,8 +224,8 @@ def test_each_task_is_costed_by_its_own_rows():
     sst2, rte = costs.finetune_measured("sst2"), costs.finetune_measured("rte")
     assert sst2["train_example"] < rte["train_example"] / 2
     assert costs.finetune_measured("qnli") == rte
-    config = load_config(["config.yaml", "config/offline.yaml"])
+    config = Config.model_validate(load_config(["config.yaml", "config/offline.yaml"]))
     job = rajaee_spec.STUDIES[0].job_costs["rajaee_cls_finetune"]
-    task = config["rajaee_cls"]["tasks"][0]
+    task = config.rajaee_cls.tasks[0]
     assert job(config, {"model": "miniLM", "task": task}, costs.Pace()) > 0
     assert job(config, {"model": "miniLM", "task": "no_such_task"}, costs.Pace()) is None
