@@ -436,7 +436,7 @@ def main() -> None:
         else f"CPU, {args.threads} threads"
     )
     print(
-        f"{problem.items} items, {problem.rows} rows x {problem.vectors.shape[1]} dims ({source}); "
+        f"{problem.items} items, {problem.rows} rows x {problem.dim} dims ({source}); "
         f"{args.updates} updates; {name}"
     )
 

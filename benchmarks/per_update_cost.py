@@ -102,8 +102,8 @@ def main() -> None:
         per_eval_cpu = (full_cpu - short_cpu) / (args.updates - 1)
         per_eval_wall = (full_wall - short_wall) / (args.updates - 1)
         print(
-            f"{dataset}: {problem.items} items x {problem.vectors.shape[1]} dims; wall "
-            f"{per_update_wall:.3f} s/update, "
+            f"{dataset}: {problem.items} items x {problem.dim} dims; wall {per_update_wall:.3f} "
+            "s/update, "
             f"{per_eval_wall:.3f} s/evaluation; CPU {per_update_cpu:.3f} s/update, "
             f"{per_eval_cpu:.3f} s/evaluation; "
             f"load average {load:.1f} on {os.cpu_count()} cores"

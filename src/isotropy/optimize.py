@@ -55,6 +55,10 @@ class Problem:
     def rows(self) -> int:
         return self.vectors.shape[0]
 
+    @property
+    def dim(self) -> int:
+        return self.vectors.shape[1]
+
 
 def build_problem(table: pd.DataFrame, index: pd.Series, vectors: np.ndarray) -> Problem:
     """Join a prepared table to its embeddings: items with a text lacking a vector are dropped and
@@ -560,7 +564,7 @@ def _summary(
     return {
         "items": problem.items,
         "rows": problem.rows,
-        "dim": problem.vectors.shape[1],
+        "dim": problem.dim,
         "labels": len(problem.label_names),
         "clusters": int(len(np.unique(clusters))),  # silhouette's clusters (label vectors)
         "multilabel": problem.multilabel,
