@@ -127,34 +127,18 @@ def declared(row: Mapping[str, Any], gate: Declared | None = None) -> Declared:
     return replace(gate or Declared(), estimand=estimand, m=m, margin=str(row["margin"]), half=half)
 
 
-_BOTH = "judged under both readings, the verdict is the one that holds under both"
-_READINGS_IN_WORDS = {
-    "single": "one run of the paper's",
-    "mean": "the mean of the paper's {m} runs",
-    "pooled": "one statistic pooled over the paper's {m} runs",
-    "fixed": "a value with no seed noise: compared without the paper's draw",
-    "pooled|single": "the paper does not say whether it is one r pooled over its {m} runs or one "
-    "run's r: " + _BOTH,
-    "mean|single": "the paper does not say whether it is the mean of its {m} runs or one run: "
-    + _BOTH,
-}
-
-
 def rule_text(row: Mapping[str, Any]) -> str:
     """The rule an equivalence row is judged by, in words."""
     kind, argument = parse_tolerance(str(row["tolerance"]))
-    scale = scale_of(str(row["unit"]), kind)
-    m = str(row["m"])
-    reading = _READINGS_IN_WORDS[str(row["estimand"])].format(m=m)
+    scale, this = scale_of(str(row["unit"]), kind), declared(row)
     text = (
         f"equivalence on {scale.name}: the 95% interval for D = paper − ours, which includes the "
-        f"paper's draw of its statistic ({reading}), must lie within "
-        f"±{eq.describe_margin(str(row['margin']))} for *agrees*, wholly outside for *differs*"
+        f"paper's draw of its statistic ({this.words()}), must lie within "
+        f"±{eq.describe_margin(this.margin)} for *agrees*, wholly outside for *differs*"
     )
-    paper = float(row.get("paper_value", math.nan))
+    paper, half = float(row.get("paper_value", math.nan)), this.half
     if math.isfinite(paper):
-        half = declared(row).half
-        low, high = eq.printed_region(scale, paper, str(row["margin"]), half)
+        low, high = eq.printed_region(scale, paper, this.margin, half)
         text += f" (in printed units, {low:.4g} to {high:.4g} around the printed {paper:g}"
         text += f", within ±δ of every value it stands for, ±{half:g})" if half else ")"
     if kind == "printed" and scale.margins == ("z",):
