@@ -128,9 +128,8 @@ class Judged(NamedTuple):
 
 
 def scale_of(unit: str, kind: str) -> eq.Scale:
-    if kind == "iw_factor" and _SCALE_OF_UNIT.get(str(unit)) != "logit100":
-        return eq.SCALES["logit"]
-    return eq.SCALES[_SCALE_OF_UNIT.get(str(unit), "identity")]
+    name = _SCALE_OF_UNIT.get(str(unit), "identity")
+    return eq.SCALES["logit" if kind == "iw_factor" and name != "logit100" else name]
 
 
 def _prediction(
