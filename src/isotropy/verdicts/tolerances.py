@@ -214,8 +214,7 @@ def _under_both(readings: list[tuple[Declared, Judged]]) -> Judged:
     if len(tests) == len(readings):
         ends = min(t.low for t in tests), max(t.high for t in tests)
         p = max(t.p_agree for t in tests), max(t.p_differ for t in tests)
-        test = eq.Equivalence(*ends, *p, tests[0].band_low, tests[0].band_high)
-        return Judged(None, text, ours, test)
+        return Judged(None, text, ours, eq.Equivalence(*ends, *p))
     verdicts = {j.verdict or st.INCONCLUSIVE for _, j in readings}
     return Judged(verdicts.pop() if len(verdicts) == 1 else st.INCONCLUSIVE, text, ours)
 
