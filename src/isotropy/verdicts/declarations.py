@@ -106,8 +106,7 @@ def fill_declarations(
                 raise ValueError("quantity, setup and source must be filled in")
             kind, _ = parse_tolerance(row["tolerance"])
             for printed, number in NUMBERS:
-                if printed in table:
-                    table.at[index, number] = printed_number(row[printed])
+                table.at[index, number] = printed_number(row.get(printed, ""))
             _check_declared(table.loc[index], kind)
         except ValueError as error:
             raise ValueError(f"{at}: {error}") from None

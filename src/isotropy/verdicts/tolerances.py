@@ -145,7 +145,7 @@ def _prediction(
         if moments is None or len(moments) < 2:
             return "the pooled statistic needs each seed's series (the traces)", value
         m = int(declared.m)
-        prediction = eq.pooled_prediction(np.asarray(moments, dtype=np.float64), m)
+        prediction = eq.pooled_prediction(moments, m)
         if prediction is None:
             return "the pooled statistic is undefined in the draws", value
         ours = value if len(moments) == m else float(scale.back(np.array([prediction.centre]))[0])
@@ -260,8 +260,7 @@ def judge(spec: str, measured: Measured, paper: float = math.nan) -> tuple[str, 
     """(verdict, the rule as applied) of one measurement against ``paper`` by a rule that needs
     no declaration; an undefined value of ours differs / is not consistent."""
     kind, argument = parse_tolerance(spec)
-    ours = float(measured.get("value", math.nan))
-    defined = math.isfinite(ours)
+    ours = float(measured.get("value", math.nan))  # NaN: no comparison holds
     if kind == "none":
         return st.STATED, "not judged"
     if kind in ("seeds_below", "seeds_above"):
@@ -279,12 +278,11 @@ def judge(spec: str, measured: Measured, paper: float = math.nan) -> tuple[str, 
         text = f"{_BOUNDS[kind]} {argument:g}"
         if st.signs_disagree(finite(measured.get("per_seed")), ours):
             return st.INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
-        held = defined and holds_bound(kind, argument, ours)
-        return (st.CONSISTENT if held else st.NOT_CONSISTENT), text
+        return (st.CONSISTENT if holds_bound(kind, argument, ours) else st.NOT_CONSISTENT), text
     if kind == "exact":
-        return (st.AGREES if defined and ours == paper else st.DIFFERS), "exact"
+        return (st.AGREES if ours == paper else st.DIFFERS), "exact"
     if kind == "relative":
-        close = defined and abs(ours - paper) <= argument * abs(paper)
+        close = abs(ours - paper) <= argument * abs(paper)
         return (st.AGREES if close else st.DIFFERS), f"±{argument:.0%}"
     raise ValueError(f"rule {spec!r} is judged with its row's declaration: judge_equivalence")
 
