@@ -177,7 +177,7 @@ def test_a_row_read_two_ways_keeps_only_the_verdict_both_readings_give():
         )
         for estimand, m in (("pooled|single", 5.0), ("single", 1.0), ("pooled", 5.0))
     )
-    assert "read as one run" in both.text and "pooled over the paper's runs" in both.text
+    assert "read as one run" in both.text and "pooled over its 5 runs" in both.text
     assert both.test.p_agree == pytest.approx(max(one.test.p_agree, pool.test.p_agree))
     assert both.test.p_differ == pytest.approx(max(one.test.p_differ, pool.test.p_differ))
     assert both.test.low <= min(one.test.low, pool.test.low) + 1e-12

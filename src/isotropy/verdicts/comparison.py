@@ -40,7 +40,7 @@ COLUMNS = [
     ).split(),
 ]
 # The fields of isotropy.verdicts.equivalence.Equivalence
-TEST_COLUMNS = ("d_low", "d_high", "p_agree", "p_differ", "band_low", "band_high")
+TEST_COLUMNS = ("d_low", "d_high", "p_agree", "p_differ")
 
 
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
@@ -166,7 +166,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 tests.append((len(rows), family, *p, functools.partial(_seed_note, spec, ours)))
             if test is not None:
                 details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
-            elif verdict != st.STAND_IN:
+            if verdict != st.STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
             note = "; ".join(s for s in (T.simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)

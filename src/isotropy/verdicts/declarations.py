@@ -65,15 +65,13 @@ def _check_declared(row: pd.Series, kind: str) -> None:
         )
     if not row["margin_reason"]:
         raise ValueError(f"margin {row['margin']!r} has no margin_reason")
-    margin_kind, _ = eq.parse_margin(row["margin"])
-    if margin_kind == "relative" and row["estimand"] != "fixed":
+    if row["margin"].startswith("relative:") and row["estimand"] != "fixed":
         raise ValueError(
             f"margin {row['margin']!r} is a share of the paper's value, whose edges move with its "
             f"draw; estimand {row['estimand']!r} has one: declare δ on the judging scale"
         )
-    paper = float(row.get("paper_value", math.nan))
-    if math.isfinite(paper):
-        scale_of(row["unit"], kind).region(paper, row["margin"])
+    paper = float(row.get("paper_value", math.nan))  # the margin is checked with or without one
+    scale_of(row["unit"], kind).region(paper if math.isfinite(paper) else 0.0, row["margin"])
 
 
 def printed_number(text: str) -> float:
@@ -108,8 +106,7 @@ def fill_declarations(
                 raise ValueError("quantity, setup and source must be filled in")
             kind, _ = parse_tolerance(row["tolerance"])
             for printed, number in NUMBERS:
-                if printed in table:
-                    table.at[index, number] = printed_number(row[printed])
+                table.at[index, number] = printed_number(row.get(printed, ""))
             _check_declared(table.loc[index], kind)
         except ValueError as error:
             raise ValueError(f"{at}: {error}") from None
@@ -127,34 +124,18 @@ def declared(row: Mapping[str, Any], gate: Declared | None = None) -> Declared:
     return replace(gate or Declared(), estimand=estimand, m=m, margin=str(row["margin"]), half=half)
 
 
-_BOTH = "judged under both readings, the verdict is the one that holds under both"
-_READINGS_IN_WORDS = {
-    "single": "one run of the paper's",
-    "mean": "the mean of the paper's {m} runs",
-    "pooled": "one statistic pooled over the paper's {m} runs",
-    "fixed": "a value with no seed noise: compared without the paper's draw",
-    "pooled|single": "the paper does not say whether it is one r pooled over its {m} runs or one "
-    "run's r: " + _BOTH,
-    "mean|single": "the paper does not say whether it is the mean of its {m} runs or one run: "
-    + _BOTH,
-}
-
-
 def rule_text(row: Mapping[str, Any]) -> str:
     """The rule an equivalence row is judged by, in words."""
     kind, argument = parse_tolerance(str(row["tolerance"]))
-    scale = scale_of(str(row["unit"]), kind)
-    m = str(row["m"])
-    reading = _READINGS_IN_WORDS[str(row["estimand"])].format(m=m)
+    scale, this = scale_of(str(row["unit"]), kind), declared(row)
     text = (
         f"equivalence on {scale.name}: the 95% interval for D = paper − ours, which includes the "
-        f"paper's draw of its statistic ({reading}), must lie within "
-        f"±{eq.describe_margin(str(row['margin']))} for *agrees*, wholly outside for *differs*"
+        f"paper's draw of its statistic ({this.words()}), must lie within "
+        f"±{eq.describe_margin(this.margin)} for *agrees*, wholly outside for *differs*"
     )
-    paper = float(row.get("paper_value", math.nan))
+    paper, half = float(row.get("paper_value", math.nan)), this.half
     if math.isfinite(paper):
-        half = declared(row).half
-        low, high = eq.printed_region(scale, paper, str(row["margin"]), half)
+        low, high = eq.printed_region(scale, paper, this.margin, half)
         text += f" (in printed units, {low:.4g} to {high:.4g} around the printed {paper:g}"
         text += f", within ±δ of every value it stands for, ±{half:g})" if half else ")"
     if kind == "printed" and scale.margins == ("z",):
@@ -167,20 +148,16 @@ def rule_text(row: Mapping[str, Any]) -> str:
 @functools.lru_cache(maxsize=4)
 def read_effects(path: str = str(PROTOCOL_EFFECTS)) -> pd.DataFrame:
     """config/protocol_effects.csv (written by ``benchmarks/stride_effect.py --write``)."""
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+    return pd.read_csv(path, keep_default_na=False)
 
 
-def _measured_bound(rows: pd.DataFrame, paper: str, ours: str):
+def _measured_bound(rows: pd.DataFrame, paper: str, ours: str) -> pd.Series | None:
     """The row of ``rows`` (a setting's measured effects) at the nearest setting covering
     ``ours`` against ``paper`` (None: unmeasured)."""
-    try:
-        theirs, mine = float(paper), float(ours)
-    except ValueError:
-        return None
-    at = np.isclose(rows["paper"].astype(float).to_numpy(), theirs)
-    reach = rows["ours_at_most"].astype(float).to_numpy()
-    covering = rows[at & (theirs <= mine) & (mine <= reach)]
-    return None if covering.empty else covering.loc[covering["ours_at_most"].astype(float).idxmin()]
+    theirs, mine = pd.to_numeric(pd.Series([paper, ours]), errors="coerce")
+    reach = (theirs <= mine) & (mine <= rows["ours_at_most"])
+    covering = rows[np.isclose(rows["paper"], theirs) & reach]
+    return None if covering.empty else covering.loc[covering["ours_at_most"].idxmin()]
 
 
 def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> Declared:
@@ -196,14 +173,14 @@ def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = Tru
         measured = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
         effect = _measured_bound(measured, value, mine[key]) if can_widen else None
         if effect is None:
-            reach = measured["ours_at_most"].astype(float).max()
+            reach = measured["ours_at_most"].max()
             why = f"its effect on {quantity} is measured only up to {key} {reach:g}"
             why = f"its effect on {quantity} is not measured" if measured.empty else why
             why = why if can_widen else "the row's rule has no interval to widen by its effect"
             refused.append(f"{where}: {why}")
             continue
-        low, high = low + float(effect["low"]), high + float(effect["high"])
-        span = f"{float(effect['low']):+g} to {float(effect['high']):+g}"
+        low, high = low + effect["low"], high + effect["high"]
+        span = f"{effect['low']:+g} to {effect['high']:+g}"
         used.append(f"{where}: {span} on {effect['scale']}")
     if refused:
         why = "protocol differs: " + "; ".join(refused) + " (config/protocol_effects.csv)"

@@ -159,14 +159,12 @@ def pooled_prediction(
 
 @dataclass(frozen=True)
 class Equivalence:
-    """D = paper − ours's interval, the p-values, and the margin as a range of D (printed units)."""
+    """D = paper − ours's interval and the p-values."""
 
     low: float
     high: float
     p_agree: float
     p_differ: float
-    band_low: float = math.nan
-    band_high: float = math.nan
 
 
 def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
@@ -209,7 +207,6 @@ def equivalence(
     (low, high), (outer_low, outer_high) = (
         (float(a[0]), float(b[0])) for a, b in tested_regions(scale, [paper], margin, half)
     )
-    band = tuple(float(paper - edge) for edge in scale.back(np.array([high, low])))
     c, se, (b_low, b_high) = prediction.centre, prediction.se, map(float, allowance)
     # ours at the paper's protocol lies in [c − b_high, c − b_low]: each region shifts by that
     agree, differ = (low + b_high, high + b_low), (outer_low + b_low, outer_high + b_high)
@@ -221,4 +218,4 @@ def equivalence(
         p_agree = float(test_arrays(c, se, prediction.df, *agree)[0])
         p_differ = float(test_arrays(c, se, prediction.df, *differ)[1])
     top, bottom = scale.back(np.array([c + width - b_low, c - width - b_high]))
-    return Equivalence(paper - float(top), paper - float(bottom), p_agree, p_differ, *band)
+    return Equivalence(paper - float(top), paper - float(bottom), p_agree, p_differ)

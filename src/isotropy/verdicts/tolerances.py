@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -17,11 +18,13 @@ from isotropy.verdicts import equivalence as eq
 
 ALPHA = eq.ALPHA  # level of the seed tests; the intervals are 1 - ALPHA
 LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19 M: ±0.5%)
-_BOUNDS = {"below": "<", "above": ">", "at_least": ">="}
+# The rules that bound our value, each a sign (a ``seeds_`` rule bounds each seed, tested)
+_BOUNDS = {"below": "<", "above": ">", "at_least": ">=", "seeds_below": "<", "seeds_above": ">"}
+_HOLDS = {"<": operator.lt, ">": operator.gt, ">=": operator.ge}
 Measured = Mapping[str, Any]  # a measurement row (isotropy.verdicts.measurements.COLUMNS)
 # Every rule kind: those without a number, those with one (``kind:x``)
 PLAIN_RULES = ("exact", "printed", "none")
-NUMBER_RULES = ("relative", "iw_factor", "lid", *_BOUNDS, "seeds_below", "seeds_above")
+NUMBER_RULES = ("relative", "iw_factor", "lid", *_BOUNDS)
 
 
 def parse_tolerance(spec: str) -> tuple[str, float]:
@@ -46,7 +49,7 @@ def fmt(value: float) -> str:
 
 
 def holds_bound(kind: str, bound: float, ours: float) -> bool:
-    return {"below": ours < bound, "above": ours > bound, "at_least": ours >= bound}[kind]
+    return _HOLDS[_BOUNDS[kind]](ours, bound)
 
 
 def finite(values: Iterable[float] | None) -> list[float]:
@@ -67,6 +70,13 @@ EQUIVALENCE_RULES = ("printed", "lid", "iw_factor")
 ESTIMANDS = ("single", "mean", "pooled", "every_run", "fixed")
 # A number whose statistic the paper does not name: judged under both readings.
 READINGS = ("pooled|single", "mean|single")
+# What the paper's number is, by its estimand (the rule's words and the readings' alike)
+READING_WORDS = {
+    "single": "one run",
+    "mean": "the mean of its {m:g} runs",
+    "pooled": "one r pooled over its {m:g} runs",
+    "fixed": "a value with no seed noise: compared without the paper's draw",
+}
 _SCALE_OF_UNIT = {
     "correlation": "z",
     "correlation ×100": "z100",
@@ -97,6 +107,16 @@ class Declared:
             for e in self.estimand.split("|")
         ]
 
+    def words(self) -> str:
+        """What the paper's number is, in words."""
+        if "|" not in self.estimand:
+            return READING_WORDS[self.estimand].format(m=self.m)
+        either = " or ".join(d.words() for d in self.readings())
+        return (
+            f"the paper does not say whether it is {either}: judged under both readings, the "
+            "verdict is the one that holds under both"
+        )
+
 
 class Judged(NamedTuple):
     """One row before the page's Holm: ``verdict`` None where ``test`` decides."""
@@ -108,9 +128,8 @@ class Judged(NamedTuple):
 
 
 def scale_of(unit: str, kind: str) -> eq.Scale:
-    if kind == "iw_factor" and _SCALE_OF_UNIT.get(str(unit)) != "logit100":
-        return eq.SCALES["logit"]
-    return eq.SCALES[_SCALE_OF_UNIT.get(str(unit), "identity")]
+    name = _SCALE_OF_UNIT.get(str(unit), "identity")
+    return eq.SCALES["logit" if kind == "iw_factor" and name != "logit100" else name]
 
 
 def _prediction(
@@ -126,7 +145,7 @@ def _prediction(
         if moments is None or len(moments) < 2:
             return "the pooled statistic needs each seed's series (the traces)", value
         m = int(declared.m)
-        prediction = eq.pooled_prediction(np.asarray(moments, dtype=np.float64), m)
+        prediction = eq.pooled_prediction(moments, m)
         if prediction is None:
             return "the pooled statistic is undefined in the draws", value
         ours = value if len(moments) == m else float(scale.back(np.array([prediction.centre]))[0])
@@ -158,15 +177,8 @@ def judge_equivalence(
     if not math.isfinite(pooled):
         return Judged(st.DIFFERS, "our value is undefined", math.nan)
     scale = scale_of(unit, kind)
-    judged = [(d.estimand, _judge_reading(scale, measured, paper, d)) for d in declared.readings()]
+    judged = [(d, _judge_reading(scale, measured, paper, d)) for d in declared.readings()]
     return judged[0][1] if len(judged) == 1 else _under_both(judged)
-
-
-_READING_WORDS = {
-    "single": "read as one run",
-    "mean": "read as the mean of the paper's runs",
-    "pooled": "read as one r pooled over the paper's runs",
-}
 
 
 def _judge_reading(scale: eq.Scale, measured: Measured, paper: float, declared: Declared) -> Judged:
@@ -194,16 +206,15 @@ def _judge_reading(scale: eq.Scale, measured: Measured, paper: float, declared: 
     return Judged(None, text, ours, test)
 
 
-def _under_both(readings: list[tuple[str, Judged]]) -> Judged:
+def _under_both(readings: list[tuple[Declared, Judged]]) -> Judged:
     """The verdict that holds under both readings (intersection–union: each p the larger)."""
     text = "the paper does not say which statistic it printed; judged under both readings: "
-    text += "; ".join(f"{_READING_WORDS[estimand]}: {j.text}" for estimand, j in readings)
+    text += "; ".join(f"read as {d.words()}: {j.text}" for d, j in readings)
     ours, tests = readings[0][1].ours, [j.test for _, j in readings if j.test is not None]
     if len(tests) == len(readings):
         ends = min(t.low for t in tests), max(t.high for t in tests)
         p = max(t.p_agree for t in tests), max(t.p_differ for t in tests)
-        test = eq.Equivalence(*ends, *p, tests[0].band_low, tests[0].band_high)
-        return Judged(None, text, ours, test)
+        return Judged(None, text, ours, eq.Equivalence(*ends, *p))
     verdicts = {j.verdict or st.INCONCLUSIVE for _, j in readings}
     return Judged(verdicts.pop() if len(verdicts) == 1 else st.INCONCLUSIVE, text, ours)
 
@@ -240,17 +251,16 @@ def seed_test(
     seeds = float(measured.get("seeds", math.nan))
     p_less, p_greater = (float(measured.get(p, math.nan)) for p in ("p_less", "p_greater"))
     values = finite(measured.get("per_seed"))
-    along = sum(holds_bound(kind.removeprefix("seeds_"), bound, v) for v in values)
-    sign, n = ("<" if kind == "seeds_below" else ">"), int(seeds) if math.isfinite(seeds) else 0
-    return sign, n, *claimed_first(kind, p_less, p_greater), along, len(values)
+    along = sum(holds_bound(kind, bound, v) for v in values)
+    n = int(seeds) if math.isfinite(seeds) else 0
+    return _BOUNDS[kind], n, *claimed_first(kind, p_less, p_greater), along, len(values)
 
 
 def judge(spec: str, measured: Measured, paper: float = math.nan) -> tuple[str, str]:
     """(verdict, the rule as applied) of one measurement against ``paper`` by a rule that needs
     no declaration; an undefined value of ours differs / is not consistent."""
     kind, argument = parse_tolerance(spec)
-    ours = float(measured.get("value", math.nan))
-    defined = math.isfinite(ours)
+    ours = float(measured.get("value", math.nan))  # NaN: no comparison holds
     if kind == "none":
         return st.STATED, "not judged"
     if kind in ("seeds_below", "seeds_above"):
@@ -268,12 +278,11 @@ def judge(spec: str, measured: Measured, paper: float = math.nan) -> tuple[str, 
         text = f"{_BOUNDS[kind]} {argument:g}"
         if st.signs_disagree(finite(measured.get("per_seed")), ours):
             return st.INCONSISTENT_SEEDS, text + "; per-seed signs disagree"
-        held = defined and holds_bound(kind, argument, ours)
-        return (st.CONSISTENT if held else st.NOT_CONSISTENT), text
+        return (st.CONSISTENT if holds_bound(kind, argument, ours) else st.NOT_CONSISTENT), text
     if kind == "exact":
-        return (st.AGREES if defined and ours == paper else st.DIFFERS), "exact"
+        return (st.AGREES if ours == paper else st.DIFFERS), "exact"
     if kind == "relative":
-        close = defined and abs(ours - paper) <= argument * abs(paper)
+        close = abs(ours - paper) <= argument * abs(paper)
         return (st.AGREES if close else st.DIFFERS), f"±{argument:.0%}"
     raise ValueError(f"rule {spec!r} is judged with its row's declaration: judge_equivalence")
 
@@ -336,6 +345,5 @@ def states_a_number(kind: str, bound: float = 0.0, neutral: float = 0.0) -> bool
     """Whether a rule sets our value against a number the paper's model and data produced, so
     a stand-in's row is not judged: every rule but a direction (a bound at the no-change point
     ``neutral``, a test over seeds)."""
-    return kind not in ("seeds_below", "seeds_above", "none") and (
-        kind not in _BOUNDS or bound != neutral
-    )
+    direction = kind in _BOUNDS and (kind.startswith("seeds_") or bound == neutral)
+    return kind != "none" and not direction
