@@ -86,12 +86,11 @@ def random_orthonormal(rows: int, columns: int, seed: int) -> np.ndarray:
     return q * np.sign(np.diag(r))  # a unique Q for the seed
 
 
-def derive_vectors(
-    vectors: np.ndarray, spec: Mapping, target_norm: float | None = None
-) -> tuple[np.ndarray, np.ndarray | None]:
+def derive_vectors(vectors: np.ndarray, spec: Mapping) -> tuple[np.ndarray, np.ndarray | None]:
     """One derived vector set (float32) and the basis of the original span inside it.
 
-    ``spec['transform']``: ``rescale`` (x times target_norm / its RMS centred norm), ``pca``
+    ``spec['transform']``: ``rescale`` (the vectors as given: :func:`rescale_to` scales them to
+    ``norm_of``'s norm, as it does any derived set with a ``norm_of``), ``pca``
     (the projection onto the ``dim`` leading principal directions of the centred cloud),
     ``rotate`` (a seeded random rotation within d), ``pad`` (zeros appended up to ``dim``),
     ``orthogonal`` (a seeded random isometry into ``dim``). The basis B (D x d, orthonormal
@@ -102,9 +101,7 @@ def derive_vectors(
     n, d = x.shape
     kind, dim = spec["transform"], spec.get("dim")
     if kind == "rescale":
-        if target_norm is None or not target_norm > 0:
-            raise ValueError(f"rescale needs a positive target norm, got {target_norm}")
-        return (x * (target_norm / rms_centred_norm(x))).astype(np.float32), None
+        return vectors, None
     if kind == "pca":
         if dim is None or not 2 <= dim <= min(n, d):
             raise ValueError(f"pca needs 2 <= dim <= {min(n, d)}, got {dim}")
