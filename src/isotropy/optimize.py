@@ -334,7 +334,7 @@ class ClassifiedItems:
 
     def __init__(self, problem: Problem, device, sample_size, sampler, batch: _Batch | None = None):
         self.batch, self.device = batch or _Batch.of(problem, device), torch.device(device)
-        self.clusters = np.asarray(metrics.cluster_ids(problem.targets))
+        self.clusters = metrics.cluster_ids(problem.targets)
         self.sample_size, self.sampler = sample_size, sampler
         sampled = sample_size is not None and sample_size < problem.items
         self.layout = None if sampled else metrics.cluster_layout(self.clusters, self.device)
@@ -469,8 +469,7 @@ class Section2Probe:
         eye = np.eye(len(problem.label_names), dtype=np.float32)  # class ids to indicator rows
         indicator = targets.astype(np.float32) if problem.multilabel else eye[targets]
         self.indicator = torch.as_tensor(indicator, device=device)
-        ids = np.unique(np.asarray(metrics.cluster_ids(problem.targets)), return_inverse=True)[1]
-        self.clusters = torch.as_tensor(ids.reshape(-1), device=device)
+        self.clusters = torch.as_tensor(metrics.cluster_ids(problem.targets), device=device)
 
     def __call__(self, model: EmbeddingClassifier) -> dict[str, torch.Tensor]:
         with torch.no_grad():
@@ -500,8 +499,7 @@ class _TripletObjective:
 
     def __init__(self, problem: Problem, batch: _Batch, margin: float, seed: int):
         self.batch, self.margin = batch, margin
-        clusters = np.asarray(metrics.cluster_ids(problem.targets))
-        _, ids = np.unique(clusters, return_inverse=True)
+        ids = metrics.cluster_ids(problem.targets)  # 0..K-1
         order = np.argsort(ids, kind="stable")
         counts = np.bincount(ids)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
