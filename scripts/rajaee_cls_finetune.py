@@ -5,10 +5,11 @@
 """
 
 from isotropy.compute import resolve_device
+from isotropy.configuration.studies import ClusterMethod
 from isotropy.finetune.training import rule_run
 from isotropy.logs import configure_from_snakemake
 from isotropy.provenance import record_step
-from isotropy.rajaee_cls.method import ClusterSettings, run_and_save
+from isotropy.rajaee_cls.method import run_and_save
 
 
 def main(snakemake):
@@ -17,7 +18,7 @@ def main(snakemake):
     run_and_save(
         snakemake.output.metrics,
         method=snakemake.wildcards.method,
-        cluster=ClusterSettings(**snakemake.params.cluster_method),
+        cluster=ClusterMethod(**snakemake.params.cluster_method),
         **run,
     )
     record_step(snakemake, device=resolve_device(run["device"]), seeds=[run["seed"]])

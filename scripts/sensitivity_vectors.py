@@ -20,8 +20,7 @@ def main(snakemake):
     vectors, index = load_embeddings(snakemake.input.vectors, snakemake.input.index)
     norms = {spec["of"]: rms_centred_norm(vectors)}
     # rescale: the vectors themselves; pca with norm_of: the reduced vectors, then rescaled
-    rescale_only = spec["transform"] == "rescale"
-    derived, basis = (vectors, None) if rescale_only else derive_vectors(vectors, spec)
+    derived, basis = derive_vectors(vectors, spec)
     if spec.get("norm_of"):
         # The target scale: the other set's RMS centred norm on the words both sets have.
         other, other_index = load_embeddings(

@@ -14,9 +14,7 @@ from isotropy import transforms
 from isotropy.configuration import Config, fill_defaults
 from isotropy.configuration.finetune import ClsTraining, TrainingSettings
 from isotropy.configuration.geometry import Classification, Sts
-from isotropy.configuration.studies import ClusterMethod
 from isotropy.geometry import classification, sts
-from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.sources import DOWNLOAD_DEFAULTS
 
 
@@ -79,7 +77,6 @@ def _same(a: Any, b: Any) -> bool:
 STS_FUNCTIONS = (sts.enhance, sts.evaluate_sts)
 # (section, its model, the code that restates its defaults)
 RESTATED = [
-    ("rajaee_cls.cluster_method", ClusterMethod, ClusterSettings),
     *(("geometry.sts", Sts, f) for f in (transforms.cluster_based_isotropy, *STS_FUNCTIONS)),
     ("geometry.classification", Classification, classification.classification_table),
 ]
@@ -101,9 +98,8 @@ def test_every_restated_default_equals_the_models_and_a_planted_mismatch_is_foun
     models = {key: model_defaults(model) for key, model, _ in RESTATED}
     assert all_mismatches(models) == []
     # Each comparison covers the keys it should: none is vacuous.
-    assert set(code_defaults(ClusterSettings)) == set(models["rajaee_cls.cluster_method"])
     for function in STS_FUNCTIONS:
         assert {"n_clusters", "n_directions", "abtt_directions"} <= set(code_defaults(function))
-    models["rajaee_cls.cluster_method"]["clusters"] = 4
+    models["geometry.sts"]["n_clusters"] = 28
     found = "\n".join(all_mismatches(models))
-    assert "cluster_method (ClusterSettings).clusters: code says 3, the model 4" in found
+    assert "geometry.sts (enhance).n_clusters: code says 27, the model 28" in found

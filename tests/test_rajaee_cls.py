@@ -18,17 +18,13 @@ from tiny_bert import SMALL, sentiment_table
 from isotropy import costs, studies
 from isotropy.configuration import Config
 from isotropy.configuration.finetune import TrainingSettings
+from isotropy.configuration.studies import ClusterMethod
 from isotropy.finetune.features import load_model_and_tokenizer
 from isotropy.finetune.head import head_input_module, transform_head_input
 from isotropy.finetune.settings import check_run
 from isotropy.plots.checks import save_figure
 from isotropy.plots.rajaee_cls import plot_cls_layers
-from isotropy.rajaee_cls.method import (
-    ClusterSettings,
-    cluster_cls,
-    head_transform,
-    run_and_save,
-)
+from isotropy.rajaee_cls.method import cluster_cls, head_transform, run_and_save
 from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS, collect
 from isotropy.readers.tasks import task_spec
 from isotropy.statistics import NOT_SUPPORTED, SUPPORTED
@@ -77,13 +73,15 @@ def test_the_method_is_not_a_regulariser_of_the_loss():
         check_run("cluster", 0.0)
     record = {"name": "cluster", "clusters": 3, "directions": 2, "fit": "batch"}
     assert _cluster(3, 2, 0).record() == record
-    assert head_transform("none", ClusterSettings(), 0) is None
+    assert head_transform("none", ClusterMethod(), 0) is None
     with pytest.raises(ValueError, match="unknown method 'istar'"):
-        head_transform("istar", ClusterSettings(), 0)
+        head_transform("istar", ClusterMethod(), 0)
 
 
 def _cluster(clusters: int, directions: int, seed: int):
-    transform = head_transform("cluster", ClusterSettings(clusters, directions, "batch"), seed)
+    transform = head_transform(
+        "cluster", ClusterMethod(clusters=clusters, directions=directions, fit="batch"), seed
+    )
     assert transform is not None
     return transform
 
@@ -93,7 +91,9 @@ def test_finetune_with_the_method_records_cls_geometry(tiny_bert, tmp_path):
     settings = TrainingSettings(**{**SMALL, "epochs": 1})
     options = dict(seed=0, model_spec=tiny_bert, task="sst2", data=data, settings=settings)
     runs = {
-        m: run_and_save(tmp_path / m / "metrics.json", m, ClusterSettings(2, 1), **options)
+        m: run_and_save(
+            tmp_path / m / "metrics.json", m, ClusterMethod(clusters=2, directions=1), **options
+        )
         for m in ("none", "cluster")
     }
     for result in runs.values():

@@ -15,6 +15,7 @@ import torch
 from tiny_bert import SMALL, sentiment_table
 
 from isotropy.configuration.finetune import TrainingSettings
+from isotropy.configuration.studies import ClusterMethod
 from isotropy.finetune.features import epoch_order, load_model_and_tokenizer, task_features
 from isotropy.finetune.training import finetune
 from isotropy.rajaee_cls.cause import (
@@ -24,7 +25,7 @@ from isotropy.rajaee_cls.cause import (
     method_states,
     offline_agreement,
 )
-from isotropy.rajaee_cls.method import ClusterSettings, OfflineFit, cluster_cls, head_transform
+from isotropy.rajaee_cls.method import OfflineFit, cluster_cls, head_transform
 from isotropy.rajaee_cls.results import (
     cause_verdict,
     clusters_remove_the_class,
@@ -72,7 +73,7 @@ def test_offline_fit_is_the_method_on_its_own_points_and_ignores_batch_mates():
 def test_offline_run_fits_before_each_epoch_and_measures_agreement(tiny_bert, tmp_path):
     train, validation = sentiment_table(48, 0), sentiment_table(32, 1)
     settings = TrainingSettings(**SMALL)
-    cluster = ClusterSettings(2, 1, "offline")
+    cluster = ClusterMethod(clusters=2, directions=1, fit="offline")
     transform = head_transform("cluster", cluster, 0)
     assert transform is not None and transform.prepare is not None
     fits = []

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from isotropy.committed import rajaee_cls as committed
+from isotropy.configuration.studies import ClusterMethod
 from isotropy.io import checked_record
-from isotropy.rajaee_cls.method import ClusterSettings
 from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS
 from isotropy.studies import rajaee_cls as rajaee_study
 from isotropy.workflow.config import load_config
@@ -31,7 +31,7 @@ def test_the_committed_grid_is_the_default_grid():
     overlays = [str(ROOT / "config.yaml"), str(ROOT / "config" / "offline.yaml")]
     section = load_config(overlays)["rajaee_cls"]
     assert record["config"]["rajaee_cls"] == section
-    assert ClusterSettings(**section["cluster_method"]) == ClusterSettings()
+    assert ClusterMethod(**section["cluster_method"]) == ClusterMethod()
     seeds = pd.read_csv(ROOT / committed.SEEDS)
     runs = set(zip(seeds["method"], seeds["seed"], strict=True))
     assert runs == {(m, s) for m in section["methods"] for s in section["seeds"]}

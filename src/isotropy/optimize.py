@@ -327,6 +327,29 @@ class _Batch:
         return (logits.argmax(dim=1) == self.targets).float().mean()
 
 
+class ClassifiedItems:
+    """The classified items on the device with their label clusters (class ids, or one cluster per
+    distinct label vector): every item, the clusters' layout prepared once, or with
+    ``sample_size`` a fresh sample per call drawn from ``sampler``."""
+
+    def __init__(self, problem: Problem, device, sample_size, sampler, batch: _Batch | None = None):
+        self.batch, self.device = batch or _Batch.of(problem, device), torch.device(device)
+        self.clusters = metrics.cluster_ids(problem.targets)
+        self.sample_size, self.sampler = sample_size, sampler
+        sampled = sample_size is not None and sample_size < problem.items
+        self.layout = None if sampled else metrics.cluster_layout(self.clusters, self.device)
+
+    def representations(self, model: EmbeddingClassifier):
+        """The items' representations (a sample where asked) and their cluster layout."""
+        left, right = self.batch.left, self.batch.right
+        items = _sample(len(self.clusters), self.sample_size, self.sampler)
+        if items is None:
+            return model.representations(left, right), self.layout
+        picked = metrics.to_device(items, self.device)
+        points = model.representations(left[picked], right[picked] if right is not None else None)
+        return points, metrics.cluster_layout(self.clusters[items], self.device)
+
+
 class _PerUpdateMetrics:
     """The registered per-update metrics (:mod:`isotropy.metrics.registry`) of one run.
 
@@ -340,14 +363,11 @@ class _PerUpdateMetrics:
             chosen += registry.optional_metrics(settings.extra_metrics)
         self.entries = [(metric, metric.tensor_function()) for metric in chosen]
         self.extra_columns = tuple(settings.extra_metrics)
-        self.problem, self.batch, self.device = problem, batch, device
-        self.sample_size = settings.metric_sample_size
-        # Silhouette clusters: class ids, or one cluster per distinct label vector (multi-label).
-        self.clusters = np.asarray(metrics.cluster_ids(problem.targets))
-        sampled = self.sample_size is not None and self.sample_size < problem.items
-        self.layout = None if sampled else metrics.cluster_layout(self.clusters, device)  # once
+        self.device, self.sample_size = device, settings.metric_sample_size
         self.sampler = torch.Generator().manual_seed(10_000 + settings.seed)
+        self.items = ClassifiedItems(problem, device, self.sample_size, self.sampler, batch)
         # A fresh sample per evaluation reads the host's generator: not replayable as a graph.
+        sampled = self.items.layout is None
         self.graph = _GraphedEvaluation() if device.type == "cuda" and not sampled else None
 
     def evaluate_state(self, model: EmbeddingClassifier) -> dict[str, torch.Tensor]:
@@ -368,7 +388,7 @@ class _PerUpdateMetrics:
                 if metric.points == "table":
                     values[metric.name] = function(self._table(model))
                 else:
-                    points, layout = self._representations(model)
+                    points, layout = self.items.representations(model)
                     values[metric.name] = (
                         function(points, layout) if metric.labels else function(points)
                     )
@@ -378,16 +398,6 @@ class _PerUpdateMetrics:
         table = model.embeddings.weight.detach()
         rows = _sample(table.shape[0], self.sample_size, self.sampler)
         return table if rows is None else table[metrics.to_device(rows, self.device)]
-
-    def _representations(self, model: EmbeddingClassifier):
-        """The classified items' representations (a sample where asked) and their cluster layout."""
-        left, right = self.batch.left, self.batch.right
-        items = _sample(self.problem.items, self.sample_size, self.sampler)
-        if items is None:
-            return model.representations(left, right), self.layout
-        picked = metrics.to_device(items, self.device)
-        points = model.representations(left[picked], right[picked] if right is not None else None)
-        return points, metrics.cluster_layout(self.clusters[items], self.device)
 
 
 class _GraphedEvaluation:
@@ -459,8 +469,7 @@ class Section2Probe:
         eye = np.eye(len(problem.label_names), dtype=np.float32)  # class ids to indicator rows
         indicator = targets.astype(np.float32) if problem.multilabel else eye[targets]
         self.indicator = torch.as_tensor(indicator, device=device)
-        ids = np.unique(np.asarray(metrics.cluster_ids(problem.targets)), return_inverse=True)[1]
-        self.clusters = torch.as_tensor(ids.reshape(-1), device=device)
+        self.clusters = torch.as_tensor(metrics.cluster_ids(problem.targets), device=device)
 
     def __call__(self, model: EmbeddingClassifier) -> dict[str, torch.Tensor]:
         with torch.no_grad():
@@ -490,8 +499,7 @@ class _TripletObjective:
 
     def __init__(self, problem: Problem, batch: _Batch, margin: float, seed: int):
         self.batch, self.margin = batch, margin
-        clusters = np.asarray(metrics.cluster_ids(problem.targets))
-        _, ids = np.unique(clusters, return_inverse=True)
+        ids = metrics.cluster_ids(problem.targets)  # 0..K-1
         order = np.argsort(ids, kind="stable")
         counts = np.bincount(ids)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -613,5 +621,6 @@ def run_optimisation(
     started = time.perf_counter()
     trace = _train(model, settings, objective, per_update, probe)
     wall = time.perf_counter() - started
-    summary = _summary(problem, settings, model, per_update.clusters, trace.records[-1], wall)
+    clusters = per_update.items.clusters
+    summary = _summary(problem, settings, model, clusters, trace.records[-1], wall)
     return trace.frame(settings.seed), summary

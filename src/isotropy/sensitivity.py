@@ -86,12 +86,11 @@ def random_orthonormal(rows: int, columns: int, seed: int) -> np.ndarray:
     return q * np.sign(np.diag(r))  # a unique Q for the seed
 
 
-def derive_vectors(
-    vectors: np.ndarray, spec: Mapping, target_norm: float | None = None
-) -> tuple[np.ndarray, np.ndarray | None]:
+def derive_vectors(vectors: np.ndarray, spec: Mapping) -> tuple[np.ndarray, np.ndarray | None]:
     """One derived vector set (float32) and the basis of the original span inside it.
 
-    ``spec['transform']``: ``rescale`` (x times target_norm / its RMS centred norm), ``pca``
+    ``spec['transform']``: ``rescale`` (the vectors as given: :func:`rescale_to` scales them to
+    ``norm_of``'s norm, as it does any derived set with a ``norm_of``), ``pca``
     (the projection onto the ``dim`` leading principal directions of the centred cloud),
     ``rotate`` (a seeded random rotation within d), ``pad`` (zeros appended up to ``dim``),
     ``orthogonal`` (a seeded random isometry into ``dim``). The basis B (D x d, orthonormal
@@ -102,9 +101,7 @@ def derive_vectors(
     n, d = x.shape
     kind, dim = spec["transform"], spec.get("dim")
     if kind == "rescale":
-        if target_norm is None or not target_norm > 0:
-            raise ValueError(f"rescale needs a positive target norm, got {target_norm}")
-        return (x * (target_norm / rms_centred_norm(x))).astype(np.float32), None
+        return vectors, None
     if kind == "pca":
         if dim is None or not 2 <= dim <= min(n, d):
             raise ValueError(f"pca needs 2 <= dim <= {min(n, d)}, got {dim}")
@@ -325,19 +322,11 @@ def with_interval(row: pd.Series, name: str) -> str:
     return f"{value:+.2f} [{low:+.2f}, {high:+.2f}]"
 
 
-def _span_text(row: pd.Series) -> str:
-    if not np.isfinite(row.get("isoscore_span_start", np.nan)):
+def _start_to_end(row: pd.Series, name: str, spec: str = ".3f") -> str:
+    """``<name>_start → <name>_end``, or "–" where the cell has no such values."""
+    if not np.isfinite(start := row.get(f"{name}_start", np.nan)):
         return "–"
-    return (
-        f"{row['isoscore_span_start']:.3f} → {row['isoscore_span_end']:.3f}; "
-        f"{with_interval(row, 'r_span')}; {100 * row['outside_share_end']:.0f}% out"
-    )
-
-
-def _share_text(row: pd.Series) -> str:
-    if not np.isfinite(row.get("rowspace_share_start", np.nan)):
-        return "–"
-    return f"{row['rowspace_share_start']:.2f} → {row['rowspace_share_end']:.2f}"
+    return f"{start:{spec}} → {row[f'{name}_end']:{spec}}"
 
 
 def markdown_table(table: pd.DataFrame) -> str:
@@ -352,13 +341,15 @@ def markdown_table(table: pd.DataFrame) -> str:
     lines = [header, "|" + "---|" * header.count(" | ") + "---|"]
     for _, row in table.iterrows():
         r, seeds = with_interval(row, "pearson_r"), row.get("pearson_r_seeds", "")
-        isoscore = f"{row['isoscore_start']:.3f} → {row['isoscore_end']:.3f}"
+        span = _start_to_end(row, "isoscore_span")
+        if span != "–":
+            span += f"; {with_interval(row, 'r_span')}; {100 * row['outside_share_end']:.0f}% out"
         cells = [row["setup"], row["vectors"], row["dimension"], row["label_set"]]
         cells.append(f"{row['lr_factor']:g}")
-        cells += [row["seeds"], r, with_interval(row, "spearman_rho"), seeds, isoscore]
-        cells += [f"{row['min_step_low']}–{row['min_step_high']}"]
+        cells += [row["seeds"], r, with_interval(row, "spearman_rho"), seeds]
+        cells += [_start_to_end(row, "isoscore"), f"{row['min_step_low']}–{row['min_step_high']}"]
         cells += [with_interval(row, name) for name in ("r_before_min", "r_after_min")]
-        cells += [_share_text(row), _span_text(row)]
+        cells += [_start_to_end(row, "rowspace_share", ".2f"), span]
         lines.append("| " + " | ".join(f"{cell}" for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -67,23 +67,6 @@ def heldout_baseline(table: pd.DataFrame, settings: Heldout) -> tuple[float, int
     return float(heldout["label"].value_counts(normalize=True).max()), len(heldout)
 
 
-def with_baselines(
-    seeds: pd.DataFrame, setup: str, table: pd.DataFrame, settings: Heldout
-) -> pd.DataFrame:
-    """Per-seed values (:func:`isotropy.extensions.results.heldout_seeds`) of runs from before
-    the learning guard, with its inputs (:func:`heldout_baseline`) added for each seed of
-    ``setup`` that lacks them."""
-    majority, items = heldout_baseline(table, settings)
-    held = seeds[(seeds["question"] == "heldout") & (seeds["setup"] == setup)]
-    has = held.loc[held["quantity"] == "majority_baseline", "seed"]
-    added = [
-        {"question": "heldout", "setup": setup, "item": "run", "quantity": q, "seed": s, "value": v}
-        for s in sorted(set(held["seed"]) - set(has))
-        for q, v in (("majority_baseline", majority), ("heldout_items", float(items)))
-    ]
-    return pd.concat([seeds, pd.DataFrame(added, columns=seeds.columns)], ignore_index=True)
-
-
 class SentenceClassifier(nn.Module):
     """An encoder, the main study's sentence embedding (masked mean, unit norm), a linear head."""
 

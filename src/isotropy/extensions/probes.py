@@ -9,12 +9,11 @@ items (IsoScore has no table to use above the embeddings), on every item or, wit
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
-from isotropy import metrics
 from isotropy.metrics.clusters import silhouette_tensor
 from isotropy.metrics.isoscores import isoscore_tensor
+from isotropy.optimize import ClassifiedItems
 
 
 class HiddenLayerProbe:
@@ -23,29 +22,14 @@ class HiddenLayerProbe:
     def __init__(self, problem, layers: int, device, sample_size: int | None, seed: int):
         names = ("isoscore", "silhouette")  # isoscore_h<l> and silhouette_h<l> for l = 1..layers
         self.columns = tuple(f"{n}_h{layer}" for layer in range(1, layers + 1) for n in names)
-        self.device = torch.device(device)
-        self.left = torch.as_tensor(problem.left, device=self.device)
-        right = problem.right
-        self.right = None if right is None else torch.as_tensor(right, device=self.device)
-        self.clusters = np.asarray(metrics.cluster_ids(problem.targets))
-        samples = sample_size is not None and 0 < sample_size < len(self.clusters)
-        self.sample_size = sample_size if samples else None
-        self.layout = None if samples else metrics.cluster_layout(self.clusters, self.device)
-        self.generator = torch.Generator().manual_seed(30_000 + seed)
+        sampler = torch.Generator().manual_seed(30_000 + seed)
+        self.items = ClassifiedItems(problem, device, sample_size, sampler)
 
     def __call__(self, model) -> dict[str, torch.Tensor]:
         with torch.no_grad():
-            left, right, layout = self.left, self.right, self.layout
-            if self.sample_size:
-                order = torch.randperm(len(self.clusters), generator=self.generator)
-                items = order[: self.sample_size]
-                picked = items.to(self.device)
-                left, right = left[picked], None if right is None else right[picked]
-                layout = metrics.cluster_layout(self.clusters[items.numpy()], self.device)
-            assert layout is not None  # prepared once, or for this evaluation's sample
-            states = model.hidden_states(model.representations(left, right))
+            points, layout = self.items.representations(model)
             values = {}
-            for layer, points in enumerate(states, start=1):
-                values[f"isoscore_h{layer}"] = isoscore_tensor(points)
-                values[f"silhouette_h{layer}"] = silhouette_tensor(points, layout)
+            for layer, states in enumerate(model.hidden_states(points), start=1):
+                values[f"isoscore_h{layer}"] = isoscore_tensor(states)
+                values[f"silhouette_h{layer}"] = silhouette_tensor(states, layout)
             return values

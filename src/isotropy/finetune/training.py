@@ -335,6 +335,8 @@ def run_and_save(metrics_path: str | os.PathLike, **kwargs) -> dict[str, Any]:
 
 
 CHECKPOINT_NAME = "checkpoint.pt"
+# The training objects a checkpoint holds the state of, each under its name.
+PARTS = ("model", "optimizer", "scheduler", "scaler")
 # Settings that only change the evaluation: a checkpoint stays valid when they change.
 EVALUATION_ONLY = {
     *("eval_zeta", "eval_batch_size", "eval_subset", "n_best", "max_answer_length"),
@@ -383,12 +385,8 @@ def run_signature(
 def save_checkpoint(path: Path, progress: dict, model, optimizer, scheduler, scaler) -> None:
     """The state after ``progress["epoch"]`` (0-based; with the run's signature, its steps and
     history), written atomically."""
-    state = {**progress, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
-    state |= {
-        "scheduler": scheduler.state_dict(),
-        "scaler": scaler.state_dict(),
-        "rng": rng_state(),
-    }
+    parts = zip(PARTS, (model, optimizer, scheduler, scaler))
+    state = {**progress, **{name: part.state_dict() for name, part in parts}, "rng": rng_state()}
     with atomic_path(path) as tmp:
         torch.save(state, tmp)
 
@@ -424,11 +422,9 @@ def resume(
             f"{path} belongs to a different run or settings ({state['signature']}); "
             "delete it to start this run afresh"
         )
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    if state["scaler"]:  # empty: saved unscaled (CPU, bfloat16), so a float16 run starts afresh
-        scaler.load_state_dict(state["scaler"])
+    for name, part in zip(PARTS, (model, optimizer, scheduler, scaler)):
+        if state[name] or name != "scaler":  # an empty scaler: saved unscaled (CPU, bfloat16)
+            part.load_state_dict(state[name])  # so a float16 run scales afresh
     set_rng_state(state["rng"])
     log.info("resumed %s from epoch %d (step %d)", path, state["epoch"] + 1, state["step"])
     return state["epoch"] + 1, state["step"], state["history"]

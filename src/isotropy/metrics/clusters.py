@@ -134,9 +134,7 @@ def cluster_layout(
     labels, device: torch.device | str | None = None, *, n: int | None = None
 ) -> ClusterLayout:
     """Prepare ``labels`` (as for :func:`silhouette`) once for repeated silhouettes."""
-    ids = cluster_ids(labels) if n is None else checked_cluster_ids(labels, n)
-    _, ids = np.unique(ids, return_inverse=True)  # compact ids: no empty cluster
-    ids = ids.reshape(-1)
+    ids = cluster_ids(labels) if n is None else checked_cluster_ids(labels, n)  # 0..K-1, all used
     counts = np.bincount(ids)
     check_cluster_count(len(counts), len(ids))
     order = np.argsort(ids, kind="stable")

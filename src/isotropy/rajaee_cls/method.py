@@ -7,7 +7,7 @@ evaluation alike (:class:`isotropy.finetune.head.HeadTransform`), the position-0
 task head reads is replaced by its cluster-based version: k-means on CLS states, each cluster
 centred on its mean and its top principal directions removed
 (:func:`isotropy.transforms.fit_cluster_transform`, the same fit the STS path uses). Fitted
-(``ClusterSettings.fit``) on the training set's CLS states before every epoch and after training
+(``ClusterMethod.fit``) on the training set's CLS states before every epoch and after training
 (``offline``, the default: :class:`OfflineClusters`), or on each batch's own states (``batch``:
 :func:`cluster_cls`); docs/methods.md says why offline. The clusters and directions are fitted on
 detached values and held fixed; the centring and the projection are applied to the tensor, so
@@ -16,7 +16,6 @@ the gradient flows through them.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import os
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from isotropy.configuration.studies import ClusterMethod
 from isotropy.finetune import training
 from isotropy.finetune.features import Features, collate, model_inputs, to_device
 from isotropy.finetune.head import HeadTransform
@@ -151,28 +151,15 @@ METHODS = ("none", "cluster")
 FITS = ("batch", "offline")
 
 
-@dataclass(frozen=True)
-class ClusterSettings:
-    """The method's settings (config ``rajaee_cls.cluster_method``): k-means clusters, top
-    directions removed per cluster (a batch of 32 holds too few states for the STS path's 27 and
-    12) and where they are fitted (:data:`FITS`)."""
-
-    clusters: int = 3
-    directions: int = 2
-    fit: str = "offline"
-
-
-def head_transform(method: str, settings: ClusterSettings, seed: int) -> HeadTransform | None:
+def head_transform(method: str, settings: ClusterMethod, seed: int) -> HeadTransform | None:
     """What the run applies to the head's CLS input: nothing (``none``), or the method with
-    ``settings``, its k-means seeded with the run's seed (``cluster``): :func:`cluster_cls` on
-    every batch, or :class:`OfflineClusters`."""
+    ``settings`` (config ``rajaee_cls.cluster_method``), its k-means seeded with the run's seed
+    (``cluster``): :func:`cluster_cls` on every batch, or :class:`OfflineClusters`."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
-    if settings.fit not in FITS:
-        raise ValueError(f"unknown fit {settings.fit!r}; expected one of {FITS}")
     if method == "none":
         return None
-    record = dataclasses.asdict(settings)
+    record = settings.model_dump()
     if settings.fit == "offline":
         offline = OfflineClusters(settings.clusters, settings.directions, seed)
         return HeadTransform("cluster", record, offline, offline.prepare)
@@ -183,7 +170,7 @@ def head_transform(method: str, settings: ClusterSettings, seed: int) -> HeadTra
 
 
 def run_and_save(
-    metrics_path: str | os.PathLike, method: str, cluster: ClusterSettings, seed: int, **run: Any
+    metrics_path: str | os.PathLike, method: str, cluster: ClusterMethod, seed: int, **run: Any
 ) -> dict[str, Any]:
     """One run of the study (:func:`isotropy.finetune.training.run_and_save`, its metrics written
     to ``metrics_path``): no penalty in the loss, ``method`` on the head's input; ``run`` holds the
