@@ -12,13 +12,14 @@ from scipy import stats
 from isotropy import statistics as st
 from isotropy.statistics import Claim, fisher_z
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.comparison import every_seed, not_judged, protocol_refusal, settle_rows
+from isotropy.verdicts.comparison import every_seed, not_judged, protocol_refusal
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
     family_sizes,
     flagged,
     holm_said,
+    settle_rows,
     verdict_page,
 )
 from isotropy.verdicts.measurements import one_sided
@@ -125,34 +126,30 @@ def check_claims(
     """Every claim judged, each family settled by Holm: on a run's measurements (``claims``:
     study -> (why not run without it, its claims)) or on per-seed values (columns claim, setup,
     seed, value; ``claims``: a sequence, an ``any setup`` claim read as one row)."""
-    rows: list[dict] = []
-    tests: list[tuple] = []  # (row index, family, p for, p against, how its row is written)
+    rows: list[dict] = []  # a tested row also holds its family and p-values, for Holm
     if isinstance(claims, Mapping):
-        _measured_rows(values, studies or set(), claims, rows, tests)
+        _measured_rows(values, studies or set(), claims, rows)
     else:
-        _seed_claim_rows(values, claims, rows, tests)
-    settle_rows(rows, tests, (st.SUPPORTED, st.NOT_SUPPORTED))
+        _seed_claim_rows(values, claims, rows)
+    for row in settle_rows(rows, (st.SUPPORTED, st.NOT_SUPPORTED)):
+        # two digits: a p-value's third digit is float32 noise of the traces, not evidence
+        row["note"] += holm_said(row, "tests", "p {p_for:.2g} (other way {p_against:.2g})")
     if not isinstance(claims, Mapping):
         rows = _collapse_any_setup(rows, claims)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _judged_row(claim, setup, measured, threshold, m, evidence, parts, rows, tests) -> None:
+def _judged_row(claim, setup, measured, threshold, m, evidence, parts, rows) -> None:
     """Append a row judged by :func:`_judge_claim` (``parts``: the note's words around the rule)."""
     verdict, rule, p = _judge_claim(claim, m)
-    if p is not None:
-        family = family_of_claim(claim.study, claim.rule, claim.quantity)
-        tests.append((len(rows), family, p[0], p[1], _holm_note))
     note = "; ".join(s for s in (*parts[:1], rule, *parts[1:]) if s)
     rows.append(_row(claim, setup, measured, threshold, verdict or st.INCONCLUSIVE, evidence, note))
+    if p is not None:
+        family = family_of_claim(claim.study, claim.rule, claim.quantity)
+        rows[-1].update(family=family, p_for=p[0], p_against=p[1])
 
 
-def _holm_note(row: dict, s) -> None:
-    # two digits: a p-value's third digit is float32 noise of the traces, not evidence
-    row["note"] += holm_said(s, "tests", f"p {s.p_for:.2g} (other way {s.p_against:.2g})")
-
-
-def _measured_rows(measured, studies: set[str], claims, rows: list, tests: list) -> None:
+def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
     for study, (not_run, judged) in claims.items():
         ours = measured[measured["study"] == study]
         measured_here = ours["quantity"].isin([c.quantity for c in judged])
@@ -165,10 +162,10 @@ def _measured_rows(measured, studies: set[str], claims, rows: list, tests: list)
         for setup in setups:
             for claim in judged:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
-                _claim_row(claim, setup, found, rows, tests)
+                _claim_row(claim, setup, found, rows)
 
 
-def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests: list) -> None:
+def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list) -> None:
     threshold = _threshold(claim)
     if found.empty:
         note = f"no {claim.quantity} measured for this setup"
@@ -186,7 +183,7 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         after.insert(0, f"{int(m['n'])} points pooled")
     if m["stand_in"]:
         after.append(f"{STAND_IN_NOTE} (a direction, not a number): {m['stand_in']}")
-    _judged_row(claim, setup, value, threshold, m, m["evidence"], [flag, *after], rows, tests)
+    _judged_row(claim, setup, value, threshold, m, m["evidence"], [flag, *after], rows)
 
 
 def judge_any_setup(verdicts: list[str]) -> str:
@@ -197,7 +194,7 @@ def judge_any_setup(verdicts: list[str]) -> str:
     return judged.pop() if judged in ({st.NOT_SUPPORTED}, {st.ONE_SEED}) else st.INCONSISTENT_SEEDS
 
 
-def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, tests) -> None:
+def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows) -> None:
     for claim in claims:
         kind, bound = T.parse_tolerance(claim.bound)
         threshold = f"{kind} {bound:g}; {_beyond(claim)}, {_HOLM}"
@@ -217,7 +214,7 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, test
                 continue
             m = pd.Series({"per_seed": values})
             mean = float(np.mean(values))
-            _judged_row(claim, setup, mean, threshold, m, evidence, [], rows, tests)
+            _judged_row(claim, setup, mean, threshold, m, evidence, [], rows)
 
 
 def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:

@@ -48,9 +48,12 @@ def family_of_claim(study: str, rule: str, quantity: str) -> str:
     return family_name(paper, study)
 
 
-def holm_said(s: Settled, noun: str, p: str = "") -> str:
-    """'; Holm over the 4 tests of F: p …', the words :func:`family_sizes` reads back."""
-    return f"; Holm over the {s.size} {noun} of {s.family}" + (f": {p}" if p else "")
+def holm_said(row: Mapping, noun: str, p: str = "") -> str:
+    """'; Holm over the 4 tests of F: p …' (``p`` formatted with a settled row's fields), the
+    words :func:`family_sizes` reads back."""
+    return f"; Holm over the {row['size']} {noun} of {row['family']}" + (
+        f": {p.format(**row)}" if p else ""
+    )
 
 
 def flagged(shown: str, note: object) -> str:
@@ -108,3 +111,14 @@ def settle_families(
         Settled(settle(a, b, names), a, b, int(n), family)
         for family, a, b, n in zip(frame["family"], p_for, p_against, size)
     ]
+
+
+def settle_rows(rows: list[dict], names: tuple[str, str] = (st.AGREES, st.DIFFERS)) -> list[dict]:
+    """Every page's one settling: each row naming a ``family`` gets its ``p_for`` and
+    ``p_against`` Holm-adjusted in it, the family's ``size`` and the ``verdict`` read by ``names``;
+    returns those rows."""
+    tested = [row for row in rows if row.get("family")]
+    settled = settle_families([(r["family"], r["p_for"], r["p_against"]) for r in tested], names)
+    for row, s in zip(tested, settled):
+        row.update(s._asdict())
+    return tested
