@@ -78,14 +78,15 @@ def direction_test(claim: Claim, values: list[float]) -> RawTest:
     return past, short, along, len(y)
 
 
-def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest | None]:
-    """(verdict, or None where its family's Holm decides; the rule in words; its test)."""
+def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, RawTest | None]:
+    """(verdict, inconclusive until its family's Holm decides; the rule in words; its test)."""
     kind, bound = T.parse_tolerance(claim.bound)
     values = T.finite(m["per_seed"])
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
         text = f"{along} of {n} seeds {kind} {bound:g}; {_beyond(claim)}"
-        return (st.ONE_SEED, text, None) if n < 2 else (None, text, (p_claim, p_other, along, n))
+        test = (p_claim, p_other, along, n)
+        return (st.ONE_SEED, text, None) if n < 2 else (st.INCONCLUSIVE, text, test)
     if claim.rule == "every_run":
         if not values:
             return st.NOT_SUPPORTED, "no seed with a defined value", None
@@ -97,9 +98,9 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
             return st.ONE_SEED, "one seed: no spread to test with", None
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
         if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
-            return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other, 0, 0)
+            return st.INCONCLUSIVE, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other, 0, 0)
         text = f"{sign} {bound:g}: {along} of {valued} seeds, {test}, Holm over its family"
-        return None, text, (p_claim, p_other, along, valued)
+        return st.INCONCLUSIVE, text, (p_claim, p_other, along, valued)
     shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
     verdict, text = T.judge(f"{kind}:{bound + shift:g}", m)
     untested = {st.CONSISTENT: st.UNTESTED_HOLDS, st.NOT_CONSISTENT: st.UNTESTED_FAILS}
@@ -139,16 +140,6 @@ def check_claims(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _judged_row(claim, setup, measured, threshold, m, evidence, parts, rows) -> None:
-    """Append a row judged by :func:`_judge_claim` (``parts``: the note's words around the rule)."""
-    verdict, rule, p = _judge_claim(claim, m)
-    note = "; ".join(s for s in (*parts[:1], rule, *parts[1:]) if s)
-    rows.append(_row(claim, setup, measured, threshold, verdict or st.INCONCLUSIVE, evidence, note))
-    if p is not None:
-        family = family_of_claim(claim.study, claim.rule, claim.quantity)
-        rows[-1].update(family=family, p_for=p[0], p_against=p[1])
-
-
 def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
     for study, (not_run, judged) in claims.items():
         ours = measured[measured["study"] == study]
@@ -162,16 +153,17 @@ def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
         for setup in setups:
             for claim in judged:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
-                _claim_row(claim, setup, found, rows)
+                threshold = _threshold(claim)
+                if found.empty:
+                    note = f"no {claim.quantity} measured for this setup"
+                    rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, "", note))
+                else:
+                    _claim_row(claim, setup, threshold, found.iloc[0], rows)
 
 
-def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list) -> None:
-    threshold = _threshold(claim)
-    if found.empty:
-        note = f"no {claim.quantity} measured for this setup"
-        rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, "", note))
-        return
-    m = found.iloc[0]
+def _claim_row(claim: Claim, setup: str, threshold: str, m: pd.Series, rows: list) -> None:
+    """The one row writer: ``claim`` at ``setup`` judged on the measurement ``m``; a tested row
+    also holds its family and p-values, for its family's Holm."""
     value, flag = (math.nan if m["missing"] else float(m["value"])), T.simpson_flag(m)
     on_number = T.states_a_number(*T.parse_tolerance(claim.bound), claim.neutral)
     refusal = protocol_refusal(claim.study, claim.quantity, m)
@@ -183,7 +175,12 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list) -> Non
         after.insert(0, f"{int(m['n'])} points pooled")
     if m["stand_in"]:
         after.append(f"{STAND_IN_NOTE} (a direction, not a number): {m['stand_in']}")
-    _judged_row(claim, setup, value, threshold, m, m["evidence"], [flag, *after], rows)
+    verdict, rule, p = _judge_claim(claim, m)
+    note = "; ".join(s for s in (flag, rule, *after) if s)
+    rows.append(_row(claim, setup, value, threshold, verdict, m["evidence"], note))
+    if p is not None:
+        family = family_of_claim(claim.study, claim.rule, claim.quantity)
+        rows[-1].update(family=family, p_for=p[0], p_against=p[1])
 
 
 def judge_any_setup(verdicts: list[str]) -> str:
@@ -207,14 +204,13 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows) -> N
         for setup, group in ours.groupby("setup", sort=False):
             ordered = group.sort_values("seed")["value"].astype(float)
             values = T.finite(ordered)
-            evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
-            if not values:
-                note = "no seed with a defined value"
-                rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, evidence, note))
-                continue
-            m = pd.Series({"per_seed": values})
-            mean = float(np.mean(values))
-            _judged_row(claim, setup, mean, threshold, m, evidence, [], rows)
+            m = dict(
+                value=float(np.mean(values)) if values else math.nan, per_seed=values, n=math.nan
+            )
+            m.update(quantity=claim.quantity, paper_setup=setup, note="", stand_in="")
+            m.update(missing="" if values else "no seed with a defined value")
+            m.update(evidence="per seed: " + ", ".join(f"{v:.3g}" for v in ordered))
+            _claim_row(claim, setup, threshold, pd.Series(m), rows)
 
 
 def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
