@@ -85,8 +85,8 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, RawTest | None]:
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
         text = f"{along} of {n} seeds {kind} {bound:g}; {_beyond(claim)}"
-        test = (p_claim, p_other, along, n)
-        return (st.ONE_SEED, text, None) if n < 2 else (st.INCONCLUSIVE, text, test)
+        raw = (p_claim, p_other, along, n)
+        return (st.ONE_SEED, text, None) if n < 2 else (st.INCONCLUSIVE, text, raw)
     if claim.rule == "every_run":
         if not values:
             return st.NOT_SUPPORTED, "no seed with a defined value", None

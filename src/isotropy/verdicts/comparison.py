@@ -171,18 +171,18 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             note = "; ".join(s for s in (T.simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
-    for row in settle_rows(rows):
-        if "ours" not in row:  # an equivalence test
-            row.update(p_agree=row["p_for"], p_differ=row["p_against"])
+    for tested in settle_rows(rows):
+        if "ours" not in tested:  # an equivalence test
+            tested.update(p_agree=tested["p_for"], p_differ=tested["p_against"])
             words = "p(agrees) {p_for:.2g}, p(differs) {p_against:.2g}"
-            row["tolerance"] += holm_said(row, "rows", words)
+            tested["tolerance"] += holm_said(tested, "rows", words)
             continue
         # a test over seeds (the I-STAR grid), read as on the claims page, its p Holm-adjusted
-        kind = T.parse_tolerance(row["spec"])[0]
-        less, greater = T.claimed_first(kind, row["p_for"], row["p_against"])
-        adjusted = dict(row["ours"], p_less=less, p_greater=greater)
-        row["verdict"], row["tolerance"] = T.judge(row["spec"], adjusted)
-        row["tolerance"] += holm_said(row, "tests") if row["size"] else ""
+        kind = T.parse_tolerance(tested["spec"])[0]
+        less, greater = T.claimed_first(kind, tested["p_for"], tested["p_against"])
+        adjusted = dict(tested["ours"], p_less=less, p_greater=greater)
+        tested["verdict"], tested["tolerance"] = T.judge(tested["spec"], adjusted)
+        tested["tolerance"] += holm_said(tested, "tests") if tested["size"] else ""
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(st.VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
