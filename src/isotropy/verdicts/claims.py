@@ -22,7 +22,7 @@ from isotropy.verdicts.families import (
     settle_rows,
     verdict_page,
 )
-from isotropy.verdicts.measurements import one_sided
+from isotropy.verdicts.measurements import measurement, one_sided
 
 COLUMNS = "claim study setup statement measured threshold verdict paper evidence note".split()
 UNJUDGED = (st.ONE_SEED, st.NOT_COMPARABLE, st.NOT_LEARNED, st.STAND_IN, st.NOT_RUN)
@@ -204,12 +204,11 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows) -> N
         for setup, group in ours.groupby("setup", sort=False):
             ordered = group.sort_values("seed")["value"].astype(float)
             values = T.finite(ordered)
-            m = dict(
-                value=float(np.mean(values)) if values else math.nan, per_seed=values, n=math.nan
-            )
-            m.update(quantity=claim.quantity, paper_setup=setup, note="", stand_in="")
-            m.update(missing="" if values else "no seed with a defined value")
-            m.update(evidence="per seed: " + ", ".join(f"{v:.3g}" for v in ordered))
+            none = "" if values else "no seed with a defined value"
+            evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
+            mean = np.mean(values) if values else None
+            at = dict(per_seed=values, evidence=evidence, missing=none)
+            m = measurement(claim.study, claim.quantity, setup, setup, mean, **at)
             _claim_row(claim, setup, threshold, pd.Series(m), rows)
 
 
