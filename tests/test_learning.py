@@ -34,25 +34,25 @@ def test_the_test_against_its_references():
     # the dev term vanishes as N grows: the one-sample t over seeds (scipy) is the limit
     seeds = [0.56, 0.58, 0.55, 0.57, 0.60]
     limit = stats.ttest_1samp(seeds, 0.527, alternative="greater").pvalue
-    assert learning.learning_test(seeds, 0.527, 10**12).p == pytest.approx(limit, rel=1e-6)
+    assert learning.learning_test(seeds, 0.527, 10**12) == pytest.approx(limit, rel=1e-6)
     # seeds that agree exactly: the binomial's normal approximation on the dev set alone
     z = (0.58 - 0.527) / math.sqrt(0.527 * 0.473 / RTE_DEV)
     agreed = learning.learning_test([0.58] * 5, 0.527, RTE_DEV)
-    assert agreed.p == pytest.approx(stats.norm.sf(z)) and agreed.learned
+    assert agreed == pytest.approx(stats.norm.sf(z)) and agreed < learning.ALPHA
     # and close to the exact binomial test of one seed's correct answers (161 of 277)
     exact = stats.binomtest(161, RTE_DEV, 0.527, alternative="greater").pvalue
     one_seed = learning.learning_test([161 / RTE_DEV], 0.527, RTE_DEV)
-    assert one_seed.p == pytest.approx(exact, abs=0.01)
+    assert one_seed == pytest.approx(exact, abs=0.01)
 
 
 def test_chance_and_learned_seeds():
-    assert not learning.learning_test(CHANCE, RTE_MAJORITY, RTE_DEV).learned
-    assert learning.learning_test(LEARNED, RTE_MAJORITY, RTE_DEV).learned
+    assert learning.learning_test(CHANCE, RTE_MAJORITY, RTE_DEV) >= learning.ALPHA
+    assert learning.learning_test(LEARNED, RTE_MAJORITY, RTE_DEV) < learning.ALPHA
     # seeds that agree closely just above the baseline: a t over seeds alone says "learned"
     # (p < 1e-4); the dev set's 277 pairs cannot tell 53.5% from 52.7%
     close = [0.534, 0.535, 0.536, 0.535, 0.534]
     assert stats.ttest_1samp(close, RTE_MAJORITY, alternative="greater").pvalue < 1e-4
-    assert not learning.learning_test(close, RTE_MAJORITY, RTE_DEV).learned
+    assert learning.learning_test(close, RTE_MAJORITY, RTE_DEV) >= learning.ALPHA
     with pytest.raises(ValueError, match="majority baseline"):
         learning.learning_test(CHANCE, 1.0, RTE_DEV)
 

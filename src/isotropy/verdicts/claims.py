@@ -12,16 +12,17 @@ from scipy import stats
 from isotropy import statistics as st
 from isotropy.statistics import Claim, fisher_z
 from isotropy.verdicts import tolerances as T
-from isotropy.verdicts.comparison import every_seed, not_judged, protocol_refusal, settle_rows
+from isotropy.verdicts.comparison import every_seed, not_judged, protocol_refusal
 from isotropy.verdicts.families import (
     SEED_TEST_QUANTITIES,
     family_of_claim,
     family_sizes,
     flagged,
     holm_said,
+    settle_rows,
     verdict_page,
 )
-from isotropy.verdicts.measurements import one_sided
+from isotropy.verdicts.measurements import measurement, one_sided
 
 COLUMNS = "claim study setup statement measured threshold verdict paper evidence note".split()
 UNJUDGED = (st.ONE_SEED, st.NOT_COMPARABLE, st.NOT_LEARNED, st.STAND_IN, st.NOT_RUN)
@@ -77,14 +78,15 @@ def direction_test(claim: Claim, values: list[float]) -> RawTest:
     return past, short, along, len(y)
 
 
-def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest | None]:
-    """(verdict, or None where its family's Holm decides; the rule in words; its test)."""
+def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, RawTest | None]:
+    """(verdict, inconclusive until its family's Holm decides; the rule in words; its test)."""
     kind, bound = T.parse_tolerance(claim.bound)
     values = T.finite(m["per_seed"])
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
         text = f"{along} of {n} seeds {kind} {bound:g}; {_beyond(claim)}"
-        return (st.ONE_SEED, text, None) if n < 2 else (None, text, (p_claim, p_other, along, n))
+        raw = (p_claim, p_other, along, n)
+        return (st.ONE_SEED, text, None) if n < 2 else (st.INCONCLUSIVE, text, raw)
     if claim.rule == "every_run":
         if not values:
             return st.NOT_SUPPORTED, "no seed with a defined value", None
@@ -96,9 +98,9 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str | None, str, RawTest |
             return st.ONE_SEED, "one seed: no spread to test with", None
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
         if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
-            return None, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other, 0, 0)
+            return st.INCONCLUSIVE, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other, 0, 0)
         text = f"{sign} {bound:g}: {along} of {valued} seeds, {test}, Holm over its family"
-        return None, text, (p_claim, p_other, along, valued)
+        return st.INCONCLUSIVE, text, (p_claim, p_other, along, valued)
     shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
     verdict, text = T.judge(f"{kind}:{bound + shift:g}", m)
     untested = {st.CONSISTENT: st.UNTESTED_HOLDS, st.NOT_CONSISTENT: st.UNTESTED_FAILS}
@@ -125,34 +127,20 @@ def check_claims(
     """Every claim judged, each family settled by Holm: on a run's measurements (``claims``:
     study -> (why not run without it, its claims)) or on per-seed values (columns claim, setup,
     seed, value; ``claims``: a sequence, an ``any setup`` claim read as one row)."""
-    rows: list[dict] = []
-    tests: list[tuple] = []  # (row index, family, p for, p against, how its row is written)
+    rows: list[dict] = []  # a tested row also holds its family and p-values, for Holm
     if isinstance(claims, Mapping):
-        _measured_rows(values, studies or set(), claims, rows, tests)
+        _measured_rows(values, studies or set(), claims, rows)
     else:
-        _seed_claim_rows(values, claims, rows, tests)
-    settle_rows(rows, tests, (st.SUPPORTED, st.NOT_SUPPORTED))
+        _seed_claim_rows(values, claims, rows)
+    for row in settle_rows(rows, (st.SUPPORTED, st.NOT_SUPPORTED)):
+        # two digits: a p-value's third digit is float32 noise of the traces, not evidence
+        row["note"] += holm_said(row, "tests", "p {p_for:.2g} (other way {p_against:.2g})")
     if not isinstance(claims, Mapping):
         rows = _collapse_any_setup(rows, claims)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _judged_row(claim, setup, measured, threshold, m, evidence, parts, rows, tests) -> None:
-    """Append a row judged by :func:`_judge_claim` (``parts``: the note's words around the rule)."""
-    verdict, rule, p = _judge_claim(claim, m)
-    if p is not None:
-        family = family_of_claim(claim.study, claim.rule, claim.quantity)
-        tests.append((len(rows), family, p[0], p[1], _holm_note))
-    note = "; ".join(s for s in (*parts[:1], rule, *parts[1:]) if s)
-    rows.append(_row(claim, setup, measured, threshold, verdict or st.INCONCLUSIVE, evidence, note))
-
-
-def _holm_note(row: dict, s) -> None:
-    # two digits: a p-value's third digit is float32 noise of the traces, not evidence
-    row["note"] += holm_said(s, "tests", f"p {s.p_for:.2g} (other way {s.p_against:.2g})")
-
-
-def _measured_rows(measured, studies: set[str], claims, rows: list, tests: list) -> None:
+def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
     for study, (not_run, judged) in claims.items():
         ours = measured[measured["study"] == study]
         measured_here = ours["quantity"].isin([c.quantity for c in judged])
@@ -165,16 +153,17 @@ def _measured_rows(measured, studies: set[str], claims, rows: list, tests: list)
         for setup in setups:
             for claim in judged:
                 found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
-                _claim_row(claim, setup, found, rows, tests)
+                threshold = _threshold(claim)
+                if found.empty:
+                    note = f"no {claim.quantity} measured for this setup"
+                    rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, "", note))
+                else:
+                    _claim_row(claim, setup, threshold, found.iloc[0], rows)
 
 
-def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests: list) -> None:
-    threshold = _threshold(claim)
-    if found.empty:
-        note = f"no {claim.quantity} measured for this setup"
-        rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, "", note))
-        return
-    m = found.iloc[0]
+def _claim_row(claim: Claim, setup: str, threshold: str, m: pd.Series, rows: list) -> None:
+    """The one row writer: ``claim`` at ``setup`` judged on the measurement ``m``; a tested row
+    also holds its family and p-values, for its family's Holm."""
     value, flag = (math.nan if m["missing"] else float(m["value"])), T.simpson_flag(m)
     on_number = T.states_a_number(*T.parse_tolerance(claim.bound), claim.neutral)
     refusal = protocol_refusal(claim.study, claim.quantity, m)
@@ -186,7 +175,12 @@ def _claim_row(claim: Claim, setup: str, found: pd.DataFrame, rows: list, tests:
         after.insert(0, f"{int(m['n'])} points pooled")
     if m["stand_in"]:
         after.append(f"{STAND_IN_NOTE} (a direction, not a number): {m['stand_in']}")
-    _judged_row(claim, setup, value, threshold, m, m["evidence"], [flag, *after], rows, tests)
+    verdict, rule, p = _judge_claim(claim, m)
+    note = "; ".join(s for s in (flag, rule, *after) if s)
+    rows.append(_row(claim, setup, value, threshold, verdict, m["evidence"], note))
+    if p is not None:
+        family = family_of_claim(claim.study, claim.rule, claim.quantity)
+        rows[-1].update(family=family, p_for=p[0], p_against=p[1])
 
 
 def judge_any_setup(verdicts: list[str]) -> str:
@@ -197,7 +191,7 @@ def judge_any_setup(verdicts: list[str]) -> str:
     return judged.pop() if judged in ({st.NOT_SUPPORTED}, {st.ONE_SEED}) else st.INCONSISTENT_SEEDS
 
 
-def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, tests) -> None:
+def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows) -> None:
     for claim in claims:
         kind, bound = T.parse_tolerance(claim.bound)
         threshold = f"{kind} {bound:g}; {_beyond(claim)}, {_HOLM}"
@@ -210,14 +204,12 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows, test
         for setup, group in ours.groupby("setup", sort=False):
             ordered = group.sort_values("seed")["value"].astype(float)
             values = T.finite(ordered)
+            none = "" if values else "no seed with a defined value"
             evidence = "per seed: " + ", ".join(f"{v:.3g}" for v in ordered)
-            if not values:
-                note = "no seed with a defined value"
-                rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, evidence, note))
-                continue
-            m = pd.Series({"per_seed": values})
-            mean = float(np.mean(values))
-            _judged_row(claim, setup, mean, threshold, m, evidence, [], rows, tests)
+            mean = np.mean(values) if values else None
+            at = dict(per_seed=values, evidence=evidence, missing=none)
+            m = measurement(claim.study, claim.quantity, setup, setup, mean, **at)
+            _claim_row(claim, setup, threshold, pd.Series(m), rows)
 
 
 def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:

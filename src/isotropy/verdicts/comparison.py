@@ -18,13 +18,12 @@ from isotropy.verdicts import equivalence as eq
 from isotropy.verdicts import tolerances as T
 from isotropy.verdicts.families import (
     STUDIES,
-    Settled,
     family_name,
     family_sizes,
     flagged,
     holm_said,
     seed_test_family,
-    settle_families,
+    settle_rows,
     verdict_page,
 )
 
@@ -136,8 +135,7 @@ def every_seed(kind: str, bound: float, values: list[float]) -> tuple[bool, str]
 
 def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) -> pd.DataFrame:
     """Every published row beside each matching measurement (``studies``: this run's)."""
-    rows: list[dict[str, Any]] = []
-    tests: list[tuple] = []  # the equivalence tests and the seed tests: settled by family
+    rows: list[dict[str, Any]] = []  # a tested row also holds its family and p-values, for Holm
     for _, paper in published.iterrows():
         candidates = measured[
             (measured["study"] == paper["study"]) & (measured["quantity"] == paper["quantity"])
@@ -153,17 +151,19 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 rows.append(_row(paper, verdict=st.NOT_RUN, note=ours["missing"], **details))
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
+            kind = T.parse_tolerance(paper["tolerance"])[0]
             if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
                 verdict = T.settle(test.p_agree, test.p_differ)
                 tolerance += "; seed-free: an exact comparison, in no Holm family"
             elif test is not None:
                 family = family_name(paper["paper"], paper["study"])
-                tests.append((len(rows), family, test.p_agree, test.p_differ, _equivalence_note))
-            elif str(paper["tolerance"]).startswith("seeds_") and verdict not in UNTESTED:
-                spec = paper["tolerance"]
+                details.update(family=family, p_for=test.p_agree, p_against=test.p_differ)
+            elif kind.startswith("seeds_") and verdict not in UNTESTED:
                 family = seed_test_family(paper["paper"], paper["study"], paper["quantity"])
-                p = T.claimed_first(T.parse_tolerance(spec)[0], ours["p_less"], ours["p_greater"])
-                tests.append((len(rows), family, *p, functools.partial(_seed_note, spec, ours)))
+                p = T.claimed_first(kind, ours["p_less"], ours["p_greater"])
+                details.update(
+                    family=family, p_for=p[0], p_against=p[1], ours=ours, spec=paper["tolerance"]
+                )
             if test is not None:
                 details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
             if verdict != st.STAND_IN:
@@ -171,7 +171,18 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             note = "; ".join(s for s in (T.simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
-    settle_rows(rows, tests)
+    for tested in settle_rows(rows):
+        if "ours" not in tested:  # an equivalence test
+            tested.update(p_agree=tested["p_for"], p_differ=tested["p_against"])
+            words = "p(agrees) {p_for:.2g}, p(differs) {p_against:.2g}"
+            tested["tolerance"] += holm_said(tested, "rows", words)
+            continue
+        # a test over seeds (the I-STAR grid), read as on the claims page, its p Holm-adjusted
+        kind = T.parse_tolerance(tested["spec"])[0]
+        less, greater = T.claimed_first(kind, tested["p_for"], tested["p_against"])
+        adjusted = dict(tested["ours"], p_less=less, p_greater=greater)
+        tested["verdict"], tested["tolerance"] = T.judge(tested["spec"], adjusted)
+        tested["tolerance"] += holm_said(tested, "tests") if tested["size"] else ""
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(st.VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
@@ -179,29 +190,6 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
 
 
 UNTESTED = (st.NOT_COMPARABLE, st.NOT_LEARNED)
-
-
-def settle_rows(rows: list[dict], tests: list, names: tuple[str, str] = (st.AGREES, st.DIFFERS)):
-    """Every page's one settling: each test (row index, family, p for, p against, ``write``)
-    Holm-adjusted in its family into its row's verdict, then ``write(row, settled)`` says so."""
-    for (index, *_, write), s in zip(tests, settle_families([t[1:4] for t in tests], names)):
-        rows[index]["verdict"] = s.verdict
-        write(rows[index], s)
-
-
-def _equivalence_note(row: dict, s: Settled) -> None:
-    row.update(p_agree=s.p_for, p_differ=s.p_against)
-    row["tolerance"] += holm_said(
-        s, "rows", f"p(agrees) {s.p_for:.2g}, p(differs) {s.p_against:.2g}"
-    )
-
-
-def _seed_note(spec: str, ours: pd.Series, row: dict, s: Settled) -> None:
-    """A test over seeds (the I-STAR grid) read as on the claims page, its p Holm-adjusted."""
-    less, greater = T.claimed_first(T.parse_tolerance(spec)[0], s.p_for, s.p_against)
-    row["verdict"], row["tolerance"] = T.judge(spec, dict(ours, p_less=less, p_greater=greater))
-    if s.size:
-        row["tolerance"] += holm_said(s, "tests")
 
 
 ERROR_CONTROL = (

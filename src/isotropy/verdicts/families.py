@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -48,9 +47,12 @@ def family_of_claim(study: str, rule: str, quantity: str) -> str:
     return family_name(paper, study)
 
 
-def holm_said(s: Settled, noun: str, p: str = "") -> str:
-    """'; Holm over the 4 tests of F: p …', the words :func:`family_sizes` reads back."""
-    return f"; Holm over the {s.size} {noun} of {s.family}" + (f": {p}" if p else "")
+def holm_said(row: Mapping, noun: str, p: str = "") -> str:
+    """'; Holm over the 4 tests of F: p …' (``p`` formatted with a settled row's fields), the
+    words :func:`family_sizes` reads back."""
+    return f"; Holm over the {row['size']} {noun} of {row['family']}" + (
+        f": {p.format(**row)}" if p else ""
+    )
 
 
 def flagged(shown: str, note: object) -> str:
@@ -85,26 +87,16 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted.tolist()
 
 
-class Settled(NamedTuple):
-    """One test after its family's Holm."""
-
-    verdict: str
-    p_for: float  # Holm-adjusted
-    p_against: float
-    size: int  # the family's tests with a finite p
-    family: str
-
-
-def settle_families(
-    tests: Sequence[tuple[str, float, float]], names: tuple[str, str] = (st.AGREES, st.DIFFERS)
-) -> list[Settled]:
-    """Every page's one settling: each test (family, p for, p against) Holm-adjusted within its
-    family, then read by :func:`~isotropy.verdicts.tolerances.settle` with ``names``."""
-    frame = pd.DataFrame(list(tests), columns=["family", "p_for", "p_against"], dtype=object)
+def settle_rows(rows: list[dict], names: tuple[str, str] = (st.AGREES, st.DIFFERS)) -> list[dict]:
+    """Every page's one settling: each row naming a ``family`` gets its ``p_for`` and
+    ``p_against`` Holm-adjusted in it, the family's ``size`` (its tests with a finite p) and the
+    ``verdict`` :func:`~isotropy.verdicts.tolerances.settle` reads with ``names``; returns them."""
+    tested = [row for row in rows if row.get("family")]
+    frame = pd.DataFrame(tested, columns=["family", "p_for", "p_against"])
     by = frame.astype({"p_for": float, "p_against": float}).groupby("family", sort=False)
-    p_for, p_against = (by[column].transform(holm) for column in ("p_for", "p_against"))
-    size = by["p_for"].transform(lambda p: np.isfinite(p).sum())
-    return [
-        Settled(settle(a, b, names), a, b, int(n), family)
-        for family, a, b, n in zip(frame["family"], p_for, p_against, size)
-    ]
+    frame["p_for"], frame["p_against"] = (by[p].transform(holm) for p in ("p_for", "p_against"))
+    frame["size"] = by["p_for"].transform(lambda p: int(np.isfinite(p).sum()))
+    frame["verdict"] = [settle(a, b, names) for a, b in zip(frame["p_for"], frame["p_against"])]
+    for row, settled in zip(tested, frame.to_dict("records")):
+        row.update(settled)
+    return tested

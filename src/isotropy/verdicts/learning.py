@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,28 +25,21 @@ NO_BASELINE = (
 )
 
 
-class Learning(NamedTuple):
-    """The guard's answer for one setup's seeds."""
-
-    learned: bool
-    p: float
-
-
-def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> Learning:
-    """Is the seeds' (finite) accuracy above ``baseline`` (a fraction) on ``n_eval`` examples?"""
+def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> float:
+    """One-sided p that the seeds' (finite) accuracy is above ``baseline`` (a fraction) on
+    ``n_eval`` examples: they learned when p < α."""
     if not 0 < baseline < 1:
         raise ValueError(f"the majority baseline must lie in (0, 1), got {baseline}")
     if n_eval < 1:
         raise ValueError(f"the evaluated examples must be at least 1, got {n_eval}")
     values = np.asarray(accuracies, dtype=float)
     if values.size == 0:
-        return Learning(False, math.nan)
+        return math.nan
     shared = baseline * (1 - baseline) / n_eval  # the evaluation set's noise under H0
     seeds = values.var(ddof=1) / values.size if values.size > 1 else 0.0
     statistic = (values.mean() - baseline) / math.sqrt(seeds + shared)
     df = (seeds + shared) ** 2 / (seeds**2 / (values.size - 1)) if seeds > 0 else math.inf
-    p = float(stats.t.sf(statistic, df))  # df inf: the normal's
-    return Learning(bool(p < ALPHA), p)
+    return float(stats.t.sf(statistic, df))  # df inf: the normal's
 
 
 def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) -> str:
@@ -55,12 +48,12 @@ def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) 
     if not (baseline.size and n_eval.size) or not np.isfinite([*baseline, *n_eval]).all():
         return NO_BASELINE
     seeds = finite(accuracies)
-    tested = learning_test(seeds, float(baseline[0]), int(n_eval[0]))
-    if tested.learned:
+    p = learning_test(seeds, float(baseline[0]), int(n_eval[0]))
+    if p < ALPHA:
         return ""
     return (
         f"accuracy not above the majority baseline {100 * baseline[0]:.1f}% (per seed: "
-        f"{', '.join(f'{100 * a:.1f}' for a in seeds)}; one-sided p = {tested.p:.2g} over "
+        f"{', '.join(f'{100 * a:.1f}' for a in seeds)}; one-sided p = {p:.2g} over "
         f"{len(seeds)} seed(s) and {int(n_eval[0])} evaluated examples)"
     )
 

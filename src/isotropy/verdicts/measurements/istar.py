@@ -11,7 +11,7 @@ from isotropy import paths
 from isotropy.standins import ISTAR_MODELS, model_stand_in, paper_name
 from isotropy.statistics import Claim, fisher_z, smallest_detectable_effect
 from isotropy.verdicts.claims import STAND_IN_NOTE, check_claims
-from isotropy.verdicts.families import family_of_claim, settle_families
+from isotropy.verdicts.families import family_of_claim, settle_rows
 from isotropy.verdicts.measurements import Config, Row, at_setup, fine_tuned_not_learned, seed_test
 from isotropy.verdicts.tolerances import ALPHA, parse_tolerance
 from isotropy.verdicts.tolerances import seed_test as seed_rule
@@ -74,7 +74,7 @@ def seed_details(measured: list[Row], claims) -> pd.DataFrame:
         ours = [m for m in measured if m["quantity"] == claim.quantity and m["per_seed"]]
         tests = [seed_rule(kind, bound, m) for m in ours]
         family = family_of_claim(claim.study, claim.rule, claim.quantity)
-        settled = settle_families([(family, p, other) for _, _, p, other, _, _ in tests])
+        settled = settle_rows([dict(family=family, p_for=t[2], p_against=t[3]) for t in tests])
         for m, (_, _, p, other, along, valued), holm in zip(ours, tests, settled):
             values = np.asarray(m["per_seed"])
             rows.append(
@@ -85,11 +85,11 @@ def seed_details(measured: list[Row], claims) -> pd.DataFrame:
                     "the claimed way": f"{along} of {valued}",
                     "p": p,
                     "p other way": other,
-                    "p Holm": holm.p_for,
-                    "p Holm other way": holm.p_against,
-                    "family": f"{family} ({holm.size} tests)",
+                    "p Holm": holm["p_for"],
+                    "p Holm other way": holm["p_against"],
+                    "family": f"{family} ({holm['size']} tests)",
                     "smallest detectable": smallest_detectable_effect(
-                        float(values.std(ddof=1)), len(values), ALPHA / max(holm.size, 1)
+                        float(values.std(ddof=1)), len(values), ALPHA / max(holm["size"], 1)
                     ),
                 }
             )
