@@ -49,10 +49,13 @@ def at_setup(study: str, setup: str, paper_setup: str = "", **fields: Any) -> Ca
 
 
 def over_seeds(runs: pd.DataFrame, column: str, scale: float = 1) -> Row:
-    """The mean of ``column`` × ``scale`` over one setup's ``runs`` and each seed's mean."""
+    """The mean of ``column`` × ``scale`` over one setup's ``runs``, each seed's mean and the
+    number of seeds (None without a seed column)."""
     values = scale * runs[column]
-    per_seed = values.groupby(runs["seed"]).mean() if "seed" in runs else [values.mean()]
-    return {"value": values.mean(), "per_seed": tuple(per_seed)}
+    if "seed" not in runs:
+        return {"value": values.mean(), "per_seed": (values.mean(),), "seeds": None}
+    per_seed = tuple(values.groupby(runs["seed"]).mean())
+    return {"value": values.mean(), "per_seed": per_seed, "seeds": len(per_seed)}
 
 
 SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change
