@@ -69,8 +69,7 @@ def penalty_target(rng, seeds, quantity):
     base = pd.DataFrame({"isoscore_star": rng.normal(0.01, 0.002, seeds), "seed": range(seeds)})
     pulled = base.assign(isoscore_star=base["isoscore_star"] - rng.uniform(0.002, 0.01, seeds))
     base["metric"], pulled["metric"] = rng.normal(0.8, 0.02, (2, seeds))
-    _, n, low, high, values = seed_test(pulled, base, *ISTAR_QUANTITIES[quantity][::2])
-    return {"per_seed": values, "seeds": n, "p_less": low, "p_greater": high}
+    return seed_test(pulled, base, *ISTAR_QUANTITIES[quantity][::2])
 
 
 # Each committed setup's (updates + 1, IsoScore's, silhouette's time constant): the update by

@@ -27,18 +27,17 @@ COLUMNS = (
 _NUMBERS = ("value", "seeds", "n", "k", "p_less", "p_greater")
 Row = dict[str, Any]  # one measurement: :data:`COLUMNS`
 Config = Mapping[str, Any]
+# a row's defaults: absent numbers NaN, absent text ''
+_EMPTY: Row = {c: math.nan if c in _NUMBERS else "" for c in COLUMNS}
+_EMPTY.update(per_seed=(), seed_free=False, moments=None)
 
 
 def measurement(study: str, quantity: str, setup: str, paper_setup: str, value=None, **rest) -> Row:
-    """One measurement row; absent numbers are NaN, absent text ''."""
+    """One measurement row (:data:`COLUMNS`); a number given as None is NaN."""
     if unknown := set(rest) - set(COLUMNS):
         raise KeyError(f"unknown measurement columns {sorted(unknown)}")
-    row: Row = {c: math.nan if c in _NUMBERS else "" for c in COLUMNS}
-    row.update(per_seed=(), seed_free=False, moments=None)
-    row.update(study=study, quantity=quantity, setup=setup, paper_setup=paper_setup, value=value)
-    row.update(
-        {key: math.nan if item is None and key in _NUMBERS else item for key, item in rest.items()}
-    )
+    given = dict(rest, study=study, quantity=quantity, setup=setup, paper_setup=paper_setup)
+    row = _EMPTY | {k: math.nan if v is None and k in _NUMBERS else v for k, v in given.items()}
     row["value"] = math.nan if value is None else float(value)
     row["per_seed"] = tuple(float(v) for v in row["per_seed"])
     return row
@@ -50,10 +49,13 @@ def at_setup(study: str, setup: str, paper_setup: str = "", **fields: Any) -> Ca
 
 
 def over_seeds(runs: pd.DataFrame, column: str, scale: float = 1) -> Row:
-    """The mean of ``column`` × ``scale`` over one setup's ``runs`` and each seed's mean."""
+    """The mean of ``column`` × ``scale`` over one setup's ``runs``, each seed's mean and the
+    number of seeds (None without a seed column)."""
     values = scale * runs[column]
-    per_seed = values.groupby(runs["seed"]).mean() if "seed" in runs else [values.mean()]
-    return {"value": values.mean(), "per_seed": tuple(per_seed)}
+    if "seed" not in runs:
+        return {"value": values.mean(), "per_seed": (values.mean(),), "seeds": None}
+    per_seed = tuple(values.groupby(runs["seed"]).mean())
+    return {"value": values.mean(), "per_seed": per_seed, "seeds": len(per_seed)}
 
 
 SEED_SPREAD_LIMIT = 0.05  # "negligible": the seeds' std below 5% of the mean change
@@ -95,21 +97,22 @@ def one_sided(test: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[floa
 
 def seed_test(
     treated: pd.DataFrame, baseline: pd.DataFrame, column: str, centre: float = 0.0
-) -> tuple[float, int, float, float, tuple[float, ...]]:
-    """(mean difference treated − baseline, seeds, one-sided p below ``centre``, p above it,
-    each seed's difference): a paired t-test over the seeds both have, else Welch's over the two
-    groups; p NaN with one seed."""
+) -> Row:
+    """A row's value (the mean difference treated − baseline), seeds, per_seed (each seed's
+    difference) and one-sided p below / above ``centre``: a paired t-test over the seeds both
+    have, else Welch's over the two groups; p NaN with one seed."""
     means = [runs.groupby("seed")[column].mean() for runs in (treated, baseline)]
     both = means[0].to_frame("t").join(means[1].rename("b"), how="inner")
     d = (both["t"] - both["b"]).to_numpy(dtype=np.float64)
-    paired = tuple(float(v) for v in d)
     if len(d) >= 2:
-        return float(d.mean()), len(d), *one_sided(stats.ttest_1samp, d, centre), paired
-    t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
-    diff, seeds = float(t.mean() - b.mean()), min(len(t), len(b))
-    if seeds < 2:
-        return diff, seeds, math.nan, math.nan, paired
-    return diff, seeds, *one_sided(stats.ttest_ind, t - centre, b, equal_var=False), paired
+        value, seeds, p = float(d.mean()), len(d), one_sided(stats.ttest_1samp, d, centre)
+    else:
+        t, b = treated[column].dropna().to_numpy(), baseline[column].dropna().to_numpy()
+        value, seeds, p = float(t.mean() - b.mean()), min(len(t), len(b)), (math.nan, math.nan)
+        if seeds >= 2:
+            p = one_sided(stats.ttest_ind, t - centre, b, equal_var=False)
+    per_seed = tuple(float(v) for v in d)
+    return {"value": value, "seeds": seeds, "p_less": p[0], "p_greater": p[1], "per_seed": per_seed}
 
 
 def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:

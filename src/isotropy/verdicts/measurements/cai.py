@@ -68,9 +68,7 @@ def _lid_cosine_row(
             f"{euclidean['lid_cai_scale'].mean():.2f}, true-distance MLE "
             f"{euclidean['lid_true_distances'].mean():.2f}"
         )
-    at = partial(
-        at, seeds=cosine["seed"].nunique(), seed_free=seed_free, note=joined(euclid, layers)
-    )
+    at = partial(at, seed_free=seed_free, note=joined(euclid, layers))
     convention = f"Levina–Bickel MLE, cosine distance, {sample}"
     return at("lid_cosine", **over_seeds(cosine, "lid_cai_scale"), convention=convention)
 

@@ -52,16 +52,15 @@ def istar_measurements(runs: pd.DataFrame, config: Config, source=paths.ISTAR_RU
         for quantity, (column, convention, sesoi, _) in ISTAR_QUANTITIES.items():
             base = baseline[column].mean()
             for lam, treated in by_lambda:
-                diff, seeds, low, high, paired = seed_test(treated, baseline, column, sesoi)
-                tested = {"seeds": seeds, "per_seed": paired, "p_less": low, "p_greater": high}
+                tested = seed_test(treated, baseline, column, sesoi)
                 what = (
-                    f"{convention}, λ = {lam:g} minus no regulariser, {seeds} seed(s); raw "
-                    f"one-sided p against {sesoi:+g} (each page adjusts over its grid)"
+                    f"{convention}, λ = {lam:g} minus no regulariser, {tested['seeds']} seed(s); "
+                    f"raw one-sided p against {sesoi:+g} (each page adjusts over its grid)"
                 )
-                note = f"baseline {base:.4f}; λ={lam:g}: {base + diff:.4f}"
+                note = f"baseline {base:.4f}; λ={lam:g}: {base + tested['value']:.4f}"
                 learned = fine_tuned_not_learned(baseline, treated, column=ACC)
                 at = at_setup("istar", f"{model}/{task}, λ={lam:g}", not_learned=learned, **fields)
-                rows.append(at(quantity, value=diff, convention=what, note=note, **tested))
+                rows.append(at(quantity, convention=what, note=note, **tested))
     return rows
 
 

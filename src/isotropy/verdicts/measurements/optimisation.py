@@ -4,6 +4,7 @@ traces' ends, per seed and pooled."""
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -30,14 +31,12 @@ from isotropy.verdicts.measurements import (
 SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
 # Mickus et al. §3.2 prints r from −0.808 to −0.978: its weakest to one decimal
 PEARSON_LIMIT = -0.8
-
-
-def _endpoints(trace: pd.DataFrame, metric: str) -> tuple[float, float]:
-    """The metric at the first and the last recorded step of one run."""
-    rows = trace.dropna(subset=[metric]).sort_values("step")
-    if rows.empty:
-        raise ValueError(f"run has no recorded {metric}: every value is NaN")
-    return float(rows[metric].iloc[0]), float(rows[metric].iloc[-1])
+# each correlation column of the tables: its name in words, how it is computed
+CORRELATIONS = {
+    "pearson_r": ("Pearson r", stats.pearsonr),
+    "spearman_rho": ("Spearman ρ", stats.spearmanr),
+}
+METRICS = ("silhouette", "isoscore")  # whose ends over a run are measured
 
 
 def _setup(study: str, encoder: str, dataset: str, config: Config, stand: StandIns, **fields):
@@ -92,22 +91,21 @@ def per_seed_correlations(
     if traces is None:
         return {}
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
-    out: dict[tuple[str, str, str], list[Any]] = {}
+    out: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
     runs = traces.dropna(subset=[x, y]).groupby(["encoder", "dataset", "seed"], sort=True)
     for (encoder, dataset, _), run in runs:
         defined = len(run) >= 3 and run[x].nunique() > 1 and run[y].nunique() > 1
-        for column, method in (("pearson_r", stats.pearsonr), ("spearman_rho", stats.spearmanr)):
+        for column, (_, method) in CORRELATIONS.items():
             value = float(method(run[x], run[y]).statistic) if defined else math.nan
-            out.setdefault((encoder, dataset, column), []).append(value)
-        out.setdefault((encoder, dataset, "moments"), []).append(series_moments(run[x], run[y]))
+            out[encoder, dataset, column].append(value)
+        out[encoder, dataset, "moments"].append(series_moments(run[x], run[y]))
     return {key: tuple(values) for key, values in out.items()}
 
 
 def run_protocol(config: Config, study: str) -> str:
     """The :data:`PROTOCOL_KEYS` of a study, ``key=value; …``."""
     section = config.get(study) or {}
-    values = {key: section.get(key) for key in PROTOCOL_KEYS}
-    return "; ".join(f"{key}={value}" for key, value in values.items() if value is not None)
+    return "; ".join(f"{k}={section[k]}" for k in PROTOCOL_KEYS if section.get(k) is not None)
 
 
 def _correlation_measurements(
@@ -123,19 +121,18 @@ def _correlation_measurements(
         at = _setup(study, encoder, dataset, config, stand, evidence=evidence)
         if overall.empty:
             missing = "no 'all' row for this setup in the correlation table"
-            rows += [at(column, missing=missing) for column in ("pearson_r", "spearman_rho")]
+            rows += [at(column, missing=missing) for column in CORRELATIONS]
             continue
         seed_rows = group[group["scope"].astype(str).str.startswith("seed")]
         points = int(overall["points"].iloc[0]) if "points" in overall else None
+        one_seed = "seeds" in overall and int(overall["seeds"].iloc[0]) == 1
         at = partial(at, n=points, protocol=protocol)
         moments = from_traces.get((encoder, dataset, "moments"))
-        for column, name in (("pearson_r", "Pearson r"), ("spearman_rho", "Spearman ρ")):
+        for column, (name, _) in CORRELATIONS.items():
             value = float(overall[column].iloc[0])
             per_seed = from_traces.get(
                 (encoder, dataset, column), tuple(seed_rows[column].astype(float))
-            )
-            if not per_seed and "seeds" in overall and int(overall["seeds"].iloc[0]) == 1:
-                per_seed = (value,)
+            ) or ((value,) if one_seed else ())
             listed = f"per seed: {', '.join(f'{v:+.3f}' for v in per_seed)}" if per_seed else ""
             convention = (
                 f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
@@ -159,36 +156,37 @@ def _trace_measurements(study: str, traces: pd.DataFrame, config: Config, stand:
         evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")
         seeds = group["seed"].nunique()
         at = _setup(study, encoder, dataset, config, stand, seeds=seeds, evidence=evidence)
-        at, ends = partial(at, protocol=protocol), dict[str, pd.DataFrame]()
-        for metric in ("silhouette", "isoscore"):
-            pairs = [_endpoints(run, metric) for _, run in group.groupby("seed")]
-            end = ends[metric] = pd.DataFrame(pairs, columns=["first", "last"])
-            first, last, change = (
-                end["first"].mean(),
-                end["last"].mean(),
-                end["last"] - end["first"],
-            )
+        at = partial(at, protocol=protocol)
+        # per seed (rows) and metric: the value at the first and at the last recorded step
+        ends = group.sort_values("step").groupby("seed")[list(METRICS)].agg(["first", "last"])
+        for metric in METRICS:
+            if ends[metric].isna().any(axis=None):
+                raise ValueError(f"run has no recorded {metric}: every value is NaN")
+            first, last = ends[metric, "first"].mean(), ends[metric, "last"].mean()
+            change = ends[metric, "last"] - ends[metric, "first"]
             listed = ", ".join(f"{v:+.4f}" for v in change)
             note = f"{first:.4f} → {last:.4f} over {seeds} seed(s); per seed: {listed}"
             rows.append(at(f"{metric}_change", value=last - first, per_seed=change, note=note))
-        rows.append(_spread_row(ends, seeds, at))
+        rows.append(_spread_row({m: ends[m] for m in METRICS}, seeds, at))
     return rows
 
 
 def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., Row]) -> Row:
-    """The seeds' spread where they end, relative to how far they move."""
+    """The seeds' spread where they end (per metric: each seed's first and last), relative to
+    how far they move."""
     if seeds < 2:
         missing = "one seed only: no spread to measure"
         return at("seed_spread", stand_in="", protocol="", missing=missing)
-    spread = {m: ends[m]["last"].std(ddof=1) for m in ("silhouette", "isoscore")}
-    change = {m: abs((ends[m]["last"] - ends[m]["first"]).mean()) for m in spread}
-    ratios = {m: spread[m] / change[m] for m in spread}
+    change = {m: ends[m]["last"] - ends[m]["first"] for m in METRICS}
+    spread = {m: ends[m]["last"].std(ddof=1) for m in METRICS}
+    ratios = {m: spread[m] / abs(change[m].mean()) for m in METRICS}
     worst = max(ratios, key=lambda m: ratios[m])
     note = "; ".join(
-        f"{m}: std of final {spread[m]:.4g} / |mean change| {change[m]:.4g}" for m in ratios
+        f"{m}: std of final {spread[m]:.4g} / |mean change| {abs(change[m].mean()):.4g}"
+        for m in METRICS
     )
     # negligible for both metrics (intersection-union), or for neither (Bonferroni)
-    tests = [spread_test(ends[m]["last"], ends[m]["last"] - ends[m]["first"]) for m in ratios]
+    tests = [spread_test(ends[m]["last"], change[m]) for m in METRICS]
     p_below = max(p for p, _ in tests)
     p_above = min(1.0, len(tests) * min(p for _, p in tests))
     note = f"{seeds} seeds, largest for {worst}; {note}"

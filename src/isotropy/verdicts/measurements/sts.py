@@ -43,10 +43,9 @@ def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list
                 setting = f"{clusters} clusters, {directions} directions"
             if "isotropy_sign_free" in runs:
                 sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
-            seeds = runs["seed"].nunique() if "seed" in runs else None
             n = int(first["n_pairs"]) if "n_pairs" in runs else None
             paper = f"{dataset}/{method}"
-            at = at_setup("geometry", setup, paper, stand_in=stand_in, n=n, seeds=seeds)
+            at = at_setup("geometry", setup, paper, stand_in=stand_in, n=n)
             at = partial(at, seed_free=method in SEED_FREE_METHODS, evidence=paths.GEOMETRY_STS)
             for column, quantity in QUANTITY_OF_STS.items():
                 if column in runs:
@@ -95,9 +94,8 @@ def classification_measurements(table: pd.DataFrame, config: Config) -> list[Row
     for (name, reading, method), runs in table.groupby(["model", "reading", "method"], sort=False):
         first, stand_in = runs.iloc[0], model_stand_in(config, name, "BERT")
         setup = f"{name}, {first['task']} ({reading} features)"
-        at = at_setup("geometry", setup, method, stand_in=stand_in, seeds=runs["seed"].nunique())
-        at = partial(at, seed_free=method == "none", n=int(first["n_validation"]))
-        at = partial(at, evidence=paths.GEOMETRY_CLASSIFICATION)
+        at = at_setup("geometry", setup, method, stand_in=stand_in, seed_free=method == "none")
+        at = partial(at, n=int(first["n_validation"]), evidence=paths.GEOMETRY_CLASSIFICATION)
         features = CLASSIFICATION_READINGS.get(reading, reading)
         convention = f"logistic regression (C {first['C']:g}) on {features}; SST-2 validation"
         note = (
@@ -141,8 +139,7 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Config) -> list[Row]:
             f"{int(first['train_examples'])} training examples, {int(first['epochs'])} "
             "epochs (config rajaee_cls.training)"
         )
-        at = at_setup("geometry", setup, paper_setup, n=n, seeds=runs["seed"].nunique())
-        at = partial(at, stand_in=stand_in, evidence=source)
+        at = at_setup("geometry", setup, paper_setup, n=n, stand_in=stand_in, evidence=source)
         at = partial(at, note=note, not_learned=fine_tuned_not_learned(runs))
         for quantity, column, scale, convention in CLS_QUANTITIES:
             values = over_seeds(runs, column, scale)
