@@ -305,10 +305,6 @@ def parts(root: Path) -> list[Any]:
     ]
 
 
-TITLE = ("istar_gpu", "I-STAR at scale on one GPU")
-page = shown.text(parts, TITLE)
-
-
 COMMITTED = committed.CommittedRun(
     name="istar_gpu",
     # a grid's CUDA tests' log is committed when its calls ran them
@@ -316,7 +312,7 @@ COMMITTED = committed.CommittedRun(
         committed.Checksums(grid[-1], grid[:3], optional=grid[3:4])
         for grid in map(grid_files, OVERLAY)
     ),
-    pages=(shown.page(DOC, parts, whole=TITLE),),
+    pages=(shown.page(DOC, parts, whole=("istar_gpu", "I-STAR at scale on one GPU")),),
     copy=lambda root, sources, facts, config, into: combine(
         sources, root, into.path.name.removesuffix("_record.json")
     ),

@@ -21,7 +21,7 @@ from isotropy.summaries import correlation_table
 from isotropy.verdicts.tolerances import NEAR_GUARANTEED, near_guaranteed
 from isotropy.workflow.targets import every_nth_update
 
-RUN = optimisation.run_file("main")
+RUN = optimisation.checksums("main").path
 DOC = Path("docs/main-study.md")
 # The committed run's §3.2 verdicts, for the report to show beside a run's own (rule
 # copy_committed_verdicts copies it into the results folder).
@@ -39,7 +39,7 @@ VALUES = list(registry.trace_columns())  # loss, accuracy, then every registered
 
 def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
-    table = optimisation.verdicts("main", root)
+    table = optimisation.committed_claims("main", root, claims=False)
     return table[table["quantity"].isin(list(CORRELATIONS))].reset_index(drop=True)
 
 
@@ -195,9 +195,6 @@ def readme_parts(root: str | os.PathLike = ".") -> list[Any]:
         f"{run.get('printed', '?')} printed by `make run` before it started.",
         "",
     ]
-
-
-readme_block = shown.text(readme_parts)
 
 
 def committed_verdicts(root: str | os.PathLike = ".") -> str:
