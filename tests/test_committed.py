@@ -115,7 +115,7 @@ def copied(glue_results, tmp_path, monkeypatch) -> Path:
 def test_the_glue_copy_is_checked_fresh_and_judged(copied, capsys):
     assert command(["--root", str(copied), "check", "glue"]) == 0
     assert "1 committed runs: every file and page fresh" in capsys.readouterr().out
-    record = json.loads((copied / optimisation.run_file("glue")).read_text(encoding="utf-8"))
+    record = json.loads((copied / glue.COMMITTED.records[0].path).read_text(encoding="utf-8"))
     assert set(record["files_sha256"]) == {str(f) for f in glue.COMMITTED.records[0].files}
     assert record["code_commit"] == "0" * 40 and record["device"][0] == "cpu:x86_64"
     assert record["packages"]["torch"] == "2.13.0+cpu" and record["run"]["wall"] == "2 min"
@@ -146,9 +146,9 @@ def test_the_glue_copy_is_checked_fresh_and_judged(copied, capsys):
 
 
 def test_the_committed_claims_are_what_the_verdict_code_judges_and_an_edit_fails(copied, capsys):
-    committed = (copied / optimisation.claims_file("glue")).read_text(encoding="utf-8")
+    committed = (copied / glue.COMMITTED.records[0].files[3]).read_text(encoding="utf-8")
     assert optimisation.committed_claims("glue", copied).to_csv(index=False) == committed
-    traces = copied / optimisation.traces_file("glue")
+    traces = copied / glue.COMMITTED.records[0].files[2]
     planted = pd.read_csv(traces)
     planted.loc[0, "isoscore"] += 0.5
     traces.write_bytes(optimisation._gzip_bytes(planted.to_csv(index=False)))

@@ -78,7 +78,7 @@ def test_section_3_trends_are_judged_on_the_committed_run(monkeypatch):
 @needs_run
 def test_the_readme_names_every_setup_with_its_verdict_and_rule():
     """*agrees* with its margin in r; a ρ row with what monotone traces guarantee."""
-    block = headline.readme_block(ROOT)
+    block = headline.COMMITTED.pages[1].render(ROOT)
     for setup in SETUPS:
         lines = [line for line in block.splitlines() if line.startswith(f"| {setup} |")]
         assert len(lines) == 2, block

@@ -105,7 +105,7 @@ def test_the_negative_correlation_is_judged_per_seed_and_can_say_yes(committed):
     noise = np.random.default_rng(1).normal(0.0, 0.002, len(planted))
     planted["metric"] = 0.9 - 5.0 * planted["isoscore_star"] + noise
     assert correlation_claim(planted, "")["verdict"].iloc[0] == "supported"
-    page = istar_gpu.page(ROOT)  # both grids, each over its λ; the seeds the calls added
+    page = istar_gpu.COMMITTED.pages[0].render(ROOT)  # both grids, each over its λ; seeds added
     for grid in ("26,000 rows (λ -5, -1, 0, 1, 5)", "whole split (λ -5, -1, 0)"):
         assert f"| miniLM/sst2, {grid} | isotropy_correlates_negatively" in page
     assert "This page judged seeds 0, 1, 2 before the last call added 3, 4" in page

@@ -53,7 +53,7 @@ def test_the_device_calls_combine_into_the_committed_files(docs, tmp_path, prefi
     combined = istar_gpu.combine(calls[1:], out, prefix)
     assert combined["files_sha256"] == record["files_sha256"]
     assert combined["what"] == record["what"]
-    assert istar_gpu.page(out) == istar_gpu.page(ROOT)
+    assert istar_gpu.COMMITTED.pages[0].render(out) == istar_gpu.COMMITTED.pages[0].render(ROOT)
 
 
 def _run_path(run: dict) -> str:

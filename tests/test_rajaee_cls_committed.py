@@ -84,7 +84,7 @@ def test_the_record_names_what_made_the_copy_and_the_tables_follow_it(copied):
     assert record["packages"] == {"torch": "2"} and record["device"].startswith("cpu")
     assert record["stand_ins"] == {"miniLM": "miniLM for the slides' BERT-base"}
     assert len(record["sources_sha256"]) == 4
-    block = committed.doc_block(copied)
+    block = committed.COMMITTED.pages[0].render(copied)
     assert "| cluster | 1 | 71.0 |" in block and "| none | 0 | 78.0 | 50.9 | 0.10 |" in block
 
 
@@ -103,7 +103,7 @@ def test_an_unfinished_grid_or_mixed_code_is_refused(tmp_path, copied):
 
 @needs_run
 def test_the_claims_block_is_the_committed_grid_judged():
-    block = committed.committed_claims_block(ROOT)
+    block = committed.COMMITTED.pages[1].render(ROOT)
     assert "| cls_offline_method_does_not_help | miniLM/sst2 |" in block
 
 
@@ -130,7 +130,7 @@ def test_the_offline_claim_reads_the_isotropy_the_head_reads():
 def test_the_page_averages_unrounded_values():
     seeds = pd.read_csv(ROOT / committed.SEEDS)
     accuracy = seeds.loc[seeds["method"] == "cluster", "accuracy"]
-    block = committed.doc_block(ROOT)
+    block = committed.COMMITTED.pages[0].render(ROOT)
     assert f"{100 * accuracy.mean():.1f}% with it" in block
     rounded = (100 * accuracy).round(1).mean()
     if f"{rounded:.1f}" != f"{100 * accuracy.mean():.1f}":  # the old page's mean 57.1 %

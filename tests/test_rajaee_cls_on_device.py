@@ -157,7 +157,7 @@ def test_device_script_packs_and_runs_the_sweep_on_the_cpu(
     (root / "docs").mkdir(parents=True)
     shutil.copyfile(ROOT / committed.DOC, root / committed.DOC)
     committed.COMMITTED_GPU.copy_in(root, [out], {})
-    block = committed.cause_block(root)
+    block = committed.COMMITTED_GPU.pages[0].render(root)
     assert "| with the method (offline, the default) − without | 2 |" in block
     assert "centring 3 clusters − the whole batch: not run" in block
 

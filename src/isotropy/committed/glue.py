@@ -56,7 +56,7 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def parts(root: Path) -> list[Any]:
-    record = checked_record(root, optimisation.run_file("glue"))
+    record = checked_record(root, optimisation.checksums("glue").path)
     run, glue = record["run"], record["config"]["glue"]
     encoders, models = (record["config"].get(key) or {} for key in ("encoders", "models"))
     named = [
@@ -67,7 +67,7 @@ def parts(root: Path) -> list[Any]:
     versions = ", ".join(f"{p} {packages[p]}" for p in PACKAGES if p in packages)
     device = record.get("device") or ["?"]
     traces = optimisation.committed_tables("glue", root)["glue_traces"]
-    verdicts = optimisation.verdicts("glue", root)
+    verdicts = optimisation.committed_claims("glue", root, claims=False)
     counts, absent = _table2(verdicts)
     claims = optimisation.committed_claims("glue", root)
     claims = claims.assign(cell=verdict_cells(claims))  # a row per setup, a column per claim

@@ -13,22 +13,15 @@ import pandas as pd
 
 from isotropy.committed import optimisation, shown
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
-from isotropy.committed.record import (
-    DATA,
-    Checksums,
-    CommittedRun,
-    Page,
-    committed_files,
-    page_markers,
-)
-from isotropy.io import checked_record, markdown_table
+from isotropy.committed.record import DATA, Checksums, CommittedRun, committed_files, page_markers
+from isotropy.io import checked_record
 from isotropy.metrics import registry
 from isotropy.statistics import AGREES, CONSISTENT, TREND_SESOI, TREND_SOURCE
 from isotropy.summaries import correlation_table
 from isotropy.verdicts.tolerances import NEAR_GUARANTEED, near_guaranteed
 from isotropy.workflow.targets import every_nth_update
 
-RUN = optimisation.run_file("main")
+RUN = optimisation.checksums("main").path
 DOC = Path("docs/main-study.md")
 # The committed run's §3.2 verdicts, for the report to show beside a run's own (rule
 # copy_committed_verdicts copies it into the results folder).
@@ -46,7 +39,7 @@ VALUES = list(registry.trace_columns())  # loss, accuracy, then every registered
 
 def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
     """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
-    table = optimisation.verdicts("main", root)
+    table = optimisation.committed_claims("main", root, claims=False)
     return table[table["quantity"].isin(list(CORRELATIONS))].reset_index(drop=True)
 
 
@@ -189,17 +182,19 @@ def _protocol(record: dict[str, Any]) -> str:
     )
 
 
-def readme_block(root: str | os.PathLike = ".") -> str:
+def readme_parts(root: str | os.PathLike = ".") -> list[Any]:
     """The README's headline: each §3.2 row of the committed run with its verdict."""
     record = checked_record(root, RUN)
     run = record["run"]
-    return (
+    return [
         f"What §3.2 of Mickus et al. (2024) replicates, judged on the committed `make run` "
-        f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):"
-        f"\n\n{markdown_table(judged_table(root))}\n"
+        f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):",
+        "",
+        judged_table(root),
         f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
-        f"{run.get('printed', '?')} printed by `make run` before it started.\n"
-    )
+        f"{run.get('printed', '?')} printed by `make run` before it started.",
+        "",
+    ]
 
 
 def committed_verdicts(root: str | os.PathLike = ".") -> str:
@@ -218,8 +213,8 @@ COMMITTED = CommittedRun(
     records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
         shown.page(DOC, doc_parts, page_markers("headline table")),
-        Page(README, readme_block, page_markers("headline lines"), lambda r: [judged_table(r)]),
-        Page(VERDICTS, committed_verdicts),
+        shown.page(README, readme_parts, page_markers("headline lines")),
+        shown.page(VERDICTS, lambda root: [committed_verdicts(root)]),
     ),
     copy=functools.partial(optimisation.copy, "main"),
     sources="results/main (a finished `make run`)",

@@ -39,23 +39,12 @@ WHAT = {
 }
 
 
-def traces_file(study: str) -> Path:
-    return DATA / f"{study}_traces.csv.gz"
-
-
-def run_file(study: str) -> Path:
-    return DATA / f"{study}_run.json"
-
-
-def claims_file(study: str) -> Path:
-    return DATA / f"{study}_claims.csv"
-
-
 def checksums(study: str, claims: bool = False) -> Checksums:
-    """The study's record and the files it lists, its tables in the verdicts' order."""
+    """The study's record and the files it lists: its tables in the verdicts' order, its traces,
+    and with ``claims`` its claims judged when copied."""
     counts, correlations, _ = (DATA / f"{name}.csv" for name in table_names(study))
-    files = (counts, correlations, traces_file(study), *[claims_file(study)] * claims)
-    return Checksums(run_file(study), files)
+    files = (counts, correlations, DATA / f"{study}_traces.csv.gz")
+    return Checksums(DATA / f"{study}_run.json", files + (DATA / f"{study}_claims.csv",) * claims)
 
 
 def _gzip_bytes(text: str) -> bytes:
@@ -79,7 +68,8 @@ def copy(
     no file holds (start, end, printed estimate, machine, ``what`` where an overlay narrowed it);
     ``claims``: with the study's claims judged on the copied tables."""
     (results,) = sources
-    counts, correlations = checksums(study).files[:2]
+    record = checksums(study, claims)
+    counts, correlations, traces_file, *claims_file = record.files
     names = [file.name.removeprefix(f"{study}_") for file in (counts, correlations)]
     if missing := [name for name in names if not os.path.lexists(results / name)]:
         raise FileNotFoundError(f"{results / missing[0]} is missing: the run has not finished")
@@ -106,7 +96,7 @@ def copy(
     # through the door: a link out of the run, a pipe, is refused, never copied in
     tables = [read_inside(results, name, MAX_TABLE_BYTES) for name in names]
     files: dict[Path, bytes | Path] = {counts: tables[0], correlations: tables[1]}
-    files[traces_file(study)] = _gzip_bytes(traces.to_csv(index=False))
+    files[traces_file] = _gzip_bytes(traces.to_csv(index=False))
     facts = {
         "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran
         # the one commit, package set and device the traces' provenance records name
@@ -118,8 +108,8 @@ def copy(
     if claims:
         frames = [*(pd.read_csv(io.BytesIO(data)) for data in tables), traces]
         judged = judged_claims(study, dict(zip(table_names(study), frames)), facts)
-        files[claims_file(study)] = judged.to_csv(index=False).encode("utf-8")
-    return commit_files(root, run_file(study), files, facts)
+        files[claims_file[0]] = judged.to_csv(index=False).encode("utf-8")
+    return commit_files(root, record.path, files, facts)
 
 
 def committed_tables(study: str, root: str | os.PathLike = ".") -> dict[str, pd.DataFrame]:
@@ -128,29 +118,21 @@ def committed_tables(study: str, root: str | os.PathLike = ".") -> dict[str, pd.
     return {name: read_csv(root, str(file)) for name, file in files}
 
 
-def _measured(tables, record: Mapping[str, Any]) -> pd.DataFrame:
-    return measure(
-        tables, record["config"], StandIns(**record["stand_ins"]), studies.table_measures()
-    )
-
-
-def judged_claims(study: str, tables, record: Mapping[str, Any]) -> pd.DataFrame:
-    """The study's claims (its record's) judged on ``tables`` by the verdict code in force."""
-    claims = {study: studies.measured_claims()[study]}
-    return check_claims(_measured(tables, record), {study}, claims)
-
-
-def verdicts(study: str, root: str | os.PathLike = ".") -> pd.DataFrame:
-    """The study's rows of config/published_values.csv judged on the committed run."""
-    record = checked_record(root, run_file(study))
-    table = compare(read_published(), _measured(committed_tables(study, root), record), {study})
+def judged_claims(study: str, tables, record: Mapping[str, Any], claims=True) -> pd.DataFrame:
+    """The study's claims (its record's), or without ``claims`` its rows of
+    config/published_values.csv, judged on ``tables`` by the verdict code in force."""
+    stand_ins = StandIns(**record["stand_ins"])
+    measured = measure(tables, record["config"], stand_ins, studies.table_measures())
+    if claims:
+        return check_claims(measured, {study}, {study: studies.measured_claims()[study]})
+    table = compare(read_published(), measured, {study})
     return table[table["study"] == study].reset_index(drop=True)
 
 
-def committed_claims(study: str, root: str | os.PathLike = ".") -> pd.DataFrame:
-    """The study's claims judged now, on the committed run (:func:`judged_claims`)."""
-    record = checked_record(root, run_file(study))
-    return judged_claims(study, committed_tables(study, root), record)
+def committed_claims(study: str, root: str | os.PathLike = ".", claims=True) -> pd.DataFrame:
+    """:func:`judged_claims` now, on the committed run; ``claims=False``: its verdicts."""
+    record = checked_record(root, checksums(study).path)
+    return judged_claims(study, committed_tables(study, root), record, claims)
 
 
 def signed(value: Any, digits: int = 4) -> str:

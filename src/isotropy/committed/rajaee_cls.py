@@ -219,11 +219,6 @@ def cause_parts(root: Path) -> list[Any]:
     return out
 
 
-doc_block, committed_claims_block, cause_block = map(
-    shown.text, (doc_parts, claims_parts, cause_parts)
-)
-
-
 COMMITTED = CommittedRun(
     name="rajaee_cls",
     records=(Checksums(RUN, (SEEDS, CAUSE)),),
