@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from isotropy.committed import main as headline
-from isotropy.committed import optimisation
+from isotropy.committed import optimisation, record
 from isotropy.io import checked_record, sha256_file
 from isotropy.statistics import VERDICTS
 
@@ -78,7 +78,7 @@ def test_section_3_trends_are_judged_on_the_committed_run(monkeypatch):
 @needs_run
 def test_the_readme_names_every_setup_with_its_verdict_and_rule():
     """*agrees* with its margin in r; a ρ row with what monotone traces guarantee."""
-    block = headline.readme_block(ROOT)
+    block = record.rendered(headline.readme_parts(ROOT))
     for setup in SETUPS:
         lines = [line for line in block.splitlines() if line.startswith(f"| {setup} |")]
         assert len(lines) == 2, block

@@ -18,7 +18,7 @@ import pandas as pd
 from isotropy import intake
 from isotropy import statistics as st
 from isotropy.committed.record import Checksums, CommittedRun, Page, page_markers, run_facts
-from isotropy.io import checked_record, markdown_table
+from isotropy.io import checked_record
 from isotropy.verdicts.comparison import declared_protocols
 from isotropy.verdicts.declarations import parse_protocol
 from isotropy.verdicts.tolerances import NEAR_GUARANTEED, ON_STAND_IN, near_guaranteed
@@ -90,14 +90,14 @@ def checks_of(row) -> list[str]:
 @functools.cache
 def table(root: Path, file: str) -> pd.DataFrame:
     """A CSV's rows, or the tables a committed page shows as one frame, from the code that
-    renders them (:attr:`~isotropy.committed.record.Page.tables`; cells without ``*`` and `)."""
+    renders them (:meth:`~isotropy.committed.record.Page.tables`; cells without ``*`` and `)."""
     if not file.endswith(".md"):
         text = intake.read_text(root, file, CAP)
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     from isotropy.committed import REGISTRY  # the registry holds this module's run
 
     pages = [p for run in REGISTRY for p in run.pages if str(p.path) == file]
-    frames = [f.astype(str) for p in pages if p.tables is not None for f in p.tables(root)]
+    frames = [f.astype(str) for p in pages for f in p.tables(root)]
     if not frames:
         raise ValueError(f"{file} is no committed page that shows tables")
     shown = pd.concat(frames, ignore_index=True).fillna("")
@@ -337,7 +337,7 @@ def _held_up_by(row, root: Path) -> str:
     return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–")
 
 
-def tables(root: Path = ROOT) -> list[pd.DataFrame]:
+def parts(root: Path = ROOT) -> list[Any]:
     """The counts per paper and status, then one table per paper (reasons: docs/coverage.csv)."""
     for cached in (table, record_of, run_facts, _identity):  # their files may have been rewritten
         cached.cache_clear()
@@ -346,7 +346,7 @@ def tables(root: Path = ROOT) -> list[pd.DataFrame]:
     ours = data["id"].str.startswith("ours:")
     counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
     counts = counts.reindex(index=[*papers(data), "ours"], columns=STATUSES).fillna(0).astype(int)
-    found = [counts.assign(items=counts.sum(axis=1)).reset_index()]
+    found: list[Any] = [counts.assign(items=counts.sum(axis=1)).reset_index()]
     for paper in found[0]["paper"]:
         part = data[ours] if paper == "ours" else data[(data["paper"] == paper) & ~ours]
         prefixes = set(part["id"].str.split(":").str[0] + ":")
@@ -354,22 +354,15 @@ def tables(root: Path = ROOT) -> list[pd.DataFrame]:
         shown = {f"id{f' (`{prefix}…`)' if prefix else ''}": part["id"].str.removeprefix(prefix)}
         shown |= {"item": part["item"] + ": " + part["statement"], "status": part["status"]}
         held = [_held_up_by(raw.loc[index], root) for index in part.index]
-        found.append(pd.DataFrame(shown).assign(**{"held up by": held}))
+        title = (
+            "The project's own additions (not items of the papers)" if paper == "ours" else paper
+        )
+        found += [f"## {title}\n", pd.DataFrame(shown).assign(**{"held up by": held})]
     return found
-
-
-def block(root: Path = ROOT) -> str:
-    counts, *parts = tables(root)
-    titles = counts["paper"].replace(
-        "ours", "The project's own additions (not items of the papers)"
-    )
-    return "\n".join(
-        [markdown_table(counts), *(f"## {t}\n\n{markdown_table(p)}" for t, p in zip(titles, parts))]
-    )
 
 
 COVERAGE = CommittedRun(
     name="coverage",
     records=(Checksums(Path(POINTS_RECORD), (Path(POINTS),)),),
-    pages=(Page(PAGE, block, page_markers("coverage"), tables),),
+    pages=(Page(PAGE, parts, page_markers("coverage")),),
 )

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed import optimisation, shown
+from isotropy.committed import optimisation
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
 from isotropy.committed.record import (
     DATA,
@@ -21,7 +21,7 @@ from isotropy.committed.record import (
     committed_files,
     page_markers,
 )
-from isotropy.io import checked_record, markdown_table
+from isotropy.io import checked_record
 from isotropy.metrics import registry
 from isotropy.statistics import AGREES, CONSISTENT, TREND_SESOI, TREND_SOURCE
 from isotropy.summaries import correlation_table
@@ -189,17 +189,18 @@ def _protocol(record: dict[str, Any]) -> str:
     )
 
 
-def readme_block(root: str | os.PathLike = ".") -> str:
+def readme_parts(root: str | os.PathLike = ".") -> list[Any]:
     """The README's headline: each §3.2 row of the committed run with its verdict."""
     record = checked_record(root, RUN)
     run = record["run"]
-    return (
+    return [
         f"What §3.2 of Mickus et al. (2024) replicates, judged on the committed `make run` "
-        f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):"
-        f"\n\n{markdown_table(judged_table(root))}\n"
+        f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):",
+        "",
+        judged_table(root),
         f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
-        f"{run.get('printed', '?')} printed by `make run` before it started.\n"
-    )
+        f"{run.get('printed', '?')} printed by `make run` before it started.\n",
+    ]
 
 
 def committed_verdicts(root: str | os.PathLike = ".") -> str:
@@ -217,9 +218,9 @@ COMMITTED = CommittedRun(
     name="main",
     records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
-        shown.page(DOC, doc_parts, page_markers("headline table")),
-        Page(README, readme_block, page_markers("headline lines"), lambda r: [judged_table(r)]),
-        Page(VERDICTS, committed_verdicts),
+        Page(DOC, doc_parts, page_markers("headline table")),
+        Page(README, readme_parts, page_markers("headline lines")),
+        Page(VERDICTS, lambda root: [committed_verdicts(root)]),
     ),
     copy=functools.partial(optimisation.copy, "main"),
     sources="results/main (a finished `make run`)",
