@@ -32,8 +32,8 @@ STUDY_OF = dict(rajaee_cls="geometry", extensions="main", sensitivity="main", id
 @functools.cache
 def run_facts(root: Path, record: str) -> dict[str, Any]:
     """A committed run's facts, read alike from every record (what it leaves out: config.yaml):
-    each model it ran, ``stand_in`` unless pinned and named (by id or paper name) in its study's
-    rows of config/published_values.csv; ``stand_in``: none of them the paper's."""
+    its ``paper_models``, those it ran that are pinned, named (by id or paper name) in its
+    study's rows of config/published_values.csv and no stand-in; ``stand_in``: none of them."""
     found, base = read_json(root, record), read_yaml(root, "config.yaml")
     run = Path(record).stem.removesuffix("_run").removesuffix("_record")
     published = read_published()
@@ -48,24 +48,16 @@ def run_facts(root: Path, record: str) -> dict[str, Any]:
     by_id = [m for m, v in models.items() if v.get("model") == found.get("model", {}).get("id")]
     ran = ran or by_id or [s["encoder"] for s in setups.values()]
     model_of = {e: v.get("model", e) for e, v in encoders.items()}
-    stand_ins = found.get("stand_ins") or {}
-    ours: dict[str, dict[str, Any]] = {}
+    stand_ins, papers = found.get("stand_ins") or {}, set()
     for name in {model_of.get(n, n) for n in ran}:
         entry = models.get(name) or {}
         said = [entry.get("paper"), (entry.get("model") or "").split("/")[-1]]
         paper = any(re.search(rf"\b{re.escape(w)}\b", named, re.I) for w in said if w)
-        pinned = entry.get("revision") and name not in stand_ins
-        ours[name] = {k: entry.get(k) for k in ("model", "revision")}
-        ours[name]["stand_in"] = not (paper and pinned)
-    paper_models = {n for n in {*ran, *encoders} if model_of.get(n, n) in ours}
-    paper_models -= {n for n in paper_models if ours[model_of.get(n, n)]["stand_in"]}
+        papers |= {name} if paper and entry.get("revision") and name not in stand_ins else set()
+    paper_models = {n for n in {*ran, *encoders} if model_of.get(n, n) in papers}
     return dict(
         settings=settings,
         study=run,
-        seeds=settings.get("seeds") or found.get("seeds") or call.get("seeds"),
-        updates=settings.get("updates"),
-        data=found.get("sources_sha256") or call.get("inputs_sha256") or found.get("data"),
-        models=ours,
         paper_models=paper_models,
         encoder_of={d: s["encoder"] for d, s in setups.items()},
         stand_ins=stand_ins,
