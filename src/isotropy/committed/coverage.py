@@ -191,33 +191,29 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
     """What one check reads (:data:`ALLOWED`'s words), the setups each claim reads *for* or
     *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing)."""
     try:  # a file missing, a record that is no JSON object, a configuration without a section
-        return _outcome(root, check, cited)
+        if match := IDENTITY.fullmatch(check):
+            return _identity(root, match.group(1))
+        if match := PLAN.fullmatch(check):
+            missing = [f for f in match.group(1).split(" + ") if not (root / f).is_file()]
+            return {"plan"}, {}, [f"{f} does not exist" for f in missing], "a dry run's plan"
+        if not (match := TABLE.fullmatch(check)):
+            return set(), {}, [f"{check!r} is no table, record, identity or plan"], ""
+        file, conditions = match.groups()
+        if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
+            known = run_facts(root, file)
+            short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
+            words = {
+                "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
+            }
+            read = "stand-in" if known["stand_in"] else "below scale" if short else "equal"
+            said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
+            return {read}, {file: words} if read == "equal" else {}, [], said
+        selected, problems = select(root, file, conditions)
+        if file == PUBLISHED or problems:
+            return set(), {}, problems, ""
+        return _table_reads(root, file, conditions, selected, cited)
     except (OSError, ValueError, KeyError, AttributeError, TypeError) as error:
         return set(), {}, [f"{check}: {str(error).splitlines()[0]}"[:300]], ""
-
-
-def _outcome(root: Path, check: str, cited: pd.DataFrame):
-    if match := IDENTITY.fullmatch(check):
-        return _identity(root, match.group(1))
-    if match := PLAN.fullmatch(check):
-        missing = [f for f in match.group(1).split(" + ") if not (root / f).is_file()]
-        return {"plan"}, {}, [f"{f} does not exist" for f in missing], "a dry run's plan"
-    if not (match := TABLE.fullmatch(check)):
-        return set(), {}, [f"{check!r} is no table, record, identity or plan"], ""
-    file, conditions = match.groups()
-    if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
-        known = run_facts(root, file)
-        short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
-        words = {
-            "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
-        }
-        read = "stand-in" if known["stand_in"] else "below scale" if short else "equal"
-        said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
-        return {read}, {file: words} if read == "equal" else {}, [], said
-    selected, problems = select(root, file, conditions)
-    if file == PUBLISHED or problems:
-        return set(), {}, problems, ""
-    return _table_reads(root, file, conditions, selected, cited)
 
 
 @functools.cache
