@@ -137,7 +137,7 @@ def sweep_run(
         "task": task,
         **training,
         "method": method,
-        **({} if method == "none" else {"cluster_method": dataclasses.asdict(cluster)}),
+        **({} if method == "none" else {"cluster_method": cluster.model_dump()}),
         "seed": seed,
         "steps": result["steps"],
         "accuracy": result["scores"]["accuracy"],

@@ -88,7 +88,9 @@ VARIANTS: tuple[dict[str, Any], ...] = (
     *(
         {
             "method": "cluster",
-            "cluster_method": ClusterMethod(clusters=k, directions=d, fit=fit).model_dump(),
+            "cluster_method": ClusterMethod.model_validate(
+                dict(clusters=k, directions=d, fit=fit)
+            ).model_dump(),
         }
         for fit, k, d in (("offline", 3, 2), ("batch", 3, 0), ("batch", 1, 0), ("batch", 3, 2))
     ),

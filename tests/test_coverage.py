@@ -17,6 +17,7 @@ from IsoScore.IsoScore import IsoScore
 from isotropy import metrics as M
 from isotropy import paths, studies
 from isotropy.committed import coverage as C
+from isotropy.io import markdown_table
 from isotropy.metrics import references as R
 from isotropy.workflow import targets
 from isotropy.workflow.config import load_config
@@ -154,7 +155,7 @@ def test_every_number_the_papers_print_has_a_row_and_a_planted_one_without_fails
 
 def test_the_counts_are_per_paper_and_status():
     """The page's freshness and its tables as shown: tests/test_committed.py, as every page's."""
-    data, counts = C.rows(), C.tables()[0].set_index("paper")
+    data, counts = C.rows(), C.parts()[0].set_index("paper")
     assert len((ROOT / C.PAGE).read_bytes()) <= 20_000  # one row per item, reasons in the CSV
     assert list(counts.columns) == [*C.STATUSES, "items"]
     theirs = data.loc[~data["id"].str.startswith("ours:"), "paper"].value_counts()
@@ -274,7 +275,7 @@ def test_a_record_below_scale_or_on_a_stand_in_reproduces_nothing(tmp_path, name
 def test_the_writer_reads_inside_the_repository_and_escapes_its_cells(tmp_path):
     outside = _row(checks="docs/../../x.csv[a=1]")
     assert any("names a path outside" in p for p in C.row_problems(outside)), outside
-    shown = C.markdown_table(pd.DataFrame({"x": [C.cell("a|b\nc <!-- end of the generated -->")]}))
+    shown = markdown_table(pd.DataFrame({"x": [C.cell("a|b\nc <!-- end of the generated -->")]}))
     assert "| a\\|b c &lt;!-- end of the generated --> |" in shown
     (tmp_path / "docs").mkdir()
     for text, said in [

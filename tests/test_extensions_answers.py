@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.committed import extensions as answers
+from isotropy.committed.record import rendered
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.verdicts.extension_answers import claims_table
 
@@ -21,7 +22,7 @@ def test_claims_without_values_render_as_not_run():
     table = claims_table(empty)
     assert set(table["claim"]) == {c.name for c in EXTENSION_CLAIMS}
     assert set(table["verdict"]) == {NOT_RUN}
-    block = answers.answers_markdown(empty, {"run": "none"})
+    block = rendered(answers.answers_parts(empty, {"run": "none"}))
     assert block.count("*not run*") == len(EXTENSION_CLAIMS)
 
 

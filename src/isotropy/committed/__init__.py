@@ -13,19 +13,20 @@ from isotropy.committed.record import CommittedRun, Page, page_markers
 from isotropy.configuration import reference
 
 
-def _code_pages(name: str, page: str, render: Callable[[Path], str], what: str) -> CommittedRun:
+def _code_pages(name: str, page: str, text: Callable[[], str], what: str) -> CommittedRun:
     """A run of no files: a page's block rendered from the code itself."""
-    return CommittedRun(name=name, pages=(Page(Path(page), render, page_markers(what)),))
+    page_of_code = Page(Path(page), lambda _: [text()], page_markers(what))
+    return CommittedRun(name=name, pages=(page_of_code,))
 
 
 ARCHITECTURE = _code_pages(
     "architecture",
     "docs/architecture.md",
-    lambda root: graph.graph_block(graph.package_graph(graph.file_graph())),
+    lambda: graph.graph_block(graph.package_graph(graph.file_graph())),
     "package graph",
 )
 CONFIGURATION = _code_pages(
-    "configuration", "docs/configuration.md", lambda _: reference.reference(), "key reference"
+    "configuration", "docs/configuration.md", reference.reference, "key reference"
 )
 # The coverage page last: it reads the others.
 REGISTRY = tuple(

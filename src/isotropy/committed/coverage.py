@@ -18,7 +18,7 @@ import pandas as pd
 from isotropy import intake
 from isotropy import statistics as st
 from isotropy.committed.record import Checksums, CommittedRun, Page, page_markers, run_facts
-from isotropy.io import checked_record, markdown_table
+from isotropy.io import checked_record
 from isotropy.verdicts.comparison import declared_protocols
 from isotropy.verdicts.declarations import parse_protocol
 from isotropy.verdicts.tolerances import NEAR_GUARANTEED, ON_STAND_IN, near_guaranteed
@@ -90,14 +90,14 @@ def checks_of(row) -> list[str]:
 @functools.cache
 def table(root: Path, file: str) -> pd.DataFrame:
     """A CSV's rows, or the tables a committed page shows as one frame, from the code that
-    renders them (:attr:`~isotropy.committed.record.Page.tables`; cells without ``*`` and `)."""
+    renders them (:meth:`~isotropy.committed.record.Page.tables`; cells without ``*`` and `)."""
     if not file.endswith(".md"):
         text = intake.read_text(root, file, CAP)
         return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     from isotropy.committed import REGISTRY  # the registry holds this module's run
 
     pages = [p for run in REGISTRY for p in run.pages if str(p.path) == file]
-    frames = [f.astype(str) for p in pages if p.tables is not None for f in p.tables(root)]
+    frames = [f.astype(str) for p in pages for f in p.tables(root)]
     if not frames:
         raise ValueError(f"{file} is no committed page that shows tables")
     shown = pd.concat(frames, ignore_index=True).fillna("")
@@ -191,33 +191,29 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
     """What one check reads (:data:`ALLOWED`'s words), the setups each claim reads *for* or
     *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing)."""
     try:  # a file missing, a record that is no JSON object, a configuration without a section
-        return _outcome(root, check, cited)
+        if match := IDENTITY.fullmatch(check):
+            return _identity(root, match.group(1))
+        if match := PLAN.fullmatch(check):
+            missing = [f for f in match.group(1).split(" + ") if not (root / f).is_file()]
+            return {"plan"}, {}, [f"{f} does not exist" for f in missing], "a dry run's plan"
+        if not (match := TABLE.fullmatch(check)):
+            return set(), {}, [f"{check!r} is no table, record, identity or plan"], ""
+        file, conditions = match.groups()
+        if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
+            known = run_facts(root, file)
+            short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
+            words = {
+                "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
+            }
+            read = "stand-in" if known["stand_in"] else "below scale" if short else "equal"
+            said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
+            return {read}, {file: words} if read == "equal" else {}, [], said
+        selected, problems = select(root, file, conditions)
+        if file == PUBLISHED or problems:
+            return set(), {}, problems, ""
+        return _table_reads(root, file, conditions, selected, cited)
     except (OSError, ValueError, KeyError, AttributeError, TypeError) as error:
         return set(), {}, [f"{check}: {str(error).splitlines()[0]}"[:300]], ""
-
-
-def _outcome(root: Path, check: str, cited: pd.DataFrame):
-    if match := IDENTITY.fullmatch(check):
-        return _identity(root, match.group(1))
-    if match := PLAN.fullmatch(check):
-        missing = [f for f in match.group(1).split(" + ") if not (root / f).is_file()]
-        return {"plan"}, {}, [f"{f} does not exist" for f in missing], "a dry run's plan"
-    if not (match := TABLE.fullmatch(check)):
-        return set(), {}, [f"{check!r} is no table, record, identity or plan"], ""
-    file, conditions = match.groups()
-    if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
-        known = run_facts(root, file)
-        short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
-        words = {
-            "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
-        }
-        read = "stand-in" if known["stand_in"] else "below scale" if short else "equal"
-        said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
-        return {read}, {file: words} if read == "equal" else {}, [], said
-    selected, problems = select(root, file, conditions)
-    if file == PUBLISHED or problems:
-        return set(), {}, problems, ""
-    return _table_reads(root, file, conditions, selected, cited)
 
 
 @functools.cache
@@ -337,7 +333,7 @@ def _held_up_by(row, root: Path) -> str:
     return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–")
 
 
-def tables(root: Path = ROOT) -> list[pd.DataFrame]:
+def parts(root: Path = ROOT) -> list[Any]:
     """The counts per paper and status, then one table per paper (reasons: docs/coverage.csv)."""
     for cached in (table, record_of, run_facts, _identity):  # their files may have been rewritten
         cached.cache_clear()
@@ -346,7 +342,7 @@ def tables(root: Path = ROOT) -> list[pd.DataFrame]:
     ours = data["id"].str.startswith("ours:")
     counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
     counts = counts.reindex(index=[*papers(data), "ours"], columns=STATUSES).fillna(0).astype(int)
-    found = [counts.assign(items=counts.sum(axis=1)).reset_index()]
+    found: list[Any] = [counts.assign(items=counts.sum(axis=1)).reset_index()]
     for paper in found[0]["paper"]:
         part = data[ours] if paper == "ours" else data[(data["paper"] == paper) & ~ours]
         prefixes = set(part["id"].str.split(":").str[0] + ":")
@@ -354,22 +350,15 @@ def tables(root: Path = ROOT) -> list[pd.DataFrame]:
         shown = {f"id{f' (`{prefix}…`)' if prefix else ''}": part["id"].str.removeprefix(prefix)}
         shown |= {"item": part["item"] + ": " + part["statement"], "status": part["status"]}
         held = [_held_up_by(raw.loc[index], root) for index in part.index]
-        found.append(pd.DataFrame(shown).assign(**{"held up by": held}))
+        title = (
+            "The project's own additions (not items of the papers)" if paper == "ours" else paper
+        )
+        found += [f"## {title}\n", pd.DataFrame(shown).assign(**{"held up by": held})]
     return found
-
-
-def block(root: Path = ROOT) -> str:
-    counts, *parts = tables(root)
-    titles = counts["paper"].replace(
-        "ours", "The project's own additions (not items of the papers)"
-    )
-    return "\n".join(
-        [markdown_table(counts), *(f"## {t}\n\n{markdown_table(p)}" for t, p in zip(titles, parts))]
-    )
 
 
 COVERAGE = CommittedRun(
     name="coverage",
     records=(Checksums(Path(POINTS_RECORD), (Path(POINTS),)),),
-    pages=(Page(PAGE, block, page_markers("coverage"), tables),),
+    pages=(Page(PAGE, parts, page_markers("coverage")),),
 )

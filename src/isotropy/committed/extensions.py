@@ -11,7 +11,7 @@ import pandas as pd
 from isotropy import paths
 from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
 from isotropy.intake import read_csv
-from isotropy.io import checked_record, commit_files, markdown_table
+from isotropy.io import checked_record, commit_files
 from isotropy.statistics import NOT_DECIDED
 from isotropy.verdicts.extension_answers import claims_table
 
@@ -33,11 +33,11 @@ def answers(seeds: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def answers_markdown(seeds: pd.DataFrame, run: dict) -> str:
+def answers_parts(seeds: pd.DataFrame, run: dict) -> list[Any]:
     counts = seeds.groupby("question", sort=False)["seed"].nunique().to_dict()
     ran = ", ".join(f"{question}: {n} seeds" for question, n in counts.items())
     head = f"Run: {run['run']}. Per-seed values: `{SEEDS.as_posix()}` ({ran})."
-    return f"{head}\n\n{markdown_table(answers(seeds))}"
+    return [head, "", answers(seeds)]
 
 
 def load(root: Path = Path(".")) -> tuple[pd.DataFrame, dict]:
@@ -63,14 +63,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 COMMITTED = CommittedRun(
     name="extensions",
     records=(Checksums(RUN, (SEEDS,)),),
-    pages=(
-        Page(
-            DOC,
-            lambda root: answers_markdown(*load(root)),
-            page_markers("extensions answers"),
-            lambda root: [answers(load(root)[0])],
-        ),
-    ),
+    pages=(Page(DOC, lambda root: answers_parts(*load(root)), page_markers("extensions answers")),),
     copy=copy,
     sources=paths.extensions_file("seeds.csv"),
 )

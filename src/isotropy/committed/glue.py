@@ -9,10 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed import optimisation, shown
+from isotropy.committed import optimisation
 from isotropy.committed.main import CORRELATIONS, verdict_words
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
-from isotropy.committed.record import CommittedRun
+from isotropy.committed.record import CommittedRun, Page
 from isotropy.io import checked_record
 from isotropy.statistics import TREND_SESOI, TREND_SOURCE
 from isotropy.verdicts.claims import verdict_cells
@@ -115,7 +115,7 @@ def parts(root: Path) -> list[Any]:
 COMMITTED = CommittedRun(
     name="glue",
     records=(optimisation.checksums("glue", claims=True),),
-    pages=(shown.page(DOC, parts, whole=("glue", "Appendix A (GLUE) at its configured scale")),),
+    pages=(Page(DOC, parts, whole=("glue", "Appendix A (GLUE) at its configured scale")),),
     copy=functools.partial(optimisation.copy, "glue", claims=True),
     sources="results/glue (a finished glue_study)",
     effective_config="logs/effective-config/glue_study.yaml",

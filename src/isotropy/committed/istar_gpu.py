@@ -10,7 +10,6 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed import record as committed
-from isotropy.committed import shown
 from isotropy.committed.record import DATA, claims_table, committed_files
 from isotropy.intake import parse_json, read_csv, read_inside, read_json, read_text
 from isotropy.io import checked_record, commit_files
@@ -312,7 +311,7 @@ COMMITTED = committed.CommittedRun(
         committed.Checksums(grid[-1], grid[:3], optional=grid[3:4])
         for grid in map(grid_files, OVERLAY)
     ),
-    pages=(shown.page(DOC, parts, whole=("istar_gpu", "I-STAR at scale on one GPU")),),
+    pages=(committed.Page(DOC, parts, whole=("istar_gpu", "I-STAR at scale on one GPU")),),
     copy=lambda root, sources, facts, config, into: combine(
         sources, root, into.path.name.removesuffix("_record.json")
     ),

@@ -11,9 +11,16 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed import optimisation, shown
+from isotropy.committed import optimisation
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
-from isotropy.committed.record import DATA, Checksums, CommittedRun, committed_files, page_markers
+from isotropy.committed.record import (
+    DATA,
+    Checksums,
+    CommittedRun,
+    Page,
+    committed_files,
+    page_markers,
+)
 from isotropy.io import checked_record
 from isotropy.metrics import registry
 from isotropy.statistics import AGREES, CONSISTENT, TREND_SESOI, TREND_SOURCE
@@ -192,8 +199,7 @@ def readme_parts(root: str | os.PathLike = ".") -> list[Any]:
         "",
         judged_table(root),
         f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
-        f"{run.get('printed', '?')} printed by `make run` before it started.",
-        "",
+        f"{run.get('printed', '?')} printed by `make run` before it started.\n",
     ]
 
 
@@ -212,9 +218,9 @@ COMMITTED = CommittedRun(
     name="main",
     records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
-        shown.page(DOC, doc_parts, page_markers("headline table")),
-        shown.page(README, readme_parts, page_markers("headline lines")),
-        shown.page(VERDICTS, lambda root: [committed_verdicts(root)]),
+        Page(DOC, doc_parts, page_markers("headline table")),
+        Page(README, readme_parts, page_markers("headline lines")),
+        Page(VERDICTS, lambda root: [committed_verdicts(root)]),
     ),
     copy=functools.partial(optimisation.copy, "main"),
     sources="results/main (a finished `make run`)",

@@ -12,7 +12,6 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed import record as committed
-from isotropy.committed import shown
 from isotropy.committed.record import DATA, Checksums, CommittedRun, committed_files, page_markers
 from isotropy.intake import read_text, read_yaml
 from isotropy.io import commit_files
@@ -223,8 +222,8 @@ COMMITTED = CommittedRun(
     name="rajaee_cls",
     records=(Checksums(RUN, (SEEDS, CAUSE)),),
     pages=(
-        shown.page(DOC, doc_parts, (BEGIN, END)),
-        shown.page(DOC, claims_parts, page_markers("Rajaee CLS claims")),
+        committed.Page(DOC, doc_parts, (BEGIN, END)),
+        committed.Page(DOC, claims_parts, page_markers("Rajaee CLS claims")),
     ),
     copy=copy,
     sources="results/rajaee_cls (a finished grid) and the cause sweep's JSON lines",
@@ -253,7 +252,7 @@ def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> d
 COMMITTED_GPU = CommittedRun(
     name="rajaee_cls_gpu",
     records=(Checksums(GPU_RECORD, (GPU_CAUSE,)),),
-    pages=(shown.page(DOC, cause_parts, (CAUSE_BEGIN, CAUSE_END)),),
+    pages=(committed.Page(DOC, cause_parts, (CAUSE_BEGIN, CAUSE_END)),),
     copy=copy_device_calls,
     sources="the $OUT folders of benchmarks/rajaee_cls_on_device.py run calls, in order",
     source_count=0,

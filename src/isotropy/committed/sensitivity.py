@@ -10,8 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from isotropy.committed.record import DATA, Checksums, CommittedRun, page_markers
-from isotropy.committed.shown import page
+from isotropy.committed.record import DATA, Checksums, CommittedRun, Page, page_markers
 from isotropy.intake import MAX_TABLE_BYTES, read_inside, read_text
 from isotropy.io import checked_record, commit_files
 from isotropy.sensitivity import NOT_RUN_NOTE, cell_table, not_run_cells, read_seeds, with_interval
@@ -69,7 +68,7 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 COMMITTED = CommittedRun(
     name="sensitivity",
     records=(Checksums(DOC_SOURCE, (DOC_SEEDS,)),),
-    pages=(page(DOC, parts, (DOC_BEGIN, DOC_END)),),
+    pages=(Page(DOC, parts, (DOC_BEGIN, DOC_END)),),
     copy=copy,
     sources="results/sensitivity (a finished sensitivity_study)",
 )
