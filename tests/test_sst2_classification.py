@@ -161,7 +161,9 @@ def test_geometry_study_plans_the_table_only_for_configured_models(monkeypatch):
     assert workflow_inputs.classification_files(workflow_config.check_loaded_config(config)) == [
         "results/geometry/miniLM/sst2/classification.csv"
     ]
-    assert "miniLM" in studies.geometry.wildcards(config)["model"]
+    assert (
+        "miniLM" in studies.geometry.wildcards(workflow_config.check_loaded_config(config))["model"]
+    )
     config["geometry"]["classification"]["models"] = []
     assert paths.GEOMETRY_CLASSIFICATION not in studies.geometry.outputs(config)
     assert workflow_inputs.classification_files(workflow_config.check_loaded_config(config)) == []

@@ -114,6 +114,12 @@ class Config(Section):
             raise ValueError(INCONSISTENT + "\n  ".join(problems))
         return self
 
+    def study_section(self, study: str) -> Main | Glue:
+        """A direct-optimisation study's settings (preview: main's, its own seeds and stride)."""
+        if study == "preview":
+            return self.main.model_copy(update=self.preview.model_dump())
+        return getattr(self, study)
+
     def references(self) -> Iterator[tuple[str, Any, str]]:
         for name, spec in self.encoders.items():
             field = "model" if spec.kind == "sentence-transformer" else "source"
