@@ -4,6 +4,7 @@ accumulate run by run, and data sets the mirror lacks planned out at parse time.
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -133,10 +134,7 @@ def test_a_dry_run_plans_no_job_the_mirror_cannot_feed(tmp_path, targets, planne
 def test_section2_metrics_parameter_only_when_a_study_records_them():
     assert targets.section2_params(_config()) == {}
     params = targets.section2_params(_config(main={"section2_metrics": True}))
-
-    class Wildcards:
-        study = "main"
-
-    assert params["section2_metrics"](Wildcards) is True
-    Wildcards.study = "glue"
-    assert params["section2_metrics"](Wildcards) is False
+    wildcards = SimpleNamespace(study="main")
+    assert params["section2_metrics"](wildcards) is True
+    wildcards.study = "glue"
+    assert params["section2_metrics"](wildcards) is False
