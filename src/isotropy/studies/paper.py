@@ -57,7 +57,7 @@ PREVIEW = StudySpec(
     rules=RULES,
     rule_all="never",
     check=lambda config: stride_problem(
-        "preview", config["preview"]["metric_stride"], "main", config["main"]["updates"]
+        "preview", config.preview.metric_stride, "main", config.main.updates
     ),
 )
 GLUE = StudySpec(

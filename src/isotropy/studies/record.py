@@ -29,7 +29,7 @@ class StudySpec:
     claims_inputs: Callable[[configuration.Config], dict[str, Any]] | None = None
     # its per-seed claims from the loaded tables, its own Holm family (None: no tables)
     claim_page: Callable[[Mapping[str, Any]], Any] | None = None
-    check: Callable[[Config], str | None] | None = None  # a problem that stops its estimate
+    check: Callable[[configuration.Config], str | None] | None = None  # stops its estimate
     # input name (or names read together) -> rows of verdicts.measurements.measurement
     measures: Mapping[Any, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
     claims: Sequence[Any] = ()  # judged on those measurements
