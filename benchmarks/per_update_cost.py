@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-import yaml
 
 from isotropy.embeddings.texts import load_embeddings
 from isotropy.optimize import OptimisationSettings, build_problem, run_optimisation
+from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
 
@@ -51,10 +51,10 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="*", help="main-study setups to measure (default: all)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    config = yaml.safe_load(open("config.yaml"))
+    config = workflow_config.check_loaded_config(workflow_config.load_config(["config.yaml"]))
     table = {}
-    for dataset in args.datasets or config["main"]["setups"]:
-        encoder = config["main"]["setups"][dataset]["encoder"]
+    for dataset in args.datasets or config.main.setups:
+        encoder = config.main.setups[dataset].encoder
         folder = f"resources/embeddings/{encoder}/{dataset}"
         data = pd.read_parquet(f"resources/data/{dataset}.parquet")
         if args.random_vectors and not Path(f"{folder}/vectors.npy").is_file():

@@ -69,7 +69,7 @@ if workflow.is_main_process and not configuration.submits_jobs_elsewhere(sys.arg
 
 
 wildcard_constraints:
-    **targets.wildcard_patterns(config),
+    **targets.wildcard_patterns(SETTINGS),
 
 
 # Computed once per parse, read by many rules' params.
@@ -83,7 +83,7 @@ ISTAR = config.get("istar", {})
 ISTAR_WILDCARDS = studies.istar.wildcards(ISTAR)
 
 # Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.
-GEOMETRY_WILDCARDS = studies.geometry.wildcards(config)
+GEOMETRY_WILDCARDS = studies.geometry.wildcards(SETTINGS)
 
 # Extension study (rules/extensions.smk): the encoder of a run's setup, the main study's.
 EXTENSIONS_ENCODER = lookup(dpath="main/setups/{dataset}/encoder", within=config)

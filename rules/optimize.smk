@@ -27,9 +27,9 @@ rule optimize_embeddings:
         runtime=lambda wc, attempt: 240 * attempt,
         gpu=1,
     params:
-        **targets.section2_params(config),
+        **targets.section2_params(SETTINGS),
         settings=lambda wc: targets.optimisation_settings(
-            config, wc.study, wc.dataset, int(wc.seed)
+            SETTINGS, wc.study, wc.dataset, int(wc.seed)
         ),
         device=lookup(dpath="device", within=config),
     script:
@@ -39,7 +39,7 @@ rule optimize_embeddings:
 rule tabulate_parameters:
     input:
         summaries=lambda wc: targets.optimisation_run_files(
-            config, wc.study, "summary.json"
+            SETTINGS, wc.study, "summary.json"
         ),
     output:
         table=report(
@@ -54,11 +54,11 @@ rule tabulate_parameters:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: targets.table_runs(config, wc.study),
+        run_keys=lambda wc: targets.table_runs(SETTINGS, wc.study),
         stand_ins=STAND_INS,
         encoder_labels=ENCODER_LABELS,
-        stamp=lambda wc: targets.settings_stamp(config, wc.study),
-        facts=lambda wc: targets.caption_facts(config, wc.study),
+        stamp=lambda wc: targets.settings_stamp(SETTINGS, wc.study),
+        facts=lambda wc: targets.caption_facts(SETTINGS, wc.study),
     script:
         "../scripts/tabulate_parameters.py"
 
@@ -66,7 +66,7 @@ rule tabulate_parameters:
 rule tabulate_correlations:
     input:
         traces=lambda wc: targets.optimisation_run_files(
-            config, wc.study, "trace.parquet"
+            SETTINGS, wc.study, "trace.parquet"
         ),
         published=paths.PUBLISHED_VALUES,
     output:
@@ -82,11 +82,11 @@ rule tabulate_correlations:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: targets.table_runs(config, wc.study),
+        run_keys=lambda wc: targets.table_runs(SETTINGS, wc.study),
         stand_ins=STAND_INS,
         encoder_labels=ENCODER_LABELS,
-        stamp=lambda wc: targets.settings_stamp(config, wc.study),
-        facts=lambda wc: targets.caption_facts(config, wc.study),
+        stamp=lambda wc: targets.settings_stamp(SETTINGS, wc.study),
+        facts=lambda wc: targets.caption_facts(SETTINGS, wc.study),
     script:
         "../scripts/tabulate_correlations.py"
 
@@ -94,7 +94,7 @@ rule tabulate_correlations:
 rule plot_metric_curves:
     input:
         traces=lambda wc: targets.optimisation_run_files(
-            config, wc.study, "trace.parquet"
+            SETTINGS, wc.study, "trace.parquet"
         ),
     output:
         pdf=paths.study_file("{figure}.pdf"),
@@ -110,11 +110,11 @@ rule plot_metric_curves:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: targets.table_runs(config, wc.study),
+        run_keys=lambda wc: targets.table_runs(SETTINGS, wc.study),
         stand_ins=STAND_INS,
         encoder_labels=ENCODER_LABELS,
-        stamp=lambda wc: targets.settings_stamp(config, wc.study),
-        facts=lambda wc: targets.caption_facts(config, wc.study),
+        stamp=lambda wc: targets.settings_stamp(SETTINGS, wc.study),
+        facts=lambda wc: targets.caption_facts(SETTINGS, wc.study),
     script:
         "../scripts/plot_metric_curves.py"
 
@@ -122,7 +122,7 @@ rule plot_metric_curves:
 rule plot_silhouette_vs_isoscore:
     input:
         traces=lambda wc: targets.optimisation_run_files(
-            config, wc.study, "trace.parquet"
+            SETTINGS, wc.study, "trace.parquet"
         ),
         correlations=paths.study_file("correlations.csv"),
     output:
@@ -137,11 +137,11 @@ rule plot_silhouette_vs_isoscore:
     conda:
         "../envs/plots.yaml"
     params:
-        run_keys=lambda wc: targets.table_runs(config, wc.study),
+        run_keys=lambda wc: targets.table_runs(SETTINGS, wc.study),
         stand_ins=STAND_INS,
         encoder_labels=ENCODER_LABELS,
-        stamp=lambda wc: targets.settings_stamp(config, wc.study),
-        facts=lambda wc: targets.caption_facts(config, wc.study),
+        stamp=lambda wc: targets.settings_stamp(SETTINGS, wc.study),
+        facts=lambda wc: targets.caption_facts(SETTINGS, wc.study),
     script:
         "../scripts/plot_silhouette_vs_isoscore.py"
 

@@ -75,7 +75,7 @@ use rule copy_published_values as copy_committed_verdicts with:
 # if needed (the I-STAR grid too, when listed); a study left out has its claims "not run".
 rule check_claims:
     input:
-        **studies.verdict_inputs(config, claims=True),
+        **studies.verdict_inputs(SETTINGS, claims=True),
     output:
         table=report(
             paths.CLAIMS,
@@ -96,8 +96,8 @@ rule check_claims:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        run_keys=inputs.workflow_run_keys(config),
-        config=inputs.config_subset(config),
+        run_keys=inputs.workflow_run_keys(SETTINGS),
+        config=inputs.config_subset(SETTINGS),
         stand_ins=STAND_INS,
     script:
         "../scripts/check_claims.py"
@@ -107,7 +107,7 @@ rule check_claims:
 # beside ours, with the convention, the stand-in and a verdict with its tolerance.
 rule compare_with_papers:
     input:
-        **studies.verdict_inputs(config),
+        **studies.verdict_inputs(SETTINGS),
         published=paths.PUBLISHED_VALUES,
         protocol_effects=paths.PROTOCOL_EFFECTS,
     output:
@@ -130,8 +130,8 @@ rule compare_with_papers:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        run_keys=inputs.workflow_run_keys(config),
-        config=inputs.config_subset(config),
+        run_keys=inputs.workflow_run_keys(SETTINGS),
+        config=inputs.config_subset(SETTINGS),
         stand_ins=STAND_INS,
     script:
         "../scripts/compare_with_papers.py"
@@ -160,7 +160,7 @@ rule audit:
 # preview's results (results/preview/), every row stamped PREVIEW (isotropy.verdicts.measurements).
 use rule check_claims as check_claims_preview with:
     input:
-        **targets.verdict_files(config, "main", "preview"),
+        **targets.verdict_files(SETTINGS, "main", "preview"),
     output:
         table=report(
             paths.PREVIEW_CLAIMS,
@@ -175,15 +175,15 @@ use rule check_claims as check_claims_preview with:
     log:
         logs(f"{paths.PREVIEW_CLAIMS}.log"),
     params:
-        run_keys={"main": targets.study_runs(config, "preview")},
-        config=inputs.config_subset(config),
+        run_keys={"main": targets.study_runs(SETTINGS, "preview")},
+        config=inputs.config_subset(SETTINGS),
         stand_ins=STAND_INS,
-        preview=targets.settings_stamp(config, "preview"),
+        preview=targets.settings_stamp(SETTINGS, "preview"),
 
 
 use rule compare_with_papers as compare_with_papers_preview with:
     input:
-        **targets.verdict_files(config, "main", "preview"),
+        **targets.verdict_files(SETTINGS, "main", "preview"),
         published=paths.PUBLISHED_VALUES,
         protocol_effects=paths.PROTOCOL_EFFECTS,
     output:
@@ -200,7 +200,7 @@ use rule compare_with_papers as compare_with_papers_preview with:
     log:
         logs(f"{paths.PREVIEW_PAPER_COMPARISON}.log"),
     params:
-        run_keys={"main": targets.study_runs(config, "preview")},
-        config=inputs.config_subset(config),
+        run_keys={"main": targets.study_runs(SETTINGS, "preview")},
+        config=inputs.config_subset(SETTINGS),
         stand_ins=STAND_INS,
-        preview=targets.settings_stamp(config, "preview"),
+        preview=targets.settings_stamp(SETTINGS, "preview"),

@@ -30,15 +30,15 @@ rule report_overview:
         mem_mb=lambda wc, attempt: 1000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        studies=inputs.configured_studies(config),
+        studies=inputs.configured_studies(SETTINGS),
         seeds={
             study: config[study]["seeds"]
-            for study in inputs.configured_studies(config)
+            for study in inputs.configured_studies(SETTINGS)
             if config.get(study, {}).get("seeds")
         },
         recorded={
             study: targets.every_nth_update(config[study]["metric_stride"])
-            for study in inputs.configured_studies(config)
+            for study in inputs.configured_studies(SETTINGS)
             if config.get(study, {}).get("metric_stride")
         },
         stand_ins=STAND_INS,
@@ -69,11 +69,7 @@ use rule report_overview as report_overview_preview with:
         logs(f"{paths.PREVIEW_REPORT_OVERVIEW}.log"),
     params:
         studies=["preview"],
-        seeds={"preview": list(targets.study_section(config, "preview")["seeds"])},
-        recorded={
-            "preview": targets.every_nth_update(
-                targets.study_section(config, "preview")["metric_stride"]
-            )
-        },
+        seeds={"preview": SETTINGS.preview.seeds},
+        recorded={"preview": targets.every_nth_update(SETTINGS.preview.metric_stride)},
         stand_ins=STAND_INS,
-        preview=targets.settings_stamp(config, "preview"),
+        preview=targets.settings_stamp(SETTINGS, "preview"),

@@ -97,7 +97,7 @@ rule optimize_sensitivity:
         runtime=lambda wc, attempt: 60 * attempt,
         gpu=1,
     params:
-        settings=lambda wc: targets.sensitivity_settings(config, int(wc.seed), wc.lr),
+        settings=lambda wc: targets.sensitivity_settings(SETTINGS, int(wc.seed), wc.lr),
         device=lookup(dpath="device", within=config),
     script:
         "../scripts/optimize_sensitivity.py"

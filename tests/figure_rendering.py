@@ -18,7 +18,7 @@ from isotropy.traces import read_traces
 from isotropy.workflow import targets
 
 
-def _traces(workdir: Path, config: dict, study: str) -> pd.DataFrame | None:
+def _traces(workdir: Path, config: Config, study: str) -> pd.DataFrame | None:
     runs = targets.table_runs(config, study, root=str(workdir))
     files = [
         workdir / f"results/{study}/{r['encoder']}/{r['dataset']}/seed{r['seed']}/trace.parquet"
@@ -37,7 +37,7 @@ def tiny_run_figures(workdir: Path, config_path: Path | None = None) -> dict[str
     stand_ins = comparison.describe_stand_ins(settings, config.get("mirror"))
     labels = comparison.encoder_labels(settings, stand_ins)
     figures: dict[str, object] = {}
-    traces = _traces(workdir, config, "main")
+    traces = _traces(workdir, settings, "main")
     if traces is not None:
         correlations = pd.read_csv(workdir / "results/main/correlations.csv")
         for frame in (traces, correlations):
@@ -45,7 +45,7 @@ def tiny_run_figures(workdir: Path, config_path: Path | None = None) -> dict[str
             frame["dataset"] = [setup_label(d, e, labels) for d, e in pairs]
         figures["main/figure2"] = metric_curves(traces, panel="dataset")
         figures["main/figure3"] = silhouette_vs_isoscore(traces, "dataset", correlations)
-    traces = _traces(workdir, config, "glue")
+    traces = _traces(workdir, settings, "glue")
     if traces is not None:
         figures["glue/figure4"] = metric_curves(traces, panel="dataset", row="encoder")
     runs_csv = workdir / "results/istar/runs.csv"

@@ -13,6 +13,7 @@ import seed_simulator as sim
 from scipy import stats
 
 from isotropy import studies
+from isotropy.configuration import Config
 from isotropy.standins import StandIns
 from isotropy.statistics import (
     INCONCLUSIVE,
@@ -269,12 +270,13 @@ def test_workflow_inputs_follow_the_configured_studies(config):
     from isotropy.studies import verdict_inputs as workflow_inputs
     from isotropy.workflow.inputs import workflow_run_keys
 
+    config = Config.model_validate(config)
     inputs = workflow_inputs(config)
     assert set(inputs) == set(
         "main_traces main_table1 main_correlations glue_traces glue_table2 glue_table3 istar_runs "
         "geometry_lid geometry_cosine geometry_sts geometry_classification".split()
     )
-    runs = len(config["main"]["setups"]) * len(config["main"]["seeds"])
+    runs = len(config.main.setups) * len(config.main.seeds)
     assert len(inputs["main_traces"]) == runs
     assert inputs["glue_table3"] == "results/glue/table3.csv"
     assert inputs["istar_runs"] == "results/istar/runs.csv"
@@ -287,13 +289,13 @@ def test_workflow_inputs_follow_the_configured_studies(config):
         ] == inputs[f"{study}_traces"]
     # Only the studies the run builds count; absent sections are no error.
     main_only = {"main_traces", "main_table1", "main_correlations"}
-    assert set(workflow_inputs({**config, "studies": ["main"]})) == main_only
-    trimmed = {k: v for k, v in config.items() if k not in ("istar", "geometry", "glue")}
+    assert set(workflow_inputs(config.model_copy(update={"studies": ["main"]}))) == main_only
+    trimmed = config.model_copy(update=dict.fromkeys(("istar", "geometry", "glue")))
     assert set(workflow_inputs(trimmed)) == main_only
     assert set(workflow_run_keys(trimmed)) == {"main"}
     # the claims page reads the extension seeds only when the studies list them
     assert workflow_inputs(config, claims=True) == workflow_inputs(config)
-    config["studies"] = [*config["studies"], "extensions"]
+    config = config.model_copy(update={"studies": [*config.studies, "extensions"]})
     claims_inputs = workflow_inputs(config, claims=True)
     assert claims_inputs["extensions_seeds"] == "results/extensions/seeds.csv"
 

@@ -38,7 +38,7 @@ def compare_results(
 def compared(tables: dict, config: dict | None = None) -> pd.DataFrame:
     full = offline_config()  # a hand-made config names a few keys: the stand-ins are the run's
     stand = StandIns(**describe_stand_ins(Config.model_validate(full), "/mirror"))
-    return compare_results(tables, config_subset(config or full), stand)
+    return compare_results(tables, config_subset(Config.model_validate(config or full)), stand)
 
 
 def published_value(paper: str, source_start: str) -> str:
@@ -234,9 +234,9 @@ def test_the_join_is_generic_and_the_papers_supersense_data_is_checked(config):
     extra[["paper", "source", "value", "paper_value"]] = values
     supersense = [("word2vec", "supersense", 2275, 2275, 300, 26, 690_326)]
     table1 = pd.DataFrame(supersense, columns=TABLE1_COLUMNS)
-    stand = StandIns(**describe_stand_ins(Config.model_validate(config), None))  # online
+    stand = StandIns(**describe_stand_ins(settings := Config.model_validate(config), None))
     measured = measure(
-        {"main_table1": table1}, config_subset(config), stand, studies.table_measures()
+        {"main_table1": table1}, config_subset(settings), stand, studies.table_measures()
     )
     table = C.compare(pd.concat([published, extra]), measured, {"main"})
     rows = table[table["quantity"] == "items"].query("setup == 'word2vec/supersense'")
@@ -249,11 +249,7 @@ def test_istar_direction_of_effect():
     grid = [("none", 0, 0.77, 0.04), ("istar", -5, 0.51, 0.0004), ("istar", 5, 0.51, 0.44)]
     columns = ["regulariser", "lambda", "metric", "isoscore_star"]
     runs = pd.DataFrame(grid, columns=columns).assign(model="miniLM", task="sst2", seed=0)
-    config = {
-        "models": {"miniLM": {"model": "sentence-transformers/all-MiniLM-L6-v2"}},
-        "istar": {"models": ["miniLM"]},
-    }
-    table = compared({"istar_runs": runs}, config)
+    table = compared({"istar_runs": runs})
     istar = table[table["study"] == "istar"].set_index("quantity")
     lowers = istar.loc["istar_isoscore_change"]
     assert lowers["our_value"] == pytest.approx(0.0004 - 0.04)
@@ -282,7 +278,9 @@ def test_stand_ins_follow_the_configuration(shipped_config):
     assert stand["sts_split"].startswith("STS-B train split")
     assert "2,275 items are not reproduced" in stand["supersense_labels"]
     assert describe_stand_ins(Config.model_validate(shipped_config), None)["word_vectors"] == ""
-    assert config_subset(config)["geometry"]["clusters"]["max_per_type"] == 20
+    assert (
+        config_subset(Config.model_validate(config))["geometry"]["clusters"]["max_per_type"] == 20
+    )
 
 
 def test_claims_and_comparison_read_one_measurement():

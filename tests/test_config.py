@@ -47,9 +47,10 @@ def test_sources_live_in_their_own_file_that_overlays_still_change(tmp_path):
     assert snli == {**shipped["snli"], "bytes": 1}
 
 
-def test_the_studies_runs_and_settings(config):
+def test_the_studies_runs_and_settings(shipped_config):
     """The main study's; GLUE's; the preview's: the main study's with one seed and a coarser
     stride."""
+    config = workflow_config.check_loaded_config(shipped_config)
     runs = targets.study_runs(config, "main")
     assert len(runs) == 4 * 5
     assert {r["dataset"] for r in runs} == {"polarity", "snli", "pos", "supersense"}
@@ -60,11 +61,11 @@ def test_the_studies_runs_and_settings(config):
     assert len(glue) == 3 * 8 * 3  # encoders x tasks x seeds
     assert targets.optimisation_settings(config, "glue", "cola", 0)["updates"] == 250
     preview = targets.study_runs(config, "preview")
-    assert {r["dataset"] for r in preview} == set(config["main"]["setups"])
+    assert {r["dataset"] for r in preview} == set(config.main.setups)
     assert {r["seed"] for r in preview} == {0}
     settings = targets.optimisation_settings(config, "preview", "polarity", 0)
     main = targets.optimisation_settings(config, "main", "polarity", 0)
-    assert settings["metric_stride"] == config["preview"]["metric_stride"] > 1
+    assert settings["metric_stride"] == config.preview.metric_stride > 1
     assert main == {**settings, "metric_stride": 1}  # else the same settings
 
 
@@ -299,10 +300,10 @@ def test_preview_tables_and_figures_carry_its_settings(config):
 
     from isotropy.plots.checks import stamp
 
-    workflow_config.check_loaded_config(config)
+    config = workflow_config.check_loaded_config(config)
     assert targets.settings_stamp(config, "main") == targets.settings_stamp(config, "glue") == ""
     text = targets.settings_stamp(config, "preview")
-    stride = config["preview"]["metric_stride"]
+    stride = config.preview.metric_stride
     assert text == (
         f"PREVIEW (make preview): seed 0, metrics after every {stride}th update; "
         "not the paper's protocol (make run)"

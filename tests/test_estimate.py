@@ -61,7 +61,7 @@ def test_make_run_lays_config_over_the_defaults_and_the_offline_overlay():
 def _main_jobs(config, study="main", skip=()):
     """(rule, wildcards) of a study's runs, embeddings and lookups, as the dry run names them,
     less the runs in ``skip`` ((dataset, seed): written already)."""
-    runs = targets.study_runs(config, study)
+    runs = targets.study_runs(Config.model_validate(config), study)
     jobs = [
         (
             "optimize_embeddings",

@@ -14,6 +14,7 @@ import yaml
 from tiny_workflow import ROOT, run_make, snakemake_in
 
 from isotropy import intake, reporting
+from isotropy.configuration import Config
 from isotropy.reporting import configuration_line, counted, forest_html, overview_html, rule_link
 from isotropy.verdicts.comparison import as_shown
 from isotropy.verdicts.forest import listed_rows, plot_forest, undrawn_rows
@@ -75,11 +76,11 @@ def test_the_report_stylesheet_hides_the_raw_job_parameters():
     assert spans == [], spans
 
 
-def test_caption_facts_follow_the_runs_tabulated(tmp_path):
-    run = dict(seeds=[0], updates=10, learning_rate=0.01, metric_stride=10, metric_sample_size=None)
-    run["setups"] = {"polarity": {"encoder": "miniLM"}, "snli": {"encoder": "miniLM"}}
-    config = {"encoders": {"miniLM": {"kind": "sentence-transformer"}}, "main": run}
-    config["preview"] = {"seeds": [0], "metric_stride": 10}
+def test_caption_facts_follow_the_runs_tabulated(tmp_path, shipped_config):
+    shipped = Config.model_validate(shipped_config)
+    setups = {name: shipped.main.setups[name] for name in ("polarity", "snli")}
+    main = shipped.main.model_copy(update={"seeds": [0], "setups": setups})
+    config = shipped.model_copy(update={"main": main})
     facts = targets.caption_facts(config, "preview", root=str(tmp_path))
     assert facts["seeds"] == [0] and facts["band"] is False
     assert facts["recorded"] == "at step 0, after every 10th update and after the last"

@@ -236,7 +236,7 @@ def test_the_default_grid_its_order_and_settings(config):
     )
     assert studies.sensitivity.priority(config, wildcards) == len(cells)
     assert studies.sensitivity.priority(config, last) == 1
-    settings = targets.sensitivity_settings(config, 3, "10")
+    settings = targets.sensitivity_settings(Config.model_validate(config), 3, "10")
     assert settings["seed"] == 3 and settings["learning_rate"] == pytest.approx(0.01)
     inputs = studies.sensitivity.vector_inputs(config, "word2vec_pad300", "supersense")
     assert (

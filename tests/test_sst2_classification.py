@@ -158,10 +158,11 @@ def test_geometry_study_plans_the_table_only_for_configured_models(monkeypatch):
     config = workflow_config.load_config(files)
     planned = studies.geometry.outputs(config)
     assert paths.GEOMETRY_CLASSIFICATION in planned and paths.GEOMETRY_ISOTROPY in planned
-    assert workflow_inputs.classification_files(workflow_config.check_loaded_config(config)) == [
+    settings = workflow_config.check_loaded_config(config)
+    assert workflow_inputs.classification_files(settings) == [
         "results/geometry/miniLM/sst2/classification.csv"
     ]
-    assert "miniLM" in studies.geometry.wildcards(config)["model"]
+    assert "miniLM" in studies.geometry.wildcards(settings)["model"]
     config["geometry"]["classification"]["models"] = []
     assert paths.GEOMETRY_CLASSIFICATION not in studies.geometry.outputs(config)
     assert workflow_inputs.classification_files(workflow_config.check_loaded_config(config)) == []

@@ -4,6 +4,7 @@ accumulate run by run, and data sets the mirror lacks planned out at parse time.
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -20,7 +21,9 @@ GLUE_MIRROR_TASKS = ("cola", "mrpc", "rte", "sst2", "wnli")
 
 
 def _config(**sections):
-    return workflow_config.deep_merge(offline_config(), sections)
+    return workflow_config.check_loaded_config(
+        workflow_config.deep_merge(offline_config(), sections)
+    )
 
 
 def _write_run(root, study, encoder, dataset, seed, items):
@@ -64,7 +67,7 @@ def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
     """table1.csv names the offline GloVe 50-d vectors as the stand-in they are."""
     mirror = tiny_workflow.require_mirror()
     monkeypatch.setenv("ISOTROPY_MIRROR", str(mirror))
-    config = workflow_config.check_loaded_config(_config())
+    config = _config()
     labels = standins.encoder_labels(config, standins.workflow_stand_ins(config))
     _write_run(tmp_path, "main", "miniLM", "polarity", 0, 30)
     _write_run(tmp_path, "main", "word2vec", "pos", 0, 20)
@@ -82,13 +85,13 @@ def test_table1_names_the_vectors_each_setup_read(tmp_path, monkeypatch):
 
 def test_main_table_keeps_other_seeds_of_configured_setups_only(tmp_path):
     config = _config(main={"seeds": [0]})
-    setups = config["main"]["setups"]
+    setups = config.main.setups
     dataset, setup = next(iter(setups.items()))
-    _write_run(tmp_path, "main", setup["encoder"], dataset, 3, 10)  # another seed: kept
+    _write_run(tmp_path, "main", setup.encoder, dataset, 3, 10)  # another seed: kept
     _write_run(tmp_path, "main", "someother", dataset, 0, 10)  # not its configured encoder
     runs = targets.table_runs(config, "main", root=str(tmp_path))
     assert runs[: len(setups)] == targets.study_runs(config, "main")
-    assert runs[len(setups) :] == [{"encoder": setup["encoder"], "dataset": dataset, "seed": 3}]
+    assert runs[len(setups) :] == [{"encoder": setup.encoder, "dataset": dataset, "seed": 3}]
 
 
 def test_sickr_is_planned_once_the_mirror_holds_it(tmp_path, monkeypatch):
@@ -97,7 +100,7 @@ def test_sickr_is_planned_once_the_mirror_holds_it(tmp_path, monkeypatch):
     mirror = tmp_path / "mirror"
     (mirror / "sick").mkdir(parents=True)
     (mirror / "sick/SICK.txt").write_text("pair_ID\n")
-    config = workflow_config.check_loaded_config(_config(mirror=str(mirror)))
+    config = _config(mirror=str(mirror))
     semeval = ["sts12", "sts13", "sts14", "sts15", "sts16"]  # optional too, absent here
     assert workflow_inputs.unavailable_sts_datasets(config) == semeval
     files = workflow_inputs.collected_sts_files(config)(None)
@@ -129,14 +132,9 @@ def test_a_dry_run_plans_no_job_the_mirror_cannot_feed(tmp_path, targets, planne
 
 
 def test_section2_metrics_parameter_only_when_a_study_records_them():
-    config = {"main": {"section2_metrics": False}, "glue": {"section2_metrics": False}}
-    assert targets.section2_params(config) == {}
-    config["main"]["section2_metrics"] = True
-    params = targets.section2_params(config)
-
-    class Wildcards:
-        study = "main"
-
-    assert params["section2_metrics"](Wildcards) is True
-    Wildcards.study = "glue"
-    assert params["section2_metrics"](Wildcards) is False
+    assert targets.section2_params(_config()) == {}
+    params = targets.section2_params(_config(main={"section2_metrics": True}))
+    wildcards = SimpleNamespace(study="main")
+    assert params["section2_metrics"](wildcards) is True
+    wildcards.study = "glue"
+    assert params["section2_metrics"](wildcards) is False

@@ -186,8 +186,8 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     tables = {name: pd.read_csv(golden / path) for name, path in files.items()}
     measured = measure(
         tables,
-        config_subset(config),
-        StandIns(**describe_stand_ins(check_loaded_config(config), "/mirror")),
+        config_subset(settings := check_loaded_config(config)),
+        StandIns(**describe_stand_ins(settings, "/mirror")),
         studies.table_measures(),
     )
     table = compare(read_published(), measured, {"main", "glue", "geometry", "istar"})

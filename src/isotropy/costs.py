@@ -13,16 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from isotropy.configuration import TrainingSettings
+from isotropy.configuration.data import MODEL_SHAPE
+
 COSTS_TABLE = Path(__file__).resolve().parents[2] / "config" / "costs.csv"
 COLUMNS = tuple("quantity model dataset value unit measured machine command note".split())
-
-# (transformer layers, width) by model name: the widths' one home (config models.<name>.dimension)
-# and what costs scale by; hidden-state layers are layers + 1. ALBERT shares weights, not compute.
-MODEL_SHAPE = {
-    "miniLM": (6, 384),
-    **dict.fromkeys(("distilbert", "distilbert-cased", "roberta"), (6, 768)),
-    **dict.fromkeys(("mpnet", "bert", "bert-cased", "albert", "gpt2", "openai-gpt"), (12, 768)),
-}
 
 
 def size_factor(model: str) -> float:
@@ -109,11 +104,10 @@ def finetune_measured(task: str = "rte") -> dict[str, float]:
 
 
 def finetune_seconds(
-    training: Any, rows: tuple[int, int], model: str, task: str = "rte"
+    training: TrainingSettings, rows: tuple[int, int], model: str, task: str = "rte"
 ) -> float | None:
-    """One-thread CPU-s of a fine-tuning run (``training``: its TrainingSettings), MiniLM's scaled
-    by model size and max length (None: size unknown); ``rows``: the task's (training, validation)
-    rows."""
+    """One-thread CPU-s of a fine-tuning run, MiniLM's scaled by model size and max length (None:
+    size unknown); ``rows``: the task's (training, validation) rows."""
     if model not in MODEL_SHAPE:
         return None
     train_rows, eval_rows = rows

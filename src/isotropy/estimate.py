@@ -51,9 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = workflow_config.with_sources(workflow_config.load_config_files(args.configfile))
         settings = workflow_config.check_loaded_config(config)  # the one validation
-        problem = compute.cuda_problem(config["device"])
+        problem = compute.cuda_problem(settings.device)
         if study is not None and study.check is not None:
-            problem = problem or study.check(config)
+            problem = problem or study.check(settings)
         if problem:
             raise workflow_config.ConfigError(problem)
     except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:

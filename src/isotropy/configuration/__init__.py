@@ -11,6 +11,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from isotropy.configuration.base import Section, Unique, is_absent, optional, sections
 from isotropy.configuration.data import (
+    MODEL_SHAPE,
     Downloads,
     Encoder,
     Model,
@@ -28,7 +29,6 @@ from isotropy.configuration.optimisation import (
     Sensitivity,
 )
 from isotropy.configuration.studies import Extensions, Istar, IstarEstimator, RajaeeCls, Section2
-from isotropy.costs import MODEL_SHAPE
 
 __all__ = ["INCONSISTENT", "Config", "ConfigError", "Section", "TrainingSettings", "fill_defaults"]
 INCONSISTENT = "configuration is inconsistent:\n  "
@@ -113,6 +113,12 @@ class Config(Section):
         if problems:
             raise ValueError(INCONSISTENT + "\n  ".join(problems))
         return self
+
+    def study_section(self, study: str) -> Main | Glue:
+        """A direct-optimisation study's settings (preview: main's, its own seeds and stride)."""
+        if study == "preview":
+            return self.main.model_copy(update=self.preview.model_dump())
+        return getattr(self, study)
 
     def references(self) -> Iterator[tuple[str, Any, str]]:
         for name, spec in self.encoders.items():

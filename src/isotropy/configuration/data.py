@@ -24,6 +24,13 @@ SourceKind = Literal[
 ]
 Size = Annotated[int, Field(ge=0)]
 GitBlob = Annotated[str, Field(pattern=r"^[0-9a-f]{40}\Z")]
+# (transformer layers, width) by model name: the widths' one home (config models.<name>.dimension)
+# and what costs scale by; hidden-state layers are layers + 1. ALBERT shares weights, not compute.
+MODEL_SHAPE = {
+    "miniLM": (6, 384),
+    **dict.fromkeys(("distilbert", "distilbert-cased", "roberta"), (6, 768)),
+    **dict.fromkeys(("mpnet", "bert", "bert-cased", "albert", "gpt2", "openai-gpt"), (12, 768)),
+}
 
 
 class Member(Section):

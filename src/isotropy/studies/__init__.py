@@ -7,6 +7,7 @@ import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
+from isotropy import configuration
 from isotropy.studies.record import Config, JobCost
 from isotropy.workflow import inputs
 
@@ -50,7 +51,7 @@ def job_costs() -> dict[str, JobCost]:
     return {rule: cost for s in REGISTRY for rule, cost in s.job_costs.items()}
 
 
-def verdict_inputs(config: Config, claims: bool = False) -> dict[str, Any]:
+def verdict_inputs(config: configuration.Config, claims: bool = False) -> dict[str, Any]:
     """Rules check_claims' and compare_with_papers' named inputs (``claims``: check_claims')."""
     listed = [BY_NAME[name] for name in inputs.configured_studies(config)]
     found: dict[str, Any] = {}

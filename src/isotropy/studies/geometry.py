@@ -38,10 +38,9 @@ def pca_layer(config: Config, model: str) -> int:
     return clusters.pca_layers.get(model, clusters.pca_layer)
 
 
-def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+def wildcards(config: Config) -> dict[str, str]:
     """The study's wildcards' patterns: only configured models and corpus match."""
-    clusters = (config.get("geometry") or {}).get("clusters") or {}
-    corpus = (clusters.get("corpus") or {}).get("name")
+    corpus = config.geometry.clusters.corpus.name if config.geometry else None
     return {
         "model": names_pattern(geometry_models(config)),
         "corpus": names_pattern([corpus] if corpus else []),
@@ -51,10 +50,19 @@ def wildcards(config: Mapping[str, Any]) -> dict[str, str]:
 
 
 def clustering_params(config: Config) -> dict[str, Any]:
-    """The k-means-by-silhouette settings shared by the cosine, PCA and static steps."""
-    keys = ("k_range", "silhouette_threshold", "silhouette_sample_size")
-    clusters = config.geometry.clusters if config.geometry else None
-    return {key: getattr(clusters, key, None) for key in keys}
+    """The k-means-by-silhouette settings shared by the cosine, PCA and static steps (none
+    without the study, whose rules then make no job)."""
+    keys = {"k_range", "silhouette_threshold", "silhouette_sample_size"}
+    return config.geometry.clusters.model_dump(include=keys) if config.geometry else {}
+
+
+def verdict_tables(config: Config) -> dict[str, str]:
+    """The collected tables of :data:`VERDICT_TABLES` the run makes (as :func:`outputs` says)."""
+    if (geometry := config.geometry) is None:
+        return {}
+    clusters = geometry.clusters.models or geometry.clusters.static.source
+    made = (clusters, clusters, geometry.sts.models, geometry.classification.models)
+    return {name: path for (name, path), made in zip(VERDICT_TABLES.items(), made) if made}
 
 
 def outputs(config: Mapping[str, Any]) -> list[str]:
@@ -109,9 +117,7 @@ STUDIES = (
         name="geometry",
         outputs=outputs,
         job_costs=cost.JOB_COSTS,
-        verdict_inputs=lambda config: {
-            n: p for n, p in VERDICT_TABLES.items() if p in outputs(config)
-        },
+        verdict_inputs=verdict_tables,
         measures={
             "geometry_classification": lambda table, config, stand: classification_measurements(
                 table, config

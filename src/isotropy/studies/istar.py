@@ -96,7 +96,9 @@ STUDIES = (
         job_costs={"finetune": finetune_job("istar")},
         # the grid's runs.csv, when the section configures runs
         verdict_inputs=lambda config: (
-            {"istar_runs": paths.ISTAR_RUNS} if runs(config.get("istar")) else {}
+            {"istar_runs": paths.ISTAR_RUNS}
+            if config.istar and runs(config.istar.model_dump())
+            else {}
         ),
         measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
         claims=CLAIMS,

@@ -32,7 +32,7 @@ def optimisation_verdicts(study: str) -> dict[str, Any]:
     """A direct-optimisation study's verdict inputs and what measures them, together."""
     measures = {table_names(study): functools.partial(optimisation_measurements, study)}
     return dict(
-        verdict_inputs=lambda config: targets.verdict_files(dict(config), study), measures=measures
+        verdict_inputs=lambda config: targets.verdict_files(config, study), measures=measures
     )
 
 
@@ -57,7 +57,7 @@ PREVIEW = StudySpec(
     rules=RULES,
     rule_all="never",
     check=lambda config: stride_problem(
-        "preview", config["preview"]["metric_stride"], "main", config["main"]["updates"]
+        "preview", config.preview.metric_stride, "main", config.main.updates
     ),
 )
 GLUE = StudySpec(

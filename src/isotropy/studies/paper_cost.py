@@ -99,10 +99,7 @@ def optimisation_job_seconds(
     config: Config, wildcards: Mapping[str, Any], pace: costs.Pace
 ) -> float | None:
     """Wall seconds of one rule optimize_embeddings job at ``pace`` (None: no measured cost)."""
-    study, device = wildcards["study"], config.device
-    # the preview: main's settings at its own stride (its seeds are the wildcard's)
-    stride = {"metric_stride": config.preview.metric_stride} if study == "preview" else {}
-    settings = getattr(config, "main" if study == "preview" else study).model_copy(update=stride)
+    settings, device = config.study_section(wildcards["study"]), config.device
     work = run_seconds(
         wildcards["dataset"], settings, device, _hub_name(config, wildcards["encoder"])
     )

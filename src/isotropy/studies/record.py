@@ -25,11 +25,11 @@ class StudySpec:
     rule_all: Literal["when_listed", "when_configured", "never"] = "when_listed"
     job_costs: Mapping[str, JobCost] = field(default_factory=dict)  # else a start-up per job
     # named inputs of the claims and the paper comparison, and of the claims only
-    verdict_inputs: Callable[[Config], dict[str, Any]] | None = None
-    claims_inputs: Callable[[Config], dict[str, Any]] | None = None
+    verdict_inputs: Callable[[configuration.Config], dict[str, Any]] | None = None
+    claims_inputs: Callable[[configuration.Config], dict[str, Any]] | None = None
     # its per-seed claims from the loaded tables, its own Holm family (None: no tables)
     claim_page: Callable[[Mapping[str, Any]], Any] | None = None
-    check: Callable[[Config], str | None] | None = None  # a problem that stops its estimate
+    check: Callable[[configuration.Config], str | None] | None = None  # stops its estimate
     # input name (or names read together) -> rows of verdicts.measurements.measurement
     measures: Mapping[Any, Callable[..., list[dict[str, Any]]]] = field(default_factory=dict)
     claims: Sequence[Any] = ()  # judged on those measurements

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from itertools import product
 from typing import Any
 
 from snakemake.exceptions import WorkflowError
 
 from isotropy import paths, provenance, sources
-from isotropy.configuration import Config
+from isotropy.configuration import Config, Section
 from isotropy.configuration.geometry import Clusters, Static
 from isotropy.configuration.optimisation import PROTOCOL_KEYS
+from isotropy.models import ENTRY_KEYS
 from isotropy.readers.sts import OPTIONAL_STS, sts_source
-from isotropy.workflow.config import model_spec
 from isotropy.workflow.targets import geometry_models, study_runs
 
 
@@ -99,52 +99,55 @@ def collected_sts_files(config: Config) -> Callable[[Any], list[str]]:
     return files
 
 
-def configured_studies(config: Mapping[str, Any]) -> list[str]:
-    return [study for study in config["studies"] if config.get(study)]
+def configured_studies(config: Config) -> list[str]:
+    return [study for study in config.studies if getattr(config, study)]
 
 
-def workflow_run_keys(config: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def workflow_run_keys(config: Config) -> dict[str, list[dict[str, Any]]]:
     configured = configured_studies(config)
-    runs = {s: study_runs(dict(config), s) for s in paths.CORRELATION_TABLES if s in configured}
+    runs = {s: study_runs(config, s) for s in paths.CORRELATION_TABLES if s in configured}
     return {study: keys for study, keys in runs.items() if keys}
 
 
-def _protocol(config: Mapping[str, Any], study: str) -> dict[str, Any]:
-    """A study's settings its printed numbers depend on (those it has)."""
-    section = config.get(study) or {}
-    return {key: section[key] for key in PROTOCOL_KEYS if key in section}
+def _protocol(section: Section | None) -> dict[str, Any]:
+    """A study's settings its printed numbers depend on (none without it)."""
+    return {key: getattr(section, key) for key in PROTOCOL_KEYS} if section else {}
 
 
-def config_subset(config: Mapping[str, Any]) -> dict[str, Any]:
+def config_subset(config: Config) -> dict[str, Any]:
     """The configuration the verdicts read (a rule parameter: a change there re-runs them)."""
-    geometry = config.get("geometry") or {}
-    clusters = geometry.get("clusters") or {}
-    static = clusters.get("static") or {}
-    encoders = dict(config.get("encoders") or {})
-    istar_models = list((config.get("istar") or {}).get("models") or [])
+    geometry, encoders = config.geometry, config.encoders
+    clusters = geometry.clusters if geometry else None
+    istar_models = list(config.istar.models if config.istar else [])
     used = [
-        *(spec["model"] for spec in encoders.values() if spec["kind"] == "sentence-transformer"),
+        *(spec.model for spec in encoders.values() if spec.kind == "sentence-transformer"),
         *geometry_models(config),
         *istar_models,
     ]
     return {
-        "encoders": {name: dict(spec) for name, spec in encoders.items()},
-        "models": {name: model_spec(config, name).as_entry() for name in dict.fromkeys(used)},
-        "main": {
-            "setups": dict((config.get("main") or {}).get("setups") or {}),
-            **_protocol(config, "main"),
+        "encoders": {name: spec.model_dump(exclude_unset=True) for name, spec in encoders.items()},
+        "models": {
+            n: {k: getattr(config.models[n], k) for k in ENTRY_KEYS} for n in dict.fromkeys(used)
         },
-        "glue": _protocol(config, "glue"),  # the settings a printed correlation depends on
+        "main": {
+            "setups": {name: setup.model_dump() for name, setup in config.main.setups.items()},
+            **_protocol(config.main),
+        },
+        "glue": _protocol(config.glue),  # the settings a printed correlation depends on
         "geometry": {
             "clusters": {
-                "models": list(clusters.get("models") or []),
+                "models": list(clusters.models if clusters else []),
                 **{
-                    k: clusters.get(k, Clusters.default(k))
+                    k: getattr(clusters, k) if clusters else Clusters.default(k)
                     for k in ("max_per_type", "lid_sample_size")
                 },
-                "static": {"sample_size": static.get("sample_size", Static.default("sample_size"))},
+                "static": {
+                    "sample_size": clusters.static.sample_size
+                    if clusters
+                    else Static.default("sample_size")
+                },
             },
-            "sts": {"models": list((geometry.get("sts") or {}).get("models") or [])},
+            "sts": {"models": list(geometry.sts.models if geometry else [])},
         },
         "istar": {"models": istar_models},
     }
