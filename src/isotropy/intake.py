@@ -454,8 +454,9 @@ def hash_inside(root: str | os.PathLike, name: str, cap: int = MAX_FILE_BYTES) -
 
 def read_json(root: str | os.PathLike, name: str) -> Any:
     """The JSON file ``name`` below ``root``, capped (:func:`parse_json`); errors name it."""
+    data = read_inside(root, name)  # its own errors name the file
     try:
-        return parse_json(read_inside(root, name))
+        return parse_json(data)
     except FolderError as error:
         raise FolderError(_named(root, name, error)) from None
 
@@ -502,9 +503,7 @@ def _mapping(root: str | os.PathLike, name: str, data: bytes) -> dict[str, Any]:
 
 
 def _named(root: str | os.PathLike, name: str, error: object) -> str:
-    shown = escaped(str(Path(root) / name), 300)
-    text = str(error)
-    return text if text.startswith(shown) else f"{shown}: {text}"
+    return f"{escaped(str(Path(root) / name), 300)}: {error}"
 
 
 def loaded_config(data: bytes) -> tuple[Any, str | None]:
