@@ -59,6 +59,10 @@ def short_digest(digest: str | None) -> str:
     return (digest or "none")[:12]
 
 
+def digests(recorded: str, actual: str) -> str:
+    return f"sha256 recorded {short_digest(recorded)}…, now {short_digest(actual)}…"
+
+
 def resolve_path(root: Path, path: str) -> Path:
     """``path`` inside ``root``; a name outside it (absolute, '..', too long) where nothing is."""
     if name_problem(path) is not None:
@@ -75,8 +79,7 @@ def _digest_findings(path: str, check: str, what: str, recorded: str, actual: st
     """A failure of ``check`` saying ``what`` when ``actual`` is not the ``recorded`` sha256."""
     if actual == recorded:
         return []
-    digests = f"sha256 recorded {short_digest(recorded)}…, now {short_digest(actual)}…"
-    return [Finding(path, FAIL, check, f"{what}: {digests}")]
+    return [Finding(path, FAIL, check, f"{what}: {digests(recorded, actual)}")]
 
 
 def check_record(
@@ -95,8 +98,8 @@ def check_record(
         elif output.is_file() and (actual := _sha256(output)) != recorded:  # missing: the walk's
             reason = (
                 f"differs from the sha256 that the record of {path}, made by the same job, gives "
-                f"it ({short_digest(recorded)}…, now {short_digest(actual)}…): replaced after it "
-                "was made, its own record rewritten or not"
+                f"it ({digests(recorded, actual)}): replaced after it was made, its own record "
+                "rewritten or not"
             )
             findings.append(Finding(rel, FAIL, "checksum", reason))
     if not listed:
@@ -135,10 +138,7 @@ def _input_findings(
             continue
         actual = _sha256(source)
         if actual != entry["sha256"]:
-            recorded = short_digest(entry["sha256"])
-            kinds[CHANGED].append(
-                f"{name} (sha256 recorded {recorded}…, now {short_digest(actual)}…)"
-            )
+            kinds[CHANGED].append(f"{name} ({digests(entry['sha256'], actual)})")
         if source.stat().st_mtime > made:
             kinds[NEWER if actual != entry["sha256"] else REMADE].append(name)
     findings = []

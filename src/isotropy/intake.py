@@ -81,11 +81,11 @@ def name_problem(name: str) -> str | None:
     return None
 
 
-def open_inside(root_fd: int, name: str) -> int:
-    """A read-only, non-blocking descriptor of ``name`` below ``root_fd``, every component
-    opened with O_NOFOLLOW (ELOOP/ENOTDIR: a link on the way)."""
+def open_inside(root: int | str | os.PathLike, name: str) -> int:
+    """A read-only, non-blocking descriptor of ``name`` below ``root`` (a folder or its
+    descriptor), every component opened with O_NOFOLLOW (ELOOP/ENOTDIR: a link on the way)."""
     parts = PurePosixPath(name).parts
-    fd = os.dup(root_fd)
+    fd = os.dup(root) if isinstance(root, int) else os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for index, part in enumerate(parts[:-1]):
             follow = 0 if index == 0 and part in LINKABLE else os.O_NOFOLLOW
@@ -96,6 +96,10 @@ def open_inside(root_fd: int, name: str) -> int:
         return os.open(parts[-1], flags, dir_fd=fd)
     finally:
         os.close(fd)
+
+
+def _open_cause(error: OSError) -> str | None:
+    return "a link on its path" if error.errno in (errno.ELOOP, errno.ENOTDIR) else error.strerror
 
 
 def file_problem(info: os.stat_result, path: Path | None = None) -> str | None:
@@ -186,8 +190,7 @@ class Intake:
                 self.refuse(name, "vanished or cannot be opened (No such file or directory)")
             return None  # a name a record gives: the audit names what is missing
         except OSError as error:
-            cause = "a link on its path" if error.errno in (errno.ELOOP, errno.ENOTDIR) else ""
-            self.refuse(name, f"cannot be opened ({cause or error.strerror}): never followed")
+            self.refuse(name, f"cannot be opened ({_open_cause(error)}): never followed")
             return None
         try:
             return self._copy(name, fd)
@@ -383,10 +386,7 @@ def config_file_problem(path: str | os.PathLike) -> str | None:
     if len(data) > MAX_CONFIG_BYTES:
         limit = f"{MAX_CONFIG_BYTES // 2**20} MiB"
         return f"is larger than {limit}: not a configuration this workflow writes"
-    try:
-        return plain_config_problem(load_yaml(data))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        return f"is not plain YAML ({str(error).splitlines()[0][:80]})"
+    return loaded_config(data)[1]
 
 
 def load_yaml(data: bytes) -> Any:
@@ -425,14 +425,9 @@ def _opened(root: str | os.PathLike, name: str, cap: int) -> tuple[int, int]:
     if (problem := name_problem(name)) is not None:
         raise FolderError(f"{shown}: {problem.replace('the folder', str(root))}")
     try:
-        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fd = open_inside(root_fd, name)
-        finally:
-            os.close(root_fd)
+        fd = open_inside(root, name)
     except OSError as error:
-        cause = "a link on its path" if error.errno in (errno.ELOOP, errno.ENOTDIR) else ""
-        raise FolderError(f"{shown}: cannot be opened ({cause or error.strerror})") from None
+        raise FolderError(f"{shown}: cannot be opened ({_open_cause(error)})") from None
     info = os.fstat(fd)
     problem = None if stat.S_ISREG(info.st_mode) else file_problem(info)
     if problem is None and info.st_size > cap:
@@ -459,8 +454,9 @@ def hash_inside(root: str | os.PathLike, name: str, cap: int = MAX_FILE_BYTES) -
 
 def read_json(root: str | os.PathLike, name: str) -> Any:
     """The JSON file ``name`` below ``root``, capped (:func:`parse_json`); errors name it."""
+    data = read_inside(root, name)  # its own errors name the file
     try:
-        return parse_json(read_inside(root, name))
+        return parse_json(data)
     except FolderError as error:
         raise FolderError(_named(root, name, error)) from None
 
@@ -498,11 +494,7 @@ def read_effective_config(root: str | os.PathLike, name: str) -> tuple[str, dict
 
 
 def _mapping(root: str | os.PathLike, name: str, data: bytes) -> dict[str, Any]:
-    try:
-        loaded = load_yaml(data)
-        problem = plain_config_problem(loaded)
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        problem = f"it is not plain YAML ({str(error).splitlines()[0][:120]})"
+    loaded, problem = loaded_config(data)
     if problem is None and not isinstance(loaded, dict):
         problem = f"it holds a {type(loaded).__name__}, not a mapping of settings"
     if problem is not None:
@@ -511,9 +503,17 @@ def _mapping(root: str | os.PathLike, name: str, data: bytes) -> dict[str, Any]:
 
 
 def _named(root: str | os.PathLike, name: str, error: object) -> str:
-    shown = escaped(str(Path(root) / name), 300)
-    text = str(error)
-    return text if text.startswith(shown) else f"{shown}: {text}"
+    return f"{escaped(str(Path(root) / name), 300)}: {error}"
+
+
+def loaded_config(data: bytes) -> tuple[Any, str | None]:
+    """The settings in config file bytes ``data``, and why they are not plain settings (None:
+    they are)."""
+    try:
+        loaded = load_yaml(data)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        return None, f"it is not plain YAML ({str(error).splitlines()[0][:120]})"
+    return loaded, plain_config_problem(loaded)
 
 
 def plain_config_problem(loaded: Any) -> str | None:

@@ -155,7 +155,9 @@ def _named(labels: Sequence[str], most: int = 4) -> str:
     return shown + (f" and {len(labels) - most} more" if len(labels) > most else "")
 
 
-def _rows(claims: pd.DataFrame, comparison: pd.DataFrame) -> list[tuple[str, str, bool]]:
+def _rows(
+    comparison: pd.DataFrame, claims: pd.DataFrame | None = None
+) -> list[tuple[str, str, bool]]:
     """(verdict, label, an exact count?) of each paper number, then of each claim, a claim on
     a setup the comparison runs on a stand-in marked so (claims.csv has no stand-in column)."""
     named = comparison.get("stand_in", pd.Series("", comparison.index)).fillna("").astype(str)
@@ -175,7 +177,7 @@ def _rows(claims: pd.DataFrame, comparison: pd.DataFrame) -> list[tuple[str, str
             + (" (on a stand-in)" if _stand_in(r) or r.get("setup") in on else ""),
             False,
         )
-        for r in claims.to_dict("records")
+        for r in ([] if claims is None else claims.to_dict("records"))
     ]
 
 
@@ -184,7 +186,7 @@ def summary_html(
 ) -> str:
     """The page's first lines: what replicated in this run, then the §3.2 correlations beside
     those of the ``committed`` protocol run (column ``run``: what made them)."""
-    groups = _grouped(_rows(claims, comparison))
+    groups = _grouped(_rows(comparison, claims))
     always = ("replicated", "not replicated")  # every count of the rows, each rows' group once
     counts = "; ".join(f"{g}: {len(v)}" for g, v in groups.items() if v or g in always)
     failed = groups["not replicated"]
@@ -214,10 +216,7 @@ def summary_html(
                 ],
             }
         )
-        judged = _grouped(
-            (str(r.verdict), f"{STATISTICS[r.quantity]} on {r.setup}", False)
-            for r in committed.itertuples()
-        )
+        judged = _grouped(_rows(committed))
         said = "; ".join(f"{g}: {_named(v) or 'none'}" for g, v in judged.items() if v)
         parts += [
             f"<p>§3.2 of Mickus et al. (2024), the correlation of IsoScore with the silhouette, "

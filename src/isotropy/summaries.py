@@ -73,10 +73,8 @@ def _correlations(frame: pd.DataFrame, x: str, y: str) -> dict[str, float]:
     """Pearson r and Spearman ρ of two columns; NaN on a constant or tiny series (stated)."""
     if len(frame) < 3 or frame[x].nunique() < 2 or frame[y].nunique() < 2:
         return dict.fromkeys(CORRELATIONS, math.nan)
-    return {
-        "pearson_r": exact_unit(float(stats.pearsonr(frame[x], frame[y]).statistic)),
-        "spearman_rho": exact_unit(float(stats.spearmanr(frame[x], frame[y]).statistic)),
-    }
+    tests = zip(CORRELATIONS, (stats.pearsonr, stats.spearmanr))
+    return {name: exact_unit(float(test(frame[x], frame[y]).statistic)) for name, test in tests}
 
 
 def correlation_table(traces: pd.DataFrame, by: list[str], level: float = 0.95) -> pd.DataFrame:
@@ -137,12 +135,12 @@ def with_paper_values(table: pd.DataFrame, published: pd.DataFrame, study: str) 
     paper's draw). A fact for the reader; the verdict is results/paper_comparison.csv."""
     rows = published[(published["study"] == study) & (published["quantity"] == "pearson_r")]
     rows = rows[rows["paper_value"].notna()]
-    paper = []
+    paper, notes = [], []
     for _, row in table.iterrows():
         setup = row["dataset"] if study == "main" else f"{row['encoder']}/{row['dataset']}"
         found = [v for p, v in zip(rows["setup"], rows["paper_value"]) if matches(p, setup)]
         paper.append(found[0] if found and row["scope"] == "all" else math.nan)
-    notes = [_against_paper(row, value) for (_, row), value in zip(table.iterrows(), paper)]
+        notes.append(_against_paper(row, paper[-1]))
     return table.assign(paper_pearson_r=paper, vs_paper=notes)
 
 

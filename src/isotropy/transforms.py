@@ -1,10 +1,7 @@
-"""Isotropy-enhancing transforms of a set of embeddings (numpy in, numpy out).
-
-The geometry study's STS comparison applies them to sentence embeddings, the Rajaee CLS study
-inside fine-tuning to each batch's CLS states: :func:`centre`, :func:`all_but_the_top` (Mu &
-Viswanath 2018) and :func:`cluster_based_isotropy` (Rajaee & Pilehvar 2021). Computation is in
-float64; the result has the input's floating dtype (float32 stays float32; integers give float64).
-"""
+"""Isotropy-enhancing transforms of embeddings, numpy in and out (the STS comparison's sentence
+embeddings, the Rajaee CLS study's batch CLS states): :func:`centre`, :func:`all_but_the_top` (Mu
+& Viswanath 2018) and :func:`cluster_based_isotropy` (Rajaee & Pilehvar 2021), computed in
+float64 and returned in the input's floating dtype (integers give float64)."""
 
 from __future__ import annotations
 
@@ -32,11 +29,8 @@ def centre(points) -> np.ndarray:
 
 
 def all_but_the_top(points, n_directions: int) -> np.ndarray:
-    """All-but-the-top (Mu & Viswanath 2018): centre, remove the top ``n_directions`` principal
-    directions.
-
-    ``n_directions = 0`` is centring only. It must be below min(n, d).
-    """
+    """All-but-the-top (Mu & Viswanath 2018): centre, remove the top ``n_directions`` (0: none)
+    principal directions."""
     x, dtype = _check_points(points, min_rows=2)
     limit = min(x.shape) - 1
     if not 0 <= n_directions <= limit:
@@ -62,11 +56,8 @@ class ClusterFit:
 def fit_cluster_transform(
     points, n_clusters: int = 27, n_directions: int = 12, seed: int = 0, method: str = "kmeans"
 ) -> ClusterFit:
-    """The clusters and per-cluster directions of :func:`cluster_based_isotropy` (seeded).
-
-    Kept apart from the transform so that it can be applied to other arrays of the same points,
-    e.g. torch tensors inside fine-tuning (isotropy.rajaee_cls.method).
-    """
+    """The clusters and per-cluster directions of :func:`cluster_based_isotropy` (seeded), apart
+    from it so that fine-tuning applies them to torch tensors (isotropy.rajaee_cls.method)."""
     x, _ = _check_points(points, min_rows=2)
     n = x.shape[0]
     if not 1 <= n_clusters <= n:
@@ -122,14 +113,10 @@ def _top_directions(centred: np.ndarray, n_directions: int) -> np.ndarray:
 def cluster_based_isotropy(
     points, n_clusters: int = 27, n_directions: int = 12, seed: int = 0, method: str = "kmeans"
 ) -> np.ndarray:
-    """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021), seeded.
-
-    Clusters the points (``method='kmeans'``: k-means; ``'gmm'``: a diagonal-covariance Gaussian
-    mixture, hard assignments), centres every cluster on its own mean and removes that cluster's
-    top ``n_directions`` principal directions (``0``: per-cluster centring only). A cluster of m
-    points too small for that many directions loses m - 2 of them, so no member becomes the zero
-    vector; a single-point cluster is left uncentred for the same reason (both logged).
-    """
+    """Cluster-based isotropy enhancement (Rajaee & Pilehvar 2021), seeded: each cluster (k-means,
+    or ``gmm``: a diagonal Gaussian mixture's hard assignments) centred on its own mean and its top
+    ``n_directions`` principal directions removed; a cluster of m points loses at most m - 2 and a
+    lone point stays uncentred, so no member becomes the zero vector (both logged)."""
     x, dtype = _check_points(points, min_rows=2)
     fit = fit_cluster_transform(x, n_clusters, n_directions, seed, method)
     out = x.copy()  # an uncentred cluster stays as it is
