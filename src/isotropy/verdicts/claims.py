@@ -39,8 +39,8 @@ CLAIM_MARKS = {
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 # A claim's test before its family's Holm: p beyond its smallest effect of interest the claimed
-# way, p short of it, seeds going the claimed way and seeds counted.
-RawTest = tuple[float, float, int, int]
+# way, p short of it.
+RawTest = tuple[float, float]
 STAND_IN_NOTE = "judged on a stand-in"
 _HOLM = "Holm over the study's family"
 
@@ -59,9 +59,9 @@ def sesoi_of(claim: Claim) -> float:
     return claim.sesoi
 
 
-def direction_test(claim: Claim, values: list[float]) -> RawTest:
+def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:
     """A :data:`RawTest` by a one-sided t over seeds (r on Fisher's z), or with no spread the
-    sign test's 0.5 ** seeds."""
+    sign test's 0.5 ** seeds; then the seeds going the claimed way and the seeds counted."""
     kind, bound = T.parse_tolerance(claim.bound)
     on_z = claim.quantity in st.CORRELATIONS  # a correlation: tested on Fisher z
     y = fisher_z(values) if on_z else np.asarray(values, dtype=np.float64)
@@ -85,8 +85,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, RawTest | None]:
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
         text = f"{along} of {n} seeds {kind} {bound:g}; {_beyond(claim)}"
-        raw = (p_claim, p_other, along, n)
-        return (st.ONE_SEED, text, None) if n < 2 else (st.INCONCLUSIVE, text, raw)
+        return (st.ONE_SEED, text, None) if n < 2 else (st.INCONCLUSIVE, text, (p_claim, p_other))
     if claim.rule == "every_run":
         if not values:
             return st.NOT_SUPPORTED, "no seed with a defined value", None
@@ -97,10 +96,10 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, RawTest | None]:
         if seeds < 2:
             return st.ONE_SEED, "one seed: no spread to test with", None
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
-        if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
-            return st.INCONCLUSIVE, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other, 0, 0)
         text = f"{sign} {bound:g}: {along} of {valued} seeds, {test}, Holm over its family"
-        return st.INCONCLUSIVE, text, (p_claim, p_other, along, valued)
+        if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
+            text = f"{sign} {bound:g}: {test}, {_HOLM}"
+        return st.INCONCLUSIVE, text, (p_claim, p_other)
     shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
     verdict, text = T.judge(f"{kind}:{bound + shift:g}", m)
     untested = {st.CONSISTENT: st.UNTESTED_HOLDS, st.NOT_CONSISTENT: st.UNTESTED_FAILS}
