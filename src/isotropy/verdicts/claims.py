@@ -123,9 +123,8 @@ def check_claims(
     studies: set[str] | None,
     claims: Mapping[str, tuple[str, Sequence[Claim]]] | Sequence[Claim],
 ) -> pd.DataFrame:
-    """Every claim judged, each family settled by Holm: on a run's measurements (``claims``:
-    study -> (why not run without it, its claims)) or on per-seed values (columns claim, setup,
-    seed, value; ``claims``: a sequence, an ``any setup`` claim read as one row)."""
+    """Every claim judged, each family settled by Holm: on a run's measurements (``claims``: study
+    -> (why not run without it, its claims)) or on per-seed values (claims: a sequence)."""
     rows: list[dict] = []  # a tested row also holds its family and p-values, for Holm
     if isinstance(claims, Mapping):
         _measured_rows(values, studies or set(), claims, rows)
@@ -161,8 +160,7 @@ def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
 
 
 def _claim_row(claim: Claim, setup: str, threshold: str, m: pd.Series, rows: list) -> None:
-    """The one row writer: ``claim`` at ``setup`` judged on the measurement ``m``; a tested row
-    also holds its family and p-values, for its family's Holm."""
+    """The one row writer: ``claim`` at ``setup`` judged on the measurement ``m``."""
     value, flag = (math.nan if m["missing"] else float(m["value"])), T.simpson_flag(m)
     on_number = T.states_a_number(*T.parse_tolerance(claim.bound), claim.neutral)
     refusal = protocol_refusal(claim.study, claim.quantity, m)

@@ -197,8 +197,7 @@ def forest_caption(
     recorded: Mapping[str, str],
     source: str = paths.PAPER_COMPARISON,
 ) -> str:
-    """The figure's caption: what it draws and the settings that made it (``recorded``: study
-    → 'every update')."""
+    """The figure's caption: what it draws and the settings that made it."""
     rows = forest_rows(table)
     named = table.loc[table["verdict"] == st.STAND_IN, "stand_in"].dropna().astype(str)
     names = [s for s in dict.fromkeys(p.strip() for t in named for p in t.split("; ")) if s]

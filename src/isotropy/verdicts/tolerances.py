@@ -246,8 +246,7 @@ def seed_test(
     kind: str, bound: float, measured: Measured
 ) -> tuple[str, int, float, float, int, int]:
     """The ``seeds_below`` / ``seeds_above`` rule, for a published row and a claim alike: (sign,
-    seeds, p the claimed way, p the other way (Holm-adjusted where the page adjusts), seeds the
-    claimed side of the bound, seeds with a value)."""
+    seeds, p the claimed way, p the other way, seeds the claimed side, seeds with a value)."""
     seeds = float(measured.get("seeds", math.nan))
     p_less, p_greater = (float(measured.get(p, math.nan)) for p in ("p_less", "p_greater"))
     values = finite(measured.get("per_seed"))

@@ -1,6 +1,5 @@
 """Every quantity the claims page and the paper comparison judge, measured once: one row per
-quantity × setup (:data:`COLUMNS`), the tests over seeds the studies' measurements share, and
-:func:`measure`, every measurement of a run (rules ``check_claims``, ``compare_with_papers``)."""
+quantity × setup (:data:`COLUMNS`), and the tests over seeds the studies' measurements share."""
 
 from __future__ import annotations
 
@@ -49,8 +48,7 @@ def at_setup(study: str, setup: str, paper_setup: str = "", **fields: Any) -> Ca
 
 
 def over_seeds(runs: pd.DataFrame, column: str, scale: float = 1) -> Row:
-    """The mean of ``column`` × ``scale`` over one setup's ``runs``, each seed's mean and the
-    number of seeds (None without a seed column)."""
+    """The mean of ``column`` × ``scale`` over one setup's ``runs``, per seed and over all."""
     values = scale * runs[column]
     if "seed" not in runs:
         return {"value": values.mean(), "per_seed": (values.mean(),), "seeds": None}
@@ -98,9 +96,8 @@ def one_sided(test: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[floa
 def seed_test(
     treated: pd.DataFrame, baseline: pd.DataFrame, column: str, centre: float = 0.0
 ) -> Row:
-    """A row's value (the mean difference treated − baseline), seeds, per_seed (each seed's
-    difference) and one-sided p below / above ``centre``: a paired t-test over the seeds both
-    have, else Welch's over the two groups; p NaN with one seed."""
+    """A row's mean difference treated − baseline and one-sided p below / above ``centre``: a
+    paired t-test over the seeds both have, else Welch's over the two groups; NaN with one seed."""
     means = [runs.groupby("seed")[column].mean() for runs in (treated, baseline)]
     both = means[0].to_frame("t").join(means[1].rename("b"), how="inner")
     d = (both["t"] - both["b"]).to_numpy(dtype=np.float64)
