@@ -233,8 +233,7 @@ def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with a row whose seeds are all undecided read *not decided*, else saying how
-    many its test left out."""
+    """``table`` with a row whose seeds are all undecided read *not decided*."""
     if "undecided" not in values:
         return table
     counts = values.groupby(["claim", "setup"])["undecided"].agg(["sum", "size"])

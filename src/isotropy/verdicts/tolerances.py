@@ -341,8 +341,7 @@ def counted(table: pd.DataFrame) -> pd.Series:
 
 
 def states_a_number(kind: str, bound: float = 0.0, neutral: float = 0.0) -> bool:
-    """Whether a rule sets our value against a number the paper's model and data produced, so
-    a stand-in's row is not judged: every rule but a direction (a bound at the no-change point
-    ``neutral``, a test over seeds)."""
+    """Whether a rule sets our value against a number the paper's model and data produced (a
+    stand-in's row is not judged): all but a direction (a bound at ``neutral``, seeds' test)."""
     direction = kind in _BOUNDS and (kind.startswith("seeds_") or bound == neutral)
     return kind != "none" and not direction

@@ -69,9 +69,8 @@ def _p_value(holds: np.ndarray) -> float:
 
 
 def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float, float]:
-    """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p that it
-    is above), from the ratio's confidence bounds at each level of :data:`_LEVELS`: the std's
-    (chi-square) over |mean change|'s (t, two-sided); a union bound: p = 2a."""
+    """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p above),
+    from the std's (chi-square) and the change's (t) bounds at each level a: p = 2a (union)."""
     final, change = np.asarray(final, np.float64), np.asarray(change, np.float64)
     n, a = final.size, _LEVELS
     if n < 2:
@@ -127,8 +126,7 @@ def measure(
     stand: StandIns,
     measures: Mapping[str | tuple[str, ...], Callable[..., list[dict[str, Any]]]],
 ) -> pd.DataFrame:
-    """Every measurement of this run (``tables``: by input name; ``measures``: input name or
-    names -> (their tables, None where absent, config, stand-ins) -> rows)."""
+    """Every measurement of this run (``measures``: input name(s) -> their tables -> rows)."""
     rows: list[dict[str, Any]] = []
     for names, measure_tables in measures.items():
         read = [tables.get(name) for name in ((names,) if isinstance(names, str) else names)]

@@ -26,8 +26,7 @@ QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotro
 
 
 def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list[Row]:
-    """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W); per model ×
-    data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
+    """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W); the gains."""
     rows = []
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
         split = str(group["split"].iloc[0]) if "split" in group else ""
