@@ -141,8 +141,7 @@ def check_claims(
 def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
     for study, (not_run, judged) in claims.items():
         ours = measured[measured["study"] == study]
-        measured_here = ours["quantity"].isin([c.quantity for c in judged])
-        setups = sorted(set(ours.loc[measured_here, "setup"]))
+        setups = sorted(set(ours.loc[ours["quantity"].isin([c.quantity for c in judged]), "setup"]))
         absent = not_run if study not in studies else ""
         if absent or not setups:
             note = absent or f"no results of the {study} study to measure"

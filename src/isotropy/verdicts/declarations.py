@@ -178,8 +178,7 @@ def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = Tru
             refused.append(f"{where}: {why}")
             continue
         low, high = low + effect["low"], high + effect["high"]
-        span = f"{effect['low']:+g} to {effect['high']:+g}"
-        used.append(f"{where}: {span} on {effect['scale']}")
+        used.append(f"{where}: {effect['low']:+g} to {effect['high']:+g} on {effect['scale']}")
     if refused:
         why = "protocol differs: " + "; ".join(refused) + " (config/protocol_effects.csv)"
         return Declared(refusal=why)

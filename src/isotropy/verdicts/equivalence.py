@@ -106,8 +106,7 @@ class Prediction:
 
 def mean_se(y: np.ndarray, m: float) -> np.ndarray:
     """s · √(1/n + 1/m), the standard error of (paper's draw − our mean), per row of ``y``."""
-    n = y.shape[1]
-    return y.std(axis=1, ddof=1) * math.sqrt(1 / n + (1 / m if math.isfinite(m) else 0.0))
+    return y.std(axis=1, ddof=1) * math.sqrt(1 / y.shape[1] + (1 / m if math.isfinite(m) else 0.0))
 
 
 def mean_prediction(values: Sequence[float], m: float) -> Prediction | None:

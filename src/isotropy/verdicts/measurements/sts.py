@@ -43,8 +43,7 @@ def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list
             if "isotropy_sign_free" in runs:
                 sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
             n = int(first["n_pairs"]) if "n_pairs" in runs else None
-            paper = f"{dataset}/{method}"
-            at = at_setup("geometry", setup, paper, stand_in=stand_in, n=n)
+            at = at_setup("geometry", setup, f"{dataset}/{method}", stand_in=stand_in, n=n)
             at = partial(at, seed_free=method in SEED_FREE_METHODS, evidence=paths.GEOMETRY_STS)
             for column, quantity in QUANTITY_OF_STS.items():
                 if column in runs:
