@@ -39,8 +39,8 @@ CLAIM_MARKS = {
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 # A claim's test before its family's Holm: p beyond its smallest effect of interest the claimed
-# way, p short of it, seeds going the claimed way and seeds counted.
-RawTest = tuple[float, float, int, int]
+# way, p short of it.
+RawTest = tuple[float, float]
 STAND_IN_NOTE = "judged on a stand-in"
 _HOLM = "Holm over the study's family"
 
@@ -59,9 +59,9 @@ def sesoi_of(claim: Claim) -> float:
     return claim.sesoi
 
 
-def direction_test(claim: Claim, values: list[float]) -> RawTest:
+def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:
     """A :data:`RawTest` by a one-sided t over seeds (r on Fisher's z), or with no spread the
-    sign test's 0.5 ** seeds."""
+    sign test's 0.5 ** seeds; then the seeds going the claimed way and the seeds counted."""
     kind, bound = T.parse_tolerance(claim.bound)
     on_z = claim.quantity in st.CORRELATIONS  # a correlation: tested on Fisher z
     y = fisher_z(values) if on_z else np.asarray(values, dtype=np.float64)
@@ -85,8 +85,7 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, RawTest | None]:
     if claim.rule == "direction":
         p_claim, p_other, along, n = direction_test(claim, values)
         text = f"{along} of {n} seeds {kind} {bound:g}; {_beyond(claim)}"
-        raw = (p_claim, p_other, along, n)
-        return (st.ONE_SEED, text, None) if n < 2 else (st.INCONCLUSIVE, text, raw)
+        return (st.ONE_SEED, text, None) if n < 2 else (st.INCONCLUSIVE, text, (p_claim, p_other))
     if claim.rule == "every_run":
         if not values:
             return st.NOT_SUPPORTED, "no seed with a defined value", None
@@ -97,10 +96,10 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, RawTest | None]:
         if seeds < 2:
             return st.ONE_SEED, "one seed: no spread to test with", None
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
-        if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
-            return st.INCONCLUSIVE, f"{sign} {bound:g}: {test}, {_HOLM}", (p_claim, p_other, 0, 0)
         text = f"{sign} {bound:g}: {along} of {valued} seeds, {test}, Holm over its family"
-        return st.INCONCLUSIVE, text, (p_claim, p_other, along, valued)
+        if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
+            text = f"{sign} {bound:g}: {test}, {_HOLM}"
+        return st.INCONCLUSIVE, text, (p_claim, p_other)
     shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
     verdict, text = T.judge(f"{kind}:{bound + shift:g}", m)
     untested = {st.CONSISTENT: st.UNTESTED_HOLDS, st.NOT_CONSISTENT: st.UNTESTED_FAILS}
@@ -124,9 +123,8 @@ def check_claims(
     studies: set[str] | None,
     claims: Mapping[str, tuple[str, Sequence[Claim]]] | Sequence[Claim],
 ) -> pd.DataFrame:
-    """Every claim judged, each family settled by Holm: on a run's measurements (``claims``:
-    study -> (why not run without it, its claims)) or on per-seed values (columns claim, setup,
-    seed, value; ``claims``: a sequence, an ``any setup`` claim read as one row)."""
+    """Every claim judged, each family settled by Holm: on a run's measurements (``claims``: study
+    -> (why not run without it, its claims)) or on per-seed values (claims: a sequence)."""
     rows: list[dict] = []  # a tested row also holds its family and p-values, for Holm
     if isinstance(claims, Mapping):
         _measured_rows(values, studies or set(), claims, rows)
@@ -143,8 +141,7 @@ def check_claims(
 def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
     for study, (not_run, judged) in claims.items():
         ours = measured[measured["study"] == study]
-        measured_here = ours["quantity"].isin([c.quantity for c in judged])
-        setups = sorted(set(ours.loc[measured_here, "setup"]))
+        setups = sorted(set(ours.loc[ours["quantity"].isin([c.quantity for c in judged]), "setup"]))
         absent = not_run if study not in studies else ""
         if absent or not setups:
             note = absent or f"no results of the {study} study to measure"
@@ -162,8 +159,7 @@ def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
 
 
 def _claim_row(claim: Claim, setup: str, threshold: str, m: pd.Series, rows: list) -> None:
-    """The one row writer: ``claim`` at ``setup`` judged on the measurement ``m``; a tested row
-    also holds its family and p-values, for its family's Holm."""
+    """The one row writer: ``claim`` at ``setup`` judged on the measurement ``m``."""
     value, flag = (math.nan if m["missing"] else float(m["value"])), T.simpson_flag(m)
     on_number = T.states_a_number(*T.parse_tolerance(claim.bound), claim.neutral)
     refusal = protocol_refusal(claim.study, claim.quantity, m)
@@ -236,8 +232,7 @@ def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with a row whose seeds are all undecided read *not decided*, else saying how
-    many its test left out."""
+    """``table`` with a row whose seeds are all undecided read *not decided*."""
     if "undecided" not in values:
         return table
     counts = values.groupby(["claim", "setup"])["undecided"].agg(["sum", "size"])

@@ -158,7 +158,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             elif test is not None:
                 family = family_name(paper["paper"], paper["study"])
                 details.update(family=family, p_for=test.p_agree, p_against=test.p_differ)
-            elif kind.startswith("seeds_") and verdict not in UNTESTED:
+            elif kind.startswith("seeds_") and verdict not in (st.NOT_COMPARABLE, st.NOT_LEARNED):
                 family = seed_test_family(paper["paper"], paper["study"], paper["quantity"])
                 p = T.claimed_first(kind, ours["p_less"], ours["p_greater"])
                 details.update(
@@ -187,9 +187,6 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
     if bad := set(table["verdict"]) - set(st.VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
     return table
-
-
-UNTESTED = (st.NOT_COMPARABLE, st.NOT_LEARNED)
 
 
 ERROR_CONTROL = (

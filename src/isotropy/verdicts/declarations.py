@@ -91,8 +91,7 @@ def fill_declarations(
     where: str = "config/published_values.csv",
     studies: Collection[str] | None = None,
 ) -> pd.DataFrame:
-    """The published table checked row by row (an error names the row), its printed numbers as
-    numbers, each equivalence row's ``why`` written from its rule."""
+    """The published table checked row by row (an error names the row), numbers parsed."""
     words = table.reindex(columns=DECLARED_COLUMNS).fillna("").astype(str)
     table = table.assign(**{column: words[column].str.strip() for column in DECLARED_COLUMNS})
     table = table.assign(**{n: math.nan for _, n in NUMBERS if n not in table})
@@ -161,9 +160,8 @@ def _measured_bound(rows: pd.DataFrame, paper: str, ours: str) -> pd.Series | No
 
 
 def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> Declared:
-    """Our run's protocol against the row's (a ``refusal``, or an ``allowance``): a differing
-    setting is allowed only within a measured effect, added to the interval; a setting our run
-    does not report is not held against it."""
+    """Our run's protocol against the row's: a differing setting is allowed (an ``allowance``)
+    only within a measured effect, else a ``refusal``; one our run does not report is not."""
     effects, theirs, mine = read_effects(), parse_protocol(declared), parse_protocol(ours)
     low, high, used, refused = 0.0, 0.0, [], []
     for key, value in theirs.items():
@@ -180,8 +178,7 @@ def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = Tru
             refused.append(f"{where}: {why}")
             continue
         low, high = low + effect["low"], high + effect["high"]
-        span = f"{effect['low']:+g} to {effect['high']:+g}"
-        used.append(f"{where}: {span} on {effect['scale']}")
+        used.append(f"{where}: {effect['low']:+g} to {effect['high']:+g} on {effect['scale']}")
     if refused:
         why = "protocol differs: " + "; ".join(refused) + " (config/protocol_effects.csv)"
         return Declared(refusal=why)

@@ -1,6 +1,5 @@
 """Agreement with a printed number as equivalence: a prediction of the paper's draw from our
-seeds against a margin ±δ declared on a near-normal scale (docs/verdicts.md, "The rules"). A
-pooled r depends on m: its draw is simulated from m of our seeds drawn with replacement."""
+seeds against a margin ±δ declared on a near-normal scale (docs/verdicts.md, "The rules")."""
 
 from __future__ import annotations
 
@@ -107,8 +106,7 @@ class Prediction:
 
 def mean_se(y: np.ndarray, m: float) -> np.ndarray:
     """s · √(1/n + 1/m), the standard error of (paper's draw − our mean), per row of ``y``."""
-    n = y.shape[1]
-    return y.std(axis=1, ddof=1) * math.sqrt(1 / n + (1 / m if math.isfinite(m) else 0.0))
+    return y.std(axis=1, ddof=1) * math.sqrt(1 / y.shape[1] + (1 / m if math.isfinite(m) else 0.0))
 
 
 def mean_prediction(values: Sequence[float], m: float) -> Prediction | None:
@@ -140,7 +138,8 @@ def series_moments(x: Sequence[float], y: Sequence[float]) -> tuple[float, ...]:
 def pooled_prediction(
     moments: np.ndarray, m: int, rng: np.random.Generator | None = None, draws: int = POOLED_DRAWS
 ) -> Prediction | None:
-    """The paper's Pearson r pooled over m runs, simulated from our seeds (module docstring)."""
+    """The paper's Pearson r pooled over m runs (it depends on m): simulated from m of our seeds
+    drawn with replacement."""
     moments = np.asarray(moments, dtype=np.float64)
     n = moments.shape[0]
     if n < 2:

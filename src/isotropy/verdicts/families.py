@@ -88,9 +88,8 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 
 def settle_rows(rows: list[dict], names: tuple[str, str] = (st.AGREES, st.DIFFERS)) -> list[dict]:
-    """Every page's one settling: each row naming a ``family`` gets its ``p_for`` and
-    ``p_against`` Holm-adjusted in it, the family's ``size`` (its tests with a finite p) and the
-    ``verdict`` :func:`~isotropy.verdicts.tolerances.settle` reads with ``names``; returns them."""
+    """Every page's one settling: each row naming a ``family`` gets its p-values Holm-adjusted
+    in it, the family's ``size`` (tests with a finite p) and its ``verdict``; returns them."""
     tested = [row for row in rows if row.get("family")]
     frame = pd.DataFrame(tested, columns=["family", "p_for", "p_against"])
     by = frame.astype({"p_for": float, "p_against": float}).groupby("family", sort=False)

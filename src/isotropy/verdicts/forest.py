@@ -36,8 +36,7 @@ def in_margins(d: Sequence[float], low: Sequence[float], high: Sequence[float]) 
 
 
 def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The judged rows that have a D and a band to draw, with ``group``, ``label``, ``d`` and
-    ``x``/``x_low``/``x_high`` (D and its interval in units of the margin)."""
+    """The judged rows that have a D and a band to draw, D and its interval in margins ``x``."""
     needed = ["paper_value", "our_value", "d_low", "d_high", "band_low", "band_high"]
     if missing := [c for c in needed + ["verdict"] if c not in table]:
         raise ValueError(
@@ -197,8 +196,7 @@ def forest_caption(
     recorded: Mapping[str, str],
     source: str = paths.PAPER_COMPARISON,
 ) -> str:
-    """The figure's caption: what it draws and the settings that made it (``recorded``: study
-    → 'every update')."""
+    """The figure's caption: what it draws and the settings that made it."""
     rows = forest_rows(table)
     named = table.loc[table["verdict"] == st.STAND_IN, "stand_in"].dropna().astype(str)
     names = [s for s in dict.fromkeys(p.strip() for t in named for p in t.split("; ")) if s]

@@ -1,10 +1,5 @@
 """Did a fine-tuned model learn its task? The guard every page applies before judging a row
-about a fine-tuned model (docs/verdicts.md, "The learning guard").
-
-:func:`learning_test`: T = (mean accuracy − b) / sqrt(s² / n + b (1 − b) / N), Welch–Satterthwaite
-degrees of freedom. Every seed scores the same N examples, so that noise does not shrink with
-more seeds (a t over seeds alone would call 53.5% against 52.7% "learned" on RTE's 277 pairs).
-"""
+about a fine-tuned model (docs/verdicts.md, "The learning guard")."""
 
 from __future__ import annotations
 
@@ -26,8 +21,10 @@ NO_BASELINE = (
 
 
 def learning_test(accuracies: Sequence[float], baseline: float, n_eval: int) -> float:
-    """One-sided p that the seeds' (finite) accuracy is above ``baseline`` (a fraction) on
-    ``n_eval`` examples: they learned when p < α."""
+    """One-sided p that the seeds' accuracy is above ``baseline`` (a fraction) on ``n_eval``
+    examples: T = (mean − b) / sqrt(s² / n + b (1 − b) / N), Welch–Satterthwaite df. Every seed
+    scores the same N examples, so that noise does not shrink with more seeds (a t over seeds
+    alone would call 53.5% against 52.7% "learned" on RTE's 277 pairs)."""
     if not 0 < baseline < 1:
         raise ValueError(f"the majority baseline must lie in (0, 1), got {baseline}")
     if n_eval < 1:

@@ -246,8 +246,7 @@ def seed_test(
     kind: str, bound: float, measured: Measured
 ) -> tuple[str, int, float, float, int, int]:
     """The ``seeds_below`` / ``seeds_above`` rule, for a published row and a claim alike: (sign,
-    seeds, p the claimed way, p the other way (Holm-adjusted where the page adjusts), seeds the
-    claimed side of the bound, seeds with a value)."""
+    seeds, p the claimed way, p the other way, seeds the claimed side, seeds with a value)."""
     seeds = float(measured.get("seeds", math.nan))
     p_less, p_greater = (float(measured.get(p, math.nan)) for p in ("p_less", "p_greater"))
     values = finite(measured.get("per_seed"))
@@ -342,8 +341,7 @@ def counted(table: pd.DataFrame) -> pd.Series:
 
 
 def states_a_number(kind: str, bound: float = 0.0, neutral: float = 0.0) -> bool:
-    """Whether a rule sets our value against a number the paper's model and data produced, so
-    a stand-in's row is not judged: every rule but a direction (a bound at the no-change point
-    ``neutral``, a test over seeds)."""
+    """Whether a rule sets our value against a number the paper's model and data produced (a
+    stand-in's row is not judged): all but a direction (a bound at ``neutral``, seeds' test)."""
     direction = kind in _BOUNDS and (kind.startswith("seeds_") or bound == neutral)
     return kind != "none" and not direction

@@ -1,6 +1,5 @@
 """Every quantity the claims page and the paper comparison judge, measured once: one row per
-quantity × setup (:data:`COLUMNS`), the tests over seeds the studies' measurements share, and
-:func:`measure`, every measurement of a run (rules ``check_claims``, ``compare_with_papers``)."""
+quantity × setup (:data:`COLUMNS`), and the tests over seeds the studies' measurements share."""
 
 from __future__ import annotations
 
@@ -49,8 +48,7 @@ def at_setup(study: str, setup: str, paper_setup: str = "", **fields: Any) -> Ca
 
 
 def over_seeds(runs: pd.DataFrame, column: str, scale: float = 1) -> Row:
-    """The mean of ``column`` × ``scale`` over one setup's ``runs``, each seed's mean and the
-    number of seeds (None without a seed column)."""
+    """The mean of ``column`` × ``scale`` over one setup's ``runs``, per seed and over all."""
     values = scale * runs[column]
     if "seed" not in runs:
         return {"value": values.mean(), "per_seed": (values.mean(),), "seeds": None}
@@ -71,9 +69,8 @@ def _p_value(holds: np.ndarray) -> float:
 
 
 def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float, float]:
-    """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p that it
-    is above), from the ratio's confidence bounds at each level of :data:`_LEVELS`: the std's
-    (chi-square) over |mean change|'s (t, two-sided); a union bound: p = 2a."""
+    """(p that the seeds' std of the final value is below ``limit`` × |mean change|, p above),
+    from the std's (chi-square) and the change's (t) bounds at each level a: p = 2a (union)."""
     final, change = np.asarray(final, np.float64), np.asarray(change, np.float64)
     n, a = final.size, _LEVELS
     if n < 2:
@@ -98,9 +95,8 @@ def one_sided(test: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[floa
 def seed_test(
     treated: pd.DataFrame, baseline: pd.DataFrame, column: str, centre: float = 0.0
 ) -> Row:
-    """A row's value (the mean difference treated − baseline), seeds, per_seed (each seed's
-    difference) and one-sided p below / above ``centre``: a paired t-test over the seeds both
-    have, else Welch's over the two groups; p NaN with one seed."""
+    """A row's mean difference treated − baseline and one-sided p below / above ``centre``: a
+    paired t-test over the seeds both have, else Welch's over the two groups; NaN with one seed."""
     means = [runs.groupby("seed")[column].mean() for runs in (treated, baseline)]
     both = means[0].to_frame("t").join(means[1].rename("b"), how="inner")
     d = (both["t"] - both["b"]).to_numpy(dtype=np.float64)
@@ -130,8 +126,7 @@ def measure(
     stand: StandIns,
     measures: Mapping[str | tuple[str, ...], Callable[..., list[dict[str, Any]]]],
 ) -> pd.DataFrame:
-    """Every measurement of this run (``tables``: by input name; ``measures``: input name or
-    names -> (their tables, None where absent, config, stand-ins) -> rows)."""
+    """Every measurement of this run (``measures``: input name(s) -> their tables -> rows)."""
     rows: list[dict[str, Any]] = []
     for names, measure_tables in measures.items():
         read = [tables.get(name) for name in ((names,) if isinstance(names, str) else names)]

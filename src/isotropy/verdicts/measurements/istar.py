@@ -33,8 +33,7 @@ ISTAR_QUANTITIES = {
 
 
 def istar_measurements(runs: pd.DataFrame, config: Config, source=paths.ISTAR_RUNS) -> list[Row]:
-    """Per model × task × λ < 0: the IsoScore* change and the metric gain over the unregularised
-    baseline, with raw one-sided p-values over seeds (each page adjusts over the whole grid)."""
+    """The grid's rows, with raw one-sided p-values over seeds (each page adjusts over it)."""
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=True):
         stand_in = ""

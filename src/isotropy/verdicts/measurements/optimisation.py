@@ -172,8 +172,7 @@ def _trace_measurements(study: str, traces: pd.DataFrame, config: Config, stand:
 
 
 def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., Row]) -> Row:
-    """The seeds' spread where they end (per metric: each seed's first and last), relative to
-    how far they move."""
+    """The seeds' spread where they end, relative to how far they move."""
     if seeds < 2:
         missing = "one seed only: no spread to measure"
         return at("seed_spread", stand_in="", protocol="", missing=missing)

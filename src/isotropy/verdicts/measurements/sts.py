@@ -26,8 +26,7 @@ QUANTITY_OF_STS = {"pearson": "sts_pearson", "spearman": "sts_spearman", "isotro
 
 
 def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list[Row]:
-    """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W); per model ×
-    data set, the cluster-based method's I(W) ratio and Spearman gain over none."""
+    """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W); the gains."""
     rows = []
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
         split = str(group["split"].iloc[0]) if "split" in group else ""
@@ -44,8 +43,7 @@ def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list
             if "isotropy_sign_free" in runs:
                 sign_free = f"sign-free I(W) {runs['isotropy_sign_free'].mean():.3g}"
             n = int(first["n_pairs"]) if "n_pairs" in runs else None
-            paper = f"{dataset}/{method}"
-            at = at_setup("geometry", setup, paper, stand_in=stand_in, n=n)
+            at = at_setup("geometry", setup, f"{dataset}/{method}", stand_in=stand_in, n=n)
             at = partial(at, seed_free=method in SEED_FREE_METHODS, evidence=paths.GEOMETRY_STS)
             for column, quantity in QUANTITY_OF_STS.items():
                 if column in runs:
