@@ -35,10 +35,8 @@ def study_targets(config: configuration.Config, names: list[str]) -> list[str]:
 def rule_all_targets(config: configuration.Config) -> list[str]:
     """``rule all``'s files: config ``studies``, then every configured ``when_configured`` one."""
     listed = [n for n in config.studies if BY_NAME[n].rule_all == "when_listed"]
-    present = [
-        s.name for s in REGISTRY if s.rule_all == "when_configured" and getattr(config, s.name)
-    ]
-    return study_targets(config, [*listed, *present])
+    present = [s.name for s in REGISTRY if s.rule_all == "when_configured"]
+    return study_targets(config, [*listed, *(n for n in present if getattr(config, n))])
 
 
 def target_rules(config: configuration.Config) -> dict[str, list[str]]:

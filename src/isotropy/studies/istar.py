@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy import paths
-from isotropy.configuration import Config
-from isotropy.configuration.studies import Istar
+from isotropy.configuration import Config, Istar
 from isotropy.istar import study as istar_study
 from isotropy.readers.tasks import TASKS
 from isotropy.studies.record import StudySpec, finetune_job
