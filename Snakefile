@@ -22,7 +22,7 @@ for study_rules in studies.rule_files():
     include: study_rules
 
 
-for study_target, final_files in studies.target_rules(config).items():
+for study_target, final_files in studies.target_rules(SETTINGS).items():
 
     rule:
         name:
@@ -38,7 +38,7 @@ include: "rules/report.smk"
 rule all:
     default_target: True
     input:
-        studies.rule_all_targets(config),
+        studies.rule_all_targets(SETTINGS),
         paths.CLAIMS,
         paths.PAPER_COMPARISON,
         paths.REPORT_OVERVIEW,

@@ -21,7 +21,7 @@ rule extensions_optimize:
     benchmark:
         benchmarks(paths.extensions_run_file("optimize.tsv"))
     wildcard_constraints:
-        **extensions_design.run_wildcards(config),
+        **extensions_design.run_wildcards(SETTINGS),
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -71,8 +71,8 @@ rule extensions_heldout:
 # Per-seed values, one table per question (seeds and interval), the claims.
 rule extensions_tables:
     input:
-        traces=studies.extensions.run_files(config, "trace.parquet"),
-        epochs=studies.extensions.heldout_files(config, "epochs.csv"),
+        traces=studies.extensions.run_files(SETTINGS, "trace.parquet"),
+        epochs=studies.extensions.heldout_files(SETTINGS, "epochs.csv"),
     output:
         seeds=paths.extensions_file("seeds.csv"),
         tables=report(
@@ -94,7 +94,7 @@ rule extensions_tables:
     conda:
         "../envs/plots.yaml"
     params:
-        runs=studies.extensions.runs(config),
+        runs=studies.extensions.runs(SETTINGS),
         level=lookup(dpath="extensions/interval_level", within=config),
         settings_line=extensions_design.settings_line(config),
     script:
@@ -104,8 +104,8 @@ rule extensions_tables:
 rule extensions_figures:
     input:
         seeds=paths.extensions_file("seeds.csv"),
-        traces=studies.extensions.run_files(config, "trace.parquet"),
-        epochs=studies.extensions.heldout_files(config, "epochs.csv"),
+        traces=studies.extensions.run_files(SETTINGS, "trace.parquet"),
+        epochs=studies.extensions.heldout_files(SETTINGS, "epochs.csv"),
     output:
         pdf=report(
             expand(
@@ -124,7 +124,7 @@ rule extensions_figures:
     conda:
         "../envs/plots.yaml"
     params:
-        runs=studies.extensions.runs(config),
+        runs=studies.extensions.runs(SETTINGS),
         settings_line=extensions_design.settings_line(config),
     script:
         "../scripts/extensions_figures.py"

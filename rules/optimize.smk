@@ -154,7 +154,7 @@ rule figures:
         [
             p
             for p in studies.study_targets(
-                config, [s for s in config["studies"] if s in ("main", "glue")]
+                SETTINGS, [s for s in SETTINGS.studies if s in ("main", "glue")]
             )
             if "figure" in p
         ],

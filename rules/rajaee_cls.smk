@@ -48,7 +48,7 @@ rule rajaee_cls_finetune:
 # and token mean norms) and the two CLS claims judged over seeds (claims.csv, claims.md).
 rule rajaee_cls_tables:
     input:
-        metrics=studies.rajaee_cls.run_files(config),
+        metrics=studies.rajaee_cls.run_files(SETTINGS),
     output:
         runs=paths.rajaee_cls_file("runs.csv"),
         layers=paths.rajaee_cls_file("layers.csv"),
@@ -67,7 +67,7 @@ rule rajaee_cls_tables:
         mem_mb=lambda wc, attempt: 2000 * attempt,
         runtime=lambda wc, attempt: 10 * attempt,
     params:
-        runs=studies.rajaee_cls.runs(config),
+        runs=studies.rajaee_cls.runs(SETTINGS),
         settings=lookup(dpath="rajaee_cls", within=config),
     script:
         "../scripts/rajaee_cls_tables.py"

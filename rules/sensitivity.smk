@@ -43,7 +43,7 @@ rule sensitivity_vectors:
     input:
         unpack(
             lambda wc: studies.sensitivity.derived_inputs(
-                config, wc.vectors, wc.dataset
+                SETTINGS, wc.vectors, wc.dataset
             )
         ),
     output:
@@ -73,7 +73,7 @@ rule optimize_sensitivity:
     input:
         unpack(
             lambda wc: studies.sensitivity.vector_inputs(
-                config, wc.encoder, wc.dataset
+                SETTINGS, wc.encoder, wc.dataset
             )
         ),
         table=paths.label_set_file(),
@@ -88,7 +88,7 @@ rule optimize_sensitivity:
         dataset="supersense|pos",
         label_set="|".join(studies.sensitivity.LABEL_SETS),
         lr=r"[0-9.e+-]+",
-    priority: lambda wc: studies.sensitivity.priority(config, wc)
+    priority: lambda wc: studies.sensitivity.priority(SETTINGS, wc)
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -107,10 +107,10 @@ rule optimize_sensitivity:
 rule sensitivity_cell:
     input:
         traces=lambda wc: studies.sensitivity.run_files(
-            config, "trace.parquet", studies.sensitivity.cell_of(wc)
+            SETTINGS, "trace.parquet", studies.sensitivity.cell_of(wc)
         ),
         summaries=lambda wc: studies.sensitivity.run_files(
-            config, "summary.json", studies.sensitivity.cell_of(wc)
+            SETTINGS, "summary.json", studies.sensitivity.cell_of(wc)
         ),
     output:
         seeds=paths.sensitivity_cell_file(),
@@ -119,7 +119,7 @@ rule sensitivity_cell:
     wildcard_constraints:
         dataset="supersense|pos",
         lr=r"[0-9.e+-]+",
-    priority: lambda wc: studies.sensitivity.priority(config, wc)
+    priority: lambda wc: studies.sensitivity.priority(SETTINGS, wc)
     conda:
         "../envs/plots.yaml"
     params:
@@ -130,7 +130,7 @@ rule sensitivity_cell:
 
 rule tabulate_sensitivity:
     input:
-        cells=studies.sensitivity.cell_files(config),
+        cells=studies.sensitivity.cell_files(SETTINGS),
     output:
         table=report(
             paths.SENSITIVITY_TABLE,
@@ -145,7 +145,7 @@ rule tabulate_sensitivity:
         "../envs/plots.yaml"
     params:
         level=lookup(dpath="sensitivity/interval_level", within=config),
-        settings_line=studies.sensitivity.settings_line(config),
+        settings_line=studies.sensitivity.settings_line(SETTINGS),
     script:
         "../scripts/tabulate_sensitivity.py"
 
@@ -167,7 +167,7 @@ rule plot_sensitivity:
     params:
         encoder_labels=ENCODER_LABELS,
         derived=SENSITIVITY_DERIVED,
-        settings_line=studies.sensitivity.settings_line(config),
+        settings_line=studies.sensitivity.settings_line(SETTINGS),
     script:
         "../scripts/plot_sensitivity.py"
 
@@ -175,7 +175,7 @@ rule plot_sensitivity:
 # IsoScore and silhouette against updates for the configured `phases` cells, minimum marked.
 rule plot_sensitivity_phases:
     input:
-        traces=studies.sensitivity.phase_files(config),
+        traces=studies.sensitivity.phase_files(SETTINGS),
     output:
         pdf=report(
             paths.sensitivity_figure("pdf", "phases"),
@@ -188,9 +188,9 @@ rule plot_sensitivity_phases:
     conda:
         "../envs/plots.yaml"
     params:
-        runs=studies.sensitivity.phase_runs(config),
+        runs=studies.sensitivity.phase_runs(SETTINGS),
         encoder_labels=ENCODER_LABELS,
         derived=SENSITIVITY_DERIVED,
-        settings_line=studies.sensitivity.settings_line(config),
+        settings_line=studies.sensitivity.settings_line(SETTINGS),
     script:
         "../scripts/plot_sensitivity_phases.py"

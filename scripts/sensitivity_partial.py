@@ -30,8 +30,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     config = workflow_config.with_sources(workflow_config.load_config_files(args.configfile))
     settings = workflow_config.check_loaded_config(config)  # the validated model; config filled
-    cells = studies.sensitivity.cells(config)
-    files = studies.sensitivity.cell_files(config)
+    cells = studies.sensitivity.cells(settings)
+    files = studies.sensitivity.cell_files(settings)
     done = [f for f in files if os.path.isfile(f)]
     missing = ["/".join(c.values()) for c, f in zip(cells, files) if not os.path.isfile(f)]
     if not done:
@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     outputs = types.SimpleNamespace(
         table=out / "table.csv", markdown=out / "table.md", seeds=out / "seeds.csv"
     )
-    line = studies.sensitivity.settings_line(config) + f"; {len(done)} of {len(cells)} cells run"
+    line = studies.sensitivity.settings_line(settings) + f"; {len(done)} of {len(cells)} cells run"
     level = config["sensitivity"]["interval_level"]
     table = write_tables(done, outputs, line, level, atomic_path, missing)
     labels = {
@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     runs = [
         (run, path)
         for run, path in zip(
-            studies.sensitivity.phase_runs(config), studies.sensitivity.phase_files(config)
+            studies.sensitivity.phase_runs(settings), studies.sensitivity.phase_files(settings)
         )
         if os.path.isfile(path)
     ]

@@ -67,7 +67,7 @@ def _extensions_config():
 def test_the_extension_costs_are_rows_of_the_table():
     config = _extensions_config()
     for dataset in config["extensions"]["setups"]:
-        for head in design.heads(config["extensions"]):
+        for head in design.heads(Config.model_validate(config).extensions):
             assert design.run_cost(dataset, head) == (
                 costs.by_model("extensions_update_cpu_seconds")[(head, dataset)],
                 costs.by_model("extensions_evaluation_cpu_seconds")[(head, dataset)],
@@ -119,7 +119,7 @@ def test_a_cost_under_a_wrong_name_or_not_measured_is_named_by_the_estimate(
     rows = tuple(c for c in rows if c not in deep3)
     monkeypatch.setattr(costs, "measured_costs", lambda: rows)
     monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
-    config = _extensions_config()
+    config = Config.model_validate(_extensions_config())
     main = {"study": "main", "encoder": "miniLM", "dataset": "polarity", "seed": "0"}
     jobs = [("optimize_embeddings", main)] + [
         (
@@ -128,7 +128,7 @@ def test_a_cost_under_a_wrong_name_or_not_measured_is_named_by_the_estimate(
         )
         for r in studies.extensions.runs(config)
     ]
-    lines, _ = estimate.describe(Config.model_validate(config), jobs, "cpu", "x")
+    lines, _ = estimate.describe(config, jobs, "cpu", "x")
     named = next(line for line in lines if line.startswith("no measured cost for "))
     assert named.startswith(
         "no measured cost for optimize_embeddings main/miniLM/polarity/0, "

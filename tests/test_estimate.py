@@ -335,7 +335,7 @@ def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_tar
         "make report: main_study has no results yet (results/main/table1.csv and 5 more "
         "missing); make it first (make run)\n"
     )
-    for path in studies.target_rules(config)["preview_study"]:
+    for path in studies.target_rules(workflow_config.check_loaded_config(config))["preview_study"]:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).touch()
     assert estimate.report_ready("preview_study", ["config.yaml"]) == 0
@@ -419,7 +419,7 @@ def test_a_finished_run_s_record_is_read_through_the_intake_s_door(tmp_path, mon
     other.write_text(yaml.safe_dump({**config, "device": "cpu"}))
     (record := Path(paths.EFFECTIVE_CONFIG) / "preview_study.yaml").parent.mkdir(parents=True)
     record.symlink_to(other)
-    for path in estimate.results_of("preview_study", config):
+    for path in estimate.results_of("preview_study", workflow_config.check_loaded_config(config)):
         Path(path).parent.mkdir(parents=True, exist_ok=True), Path(path).touch()
     name, said = estimate.finished_run("preview_study", config)
     assert name == "preview_study" and "its settings cannot be read (" in said, said

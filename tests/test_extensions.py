@@ -10,6 +10,7 @@ from IsoScore.IsoScore import IsoScore
 from sklearn.metrics import silhouette_score
 from test_optimize import CPU, word_task
 
+from isotropy.configuration import Config
 from isotropy.extensions import design, results
 from isotropy.extensions.heldout import Heldout, converged, finetune, split
 from isotropy.extensions.probes import HiddenLayerProbe
@@ -134,8 +135,9 @@ def test_the_item_sample_is_seeded_and_every_head_shares_it():
     assert len(design.sample_items(table, None, 0)) == 50
 
 
-def test_without_the_section_no_rule_of_the_study_matches():
-    assert {**design.run_wildcards({}), **design.heldout_wildcards({})} == {
+def test_without_the_section_no_rule_of_the_study_matches(config):
+    bare = Config.model_validate(config).model_copy(update={"extensions": None})
+    assert {**design.run_wildcards(bare), **design.heldout_wildcards({})} == {
         "dataset": "^$",
         "head": "^$",
     }

@@ -428,11 +428,11 @@ def test_per_model_pca_layers_and_the_openai_gpt_entry(config):
     gpt = config["models"]["openai-gpt"]
     assert gpt["model"] == "openai-community/openai-gpt" and gpt["paper"] == "GPT"
     assert gpt["revision"] == "61cf0c79fa2d7a182fcec7970e1f4c03a04e339b"
-    targets = geometry_record.outputs(config)
+    targets = geometry_record.outputs(settings)
     assert "results/geometry/figures/openai-gpt/wikitext2/seed0/token_views.png" in targets
     assert "results/geometry/sts.csv" in targets
     assert "results/geometry/figures/bert/wikitext2/seed0/pca_view.png" in targets
-    assert geometry_record.outputs({k: v for k, v in config.items() if k != "geometry"}) == []
+    assert geometry_record.outputs(settings.model_copy(update={"geometry": None})) == []
     # offline, the hub-only models are named as such in one line of the overlay
     offline = (REPO_ROOT / "config" / "offline.yaml").read_text()
     assert [line for line in offline.splitlines() if "openai-gpt" in line] == [

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from isotropy.configuration.studies import Istar
 from isotropy.istar.runs import RUN_COLUMNS, collect_runs
 from isotropy.istar.study import format_lambda, run_path
 from isotropy.plots import istar as istar_plots
@@ -146,8 +147,8 @@ def test_figures_are_written(runs, tmp_path):
 
 
 def test_study_outputs_follow_the_config():
-    section = {"tasks": ["sst2"], "figure7_task": "sst2"}
+    section = Istar.model_validate({"models": ["bert"], "tasks": ["sst2"], "figure7_task": "sst2"})
     assert "results/istar/figure7.png" in study_outputs(section)
-    elsewhere = {"tasks": ["rte"], "figure7_task": "sst2"}
+    elsewhere = section.model_copy(update={"tasks": ["rte"]})
     assert "results/istar/figure7.png" not in study_outputs(elsewhere)
     assert study_outputs(None) == []

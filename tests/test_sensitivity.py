@@ -222,31 +222,31 @@ def test_figures_state_their_settings():
 
 
 def test_the_default_grid_its_order_and_settings(config):
-    cells = studies.sensitivity.cells(config)
+    cells = studies.sensitivity.cells(typed := Config.model_validate(config))
     section = config["sensitivity"]
     first = {"setup": "supersense", "vectors": "word2vec", "label_set": "all", "lr_factor": "1"}
     assert cells[0] == first
     assert len({tuple(c.values()) for c in cells}) == len(cells)  # a cell listed twice runs once
-    runs = studies.sensitivity.runs(config)
+    runs = studies.sensitivity.runs(typed)
     assert len(runs) == len(cells) * len(section["seeds"]) and len(section["seeds"]) == 5
     wildcards = {"dataset": "supersense", "encoder": "word2vec", "label_set": "all", "lr": "1"}
     end = cells[-1]
     last = wildcards | dict(
         dataset=end["setup"], encoder=end["vectors"], label_set=end["label_set"]
     )
-    assert studies.sensitivity.priority(config, wildcards) == len(cells)
-    assert studies.sensitivity.priority(config, last) == 1
-    settings = targets.sensitivity_settings(Config.model_validate(config), 3, "10")
+    assert studies.sensitivity.priority(typed, wildcards) == len(cells)
+    assert studies.sensitivity.priority(typed, last) == 1
+    settings = targets.sensitivity_settings(typed, 3, "10")
     assert settings["seed"] == 3 and settings["learning_rate"] == pytest.approx(0.01)
-    inputs = studies.sensitivity.vector_inputs(config, "word2vec_pad300", "supersense")
+    inputs = studies.sensitivity.vector_inputs(typed, "word2vec_pad300", "supersense")
     assert (
         inputs["basis"] == "resources/sensitivity/embeddings/word2vec_pad300/supersense/basis.npy"
     )
-    assert studies.sensitivity.vector_inputs(config, "miniLM", "pos")["basis"] == []
-    made_from = studies.sensitivity.derived_inputs(config, "word2vec_scaled", "supersense")
+    assert studies.sensitivity.vector_inputs(typed, "miniLM", "pos")["basis"] == []
+    made_from = studies.sensitivity.derived_inputs(typed, "word2vec_scaled", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/miniLM/supersense/vectors.npy"
     # a PCA at another encoder's norm (another transform with a norm: refused below)
-    made_from = studies.sensitivity.derived_inputs(config, "miniLM_pca50_w2vnorm", "supersense")
+    made_from = studies.sensitivity.derived_inputs(typed, "miniLM_pca50_w2vnorm", "supersense")
     assert made_from["norm_vectors"] == "resources/embeddings/word2vec/supersense/vectors.npy"
 
 
@@ -303,13 +303,13 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
     assert checks.vector_dim(Config.model_validate({**config, "mirror": None}), "word2vec") is None
     config["sources"]["word2vec"]["dimension"] = {"url": 300, "mirror": 50}
     monkeypatch.setenv("ISOTROPY_MIRROR", str(tmp_path))
-    runs = studies.sensitivity.runs(config)
+    cpu = Config.model_validate({**config, "device": "cpu"})
+    runs = studies.sensitivity.runs(cpu)
     keys = {"dataset": "setup", "encoder": "vectors", "label_set": "label_set", "lr": "lr_factor"}
     jobs = [
         ("optimize_sensitivity", {k: str(r[v]) for k, v in keys.items()} | {"seed": str(r["seed"])})
         for r in runs
     ]
-    cpu = Config.model_validate({**config, "device": "cpu"})
     lines, total = estimate.describe(cpu, jobs, "cpu", "sensitivity_study")
     assert lines[1].startswith(f"  optimize_sensitivity: {len(runs)} jobs, ")
     assert "no measured cost" not in "\n".join(lines) and total > 0
@@ -365,7 +365,7 @@ def test_a_partial_grid_is_tabulated_naming_the_cells_not_run(tmp_path, monkeypa
     out = Path("results/sensitivity/partial")
     markdown = (out / "table.md").read_text()
     assert "| supersense | word2vec | 50 | all | 1 | 5 | +0.81 [+0.64, +0.90] |" in markdown
-    assert f"1 of {len(studies.sensitivity.cells(config))} cells run" in markdown
+    assert f"1 of {len(studies.sensitivity.cells(Config(**config)))} cells run" in markdown
     assert "Not run (missing from this table): supersense/word2vec/single/1," in markdown
     assert (out / "r_by_condition.png").stat().st_size > 0
 
@@ -392,7 +392,7 @@ def test_a_cell_of_perfect_and_near_perfect_rank_seeds_keeps_a_narrow_rho_interv
 def test_a_block_with_its_own_lr_factors_runs_only_those(config):
     """The step-against-scale cells: GloVe at lr x 5.19 and GloVe x c at lr x 0.193, placed with
     their blocks in the first pass, while the section's factors leave them alone."""
-    cells = [tuple(c.values()) for c in studies.sensitivity.cells(config)]
+    cells = [tuple(c.values()) for c in studies.sensitivity.cells(Config.model_validate(config))]
     assert ("supersense", "word2vec", "all", "5.19") in cells
     assert ("supersense", "word2vec_scaled", "all", "0.193") in cells
     assert ("supersense", "word2vec", "single", "5.19") not in cells  # only the named cells
@@ -400,11 +400,11 @@ def test_a_block_with_its_own_lr_factors_runs_only_those(config):
         ("supersense", "word2vec_pad300", "all", "1")
     )
     config["sensitivity"]["lr_factors"] = [1, 10]
-    grid = studies.sensitivity.cells(config)
+    grid = studies.sensitivity.cells(typed := Config.model_validate(config))
     at = {f: {tuple(c.values())[:3] for c in grid if c["lr_factor"] == f} for f in ("1", "10")}
     assert at["10"] == at["1"]  # the section's factors: every cell of the other blocks
     assert ("supersense", "word2vec_scaled", "all", "0.193") in [tuple(c.values()) for c in grid]
-    assert "x 1, 10 (and x 5.19, 0.193 in the cells" in studies.sensitivity.settings_line(config)
+    assert "x 1, 10 (and x 5.19, 0.193 in the cells" in studies.sensitivity.settings_line(typed)
 
 
 def test_scaling_the_vectors_by_c_is_adams_step_divided_by_c_for_the_table():

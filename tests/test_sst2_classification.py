@@ -156,13 +156,14 @@ def test_geometry_study_plans_the_table_only_for_configured_models(monkeypatch):
     root = Path(__file__).resolve().parents[1]
     files = [root / "config.yaml", root / "config/offline.yaml"]
     config = workflow_config.load_config(files)
-    planned = studies.geometry.outputs(config)
-    assert paths.GEOMETRY_CLASSIFICATION in planned and paths.GEOMETRY_ISOTROPY in planned
     settings = workflow_config.check_loaded_config(config)
+    planned = studies.geometry.outputs(settings)
+    assert paths.GEOMETRY_CLASSIFICATION in planned and paths.GEOMETRY_ISOTROPY in planned
     assert workflow_inputs.classification_files(settings) == [
         "results/geometry/miniLM/sst2/classification.csv"
     ]
     assert "miniLM" in studies.geometry.wildcards(settings)["model"]
     config["geometry"]["classification"]["models"] = []
-    assert paths.GEOMETRY_CLASSIFICATION not in studies.geometry.outputs(config)
-    assert workflow_inputs.classification_files(workflow_config.check_loaded_config(config)) == []
+    settings = workflow_config.check_loaded_config(config)
+    assert paths.GEOMETRY_CLASSIFICATION not in studies.geometry.outputs(settings)
+    assert workflow_inputs.classification_files(settings) == []

@@ -12,7 +12,6 @@ from tiny_workflow import choices, run_snakemake
 from isotropy import studies
 from isotropy.configuration import Config
 from isotropy.studies.record import StudySpec
-from isotropy.workflow import config as workflow_config
 
 ROOT = Path(__file__).resolve().parents[1]
 # What rule all may list beside the studies' files: the verdict pages and the report.
@@ -38,7 +37,7 @@ def _other_ways_into_rule_all(snakefile: str) -> list[str]:
     return [
         entry
         for entry in _rule_all_entries(snakefile)
-        if entry not in RULE_ALL_EXTRAS and entry != "studies.rule_all_targets(config)"
+        if entry not in RULE_ALL_EXTRAS and entry != "studies.rule_all_targets(SETTINGS)"
     ]
 
 
@@ -46,26 +45,28 @@ def test_rule_all_builds_the_studies_one_way():
     """Rule all lists the studies through the registry alone (each record says when); a second
     way (rule all adding the section-2 figures by its own call) is caught."""
     snakefile = (ROOT / "Snakefile").read_text(encoding="utf-8")
-    assert "studies.rule_all_targets(config)" in _rule_all_entries(snakefile)
+    assert "studies.rule_all_targets(SETTINGS)" in _rule_all_entries(snakefile)
     assert _other_ways_into_rule_all(snakefile) == []
     planted = snakefile.replace(
-        "        studies.rule_all_targets(config),\n",
-        "        studies.rule_all_targets(config),\n        targets.section2_outputs(config),\n",
+        "        studies.rule_all_targets(SETTINGS),\n",
+        "        studies.rule_all_targets(SETTINGS),\n        targets.section2_outputs(config),\n",
     )
     assert _other_ways_into_rule_all(planted) == ["targets.section2_outputs(config)"]
 
 
-def test_a_record_joins_rule_all_when_listed_or_when_configured(monkeypatch):
+def test_a_record_joins_rule_all_when_listed_or_when_configured(monkeypatch, config):
     """A fourth way is refused by mypy: ``StudySpec.rule_all`` is a Literal."""
-    listed = StudySpec(name="toy", outputs=lambda config: ["toy.csv"])
-    present = StudySpec("toy", listed.outputs, rule_all="when_configured")
-    assert listed.target == "toy_study"
+    config = Config.model_validate(config)
+    listed = StudySpec(name="section2", outputs=lambda config: ["toy.csv"])
+    present = StudySpec("section2", listed.outputs, rule_all="when_configured")
+    assert listed.target == "section2_study"
     assert present.target is None  # rule all alone builds it
     for spec, configured, only_listed in ((listed, [], ["toy.csv"]), (present, ["toy.csv"], [])):
         monkeypatch.setattr(studies, "REGISTRY", (spec,))
-        monkeypatch.setattr(studies, "BY_NAME", {"toy": spec})
-        assert studies.rule_all_targets({"studies": [], "toy": {"x": 1}}) == configured
-        assert studies.rule_all_targets({"studies": ["toy"], "toy": None}) == only_listed
+        monkeypatch.setattr(studies, "BY_NAME", {"section2": spec})
+        assert studies.rule_all_targets(config.model_copy(update={"studies": []})) == configured
+        alone = config.model_copy(update={"studies": ["section2"], "section2": None})
+        assert studies.rule_all_targets(alone) == only_listed
 
 
 def test_each_record_is_consistent_with_the_rule_files():
@@ -77,7 +78,7 @@ def test_each_record_is_consistent_with_the_rule_files():
         for smk in (ROOT / "rules").glob("*.smk")
     }
     snakefile = (ROOT / "Snakefile").read_text(encoding="utf-8")
-    assert "for study_target, final_files in studies.target_rules(config).items():" in snakefile
+    assert "for study_target, final_files in studies.target_rules(SETTINGS).items():" in snakefile
     every_rule = set().union(*defined.values())
     for spec in studies.REGISTRY:
         assert spec.target not in every_rule, (spec.name, spec.target)
@@ -90,17 +91,12 @@ def test_each_record_is_consistent_with_the_rule_files():
     assert len(costed) == len(set(costed)), "a rule costed by two studies"
 
 
-def test_rule_all_takes_the_listed_studies_in_order_then_the_configured_ones():
-    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+def test_rule_all_takes_the_listed_studies_in_order_then_the_configured_ones(config):
+    config = Config.model_validate(config)
     made = studies.rule_all_targets(config)
-    expected = [
-        *studies.study_targets(config, list(config["studies"])),
-        *studies.BY_NAME["section2"].outputs(config),
-        *studies.BY_NAME["istar_estimator"].outputs(config),
-    ]
-    assert made == expected
+    assert made == studies.study_targets(config, [*config.studies, "section2", "istar_estimator"])
     assert made[0] == "results/main/table1.csv" and "results/section2/figure.pdf" in made
-    trimmed = {**config, "studies": ["glue"], "section2": None}
+    trimmed = config.model_copy(update={"studies": ["glue"], "section2": None})
     assert studies.rule_all_targets(trimmed)[:4] == studies.BY_NAME["glue"].outputs(config)
     assert "results/section2/figure.pdf" not in studies.rule_all_targets(trimmed)
 
@@ -117,11 +113,11 @@ def test_every_study_module_is_registered_in_order():
 
 
 @pytest.mark.slow
-def test_each_target_rule_builds_its_records_outputs(tmp_path):
+def test_each_target_rule_builds_its_records_outputs(tmp_path, config):
     """The target rules (the Snakefile's loop over the records) take exactly their records'
     outputs, and rule all the records' (studies.rule_all_targets): one dry run of every
     target."""
-    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    config = Config.model_validate(config)
     specs = [s for s in studies.REGISTRY if s.target]
     args = ["-n", "--forceall", "all", *(s.target for s in specs)]
     dry = run_snakemake(tmp_path, [ROOT / "config.yaml"], None, *args, timeout=900, check=True)

@@ -107,7 +107,7 @@ def differences(old: Any, new: Any, key: str = "") -> list[str]:
     return [d for k in keys for d in differences(old.get(k), new.get(k), f"{key}.{k}".lstrip("."))]
 
 
-def results_of(target: str, config: Mapping[str, Any]) -> list[str]:
+def results_of(target: str, config: Config) -> list[str]:
     """The final files of ``target`` (a study target, else ``rule all``'s) under ``config``."""
     return studies.target_rules(config).get(target) or studies.rule_all_targets(config)
 
@@ -115,15 +115,16 @@ def results_of(target: str, config: Mapping[str, Any]) -> list[str]:
 def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
     """(its target, what it is) of the finished run with other settings whose results a run of
     ``target`` would overwrite; ("", "") if none."""
-    mine, targets = set(results_of(target, config)), (target, "all", *studies.target_rules(config))
+    typed = workflow_config.check_loaded_config(dict(config))
+    mine, targets = set(results_of(target, typed)), (target, "all", *studies.target_rules(typed))
     for recorded in sorted(Path(paths.EFFECTIVE_CONFIG).glob("*.yaml")):
         if recorded.stem not in targets:
             continue
-        before: Mapping[str, Any] = config
+        before = typed
         try:  # through the intake's door: a linked, huge or damaged record is refused
             files, settings = intake.read_effective_config(recorded.parent, recorded.name)
-            workflow_config.check_loaded_config(workflow_config.with_sources(settings))
-            before, changed = settings, differences(settings, config)  # only once it validates
+            checked = workflow_config.check_loaded_config(workflow_config.with_sources(settings))
+            before, changed = checked, differences(settings, config)  # only once it validates
         except (workflow_config.ConfigError, intake.FolderError, OSError) as error:
             files, changed = "", [f"its settings cannot be read ({error})"]
         made = [path for path in results_of(recorded.stem, before) if Path(path).exists()]
@@ -144,7 +145,8 @@ REPORTABLE = ("preview_study", "main_study")
 
 
 def missing_results(target: str, configfiles: list[str]) -> list[str]:
-    config = workflow_config.load_config(configfiles)
+    files = workflow_config.with_sources(workflow_config.load_config_files(configfiles))
+    config = workflow_config.check_loaded_config(files)
     return [path for path in results_of(target, config) if not Path(path).exists()]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy import costs
-from isotropy.configuration import Config
+from isotropy.configuration import Config, Extensions
 from isotropy.traces import evaluation_count
 
 SECTION = "extensions"
@@ -30,10 +30,10 @@ TITLES = {
 QUESTIONS = tuple(TITLES)
 
 
-def heads(section: Mapping[str, Any]) -> list[str]:
+def heads(section: Extensions) -> list[str]:
     """The heads of the grid, in run order: linear, deep<k> for each depth k > 0, triplet."""
-    deep = [f"deep{depth}" for depth in section["depths"] if depth > 0]
-    return ["linear", *deep, *(["triplet"] if section["triplet"]["enabled"] else [])]
+    deep = [f"deep{depth}" for depth in section.depths if depth > 0]
+    return ["linear", *deep, *(["triplet"] if section.triplet.enabled else [])]
 
 
 def depth(head: str) -> int:
@@ -75,12 +75,11 @@ def _alternatives(names) -> str:
     return "|".join(re.escape(str(name)) for name in names) or "^$"  # none: nothing matches
 
 
-def run_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+def run_wildcards(config: Config) -> dict[str, str]:
     """Regular expressions of a run's wildcards: only the configured setups and heads match."""
-    section = config.get(SECTION)
-    if not section:
+    if (section := config.extensions) is None:
         return {"dataset": "^$", "head": "^$"}
-    return {"dataset": _alternatives(section["setups"]), "head": _alternatives(heads(section))}
+    return {"dataset": _alternatives(section.setups), "head": _alternatives(heads(section))}
 
 
 def heldout_wildcards(config: Mapping[str, Any]) -> dict[str, str]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy import configuration
-from isotropy.studies.record import Config, JobCost
+from isotropy.studies.record import JobCost
 from isotropy.workflow import inputs
 
 # Registry order (the claims page's, rule all's); a study module not named here (one defining
@@ -28,18 +28,18 @@ REGISTRY = tuple(spec for module in MODULES for spec in module.STUDIES)
 BY_NAME = {spec.name: spec for spec in REGISTRY}
 
 
-def study_targets(config: Config, names: list[str]) -> list[str]:
+def study_targets(config: configuration.Config, names: list[str]) -> list[str]:
     return [path for name in names for path in BY_NAME[name].outputs(config)]
 
 
-def rule_all_targets(config: Config) -> list[str]:
+def rule_all_targets(config: configuration.Config) -> list[str]:
     """``rule all``'s files: config ``studies``, then every configured ``when_configured`` one."""
-    listed = [n for n in config.get("studies") or () if BY_NAME[n].rule_all == "when_listed"]
-    present = [s.name for s in REGISTRY if s.rule_all == "when_configured" and config.get(s.name)]
-    return study_targets(config, [*listed, *present])
+    listed = [n for n in config.studies if BY_NAME[n].rule_all == "when_listed"]
+    present = [s.name for s in REGISTRY if s.rule_all == "when_configured"]
+    return study_targets(config, [*listed, *(n for n in present if getattr(config, n))])
 
 
-def target_rules(config: Config) -> dict[str, list[str]]:
+def target_rules(config: configuration.Config) -> dict[str, list[str]]:
     return {s.target: s.outputs(config) for s in REGISTRY if s.target}
 
 

@@ -7,28 +7,27 @@ from itertools import product
 from typing import Any
 
 from isotropy import paths
+from isotropy.configuration import Config
 from isotropy.extensions import design
 from isotropy.studies.record import StudySpec
 from isotropy.verdicts.extension_answers import judged_claims
 
 
-def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    if design.SECTION not in config:
+def runs(config: Config) -> list[dict[str, Any]]:
+    if (section := config.extensions) is None:
         return []
-    section = config[design.SECTION]
-    grid = product(design.heads(section), section["setups"], section["seeds"])
+    grid = product(design.heads(section), section.setups, section.seeds)
     return [{"dataset": d, "head": h, "seed": s} for h, d, s in grid]
 
 
-def run_files(config: Mapping[str, Any], artefact: str) -> list[str]:
+def run_files(config: Config, artefact: str) -> list[str]:
     return [paths.extensions_run_file(artefact, **r) for r in runs(config)]
 
 
-def heldout_files(config: Mapping[str, Any], artefact: str) -> list[str]:
-    if design.SECTION not in config:
+def heldout_files(config: Config, artefact: str) -> list[str]:
+    if (section := config.extensions) is None:
         return []
-    section = config[design.SECTION]
-    grid = product(section["heldout"]["setups"], section["seeds"])
+    grid = product(section.heldout.setups, section.seeds)
     return [paths.extensions_heldout_file(artefact, *run) for run in grid]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from itertools import product
 from typing import Any
 
@@ -65,25 +64,24 @@ def verdict_tables(config: Config) -> dict[str, str]:
     return {name: path for (name, path), made in zip(VERDICT_TABLES.items(), made) if made}
 
 
-def outputs(config: Mapping[str, Any]) -> list[str]:
-    if "geometry" not in config:
+def outputs(config: Config) -> list[str]:
+    if (geometry := config.geometry) is None:
         return []
-    geometry = config["geometry"]
-    corpus = geometry["clusters"]["corpus"]["name"]
+    clusters, corpus = geometry.clusters, geometry.clusters.corpus.name
     files = []
-    if geometry["clusters"]["models"] or geometry["clusters"]["static"].get("source"):
+    if clusters.models or clusters.static.source:
         files += [paths.GEOMETRY_COSINE, paths.GEOMETRY_LID]
         figures = ("cosine_by_layer", "lid_by_layer")
         files += [paths.geometry_figure(f, ext) for f in figures for ext in ("pdf", "png")]
-    if geometry["clusters"]["models"]:  # I(W) per layer of every encoder (contextual only)
+    if clusters.models:  # I(W) per layer of every encoder (contextual only)
         files += [paths.GEOMETRY_ISOTROPY]
         files += [paths.geometry_figure("isotropy_by_layer", e) for e in ("pdf", "png")]
-    if geometry["sts"]["models"]:
+    if geometry.sts.models:
         files += [paths.GEOMETRY_STS] + [paths.geometry_figure("sts", e) for e in ("pdf", "png")]
-    if (geometry.get("classification") or {}).get("models"):
+    if geometry.classification.models:
         files.append(paths.GEOMETRY_CLASSIFICATION)
     views = (paths.pca_view_figure, paths.token_views_figure)
-    grid = product(geometry["clusters"]["models"], geometry["seeds"], ("pdf", "png"), views)
+    grid = product(clusters.models, geometry.seeds, ("pdf", "png"), views)
     return files + [view(ext, model, corpus, seed) for model, seed, ext, view in grid]
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from isotropy import paths
+from isotropy.configuration import Config, Istar
 from isotropy.istar import study as istar_study
 from isotropy.readers.tasks import TASKS
 from isotropy.studies.record import StudySpec, finetune_job
@@ -14,25 +15,25 @@ from isotropy.verdicts.measurements.istar import ISTAR_QUANTITIES, istar_measure
 from isotropy.workflow.targets import names_pattern
 
 
-def outputs(section: Mapping[str, Any] | None) -> list[str]:
+def outputs(section: Istar | None) -> list[str]:
     """runs.csv and Figures 5-7 (7 only when its task is run), each with the table it draws."""
     if not section:
         return []
     figures = ["figure5", "figure6"]
-    if section["figure7_task"] in section["tasks"]:
+    if section.figure7_task in section.tasks:
         figures.append("figure7")
     files = [paths.istar_figure(figure, ext) for figure in figures for ext in ("pdf", "png", "csv")]
     return [paths.ISTAR_RUNS, *files]
 
 
-def estimator_outputs(config: Mapping[str, Any]) -> list[str]:
+def estimator_outputs(config: Config) -> list[str]:
     """The poster's figures 1-4, its shapes, and their tables (Figure 1: figure1_encoders)."""
-    if not config.get("istar_estimator"):
+    if not config.istar_estimator:
         return []
     names = ["figure4.pdf", "figure4.png", "figure4_zeta.csv", "figure4_batches.csv"]
     names += ["figures2_3.pdf", "figures2_3.png", "figures2_3.csv", "figures2_3_points.csv"]
     names += ["shapes.pdf", "shapes.png", "shapes.csv", "shapes_points.csv"]
-    if config["istar_estimator"].get("figure1_encoders"):
+    if config.istar_estimator.figure1_encoders:
         names += ["figure1.pdf", "figure1.png", "figure1.csv", "figure1_summary.csv"]
     return [paths.istar_estimator_file(name) for name in names]
 
@@ -92,7 +93,7 @@ CLAIMS = (
 STUDIES = (
     StudySpec(
         name="istar",
-        outputs=lambda config: outputs(config.get("istar")),
+        outputs=lambda config: outputs(config.istar),
         job_costs={"finetune": finetune_job("istar")},
         # the grid's runs.csv, when the section configures runs
         verdict_inputs=lambda config: (

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy import paths
+from isotropy.configuration import Config
 from isotropy.rajaee_cls.results import claim_values, paired_differences
 from isotropy.statistics import Claim
 from isotropy.studies.record import StudySpec, finetune_job, section_files
@@ -21,13 +22,13 @@ from isotropy.verdicts.measurements.sts import rajaee_cls_measurements
 GEOMETRY_CPU_SECONDS = 1.0
 
 
-def runs(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    section = config.get("rajaee_cls") or {}
-    grid = product(*(section.get(axis, ()) for axis in ("models", "tasks", "methods", "seeds")))
+def runs(config: Config) -> list[dict[str, Any]]:
+    section = config.rajaee_cls
+    grid = product(section.models, section.tasks, section.methods, section.seeds)
     return [dict(zip(("model", "task", "method", "seed"), run)) for run in grid]
 
 
-def run_files(config: Mapping[str, Any]) -> list[str]:
+def run_files(config: Config) -> list[str]:
     return [paths.rajaee_cls_run_file("metrics.json", **r) for r in runs(config)]
 
 

@@ -9,7 +9,6 @@ from typing import Any, Literal
 from isotropy import configuration, costs
 from isotropy.readers.tasks import TASKS
 
-Config = Mapping[str, Any]
 # A job's wall seconds from the configuration, its wildcards and the pace (None: not measured).
 JobCost = Callable[[configuration.Config, Mapping[str, Any], costs.Pace], float | None]
 
@@ -19,7 +18,7 @@ class StudySpec:
     """One study; its ``name`` is also its config section."""
 
     name: str
-    outputs: Callable[[Config], list[str]]  # its final files
+    outputs: Callable[[configuration.Config], list[str]]  # its final files
     rules: str = ""  # the rule file the Snakefile includes for it; "": rules/<name>.smk
     # named in config ``studies``, built whenever its section is present, or never
     rule_all: Literal["when_listed", "when_configured", "never"] = "when_listed"
@@ -43,9 +42,9 @@ class StudySpec:
 
 def section_files(
     section: str, file: Callable[[str], str], names: Sequence[str]
-) -> Callable[[Config], list[str]]:
+) -> Callable[[configuration.Config], list[str]]:
     """``outputs``: ``file(name)`` of each of ``names``; none without its config ``section``."""
-    return lambda config: [file(name) for name in names] if config.get(section) else []
+    return lambda config: [file(name) for name in names] if getattr(config, section) else []
 
 
 def finetune_cpu_seconds(
