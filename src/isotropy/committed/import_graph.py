@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -82,11 +82,11 @@ def floor(name: str) -> int:
     return FLOORS.get(package_of(name) if name.startswith("isotropy.") else name, 0)
 
 
-def graph_block(packages: Mapping[str, Iterable[str]]) -> str:
+def graph_block(package: Path = PACKAGE) -> str:
     """docs/architecture.md's package graph, by floor: ``floor package -> what it imports``;
     every study's package is one node, ``<study>``, which a new study leaves as it is."""
-    node, merged = dict.fromkeys(study_packages(), "<study>"), dict[str, set[str]]()
-    for name, targets in packages.items():
+    node, merged = dict.fromkeys(study_packages(package), "<study>"), dict[str, set[str]]()
+    for name, targets in package_graph(file_graph(package)).items():
         merged.setdefault(node.get(name, name), set()).update(node.get(t, t) for t in targets)
     lines = []
     for name in sorted(set(merged) - {"isotropy"}, key=lambda p: (floor(p), p)):
