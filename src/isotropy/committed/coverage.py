@@ -279,8 +279,7 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
             }
         for claim, setups in claims.items():
             named.setdefault(claim, set()).update(setups)
-    identities = {c: s for c, s in named.items() if c.startswith("identity ")}
-    named = identities if kind == "formula" else {c: named[c] for c in set(named) - set(identities)}
+    named = {c: s for c, s in named.items() if c.startswith("identity ") == (kind == "formula")}
     if (needs := RULES[status][1]) and not reads & needs:
         problems.append(f"{item}: {status} ({kind}) needs a check reading one of {sorted(needs)}")
     wanted = int(row.get("setups") or 1)
@@ -316,8 +315,7 @@ def cell(text: str) -> str:
 def _held_up_by(row, root: Path) -> str:
     cited = _cited(root, row)
     counted = Counter(outcome(root, check, cited)[3] for check in checks_of(row))
-    counted.pop("", None)
-    return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–")
+    return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items() if w) or "–")
 
 
 def parts(root: Path = ROOT) -> list[Any]:

@@ -23,24 +23,17 @@ def study_packages(package: Path = PACKAGE) -> tuple[str, ...]:
     return tuple(sorted(r.stem for r in records if (package / r.stem / "__init__.py").is_file()))
 
 
-FLOORS: dict[str, int] = {
-    **dict.fromkeys(FOUNDATION, 0),
-    # the data layer: raw sources, tables, vectors (it imports no study)
-    **dict.fromkeys(("sources", "readers", "embeddings", "standins"), 1),
-    # the science: metrics, optimisation, fine-tuning and the studies' own packages
-    **dict.fromkeys(
-        ("metrics", "transforms", "optimize", "finetune", "traces", "summaries", "sensitivity"), 2
-    ),
-    **dict.fromkeys((*study_packages(), "<study>"), 2),
-    # figures of what the science computed
-    **dict.fromkeys(("plots", "reporting"), 3),
-    # the verdicts on it, which the science never imports
-    "verdicts": 4,
-    # what Snakemake asks while it parses
-    "workflow": 5,
-    # the study records over it (each study's targets, estimate, verdict inputs), the tools
-    **dict.fromkeys(("studies", "estimate", "audit", "committed"), 6),
-}
+SCIENCE = ("metrics", "transforms", "optimize", "finetune", "traces", "summaries", "sensitivity")
+LAYERS = (  # by floor, lowest first
+    FOUNDATION,
+    ("sources", "readers", "embeddings", "standins"),  # the data layer: it imports no study
+    (*SCIENCE, *study_packages(), "<study>"),  # the science, the studies' own packages too
+    ("plots", "reporting"),  # figures of what the science computed
+    ("verdicts",),  # the verdicts on it, which the science never imports
+    ("workflow",),  # what Snakemake asks while it parses
+    ("studies", "estimate", "audit", "committed"),  # the study records over it, the tools
+)
+FLOORS = {name: floor for floor, names in enumerate(LAYERS) for name in names}
 
 
 def dotted(path: Path, package: Path = PACKAGE) -> str:
