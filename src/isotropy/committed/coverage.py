@@ -197,7 +197,7 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
             words = {
                 "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
             }
-            read = "stand-in" if known["stand_in"] else "below scale" if short else "equal"
+            read = ("below scale" if short else "equal") if known["paper_models"] else "stand-in"
             said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
             return {read}, {file: words} if read == "equal" else {}, [], said
         selected, problems = select(root, file, conditions)
@@ -237,7 +237,7 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
         read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
         # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
         said = cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values()))
-        if said or (known and (known["stand_in"] or setup and not on_paper(known, setup))):
+        if said or (known and (not known["paper_models"] or setup and not on_paper(known, setup))):
             read = "stand-in"  # the cells say so, or the record's models (of the setup)
         elif tiny or known is None or not setup:  # nothing known of the run or the setup
             read = "tiny" if tiny else {"equal": "computed", "for": "undecided"}.get(read, read)
@@ -259,9 +259,8 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
 
 
 def row_problems(row, root: Path = ROOT) -> list[str]:
-    """Why a row's checks do not hold it up, or read against its status (empty: they fit).
-    *Reproduced* is computed: every claim the row names counted, on the paper's model and data
-    at its scale, each in as many setups as its statement covers."""
+    """Why a row's checks do not hold it up or read against its status; *reproduced*: every claim
+    it names counted, on the paper's model and data at its scale, in every setup it states."""
     item, status, kind = row["id"], row["status"], row.get("kind", "") or "empirical"
     if status not in STATUSES or kind not in KINDS:
         return [f"{item}: status {status!r} or kind {kind!r} is none of {STATUSES + KINDS}"]

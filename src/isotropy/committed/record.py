@@ -33,7 +33,7 @@ STUDY_OF = dict(rajaee_cls="geometry", extensions="main", sensitivity="main", id
 def run_facts(root: Path, record: str) -> dict[str, Any]:
     """A committed run's facts, read alike from every record (what it leaves out: config.yaml):
     its ``paper_models``, those it ran that are pinned, named (by id or paper name) in its
-    study's rows of config/published_values.csv and no stand-in; ``stand_in``: none of them."""
+    study's rows of config/published_values.csv and no stand-in (none: the run is a stand-in)."""
     found, base = read_json(root, record), read_yaml(root, "config.yaml")
     run = Path(record).stem.removesuffix("_run").removesuffix("_record")
     published = read_published()
@@ -61,7 +61,6 @@ def run_facts(root: Path, record: str) -> dict[str, Any]:
         paper_models=paper_models,
         encoder_of={d: s["encoder"] for d, s in setups.items()},
         stand_ins=stand_ins,
-        stand_in=not paper_models,
     )
 
 
