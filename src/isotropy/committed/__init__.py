@@ -13,21 +13,14 @@ from isotropy.committed.record import CommittedRun, Page, page_markers
 from isotropy.configuration import reference
 
 
-def _code_pages(name: str, page: str, text: Callable[[], str], what: str) -> CommittedRun:
-    """A run of no files: a page's block rendered from the code itself."""
-    page_of_code = Page(Path(page), lambda _: [text()], page_markers(what))
-    return CommittedRun(name=name, pages=(page_of_code,))
+def _code_pages(name: str, text: Callable[[], str], what: str) -> CommittedRun:
+    """A run of no files: docs/<name>.md's block ``what`` rendered from the code itself."""
+    page = Page(Path(f"docs/{name}.md"), lambda _: [text()], page_markers(what))
+    return CommittedRun(name=name, pages=(page,))
 
 
-ARCHITECTURE = _code_pages(
-    "architecture",
-    "docs/architecture.md",
-    lambda: graph.graph_block(graph.package_graph(graph.file_graph())),
-    "package graph",
-)
-CONFIGURATION = _code_pages(
-    "configuration", "docs/configuration.md", reference.reference, "key reference"
-)
+ARCHITECTURE = _code_pages("architecture", graph.graph_block, "package graph")
+CONFIGURATION = _code_pages("configuration", reference.reference, "key reference")
 # The coverage page last: it reads the others.
 REGISTRY = tuple(
     module.COMMITTED for module in (main, glue, extensions, sensitivity, rajaee_cls, istar_gpu)

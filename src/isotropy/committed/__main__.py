@@ -1,5 +1,4 @@
-"""``python -m isotropy.committed check|write|copy``: every committed run's checksums and pages
-(:mod:`isotropy.committed`)."""
+"""``python -m isotropy.committed check|write|copy``: every committed run's checksums and pages."""
 
 from __future__ import annotations
 

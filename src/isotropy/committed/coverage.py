@@ -26,6 +26,7 @@ from isotropy.verdicts.tolerances import NEAR_GUARANTEED, ON_STAND_IN, near_guar
 ROOT = Path(__file__).resolve().parents[3]
 DATA = Path("docs/coverage.csv")
 PAGE = Path("docs/coverage.md")
+OURS = "The project's own additions (not items of the papers)"  # the title of the "ours:" rows
 # ``setups``: how many setups the statement covers (empty: one)
 COLUMNS = "id paper item statement status checks produced_by why kind setups".split()
 PUBLISHED = "config/published_values.csv"
@@ -45,20 +46,22 @@ CLASSES = {  # a verdict's class by the words it starts with (after its mark)
     "for": (st.SUPPORTED, st.AGREES, st.CONSISTENT),
     "stand-in": ("stand-in",),
 }
-# What a status allows its checks to read, and what it needs one of (reproduced: computed in
+# Each status: what its checks may read, and what it needs one of (reproduced: computed in
 # :func:`row_problems`; a formula only by identities). ``tiny``: a table of the tiny test run
 # (tests/golden/), never the paper's scale.
 ANY = {"undecided", "computed", "stand-in", "tiny"}
-ALLOWED = {"reproduced": {"for", "equal", "computed"}}
-ALLOWED["not reproduced"] = {"against", "undecided", "computed"}
-ALLOWED |= {"not judged": ANY | {"for", "equal", "near-guaranteed", "below scale"}}
-ALLOWED |= {"stand-in": ANY | {"against", "for"}, "online or GPU only": {"tiny", "plan"}}
-ALLOWED |= {"no counterpart": set()}
-STATUSES, KINDS = tuple(ALLOWED), ("empirical", "formula")
+RULES = {
+    "reproduced": ({"for", "equal", "computed"}, {"for", "equal"}),
+    "not reproduced": ({"against", "undecided", "computed"}, {"against"}),
+    "not judged": (ANY | {"for", "equal", "near-guaranteed", "below scale"}, set()),
+    "stand-in": (ANY | {"against", "for"}, {"stand-in"}),
+    "online or GPU only": ({"tiny", "plan"}, {"plan"}),
+    "no counterpart": (set(), set()),
+}
+STATUSES, KINDS = tuple(RULES), ("empirical", "formula")
 TAGS = {"stand-in": ON_STAND_IN, "below scale": "below the scale"}
 TAGS["near-guaranteed"] = NEAR_GUARANTEED
-NEEDS = {"reproduced": {"for", "equal"}, "not reproduced": {"against"}}
-NEEDS |= {"stand-in": {"stand-in"}, "online or GPU only": {"plan"}}
+SETUP = ("setup", "setup (ours)", "encoder", "model", "dataset", "task")  # a table row's setup
 
 
 def rows(root: Path = ROOT) -> pd.DataFrame:
@@ -76,11 +79,6 @@ def rows(root: Path = ROOT) -> pd.DataFrame:
             where = f"{DATA}, row {number}, column {min(len(line), len(header)) + 1}"
             raise ValueError(f"{where}: {len(line)} cells, the header has {len(header)}")
     return pd.DataFrame(found[1:], columns=header, dtype=str)
-
-
-def papers(data: pd.DataFrame) -> list[str]:
-    """The papers of the rows, in the order they first appear (a new study's paper is a row)."""
-    return list(dict.fromkeys(data.loc[~data["id"].str.startswith("ours:"), "paper"]))
 
 
 def checks_of(row) -> list[str]:
@@ -133,9 +131,8 @@ def record_of(root: Path, file: str) -> str | None:
     """The committed record of a docs/ table: its page's run's, or the one listing the file."""
     from isotropy.committed import REGISTRY  # the registry holds this module's run
 
-    for run in REGISTRY:
-        if any(str(p.path) == file for p in run.pages) and run.records:
-            return str(run.records[0].path)
+    for run in (r for r in REGISTRY if r.records and any(str(p.path) == file for p in r.pages)):
+        return str(run.records[0].path)
     for path in sorted((root / "docs/data").glob("*.json")):
         named = intake.read_json(root, f"docs/data/{path.name}")
         if file in named.get("files_sha256", {}) or named.get("file") == file:
@@ -159,11 +156,6 @@ def on_paper(known: dict[str, Any], setup: str) -> bool:
     encoders |= {encoder_of[p] for p in parts if p in encoder_of}
     labels = any(f"{p}_labels" in known["stand_ins"] for p in parts)
     return bool(encoders) and encoders <= known["paper_models"] and not labels
-
-
-def setup_of(row: dict[str, str]) -> str:
-    columns = ("setup", "setup (ours)", "encoder", "model", "dataset", "task")
-    return "/".join(row[c] for c in columns if row.get(c))
 
 
 def _cited(root: Path, row) -> pd.DataFrame:
@@ -205,7 +197,7 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
             words = {
                 "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
             }
-            read = "stand-in" if known["stand_in"] else "below scale" if short else "equal"
+            read = ("below scale" if short else "equal") if known["paper_models"] else "stand-in"
             said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
             return {read}, {file: words} if read == "equal" else {}, [], said
         selected, problems = select(root, file, conditions)
@@ -240,12 +232,12 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
     known = None if tiny or not (record := record_of(root, file)) else run_facts(root, record)
     short = below_scale(known) if known else ""
     for cells in selected.to_dict("records"):
-        verdict, setup = cells.get("verdict"), setup_of(cells)
+        verdict, setup = cells.get("verdict"), "/".join(cells[c] for c in SETUP if cells.get(c))
         read = verdict_class(verdict) if verdict else "equal" if _equal(conditions, cited) else ""
         read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
         # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
         said = cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values()))
-        if said or (known and (known["stand_in"] or setup and not on_paper(known, setup))):
+        if said or (known and (not known["paper_models"] or setup and not on_paper(known, setup))):
             read = "stand-in"  # the cells say so, or the record's models (of the setup)
         elif tiny or known is None or not setup:  # nothing known of the run or the setup
             read = "tiny" if tiny else {"equal": "computed", "for": "undecided"}.get(read, read)
@@ -259,7 +251,7 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
             shown.add(word if tagged else f"{word} ({tag})")
         if read in ("for", "equal"):
             key = cells.get("claim") or cells.get("statistic") or cells.get("quantity") or file
-            claims.setdefault(key, set()).add(setup_of(cells))
+            claims.setdefault(key, set()).add(setup)
     words = {"stand-in": ON_STAND_IN, "equal": "equals the paper's"}
     said = next((w for r, w in words.items() if r in reads), "computed")
     name = f"{Path(file).name}{' (tiny run)' if tiny else ''}"
@@ -267,9 +259,8 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
 
 
 def row_problems(row, root: Path = ROOT) -> list[str]:
-    """Why a row's checks do not hold it up, or read against its status (empty: they fit).
-    *Reproduced* is computed: every claim the row names counted, on the paper's model and data
-    at its scale, each in as many setups as its statement covers."""
+    """Why a row's checks do not hold it up or read against its status; *reproduced*: every claim
+    it names counted, on the paper's model and data at its scale, in every setup it states."""
     item, status, kind = row["id"], row["status"], row.get("kind", "") or "empirical"
     if status not in STATUSES or kind not in KINDS:
         return [f"{item}: status {status!r} or kind {kind!r} is none of {STATUSES + KINDS}"]
@@ -278,26 +269,21 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
         read, claims, found, _ = outcome(root, check, _cited(root, row))
         problems += [f"{item}: {p}" for p in found]
         reads |= read
-        if (against := read - ALLOWED[status]) and status != "reproduced":
+        if (against := read - RULES[status][0]) and status != "reproduced":
             problems.append(f"{item}: {status}, yet {check} reads {sorted(against)}")
-        unmet += [f"{check} reads {sorted(r)}" for r in [read - ALLOWED["reproduced"]] if r]
+        unmet += [f"{check} reads {sorted(r)}" for r in [read - RULES["reproduced"][0]] if r]
         if check.endswith(".json"):  # a record holds up only the protocol the statement states
             claims = {
                 c: {"run"} for c, w in claims.items() if all(p in row["statement"] for p in w)
             }
         for claim, setups in claims.items():
             named.setdefault(claim, set()).update(setups)
-    identities = {c: s for c, s in named.items() if c.startswith("identity ")}
-    named = identities if kind == "formula" else {c: named[c] for c in set(named) - set(identities)}
-    needs = NEEDS.get(status, set())
-    if needs and not reads & needs:
+    named = {c: s for c, s in named.items() if c.startswith("identity ") == (kind == "formula")}
+    if (needs := RULES[status][1]) and not reads & needs:
         problems.append(f"{item}: {status} ({kind}) needs a check reading one of {sorted(needs)}")
     wanted = int(row.get("setups") or 1)
-    unmet += [
-        f"{c} holds in {len(s)} setup(s), the statement covers {wanted}"
-        for c, s in named.items()
-        if len(s) < wanted
-    ]
+    short = {c: len(s) for c, s in named.items() if len(s) < wanted}
+    unmet += [f"{c} holds in {n} setup(s), the statement covers {wanted}" for c, n in short.items()]
     lacks = "no identity holds on data" if kind == "formula" else "no check reads for it"
     unmet += [f"{lacks} on the paper's model and data at its scale"] * (not named)
     if status == "reproduced":
@@ -321,16 +307,14 @@ def _short(verdict: str) -> str:
 
 
 def cell(text: str) -> str:
-    """``text`` safe in one Markdown table cell: one line, no comment opened (``|``: the
-    table writer's)."""
+    """``text`` in one Markdown table cell: one line, no comment opened (``|``: the writer's)."""
     return " ".join(str(text).split()).replace("<!--", "&lt;!--")
 
 
 def _held_up_by(row, root: Path) -> str:
     cited = _cited(root, row)
     counted = Counter(outcome(root, check, cited)[3] for check in checks_of(row))
-    counted.pop("", None)
-    return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items()) or "–")
+    return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items() if w) or "–")
 
 
 def parts(root: Path = ROOT) -> list[Any]:
@@ -340,20 +324,19 @@ def parts(root: Path = ROOT) -> list[Any]:
     raw = rows(root)
     data = raw.map(cell)
     ours = data["id"].str.startswith("ours:")
-    counts = pd.crosstab(data["paper"].where(~ours, "ours"), data["status"])
-    counts = counts.reindex(index=[*papers(data), "ours"], columns=STATUSES).fillna(0).astype(int)
+    group = data["paper"].where(~ours, "ours")
+    counts = pd.crosstab(group, data["status"])
+    papers = [*dict.fromkeys(data.loc[~ours, "paper"]), "ours"]  # in the order they appear
+    counts = counts.reindex(index=papers, columns=STATUSES).fillna(0).astype(int)
     found: list[Any] = [counts.assign(items=counts.sum(axis=1)).reset_index()]
     for paper in found[0]["paper"]:
-        part = data[ours] if paper == "ours" else data[(data["paper"] == paper) & ~ours]
+        part = data[group == paper]
         prefixes = set(part["id"].str.split(":").str[0] + ":")
         prefix = prefixes.pop() if len(prefixes) == 1 else ""  # said once, in the header
         shown = {f"id{f' (`{prefix}…`)' if prefix else ''}": part["id"].str.removeprefix(prefix)}
         shown |= {"item": part["item"] + ": " + part["statement"], "status": part["status"]}
-        held = [_held_up_by(raw.loc[index], root) for index in part.index]
-        title = (
-            "The project's own additions (not items of the papers)" if paper == "ours" else paper
-        )
-        found += [f"## {title}\n", pd.DataFrame(shown).assign(**{"held up by": held})]
+        shown["held up by"] = [_held_up_by(raw.loc[index], root) for index in part.index]
+        found += [f"## {OURS if paper == 'ours' else paper}\n", pd.DataFrame(shown)]
     return found
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -23,24 +23,17 @@ def study_packages(package: Path = PACKAGE) -> tuple[str, ...]:
     return tuple(sorted(r.stem for r in records if (package / r.stem / "__init__.py").is_file()))
 
 
-FLOORS: dict[str, int] = {
-    **dict.fromkeys(FOUNDATION, 0),
-    # the data layer: raw sources, tables, vectors (it imports no study)
-    **dict.fromkeys(("sources", "readers", "embeddings", "standins"), 1),
-    # the science: metrics, optimisation, fine-tuning and the studies' own packages
-    **dict.fromkeys(
-        ("metrics", "transforms", "optimize", "finetune", "traces", "summaries", "sensitivity"), 2
-    ),
-    **dict.fromkeys((*study_packages(), "<study>"), 2),
-    # figures of what the science computed
-    **dict.fromkeys(("plots", "reporting"), 3),
-    # the verdicts on it, which the science never imports
-    "verdicts": 4,
-    # what Snakemake asks while it parses
-    "workflow": 5,
-    # the study records over it (each study's targets, estimate, verdict inputs), the tools
-    **dict.fromkeys(("studies", "estimate", "audit", "committed"), 6),
-}
+SCIENCE = ("metrics", "transforms", "optimize", "finetune", "traces", "summaries", "sensitivity")
+LAYERS = (  # by floor, lowest first
+    FOUNDATION,
+    ("sources", "readers", "embeddings", "standins"),  # the data layer: it imports no study
+    (*SCIENCE, *study_packages(), "<study>"),  # the science, the studies' own packages too
+    ("plots", "reporting"),  # figures of what the science computed
+    ("verdicts",),  # the verdicts on it, which the science never imports
+    ("workflow",),  # what Snakemake asks while it parses
+    ("studies", "estimate", "audit", "committed"),  # the study records over it, the tools
+)
+FLOORS = {name: floor for floor, names in enumerate(LAYERS) for name in names}
 
 
 def dotted(path: Path, package: Path = PACKAGE) -> str:
@@ -82,11 +75,11 @@ def floor(name: str) -> int:
     return FLOORS.get(package_of(name) if name.startswith("isotropy.") else name, 0)
 
 
-def graph_block(packages: Mapping[str, Iterable[str]]) -> str:
+def graph_block(package: Path = PACKAGE) -> str:
     """docs/architecture.md's package graph, by floor: ``floor package -> what it imports``;
     every study's package is one node, ``<study>``, which a new study leaves as it is."""
-    node, merged = dict.fromkeys(study_packages(), "<study>"), dict[str, set[str]]()
-    for name, targets in packages.items():
+    node, merged = dict.fromkeys(study_packages(package), "<study>"), dict[str, set[str]]()
+    for name, targets in package_graph(file_graph(package)).items():
         merged.setdefault(node.get(name, name), set()).update(node.get(t, t) for t in targets)
     lines = []
     for name in sorted(set(merged) - {"isotropy"}, key=lambda p: (floor(p), p)):
