@@ -1,6 +1,5 @@
 """The I-STAR grids run on one GPU, committed (``istar_gpu_*``: the largest subset one call
-fitted; ``istar_gpu_whole_*``: the whole training split), and docs/istar-gpu.md rendered from
-them by a workflow run's verdict code."""
+fitted; ``istar_gpu_whole_*``: the whole split), and docs/istar-gpu.md rendered from them."""
 
 from __future__ import annotations
 
@@ -79,7 +78,7 @@ def _steps(record: dict[str, Any], costs: pd.Series) -> list[Any]:
     """Milliseconds per optimiser step of each regulariser, and its ratio to plain."""
     wall, cpu = (pd.Series([costs[f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s"))
     first = record["calls"][0]
-    return [
+    shown = [
         f"Seconds per optimiser step on {first['device']} (batch "
         f"{first['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
         "same batches, measured in the grid's first call:",
@@ -92,16 +91,14 @@ def _steps(record: dict[str, Any], costs: pd.Series) -> list[Any]:
                 "× plain (wall)": (wall / costs["step_s_none"]).map("{:.3f}".format),
             }
         ),
-    ] + (
-        [
+    ]
+    if (wall.iloc[0] > wall.iloc[1:]).all():
+        shown.append(
             "The plain step timed slower than both penalised ones, which do more work, so these "
             "timings do not measure the penalty's overhead (plain is timed first in each round; "
-            "the cause was not isolated).",
-            "",
-        ]
-        if (wall.iloc[0] > wall.iloc[1:]).all()
-        else []
-    )
+            "the cause was not isolated).\n"
+        )
+    return shown
 
 
 def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
@@ -222,8 +219,7 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
 
 
 def parts(root: Path) -> list[Any]:
-    """The subset grid (Figures 5-7's counterparts, costs, claims), then the whole split beside
-    it, and the correlation on both grids."""
+    """The subset grid, then the whole split beside it, then the correlation on both grids."""
     (record, runs, costs), (whole_record, whole, whole_costs) = (
         committed_files(root, *(grid_files(p)[i] for i in (4, 0, 2))) for p in OVERLAY
     )

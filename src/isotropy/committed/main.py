@@ -1,6 +1,5 @@
-"""The main study's run at the paper's protocol, committed (``docs/data/main_*``), and
-docs/main-study.md's table and the README's headline lines rendered from it, with the same runs
-repeated on another device (``benchmarks/main_on_device.py``)."""
+"""The main study's run at the paper's protocol and its repeat on a GPU, committed, and
+docs/main-study.md's table and the README's headline lines rendered from them."""
 
 from __future__ import annotations
 

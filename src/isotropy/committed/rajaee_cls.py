@@ -1,6 +1,5 @@
-"""The Rajaee CLS study's default grid and its CPU cause sweep, committed (run ``rajaee_cls``),
-the five-seed sweep on a GPU (run ``rajaee_cls_gpu``), and docs/rajaee-cls.md's tables rendered
-from them."""
+"""The Rajaee CLS grid and CPU cause sweep (run ``rajaee_cls``) and the five-seed GPU sweep (run
+``rajaee_cls_gpu``), committed, and docs/rajaee-cls.md's tables rendered from them."""
 
 from __future__ import annotations
 
