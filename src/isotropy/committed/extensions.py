@@ -20,10 +20,12 @@ RUN = DATA / "extensions_run.json"
 DOC = Path("docs/extensions.md")
 
 
-def answers(seeds: pd.DataFrame) -> pd.DataFrame:
-    """Every claim row with its mean's interval and its verdict, as the page shows it."""
+def answers_parts(seeds: pd.DataFrame, run: dict) -> list[Any]:
+    """What ran, then every claim row with its mean's interval and its verdict."""
+    counts = seeds.groupby("question", sort=False)["seed"].nunique().to_dict()
+    ran = ", ".join(f"{question}: {n} seeds" for question, n in counts.items())
     table = claims_table(seeds)
-    return pd.DataFrame(
+    shown = pd.DataFrame(
         {
             "claim": "`" + table["claim"] + "`",
             "setup": table["setup"],
@@ -31,13 +33,7 @@ def answers(seeds: pd.DataFrame) -> pd.DataFrame:
             "verdict": "*" + table["verdict"] + "*",
         }
     )
-
-
-def answers_parts(seeds: pd.DataFrame, run: dict) -> list[Any]:
-    counts = seeds.groupby("question", sort=False)["seed"].nunique().to_dict()
-    ran = ", ".join(f"{question}: {n} seeds" for question, n in counts.items())
-    head = f"Run: {run['run']}. Per-seed values: `{SEEDS.as_posix()}` ({ran})."
-    return [head, "", answers(seeds)]
+    return [f"Run: {run['run']}. Per-seed values: `{SEEDS.as_posix()}` ({ran}).", "", shown]
 
 
 def load(root: Path = Path(".")) -> tuple[pd.DataFrame, dict]:

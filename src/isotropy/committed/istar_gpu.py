@@ -1,6 +1,5 @@
 """The I-STAR grids run on one GPU, committed (``istar_gpu_*``: the largest subset one call
-fitted; ``istar_gpu_whole_*``: the whole training split), and docs/istar-gpu.md rendered from
-them by a workflow run's verdict code."""
+fitted; ``istar_gpu_whole_*``: the whole split), and docs/istar-gpu.md rendered from them."""
 
 from __future__ import annotations
 
@@ -79,7 +78,7 @@ def _steps(record: dict[str, Any], costs: pd.Series) -> list[Any]:
     """Milliseconds per optimiser step of each regulariser, and its ratio to plain."""
     wall, cpu = (pd.Series([costs[f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s"))
     first = record["calls"][0]
-    return [
+    shown = [
         f"Seconds per optimiser step on {first['device']} (batch "
         f"{first['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
         "same batches, measured in the grid's first call:",
@@ -92,16 +91,14 @@ def _steps(record: dict[str, Any], costs: pd.Series) -> list[Any]:
                 "× plain (wall)": (wall / costs["step_s_none"]).map("{:.3f}".format),
             }
         ),
-    ] + (
-        [
+    ]
+    if (wall.iloc[0] > wall.iloc[1:]).all():
+        shown.append(
             "The plain step timed slower than both penalised ones, which do more work, so these "
             "timings do not measure the penalty's overhead (plain is timed first in each round; "
-            "the cause was not isolated).",
-            "",
-        ]
-        if (wall.iloc[0] > wall.iloc[1:]).all()
-        else []
-    )
+            "the cause was not isolated).\n"
+        )
+    return shown
 
 
 def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
@@ -222,24 +219,20 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
 
 
 def parts(root: Path) -> list[Any]:
+    """The subset grid, then the whole split beside it, then the correlation on both grids."""
     (record, runs, costs), (whole_record, whole, whole_costs) = (
         committed_files(root, *(grid_files(p)[i] for i in (4, 0, 2))) for p in OVERLAY
     )
     costs, whole_costs = costs.iloc[0], whole_costs.iloc[0]
     rows = record["calls"][0]["istar"]["training"]["train_subset"]
     grids = {f"{rows:,} rows": runs, "whole split": whole}
-    return [
-        *_subset_parts(root, record, runs, costs),
-        *_whole_parts(root, (whole_record, whole, whole_costs), rows, grids),
-    ]
-
-
-def _subset_parts(root: Path, record: dict, runs: pd.DataFrame, costs: pd.Series) -> list[Any]:
-    """The page's sections on the subset grid: Figures 5-7's counterparts, costs, claims."""
     main = read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
     metric, isoscore, twonn = (_by_lambda(runs, column) for column in QUANTITIES)
     claims, details = _claim_tables(runs, record, grid_files(SUBSET)[0])
+    whole_claims, whole_details = _claim_tables(whole, whole_record, grid_files(WHOLE)[0])
+    # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
+    per_run = _walls(whole_record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     return [
         _summary(record, runs, root, SUBSET),
         "",
@@ -279,16 +272,6 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame, costs: pd.Series
         "",
         details,
         "",
-    ]
-
-
-def _whole_parts(root: Path, whole_grid: tuple, rows: int, grids: dict) -> list[Any]:
-    """The page's sections on the whole training split, and the correlation on both grids."""
-    whole_record, whole, whole_costs = whole_grid
-    whole_claims, whole_details = _claim_tables(whole, whole_record, grid_files(WHOLE)[0])
-    # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
-    per_run = _walls(whole_record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
-    return [
         f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})",
         "",
         _summary(whole_record, whole, root, WHOLE),

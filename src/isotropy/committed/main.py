@@ -1,6 +1,5 @@
-"""The main study's run at the paper's protocol, committed (``docs/data/main_*``), and
-docs/main-study.md's table and the README's headline lines rendered from it, with the same runs
-repeated on another device (``benchmarks/main_on_device.py``)."""
+"""The main study's run at the paper's protocol and its repeat on a GPU, committed, and
+docs/main-study.md's table and the README's headline lines rendered from them."""
 
 from __future__ import annotations
 
@@ -12,15 +11,8 @@ from typing import Any
 import pandas as pd
 
 from isotropy.committed import optimisation
+from isotropy.committed import record as committed
 from isotropy.committed.optimisation import seed_ends, seeds_vary, signed
-from isotropy.committed.record import (
-    DATA,
-    Checksums,
-    CommittedRun,
-    Page,
-    committed_files,
-    page_markers,
-)
 from isotropy.io import checked_record
 from isotropy.metrics import registry
 from isotropy.statistics import AGREES, CONSISTENT, TREND_SESOI, TREND_SOURCE
@@ -32,15 +24,15 @@ RUN = optimisation.checksums("main").path
 DOC = Path("docs/main-study.md")
 # The committed run's §3.2 verdicts, for the report to show beside a run's own (rule
 # copy_committed_verdicts copies it into the results folder).
-VERDICTS = DATA / "main_verdicts.csv"
+VERDICTS = committed.DATA / "main_verdicts.csv"
 README = Path("README.md")
 # The comparison rows this page reports: §3.2's correlations of IsoScore with the silhouette.
 CORRELATIONS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
 # The claims it reports: §3's trends over training, and that seeds agree.
 TRENDS = ("silhouette_rises", "isoscore_falls", "seeds_agree")
 # The same runs repeated on one H100, compared with the committed CPU run step by step.
-H100_TRACES = DATA / "main_traces_h100.csv.gz"
-H100_RUN = DATA / "main_h100_run.json"
+H100_TRACES = committed.DATA / "main_traces_h100.csv.gz"
+H100_RUN = committed.DATA / "main_h100_run.json"
 VALUES = list(registry.trace_columns())  # loss, accuracy, then every registered metric
 
 
@@ -112,7 +104,8 @@ def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
 
 
 def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
-    record, (h100, other) = checked_record(root, RUN), committed_files(root, H100_RUN, H100_TRACES)
+    record = checked_record(root, RUN)
+    h100, other = committed.committed_files(root, H100_RUN, H100_TRACES)
     traces = optimisation.committed_tables("main", root)["main_traces"]
     table = device_differences(traces, other)
     device = pd.DataFrame({"setup": table["encoder"] + "/" + table["dataset"]})
@@ -214,13 +207,13 @@ def committed_verdicts(root: str | os.PathLike = ".") -> str:
     return table[columns].assign(run=run).to_csv(index=False, float_format="%.6g")
 
 
-COMMITTED = CommittedRun(
+COMMITTED = committed.CommittedRun(
     name="main",
-    records=(optimisation.checksums("main"), Checksums(H100_RUN, (H100_TRACES,))),
+    records=(optimisation.checksums("main"), committed.Checksums(H100_RUN, (H100_TRACES,))),
     pages=(
-        Page(DOC, doc_parts, page_markers("headline table")),
-        Page(README, readme_parts, page_markers("headline lines")),
-        Page(VERDICTS, lambda root: [committed_verdicts(root)]),
+        committed.Page(DOC, doc_parts, committed.page_markers("headline table")),
+        committed.Page(README, readme_parts, committed.page_markers("headline lines")),
+        committed.Page(VERDICTS, lambda root: [committed_verdicts(root)]),
     ),
     copy=functools.partial(optimisation.copy, "main"),
     sources="results/main (a finished `make run`)",

@@ -1,6 +1,5 @@
-"""The committed runs of the direct-optimisation studies (the main study, appendix A's GLUE):
-a finished run's traces, count and correlation tables with their record, judged again by the
-verdict code in force, so that a page says what that code says of the run."""
+"""The committed runs of the direct-optimisation studies (main, appendix A's GLUE), judged again
+by the verdict code in force, so that a page says what that code says of the run."""
 
 from __future__ import annotations
 
@@ -63,10 +62,8 @@ def copy(
     into: Checksums | None = None,
     claims: bool = False,
 ) -> dict[str, Any]:
-    """Copy a finished run's ``results/<study>`` (the one source) beside the docs with its
-    record (:attr:`~isotropy.committed.record.CommittedRun.copy`); ``run``: facts
-    no file holds (start, end, printed estimate, machine, ``what`` where an overlay narrowed it);
-    ``claims``: with the study's claims judged on the copied tables."""
+    """Copy ``results/<study>`` in with its record; ``run``: facts no file holds (start, end,
+    printed estimate, machine, ``what`` of an overlay); ``claims``: with its claims judged."""
     (results,) = sources
     record = checksums(study, claims)
     counts, correlations, traces_file, *claims_file = record.files

@@ -1,10 +1,8 @@
-"""The Rajaee CLS study's default grid and its CPU cause sweep, committed (run ``rajaee_cls``),
-the five-seed sweep on a GPU (run ``rajaee_cls_gpu``), and docs/rajaee-cls.md's tables rendered
-from them."""
+"""The Rajaee CLS grid and CPU cause sweep (run ``rajaee_cls``) and the five-seed GPU sweep (run
+``rajaee_cls_gpu``), committed, and docs/rajaee-cls.md's tables rendered from them."""
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -54,9 +52,6 @@ def copy(root: Path, sources: list[Path], facts: dict[str, Any], config: Path, i
 
 def _pct(value: Any, sign: str = "") -> str:
     return "" if pd.isna(value) else f"{100 * value:{sign}.1f}"
-
-
-_points = functools.partial(_pct, sign="+")  # a difference in points
 
 
 def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
@@ -145,15 +140,14 @@ def _by_seed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 def _differences(runs: list[dict[str, Any]]) -> pd.DataFrame:
     found = cls.trained_differences(runs)
+    points = found[["mean", "low", "high"]].map(_pct, sign="+")  # differences in points
     return pd.DataFrame(
         {
             "difference": found["difference"],
             "seeds": found["seeds"],
-            "each seed": [", ".join(map(_points, values)) for values in found["values"]],
-            "mean": found["mean"].map(_points),
-            "95% interval": (found["low"].map(_points) + " to " + found["high"].map(_points)).where(
-                found["low"].notna(), ""
-            ),
+            "each seed": [", ".join(_pct(v, "+") for v in values) for values in found["values"]],
+            "mean": points["mean"],
+            "95% interval": (points["low"] + " to " + points["high"]).replace(" to ", ""),
             "the interval": found["reads"],
         }
     )
