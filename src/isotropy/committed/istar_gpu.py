@@ -219,20 +219,24 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
 
 
 def parts(root: Path) -> list[Any]:
-    """The subset grid, then the whole split beside it, then the correlation on both grids."""
     (record, runs, costs), (whole_record, whole, whole_costs) = (
         committed_files(root, *(grid_files(p)[i] for i in (4, 0, 2))) for p in OVERLAY
     )
     costs, whole_costs = costs.iloc[0], whole_costs.iloc[0]
     rows = record["calls"][0]["istar"]["training"]["train_subset"]
     grids = {f"{rows:,} rows": runs, "whole split": whole}
+    return [
+        *_subset_parts(root, record, runs, costs),
+        *_whole_parts(root, (whole_record, whole, whole_costs), rows, grids),
+    ]
+
+
+def _subset_parts(root: Path, record: dict, runs: pd.DataFrame, costs: pd.Series) -> list[Any]:
+    """The page's sections on the subset grid: Figures 5-7's counterparts, costs, claims."""
     main = read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
     metric, isoscore, twonn = (_by_lambda(runs, column) for column in QUANTITIES)
     claims, details = _claim_tables(runs, record, grid_files(SUBSET)[0])
-    whole_claims, whole_details = _claim_tables(whole, whole_record, grid_files(WHOLE)[0])
-    # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
-    per_run = _walls(whole_record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     return [
         _summary(record, runs, root, SUBSET),
         "",
@@ -272,6 +276,16 @@ def parts(root: Path) -> list[Any]:
         "",
         details,
         "",
+    ]
+
+
+def _whole_parts(root: Path, whole_grid: tuple, rows: int, grids: dict) -> list[Any]:
+    """The page's sections on the whole training split, and the correlation on both grids."""
+    whole_record, whole, whole_costs = whole_grid
+    whole_claims, whole_details = _claim_tables(whole, whole_record, grid_files(WHOLE)[0])
+    # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
+    per_run = _walls(whole_record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
+    return [
         f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})",
         "",
         _summary(whole_record, whole, root, WHOLE),
