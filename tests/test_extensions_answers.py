@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from isotropy.committed import extensions as answers
-from isotropy.committed.record import rendered
+from isotropy.committed.record import Page
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.verdicts.extension_answers import claims_table
 
@@ -22,7 +22,7 @@ def test_claims_without_values_render_as_not_run():
     table = claims_table(empty)
     assert set(table["claim"]) == {c.name for c in EXTENSION_CLAIMS}
     assert set(table["verdict"]) == {NOT_RUN}
-    block = rendered(answers.answers_parts(empty, {"run": "none"}))
+    block = Page(ROOT, lambda _: answers.answers_parts(empty, {"run": "none"})).render(ROOT)
     assert block.count("*not run*") == len(EXTENSION_CLAIMS)
 
 

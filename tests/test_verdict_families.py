@@ -226,10 +226,10 @@ def test_the_docs_answers_read_the_claims_pages_verdicts():
     """The committed extension run: its rows read the same verdict in docs/extensions.md (its own
     family) as on a claims page that also holds the main study."""
     from isotropy.committed import extensions as answers
-    from isotropy.committed.record import rendered
+    from isotropy.committed.record import Page
     from isotropy.verdicts.extension_answers import claims_table
 
-    seeds, _ = answers.load(Path(__file__).resolve().parents[1])
+    seeds, _ = answers.load(root := Path(__file__).resolve().parents[1])
     own = claims_table(seeds).set_index(["claim", "setup"])["verdict"]
     main = check_claims(main_measured(), {"main"}, studies.measured_claims())
     # the claims page as rule check_claims makes it: the study's record gives its own page
@@ -237,7 +237,7 @@ def test_the_docs_answers_read_the_claims_pages_verdicts():
     shared = page[page["study"] == "extensions"].set_index(["claim", "setup"])["verdict"]
     assert len(own) > 10
     pd.testing.assert_series_equal(own.sort_index(), shared.sort_index())
-    block = rendered(answers.answers_parts(seeds, {"run": "committed"}))
+    block = Page(root, lambda _: answers.answers_parts(seeds, {"run": "committed"})).render(root)
     for (claim, setup), verdict in own.items():
         assert f"| `{claim}` | {setup} |" in block and f"*{verdict}* |" in block
 
