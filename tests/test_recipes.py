@@ -128,7 +128,7 @@ def outputs(config):
 
 
 def verdict_inputs(config):
-    return {"toy_table": TABLE} if config.get("toy") else {}
+    return {"toy_table": TABLE} if config.toy else {}
 
 
 def measure_rows(table, config, stand):
