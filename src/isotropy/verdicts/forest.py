@@ -106,11 +106,8 @@ def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
     wide = right > left
     handles = []
     if wide.any():
-        label = "±δ band: the region the verdict accepts"
-        bars = (right - left)[wide]
-        handles.append(
-            axis.barh(ys[wide], bars, left=left[wide], height=0.7, color="0.85", label=label)
-        )
+        style = dict(height=0.7, color="0.85", label="±δ band: the region the verdict accepts")
+        handles.append(axis.barh(ys[wide], (right - left)[wide], left=left[wide], **style))
     x = rows["x"].to_numpy(dtype=np.float64)
     inside = np.abs(x) <= limit
     # no interval: the dot alone
@@ -195,12 +192,11 @@ def forest_caption(
     seed_text = "; ".join(f"{s} {', '.join(map(str, v))}" for s, v in seeds.items()) or "none"
     stride_text = "; ".join(f"{s} after {words}" for s, words in recorded.items()) or "none"
     return (
-        f"Every judged row of the paper comparison with a paper value and a margin ({len(rows)} "
-        f"of {len(table)} rows of {source}, grouped by paper and study): D = paper − ours with its "
-        "95% interval against its ±δ band, in units of the row's own margin (rows are judged on "
-        "different scales: docs/verdicts.md). On the right, in the row's units: D [its interval] "
-        "in [the band] and the verdict, settled over the page's rows together, so an interval "
-        "inside its band may still read inconclusive. "
+        f"Every judged row with a paper value and a margin ({len(rows)} of {len(table)} rows of "
+        f"{source}, grouped by paper and study): D = paper − ours with its 95% interval against "
+        "its ±δ band, in units of the row's own margin (the scales differ: docs/verdicts.md). On "
+        "the right, in the row's units: D [its interval] in [the band] and the verdict, settled "
+        "over the page's rows together (an interval inside its band may read inconclusive). "
         f"Seeds: {seed_text}. Metrics recorded: {stride_text}. "
         f"Stand-ins (not judged, listed below): {'; '.join(names) or 'none'}."
     )
