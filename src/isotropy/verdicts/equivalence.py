@@ -85,7 +85,6 @@ def parse_margin(spec: str) -> tuple[str, float]:
 
 
 def describe_margin(spec: str) -> str:
-    """``'z:0.1'`` → ``'0.1 on Fisher z'``; ``'relative:0.1'`` → ``'10% of the paper's value'``."""
     kind, value = parse_margin(spec)
     return {
         "z": f"{value:g} on Fisher z",
@@ -116,9 +115,7 @@ def mean_prediction(values: Sequence[float], m: float) -> Prediction | None:
         return None
     se = float(mean_se(y[None, :], m)[0])
     runs = "no seed noise" if not math.isfinite(m) else f"m = {m:g}"
-    return Prediction(
-        float(y.mean()), se, int(y.size - 1), f"t over {y.size} seeds, paper's {runs}"
-    )
+    return Prediction(float(y.mean()), se, y.size - 1, f"t over {y.size} seeds, paper's {runs}")
 
 
 def pooled_r(moments: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -151,9 +148,8 @@ def pooled_prediction(
     if z.size < 2:
         return None
     se = float(z.std(ddof=1) * math.sqrt(n / (n - 1)) * math.sqrt(1 + m / n))
-    return Prediction(
-        float(z.mean()), se, n - 1, f"pooled over m = {m} of our {n} seeds, {draws} draws"
-    )
+    what = f"pooled over m = {m} of our {n} seeds, {draws} draws"
+    return Prediction(float(z.mean()), se, n - 1, what)
 
 
 @dataclass(frozen=True)

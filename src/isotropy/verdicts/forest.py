@@ -19,11 +19,7 @@ from isotropy.verdicts.families import family_name
 GREEN, RED = "#1a7f37", "#cf222e"
 COLOURS = {st.AGREES: GREEN, st.DIFFERS: RED, st.INCONCLUSIVE: "#9a6700"}
 COLOURS |= {st.INCONSISTENT_SEEDS: "#8250df", st.CONSISTENT: GREEN, st.NOT_CONSISTENT: RED}
-# Sized for the report's page (about 11 inches across)
-FIGURE_INCHES = 11.0
-ROW_INCHES = 0.27  # one row of labels with room between neighbours
 LABEL_POINTS = 8.5
-LABEL_CHARACTERS = 68
 
 
 def in_margins(d: Sequence[float], low: Sequence[float], high: Sequence[float]) -> np.ndarray:
@@ -49,7 +45,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     rows = table[drawn].assign(d=d[drawn], **numbers.loc[drawn, needed[2:]])
     rows["group"] = [f"{family_name(*pair)} study" for pair in zip(rows["paper"], rows["study"])]
     labels = rows["source"].astype(str) + " · " + rows["setup"].astype(str)
-    rows["label"] = [textwrap.shorten(label, LABEL_CHARACTERS) for label in labels]
+    rows["label"] = [textwrap.shorten(label, 68) for label in labels]
     # exact counts below the judged statistics, which a reader looks for first
     rows = rows.iloc[np.argsort(rows["tolerance"].eq("exact").to_numpy(), kind="stable")]
     bands = rows["band_low"], rows["band_high"]
@@ -110,11 +106,8 @@ def _draw_rows(axis, rows: pd.DataFrame, ys: np.ndarray, limit: float) -> list:
     wide = right > left
     handles = []
     if wide.any():
-        label = "±δ band: the region the verdict accepts"
-        bars = (right - left)[wide]
-        handles.append(
-            axis.barh(ys[wide], bars, left=left[wide], height=0.7, color="0.85", label=label)
-        )
+        style = dict(height=0.7, color="0.85", label="±δ band: the region the verdict accepts")
+        handles.append(axis.barh(ys[wide], (right - left)[wide], left=left[wide], **style))
     x = rows["x"].to_numpy(dtype=np.float64)
     inside = np.abs(x) <= limit
     # no interval: the dot alone
@@ -152,9 +145,8 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         stamp(figure, preview)
         return figure
     lines, ys = _layout(rows)
-    figure, axis = plt.subplots(
-        figsize=(FIGURE_INCHES, 1.8 + ROW_INCHES * len(lines)), layout="constrained"
-    )
+    # the report's page is about 11 inches across; 0.27 in a row leaves room between labels
+    figure, axis = plt.subplots(figsize=(11.0, 1.8 + 0.27 * len(lines)), layout="constrained")
     # half the x-axis: every finite value, at least the band with room, at most 6 bands
     values = np.abs(rows[["x", "x_low", "x_high"]].to_numpy(dtype=np.float64).ravel())
     limit = float(min(6.0, max(1.5, 1.1 * values[np.isfinite(values)].max(initial=0.0))))
@@ -164,15 +156,12 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
         axis.axvline(edge, color="0.55", linewidth=0.6, linestyle=":", gid=DECORATION)
     axis.set_xlim(-limit * 1.04, limit * 1.04)
     ticks, lefts, rights, headers = zip(*lines)
-    axis.set_ylim(max(ticks) + 1, -1)
-    axis.set_yticks(ticks, lefts, fontsize=LABEL_POINTS)
+    for side, texts in ((axis, lefts), (axis.twinx(), rights)):
+        side.set_ylim(max(ticks) + 1, -1)
+        side.set_yticks(ticks, texts, fontsize=LABEL_POINTS)
+        side.tick_params(axis="y", length=0)
     for label, header in zip(axis.get_yticklabels(), headers):
         label.set_fontweight("bold" if header else "normal")
-    right = axis.twinx()
-    right.set_ylim(axis.get_ylim())
-    right.set_yticks(ticks, rights, fontsize=LABEL_POINTS)
-    for side in (axis, right):
-        side.tick_params(axis="y", length=0)
     axis.set_xlabel(X_LABEL, fontsize=9)
     figure.legend(
         handles=handles, loc="outside lower center", ncols=4, fontsize=LABEL_POINTS, frameon=False
@@ -203,12 +192,11 @@ def forest_caption(
     seed_text = "; ".join(f"{s} {', '.join(map(str, v))}" for s, v in seeds.items()) or "none"
     stride_text = "; ".join(f"{s} after {words}" for s, words in recorded.items()) or "none"
     return (
-        f"Every judged row of the paper comparison with a paper value and a margin ({len(rows)} "
-        f"of {len(table)} rows of {source}, grouped by paper and study): D = paper − ours with its "
-        "95% interval against its ±δ band, in units of the row's own margin (rows are judged on "
-        "different scales: docs/verdicts.md). On the right, in the row's units: D [its interval] "
-        "in [the band] and the verdict, settled over the page's rows together, so an interval "
-        "inside its band may still read inconclusive. "
+        f"Every judged row with a paper value and a margin ({len(rows)} of {len(table)} rows of "
+        f"{source}, grouped by paper and study): D = paper − ours with its 95% interval against "
+        "its ±δ band, in units of the row's own margin (the scales differ: docs/verdicts.md). On "
+        "the right, in the row's units: D [its interval] in [the band] and the verdict, settled "
+        "over the page's rows together (an interval inside its band may read inconclusive). "
         f"Seeds: {seed_text}. Metrics recorded: {stride_text}. "
         f"Stand-ins (not judged, listed below): {'; '.join(names) or 'none'}."
     )

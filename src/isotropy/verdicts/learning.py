@@ -73,11 +73,9 @@ def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFra
     """``table`` with the held-out claims of a setup not shown to learn :data:`NOT_LEARNED`."""
     heldout = seeds[seeds["question"] == "heldout"]
     unlearned: dict[tuple[str, str], str] = {}
+    inputs = (("heldout", "final_accuracy"), ("run", "majority_baseline"), ("run", "heldout_items"))
     for setup, run in heldout.groupby("setup", sort=False):
         picked = run.sort_values("seed").groupby(["item", "quantity"])["value"].apply(list)
-        accuracy = picked.get(("heldout", "final_accuracy"), [])
-        baseline = picked.get(("run", "majority_baseline"), [])
-        note = not_learned_note(accuracy, baseline, picked.get(("run", "heldout_items"), []))
-        if note:
+        if note := not_learned_note(*(picked.get(key, []) for key in inputs)):
             unlearned |= {(claim, f"{setup}/heldout"): note for claim in HELDOUT_CLAIMS}
     return guard_rows(table, unlearned)

@@ -22,7 +22,6 @@ LID_N_TOLERANCE = 0.005  # our n against the paper's: its printed rounding (1.19
 _BOUNDS = {"below": "<", "above": ">", "at_least": ">=", "seeds_below": "<", "seeds_above": ">"}
 _HOLDS = {"<": operator.lt, ">": operator.gt, ">=": operator.ge}
 Measured = Mapping[str, Any]  # a measurement row (isotropy.verdicts.measurements.COLUMNS)
-# Every rule kind: those without a number, those with one (``kind:x``)
 PLAIN_RULES = ("exact", "printed", "none")
 NUMBER_RULES = ("relative", "iw_factor", "lid", *_BOUNDS)
 
@@ -99,7 +98,6 @@ class Declared:
     half: float = 0.0  # half the printed value's last digit
 
     def readings(self) -> list[Declared]:
-        """One Declared per reading of the paper's number."""
         if "|" not in self.estimand:
             return [self]
         return [
@@ -108,7 +106,6 @@ class Declared:
         ]
 
     def words(self) -> str:
-        """What the paper's number is, in words."""
         if "|" not in self.estimand:
             return READING_WORDS[self.estimand].format(m=self.m)
         either = " or ".join(d.words() for d in self.readings())
@@ -182,7 +179,6 @@ def judge_equivalence(
 
 
 def _judge_reading(scale: eq.Scale, measured: Measured, paper: float, declared: Declared) -> Judged:
-    """One reading of the paper's number, judged before a page's Holm."""
     prediction, ours = _prediction(scale, measured, declared)
     (low, high), _ = eq.tested_regions(scale, [paper], declared.margin, declared.half)
     spread, width = declared.allowance[1] - declared.allowance[0], float(high[0] - low[0])
