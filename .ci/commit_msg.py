@@ -51,8 +51,8 @@ def problems(message: str, files: int, lines: int) -> list[str]:
     return found
 
 
-def _git(*args: str) -> str:
-    result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+def _git(*args: str, cwd: Path | None = ROOT) -> str:
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"git {' '.join(args)} failed: {result.stderr.strip()}")
     return result.stdout
@@ -98,8 +98,8 @@ def main(argv: list[str]) -> int:
         return 0
     if len(argv) > 1 or (argv and argv[0].startswith("-")):
         raise SystemExit("usage: commit_msg.py [MESSAGE_FILE | --install]")
-    if argv:  # the commit-msg hook: the change is what is staged
-        files, lines = _size(_git("diff", "--cached", "--numstat"))
+    if argv:  # the commit-msg hook: what is staged where git runs it (a worktree shares the hook)
+        files, lines = _size(_git("diff", "--cached", "--numstat", cwd=None))
         found = problems(Path(argv[0]).read_text(encoding="utf-8"), files, lines)
     else:
         found = check_range(BASELINE_FILE.read_text(encoding="utf-8").split()[0])
