@@ -30,7 +30,7 @@ import pandas as pd
 import yaml
 
 from isotropy import costs as cost_table
-from isotropy.configuration import Config, fill_defaults
+from isotropy.configuration import Config, Extensions, fill_defaults
 from isotropy.extensions import design
 
 if TYPE_CHECKING:
@@ -90,9 +90,9 @@ def run_costs(section: dict, dataset: str, items: int, updates: int) -> dict:
     table = design.sample_items(pd.read_parquet(f"resources/data/{dataset}.parquet"), items, 0)
     vectors, index = load_embeddings(f"{folder}/vectors.npy", f"{folder}/index.parquet")
     problem = build_problem(table, index, vectors)
-    costs = {}
+    costs, typed = {}, Extensions.model_validate(section)
     for name in HEADS:
-        head = Head(**design.head_settings(section, name))
+        head = Head(**design.head_settings(typed, name))
         extra = tuple(section["criteria"]) if name == "linear" else ()
 
         def make(n: int, stride: int) -> OptimisationSettings:

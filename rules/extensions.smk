@@ -31,7 +31,7 @@ rule extensions_optimize:
         gpu=1,
     params:
         run=lambda wc: extensions_design.run_settings(
-            config, wc.dataset, wc.head, int(wc.seed)
+            SETTINGS, wc.dataset, wc.head, int(wc.seed)
         ),
         device=lookup(dpath="device", within=config),
     script:
@@ -50,7 +50,7 @@ rule extensions_heldout:
     benchmark:
         benchmarks(paths.extensions_heldout_file("finetune.tsv"))
     wildcard_constraints:
-        **extensions_design.heldout_wildcards(config),
+        **extensions_design.heldout_wildcards(SETTINGS),
     conda:
         "../envs/torch.yaml"
     threads: 2
@@ -60,7 +60,7 @@ rule extensions_heldout:
         gpu=1,
     params:
         model=lambda wc: configuration.model_record(
-            config, extensions_design.heldout_model(config, wc.dataset)
+            config, extensions_design.heldout_model(SETTINGS, wc.dataset)
         ),
         settings=lambda wc: extensions_design.heldout_run_settings(config),
         device=lookup(dpath="device", within=config),
@@ -96,7 +96,7 @@ rule extensions_tables:
     params:
         runs=studies.extensions.runs(SETTINGS),
         level=lookup(dpath="extensions/interval_level", within=config),
-        settings_line=extensions_design.settings_line(config),
+        settings_line=extensions_design.settings_line(SETTINGS),
     script:
         "../scripts/extensions_tables.py"
 
@@ -125,6 +125,6 @@ rule extensions_figures:
         "../envs/plots.yaml"
     params:
         runs=studies.extensions.runs(SETTINGS),
-        settings_line=extensions_design.settings_line(config),
+        settings_line=extensions_design.settings_line(SETTINGS),
     script:
         "../scripts/extensions_figures.py"

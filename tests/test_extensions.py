@@ -10,7 +10,7 @@ from IsoScore.IsoScore import IsoScore
 from sklearn.metrics import silhouette_score
 from test_optimize import CPU, word_task
 
-from isotropy.configuration import Config
+from isotropy.configuration import Config, Extensions
 from isotropy.extensions import design, results
 from isotropy.extensions.heldout import Heldout, converged, finetune, split
 from isotropy.extensions.probes import HiddenLayerProbe
@@ -51,7 +51,9 @@ def settings(**overrides):
 def test_a_head_of_zero_hidden_layers_reproduces_the_linear_trace_exactly():
     problem = two_gaussians()
     linear, linear_summary = run_optimisation(problem, settings(), CPU)
-    linear_settings = design.head_settings({"width": 5, "activation": "relu"}, "linear")
+    linear_settings = design.head_settings(
+        Extensions(setups=["polarity"], width=5, activation="relu"), "linear"
+    )
     for head in (Head(hidden_layers=0), Head(**linear_settings)):
         trace, summary = run_optimisation(problem, settings(), CPU, head=head)
         pd.testing.assert_frame_equal(trace, linear, check_exact=True)
@@ -137,7 +139,7 @@ def test_the_item_sample_is_seeded_and_every_head_shares_it():
 
 def test_without_the_section_no_rule_of_the_study_matches(config):
     bare = Config.model_validate(config).model_copy(update={"extensions": None})
-    assert {**design.run_wildcards(bare), **design.heldout_wildcards({})} == {
+    assert {**design.run_wildcards(bare), **design.heldout_wildcards(bare)} == {
         "dataset": "^$",
         "head": "^$",
     }

@@ -10,6 +10,7 @@ import pytest
 import tiny_workflow
 import yaml
 
+from isotropy.configuration import Config
 from isotropy.extensions import design
 from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.workflow import config as workflow_config
@@ -70,9 +71,10 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):
     settings, so Snakemake's params trigger plans it again and the estimate, which sums the dry
     run's jobs, counts it (the trigger itself: test_estimate.py, issue 34 case 11)."""
     config = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)])
-    run = design.run_settings(config, "polarity", "linear", 0)
-    other = {**config, "extensions": {**config["extensions"], "items": 999}}
-    assert design.run_settings(other, "polarity", "linear", 0) == {**run, "items": 999}
+    run = design.run_settings(Config.model_validate(config), "polarity", "linear", 0)
+    config["extensions"]["items"] = 999
+    again = design.run_settings(Config.model_validate(config), "polarity", "linear", 0)
+    assert again == {**run, "items": 999}
     rules = (ROOT / "rules" / "extensions.smk").read_text(encoding="utf-8")
     optimize = rules.split("rule extensions_optimize:")[1].split("\nrule ")[0]
     assert "design.run_settings(" in optimize.split("params:")[1], optimize
@@ -81,13 +83,13 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):
 def test_captions_state_only_what_the_configuration_runs():
     full = workflow_config.load_config([str(ROOT / "config.yaml")])
     full["main"]["setups"]["polarity"]["encoder"] = "mpnet"  # named: the model fine-tuned
-    line = design.settings_line(full)
+    line = design.settings_line(Config.model_validate(full))
     assert "deep heads of 1, 2, 3 hidden tanh layer(s)" in line
     assert "Held out (polarity): mpnet fine-tuned on 1000 training" in line
     part = copy.deepcopy(full)
     part["extensions"]["depths"] = [1]
     part["extensions"]["heldout"]["setups"] = []
-    line = design.settings_line(part)
+    line = design.settings_line(Config.model_validate(part))
     assert "deep heads of 1 hidden" in line and "2, 3" not in line
     assert "Held out: no fine-tuning runs in this configuration" in line
     assert "fine-tuned on" not in line

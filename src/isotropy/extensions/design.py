@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
 from isotropy import costs
 from isotropy.configuration import Config, Extensions
+from isotropy.configuration.data import SentenceEncoder
 from isotropy.traces import evaluation_count
 
-SECTION = "extensions"
 # Each question's table title, in the order of the tables, figures and docs: the one spelling of
 # the questions (their files are keyed by these names, never paired by position).
 TITLES = {
@@ -41,34 +41,35 @@ def depth(head: str) -> int:
     return int(head[4:]) if head.startswith("deep") else 0
 
 
-def head_settings(section: Mapping[str, Any], head: str) -> dict[str, Any]:
+def head_settings(section: Extensions, head: str) -> dict[str, Any]:
     """Keyword arguments of :class:`isotropy.optimize.Head` for one head."""
     if head == "triplet":
-        return {"objective": "triplet", "margin": section["triplet"]["margin"]}
-    return dict(hidden_layers=depth(head), width=section["width"], activation=section["activation"])
+        return {"objective": "triplet", "margin": section.triplet.margin}
+    return dict(hidden_layers=depth(head), width=section.width, activation=section.activation)
 
 
-def run_settings(config: Mapping[str, Any], dataset: str, head: str, seed: int) -> dict[str, Any]:
+def run_settings(config: Config, dataset: str, head: str, seed: int) -> dict[str, Any]:
     """Everything one run needs: OptimisationSettings and Head keyword arguments, the sample."""
-    section = config[SECTION]
-    setup = config["main"]["setups"][dataset]
-    settings = {k: section[k] for k in ("updates", "learning_rate")} | {"bias": setup["bias"]}
-    settings |= {k: section[k] for k in ("metric_stride", "metric_sample_size")} | {"seed": seed}
+    section = config.extensions
+    settings: dict[str, Any] = {"updates": section.updates, "learning_rate": section.learning_rate}
+    settings |= {"bias": config.main.setups[dataset].bias, "metric_stride": section.metric_stride}
+    settings |= {"metric_sample_size": section.metric_sample_size, "seed": seed}
     if head == "linear":
-        settings["extra_metrics"] = list(section["criteria"])
-    items = {"items": section["items"], "item_seed": section["item_seed"]}
+        settings["extra_metrics"] = list(section.criteria)
+    items = {"items": section.items, "item_seed": section.item_seed}
     return {"settings": settings, "head": head_settings(section, head), **items}
 
 
-def heldout_model(config: Mapping[str, Any], dataset: str) -> str:
+def heldout_model(config: Config, dataset: str) -> str:
     """The model a setup's held-out run fine-tunes: the main study's encoder (``models.<name>``)."""
-    return config["encoders"][config["main"]["setups"][dataset]["encoder"]]["model"]
+    encoder = config.encoders[config.main.setups[dataset].encoder]
+    return cast(SentenceEncoder, encoder).model  # check_config refuses word vectors for sentences
 
 
 def heldout_run_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of :class:`isotropy.configuration.studies.Heldout` a run reads: the section's
-    ``heldout`` block less its ``setups``."""
-    return {k: v for k, v in config[SECTION]["heldout"].items() if k != "setups"}
+    """The ``heldout`` block less its ``setups`` (what a run reads), from Snakemake's dict, not the
+    model: this param's repr keeps the config files' key order, which ``model_dump`` would not."""
+    return {k: v for k, v in config["extensions"]["heldout"].items() if k != "setups"}
 
 
 def _alternatives(names) -> str:
@@ -82,10 +83,10 @@ def run_wildcards(config: Config) -> dict[str, str]:
     return {"dataset": _alternatives(section.setups), "head": _alternatives(heads(section))}
 
 
-def heldout_wildcards(config: Mapping[str, Any]) -> dict[str, str]:
+def heldout_wildcards(config: Config) -> dict[str, str]:
     """Regular expressions of a held-out run's wildcards: only the configured setups match."""
-    section = config.get(SECTION)
-    return {"dataset": _alternatives(section["heldout"]["setups"] if section else [])}
+    section = config.extensions
+    return {"dataset": _alternatives(section.heldout.setups if section else [])}
 
 
 def sample_items(table: pd.DataFrame, size: int | None, seed: int) -> pd.DataFrame:
@@ -95,44 +96,40 @@ def sample_items(table: pd.DataFrame, size: int | None, seed: int) -> pd.DataFra
     return table.sample(n=size, random_state=seed).sort_index().reset_index(drop=True)
 
 
-def settings_line(config: Mapping[str, Any]) -> str:
+def settings_line(config: Config) -> str:
     """The settings every table and figure of the study states ('' without the section): only
     what this configuration runs, so an overlay that drops the deep heads or the held-out
     fine-tuning is not captioned with them."""
-    if SECTION not in config:
+    if (s := config.extensions) is None:
         return ""
-    s = config[SECTION]
-    items = s["items"]
-    sample = f"a seeded sample of at most {items} items per setup" if items else "every item"
-    metric_sample = s["metric_sample_size"]
-    on = "" if metric_sample is None else f" on {metric_sample} sampled items"
-    depths = ", ".join(str(d) for d in s["depths"])
+    sample = f"a seeded sample of at most {s.items} items per setup" if s.items else "every item"
+    on = "" if s.metric_sample_size is None else f" on {s.metric_sample_size} sampled items"
     deep, triplet = "no deep heads; ", "no triplet runs; "
-    if s["depths"]:
-        width = s["width"] or "of the representation"
-        deep = f"deep heads of {depths} hidden {s['activation']} layer(s), width {width}; "
-    if s["triplet"]["enabled"]:
-        triplet = f"triplet margin {s['triplet']['margin']}; "
+    if s.depths:
+        depths, width = ", ".join(map(str, s.depths)), s.width or "of the representation"
+        deep = f"deep heads of {depths} hidden {s.activation} layer(s), width {width}; "
+    if s.triplet.enabled:
+        triplet = f"triplet margin {s.triplet.margin}; "
     return (
-        f"setups {', '.join(s['setups'])}; {sample} (seed {s['item_seed']}); full-batch Adam "
-        f"lr {s['learning_rate']}, {s['updates']} updates, metrics every {s['metric_stride']} "
-        f"updates{on}; {deep}{triplet}{len(s['seeds'])} seeds. {heldout_settings(config)}"
+        f"setups {', '.join(s.setups)}; {sample} (seed {s.item_seed}); full-batch Adam "
+        f"lr {s.learning_rate}, {s.updates} updates, metrics every {s.metric_stride} "
+        f"updates{on}; {deep}{triplet}{len(s.seeds)} seeds. {heldout_settings(config)}"
     )
 
 
-def heldout_settings(config: Mapping[str, Any]) -> str:
+def heldout_settings(config: Config) -> str:
     """The held-out fine-tuning's settings (the models it fine-tunes by name), or that none runs."""
-    held = config[SECTION]["heldout"]
-    if not held["setups"]:
+    held = config.extensions.heldout
+    if not held.setups:
         return "Held out: no fine-tuning runs in this configuration"
-    models = ", ".join(sorted({heldout_model(config, setup) for setup in held["setups"]}))
+    models = ", ".join(sorted({heldout_model(config, setup) for setup in held.setups}))
     return (
-        f"Held out ({', '.join(held['setups'])}): {models} fine-tuned on {held['train_size']} "
-        f"training and scored on {held['heldout_size']} held-out sentences, "
-        f"lr {held['learning_rate']} (head {held['head_learning_rate']}), "
-        f"batch {held['batch_size']}, max length {held['max_length']}, until held-out accuracy "
-        f"gains less than {held['tolerance']} for {held['patience']} epoch(s) "
-        f"(at most {held['max_epochs']})"
+        f"Held out ({', '.join(held.setups)}): {models} fine-tuned on {held.train_size} "
+        f"training and scored on {held.heldout_size} held-out sentences, "
+        f"lr {held.learning_rate} (head {held.head_learning_rate}), "
+        f"batch {held.batch_size}, max length {held.max_length}, until held-out accuracy "
+        f"gains less than {held.tolerance} for {held.patience} epoch(s) "
+        f"(at most {held.max_epochs})"
     )
 
 
