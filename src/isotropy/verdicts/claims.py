@@ -38,9 +38,6 @@ CLAIM_MARKS = {
 }
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
-# A claim's test before its family's Holm: p beyond its smallest effect of interest the claimed
-# way, p short of it.
-RawTest = tuple[float, float]
 STAND_IN_NOTE = "judged on a stand-in"
 _HOLM = "Holm over the study's family"
 
@@ -60,8 +57,9 @@ def sesoi_of(claim: Claim) -> float:
 
 
 def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:
-    """A :data:`RawTest` by a one-sided t over seeds (r on Fisher's z), or with no spread the
-    sign test's 0.5 ** seeds; then the seeds going the claimed way and the seeds counted."""
+    """A claim's test before its family's Holm (p beyond its smallest effect of interest the
+    claimed way, p short of it) by a one-sided t over seeds (r on Fisher's z), or with no spread
+    the sign test's 0.5 ** seeds; then the seeds going the claimed way and the seeds counted."""
     kind, bound = T.parse_tolerance(claim.bound)
     on_z = claim.quantity in st.CORRELATIONS  # a correlation: tested on Fisher z
     y = fisher_z(values) if on_z else np.asarray(values, dtype=np.float64)
@@ -78,7 +76,7 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
     return past, short, along, len(y)
 
 
-def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, RawTest | None]:
+def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, tuple[float, float] | None]:
     """(verdict, inconclusive until its family's Holm decides; the rule in words; its test)."""
     kind, bound = T.parse_tolerance(claim.bound)
     values = T.finite(m["per_seed"])

@@ -6,7 +6,6 @@ import functools
 import math
 import os
 from collections.abc import Collection
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +37,6 @@ COLUMNS = [
         "p_agree p_differ d_low d_high band_low band_high"
     ).split(),
 ]
-# The fields of isotropy.verdicts.equivalence.Equivalence
-TEST_COLUMNS = ("d_low", "d_high", "p_agree", "p_differ")
 
 
 def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
@@ -152,6 +149,9 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
             kind = T.parse_tolerance(paper["tolerance"])[0]
+            if test is not None:
+                details.update(d_low=test.low, d_high=test.high, p_agree=test.p_agree)
+                details.update(p_differ=test.p_differ)
             if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
                 verdict = T.settle(test.p_agree, test.p_differ)
                 tolerance += "; seed-free: an exact comparison, in no Holm family"
@@ -161,28 +161,23 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             elif kind.startswith("seeds_") and verdict not in (st.NOT_COMPARABLE, st.NOT_LEARNED):
                 family = seed_test_family(paper["paper"], paper["study"], paper["quantity"])
                 p = T.claimed_first(kind, ours["p_less"], ours["p_greater"])
-                details.update(
-                    family=family, p_for=p[0], p_against=p[1], ours=ours, spec=paper["tolerance"]
-                )
-            if test is not None:
-                details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
+                details.update(family=family, p_for=p[0], p_against=p[1], ours=ours, kind=kind)
+                details.update(spec=paper["tolerance"])
             if verdict != st.STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
             note = "; ".join(s for s in (T.simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
     for tested in settle_rows(rows):
-        if "ours" not in tested:  # an equivalence test
+        if "ours" in tested:  # a test over seeds (the I-STAR grid): judged again on its Holm p
+            less, greater = T.claimed_first(tested["kind"], tested["p_for"], tested["p_against"])
+            adjusted = dict(tested["ours"], p_less=less, p_greater=greater)
+            tested["verdict"], tested["tolerance"] = T.judge(tested["spec"], adjusted)
+            tested["tolerance"] += holm_said(tested, "tests") if tested["size"] else ""
+        else:  # an equivalence test
             tested.update(p_agree=tested["p_for"], p_differ=tested["p_against"])
             words = "p(agrees) {p_for:.2g}, p(differs) {p_against:.2g}"
             tested["tolerance"] += holm_said(tested, "rows", words)
-            continue
-        # a test over seeds (the I-STAR grid), read as on the claims page, its p Holm-adjusted
-        kind = T.parse_tolerance(tested["spec"])[0]
-        less, greater = T.claimed_first(kind, tested["p_for"], tested["p_against"])
-        adjusted = dict(tested["ours"], p_less=less, p_greater=greater)
-        tested["verdict"], tested["tolerance"] = T.judge(tested["spec"], adjusted)
-        tested["tolerance"] += holm_said(tested, "tests") if tested["size"] else ""
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(st.VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
