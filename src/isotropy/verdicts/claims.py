@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import product
 
 import numpy as np
 import pandas as pd
@@ -145,15 +146,13 @@ def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
             note = absent or f"no results of the {study} study to measure"
             rows += [_row(c, "all", math.nan, _threshold(c), st.NOT_RUN, "", note) for c in judged]
             continue
-        for setup in setups:
-            for claim in judged:
-                found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
-                threshold = _threshold(claim)
-                if found.empty:
-                    note = f"no {claim.quantity} measured for this setup"
-                    rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, "", note))
-                else:
-                    _claim_row(claim, setup, threshold, found.iloc[0], rows)
+        for setup, claim in product(setups, judged):
+            found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
+            if found.empty:
+                note = f"no {claim.quantity} measured for this setup"
+                rows.append(_row(claim, setup, math.nan, _threshold(claim), st.NOT_RUN, "", note))
+            else:
+                _claim_row(claim, setup, _threshold(claim), found.iloc[0], rows)
 
 
 def _claim_row(claim: Claim, setup: str, threshold: str, m: pd.Series, rows: list) -> None:

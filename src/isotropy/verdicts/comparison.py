@@ -39,16 +39,14 @@ COLUMNS = [
 ]
 
 
-def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
+def _not_run_reason(published: pd.Series, candidates: pd.DataFrame, studies: set[str]) -> str:
+    """Why no measurement matches ``published`` (``candidates``: ours of its study and quantity)."""
     study, quantity = published["study"], published["quantity"]
+    found = ", ".join(sorted(set(candidates["paper_setup"])))
+    reason = f"this run measures {quantity} for {found} only" if found else ""
+    reason = reason or f"this run measures no {quantity}"
     if study not in studies:
         reason = f"the {STUDIES.get(study, (study,))[0]} study is not part of this run"
-    else:
-        same = (measured["study"] == study) & (measured["quantity"] == quantity)
-        found = sorted(set(measured.loc[same, "paper_setup"]))
-        reason = f"this run measures no {quantity}"
-        if found:
-            reason = f"this run measures {quantity} for {', '.join(found)} only"
     return "; ".join(s for s in (reason, published["availability"]) if s)
 
 
@@ -93,15 +91,9 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
     if unjudged := not_judged(ours, T.states_a_number(kind, bound), gate.refusal):
         return T.Judged(*unjudged, value)
     if kind in T.EQUIVALENCE_RULES:
-        return T.judge_equivalence(
-            kind,
-            ours,
-            paper["paper_value"],
-            declarations.declared(paper, gate),
-            unit=paper["unit"],
-            paper_n=paper["paper_n"],
-            paper_k=_paper_k(paper["tolerance"]),
-        )
+        declared, k = declarations.declared(paper, gate), _paper_k(paper["tolerance"])
+        on = dict(unit=paper["unit"], paper_n=paper["paper_n"], paper_k=k)
+        return T.judge_equivalence(kind, ours, paper["paper_value"], declared, **on)
     seeds = T.finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
         held, text = every_seed(kind, bound, seeds)
@@ -139,7 +131,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
         ]
         hits = candidates[[st.matches(paper["setup"], s) for s in candidates["paper_setup"]]]
         if hits.empty:
-            reason = _not_run_reason(paper, measured, studies)
+            reason = _not_run_reason(paper, candidates, studies)
             rows.append(_row(paper, verdict=st.NOT_RUN, note=reason))
         for _, ours in hits.iterrows():
             details = {c: ours[c] for c in ("setup", "k", "per_type_cap", "seeds", "stand_in")}

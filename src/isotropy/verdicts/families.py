@@ -50,9 +50,8 @@ def family_of_claim(study: str, rule: str, quantity: str) -> str:
 def holm_said(row: Mapping, noun: str, p: str = "") -> str:
     """'; Holm over the 4 tests of F: p …' (``p`` formatted with a settled row's fields), the
     words :func:`family_sizes` reads back."""
-    return f"; Holm over the {row['size']} {noun} of {row['family']}" + (
-        f": {p.format(**row)}" if p else ""
-    )
+    said = f"; Holm over the {row['size']} {noun} of {row['family']}"
+    return said + (f": {p.format(**row)}" if p else "")
 
 
 def flagged(shown: str, note: object) -> str:
