@@ -21,7 +21,6 @@ from isotropy.verdicts.families import (
     family_sizes,
     flagged,
     holm_said,
-    seed_test_family,
     settle_rows,
     verdict_page,
 )
@@ -151,7 +150,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 family = family_name(paper["paper"], paper["study"])
                 details.update(family=family, p_for=test.p_agree, p_against=test.p_differ)
             elif kind.startswith("seeds_") and verdict not in (st.NOT_COMPARABLE, st.NOT_LEARNED):
-                family = seed_test_family(paper["paper"], paper["study"], paper["quantity"])
+                family = family_name(paper["paper"], paper["study"], paper["quantity"])
                 p = T.claimed_first(kind, ours["p_less"], ours["p_greater"])
                 details.update(family=family, p_for=p[0], p_against=p[1], ours=ours, kind=kind)
                 details.update(spec=paper["tolerance"])
@@ -216,15 +215,10 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         + f"; {counts.get(T.NEAR_GUARANTEED, 0)} {T.NEAR_GUARANTEED} ({T.WHY_NEAR_GUARANTEED}).",
         "A *stand-in* names what we used where the paper used something else: its row shows "
         "our value beside the paper's and is not judged. "
-        "LID rows give our n, k and per-type cap beside the paper's n and k. "
-        "What each verdict means: docs/verdicts.md.",
+        "LID rows give our n, k and per-type cap beside the paper's n and k.",
     ]
-    papers = dict.fromkeys(table["paper"])
-    return verdict_page(
-        "Our numbers beside the papers'",
-        paragraphs,
-        {paper: _shown(as_shown(table[table["paper"] == paper])) for paper in papers},
-    )
+    tables = {paper: _shown(as_shown(part)) for paper, part in table.groupby("paper", sort=False)}
+    return verdict_page("Our numbers beside the papers'", paragraphs, tables)
 
 
 def _shown(part: pd.DataFrame) -> pd.DataFrame:
@@ -237,9 +231,8 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
             n += f" (k {k}, cap {r['per_type_cap']})"
         statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
         ours = flagged(_number(r["our_value"]), r["note"])
-        verdict = f"**{r['verdict']}**" + T.said(
-            bool(r["stand_in"]) and r["verdict"] in st.JUDGED, r
-        )
+        on_stand_in = bool(r["stand_in"]) and r["verdict"] in st.JUDGED
+        verdict = f"**{r['verdict']}**" + T.said(on_stand_in, r)
         head, tail = r[["source", "setup", "printed"]].tolist(), r[["stand_in", "note"]].tolist()
         rows.append([*head, statistic, ours, n, r["unit"], r["tolerance"], verdict, *tail])
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
