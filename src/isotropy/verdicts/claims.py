@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import product
 
 import numpy as np
 import pandas as pd
@@ -38,9 +39,6 @@ CLAIM_MARKS = {
 }
 CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
-# A claim's test before its family's Holm: p beyond its smallest effect of interest the claimed
-# way, p short of it.
-RawTest = tuple[float, float]
 STAND_IN_NOTE = "judged on a stand-in"
 _HOLM = "Holm over the study's family"
 
@@ -60,8 +58,9 @@ def sesoi_of(claim: Claim) -> float:
 
 
 def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int, int]:
-    """A :data:`RawTest` by a one-sided t over seeds (r on Fisher's z), or with no spread the
-    sign test's 0.5 ** seeds; then the seeds going the claimed way and the seeds counted."""
+    """A claim's test before its family's Holm (p beyond its smallest effect of interest the
+    claimed way, p short of it) by a one-sided t over seeds (r on Fisher's z), or with no spread
+    the sign test's 0.5 ** seeds; then the seeds going the claimed way and the seeds counted."""
     kind, bound = T.parse_tolerance(claim.bound)
     on_z = claim.quantity in st.CORRELATIONS  # a correlation: tested on Fisher z
     y = fisher_z(values) if on_z else np.asarray(values, dtype=np.float64)
@@ -78,7 +77,7 @@ def direction_test(claim: Claim, values: list[float]) -> tuple[float, float, int
     return past, short, along, len(y)
 
 
-def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, RawTest | None]:
+def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, tuple[float, float] | None]:
     """(verdict, inconclusive until its family's Holm decides; the rule in words; its test)."""
     kind, bound = T.parse_tolerance(claim.bound)
     values = T.finite(m["per_seed"])
@@ -147,15 +146,13 @@ def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
             note = absent or f"no results of the {study} study to measure"
             rows += [_row(c, "all", math.nan, _threshold(c), st.NOT_RUN, "", note) for c in judged]
             continue
-        for setup in setups:
-            for claim in judged:
-                found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
-                threshold = _threshold(claim)
-                if found.empty:
-                    note = f"no {claim.quantity} measured for this setup"
-                    rows.append(_row(claim, setup, math.nan, threshold, st.NOT_RUN, "", note))
-                else:
-                    _claim_row(claim, setup, threshold, found.iloc[0], rows)
+        for setup, claim in product(setups, judged):
+            found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
+            if found.empty:
+                note = f"no {claim.quantity} measured for this setup"
+                rows.append(_row(claim, setup, math.nan, _threshold(claim), st.NOT_RUN, "", note))
+            else:
+                _claim_row(claim, setup, _threshold(claim), found.iloc[0], rows)
 
 
 def _claim_row(claim: Claim, setup: str, threshold: str, m: pd.Series, rows: list) -> None:

@@ -6,7 +6,6 @@ import functools
 import math
 import os
 from collections.abc import Collection
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from isotropy.verdicts.families import (
     family_sizes,
     flagged,
     holm_said,
-    seed_test_family,
     settle_rows,
     verdict_page,
 )
@@ -38,20 +36,16 @@ COLUMNS = [
         "p_agree p_differ d_low d_high band_low band_high"
     ).split(),
 ]
-# The fields of isotropy.verdicts.equivalence.Equivalence
-TEST_COLUMNS = ("d_low", "d_high", "p_agree", "p_differ")
 
 
-def _not_run_reason(published: pd.Series, measured: pd.DataFrame, studies: set[str]) -> str:
+def _not_run_reason(published: pd.Series, candidates: pd.DataFrame, studies: set[str]) -> str:
+    """Why no measurement matches ``published`` (``candidates``: ours of its study and quantity)."""
     study, quantity = published["study"], published["quantity"]
+    found = ", ".join(sorted(set(candidates["paper_setup"])))
+    reason = f"this run measures {quantity} for {found} only" if found else ""
+    reason = reason or f"this run measures no {quantity}"
     if study not in studies:
         reason = f"the {STUDIES.get(study, (study,))[0]} study is not part of this run"
-    else:
-        same = (measured["study"] == study) & (measured["quantity"] == quantity)
-        found = sorted(set(measured.loc[same, "paper_setup"]))
-        reason = f"this run measures no {quantity}"
-        if found:
-            reason = f"this run measures {quantity} for {', '.join(found)} only"
     return "; ".join(s for s in (reason, published["availability"]) if s)
 
 
@@ -96,15 +90,9 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
     if unjudged := not_judged(ours, T.states_a_number(kind, bound), gate.refusal):
         return T.Judged(*unjudged, value)
     if kind in T.EQUIVALENCE_RULES:
-        return T.judge_equivalence(
-            kind,
-            ours,
-            paper["paper_value"],
-            declarations.declared(paper, gate),
-            unit=paper["unit"],
-            paper_n=paper["paper_n"],
-            paper_k=_paper_k(paper["tolerance"]),
-        )
+        declared, k = declarations.declared(paper, gate), _paper_k(paper["tolerance"])
+        on = dict(unit=paper["unit"], paper_n=paper["paper_n"], paper_k=k)
+        return T.judge_equivalence(kind, ours, paper["paper_value"], declared, **on)
     seeds = T.finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
         held, text = every_seed(kind, bound, seeds)
@@ -142,7 +130,7 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
         ]
         hits = candidates[[st.matches(paper["setup"], s) for s in candidates["paper_setup"]]]
         if hits.empty:
-            reason = _not_run_reason(paper, measured, studies)
+            reason = _not_run_reason(paper, candidates, studies)
             rows.append(_row(paper, verdict=st.NOT_RUN, note=reason))
         for _, ours in hits.iterrows():
             details = {c: ours[c] for c in ("setup", "k", "per_type_cap", "seeds", "stand_in")}
@@ -152,6 +140,9 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 continue
             verdict, tolerance, value, test = judge_row(paper, ours)
             kind = T.parse_tolerance(paper["tolerance"])[0]
+            if test is not None:
+                details.update(d_low=test.low, d_high=test.high, p_agree=test.p_agree)
+                details.update(p_differ=test.p_differ)
             if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
                 verdict = T.settle(test.p_agree, test.p_differ)
                 tolerance += "; seed-free: an exact comparison, in no Holm family"
@@ -159,30 +150,25 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
                 family = family_name(paper["paper"], paper["study"])
                 details.update(family=family, p_for=test.p_agree, p_against=test.p_differ)
             elif kind.startswith("seeds_") and verdict not in (st.NOT_COMPARABLE, st.NOT_LEARNED):
-                family = seed_test_family(paper["paper"], paper["study"], paper["quantity"])
+                family = family_name(paper["paper"], paper["study"], paper["quantity"])
                 p = T.claimed_first(kind, ours["p_less"], ours["p_greater"])
-                details.update(
-                    family=family, p_for=p[0], p_against=p[1], ours=ours, spec=paper["tolerance"]
-                )
-            if test is not None:
-                details.update(zip(TEST_COLUMNS, astuple(test), strict=True))
+                details.update(family=family, p_for=p[0], p_against=p[1], ours=ours, kind=kind)
+                details.update(spec=paper["tolerance"])
             if verdict != st.STAND_IN:
                 details.update(zip(("band_low", "band_high"), margin_band(paper)))
             note = "; ".join(s for s in (T.simpson_flag(ours), ours["note"]) if s)
             row = dict(our_value=value, tolerance=tolerance, verdict=verdict, note=note)
             rows.append(_row(paper, **row, **details))
     for tested in settle_rows(rows):
-        if "ours" not in tested:  # an equivalence test
+        if "ours" in tested:  # a test over seeds (the I-STAR grid): judged again on its Holm p
+            less, greater = T.claimed_first(tested["kind"], tested["p_for"], tested["p_against"])
+            adjusted = dict(tested["ours"], p_less=less, p_greater=greater)
+            tested["verdict"], tested["tolerance"] = T.judge(tested["spec"], adjusted)
+            tested["tolerance"] += holm_said(tested, "tests") if tested["size"] else ""
+        else:  # an equivalence test
             tested.update(p_agree=tested["p_for"], p_differ=tested["p_against"])
             words = "p(agrees) {p_for:.2g}, p(differs) {p_against:.2g}"
             tested["tolerance"] += holm_said(tested, "rows", words)
-            continue
-        # a test over seeds (the I-STAR grid), read as on the claims page, its p Holm-adjusted
-        kind = T.parse_tolerance(tested["spec"])[0]
-        less, greater = T.claimed_first(kind, tested["p_for"], tested["p_against"])
-        adjusted = dict(tested["ours"], p_less=less, p_greater=greater)
-        tested["verdict"], tested["tolerance"] = T.judge(tested["spec"], adjusted)
-        tested["tolerance"] += holm_said(tested, "tests") if tested["size"] else ""
     table = pd.DataFrame(rows, columns=COLUMNS)
     if bad := set(table["verdict"]) - set(st.VERDICTS):
         raise ValueError(f"unknown verdicts {sorted(bad)}")
@@ -229,15 +215,10 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         + f"; {counts.get(T.NEAR_GUARANTEED, 0)} {T.NEAR_GUARANTEED} ({T.WHY_NEAR_GUARANTEED}).",
         "A *stand-in* names what we used where the paper used something else: its row shows "
         "our value beside the paper's and is not judged. "
-        "LID rows give our n, k and per-type cap beside the paper's n and k. "
-        "What each verdict means: docs/verdicts.md.",
+        "LID rows give our n, k and per-type cap beside the paper's n and k.",
     ]
-    papers = dict.fromkeys(table["paper"])
-    return verdict_page(
-        "Our numbers beside the papers'",
-        paragraphs,
-        {paper: _shown(as_shown(table[table["paper"] == paper])) for paper in papers},
-    )
+    tables = {paper: _shown(as_shown(part)) for paper, part in table.groupby("paper", sort=False)}
+    return verdict_page("Our numbers beside the papers'", paragraphs, tables)
 
 
 def _shown(part: pd.DataFrame) -> pd.DataFrame:
@@ -250,9 +231,8 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
             n += f" (k {k}, cap {r['per_type_cap']})"
         statistic = f"{r['estimand']} (m {r['m']}{', δ ' + r['margin'] if r['margin'] else ''})"
         ours = flagged(_number(r["our_value"]), r["note"])
-        verdict = f"**{r['verdict']}**" + T.said(
-            bool(r["stand_in"]) and r["verdict"] in st.JUDGED, r
-        )
+        on_stand_in = bool(r["stand_in"]) and r["verdict"] in st.JUDGED
+        verdict = f"**{r['verdict']}**" + T.said(on_stand_in, r)
         head, tail = r[["source", "setup", "printed"]].tolist(), r[["stand_in", "note"]].tolist()
         rows.append([*head, statistic, ours, n, r["unit"], r["tolerance"], verdict, *tail])
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)

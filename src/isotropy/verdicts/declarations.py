@@ -150,15 +150,6 @@ def read_effects(path: str = str(PROTOCOL_EFFECTS)) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=False)
 
 
-def _measured_bound(rows: pd.DataFrame, paper: str, ours: str) -> pd.Series | None:
-    """The row of ``rows`` (a setting's measured effects) at the nearest setting covering
-    ``ours`` against ``paper`` (None: unmeasured)."""
-    theirs, mine = pd.to_numeric(pd.Series([paper, ours]), errors="coerce")
-    reach = (theirs <= mine) & (mine <= rows["ours_at_most"])
-    covering = rows[np.isclose(rows["paper"], theirs) & reach]
-    return None if covering.empty else covering.loc[covering["ours_at_most"].idxmin()]
-
-
 def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> Declared:
     """Our run's protocol against the row's: a differing setting is allowed (an ``allowance``)
     only within a measured effect, else a ``refusal``; one our run does not report is not."""
@@ -169,14 +160,18 @@ def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = Tru
             continue
         where = f"{key} {mine[key]}, the paper's {value}"
         measured = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
-        effect = _measured_bound(measured, value, mine[key]) if can_widen else None
-        if effect is None:
+        # the measured effect at the nearest setting covering ours against the paper's
+        paper_at, ours_at = pd.to_numeric(pd.Series([value, mine[key]]), errors="coerce")
+        reach = (paper_at <= ours_at) & (ours_at <= measured["ours_at_most"])
+        covering = measured[np.isclose(measured["paper"], paper_at) & reach]
+        if covering.empty or not can_widen:
             reach = measured["ours_at_most"].max()
             why = f"its effect on {quantity} is measured only up to {key} {reach:g}"
             why = f"its effect on {quantity} is not measured" if measured.empty else why
             why = why if can_widen else "the row's rule has no interval to widen by its effect"
             refused.append(f"{where}: {why}")
             continue
+        effect = covering.loc[covering["ours_at_most"].idxmin()]
         low, high = low + effect["low"], high + effect["high"]
         used.append(f"{where}: {effect['low']:+g} to {effect['high']:+g} on {effect['scale']}")
     if refused:

@@ -24,35 +24,29 @@ STUDIES = {
 }
 
 
-def family_name(paper: str, study: str) -> str:
-    """'Mickus et al. 2024 · main': the family of a paper's rows of one study."""
-    return f"{paper} · {STUDIES.get(study, (study,))[0]}"
-
-
 # A family of tests over seeds holds one quantity: an accuracy test is never adjusted with
 # IsoScore* tests whose p is about 1.
 SEED_TEST_QUANTITIES = {"istar_isoscore_change": "IsoScore*", "istar_metric_gain": "task metric"}
 
 
-def seed_test_family(paper: str, study: str, quantity: str) -> str:
-    """'Rudman & Eickhoff 2024 · I-STAR · task metric': the family of a test over seeds."""
-    return f"{family_name(paper, study)} · {SEED_TEST_QUANTITIES.get(quantity, quantity)}"
+def family_name(paper: str, study: str, seeds_of: str = "") -> str:
+    """'Mickus et al. 2024 · main': the family of a paper's rows of one study; with ``seeds_of``,
+    of its tests over seeds of that quantity ('Rudman & Eickhoff 2024 · I-STAR · task metric')."""
+    name = f"{paper} · {STUDIES.get(study, (study,))[0]}"
+    return f"{name} · {SEED_TEST_QUANTITIES.get(seeds_of, seeds_of)}" if seeds_of else name
 
 
 def family_of_claim(study: str, rule: str, quantity: str) -> str:
     """The family of a claims-page test."""
-    paper = STUDIES.get(study, (study, study))[1]
-    if rule == "seeds" and quantity in SEED_TEST_QUANTITIES:
-        return seed_test_family(paper, study, quantity)
-    return family_name(paper, study)
+    seeds_of = quantity if rule == "seeds" and quantity in SEED_TEST_QUANTITIES else ""
+    return family_name(STUDIES.get(study, (study, study))[1], study, seeds_of)
 
 
 def holm_said(row: Mapping, noun: str, p: str = "") -> str:
     """'; Holm over the 4 tests of F: p …' (``p`` formatted with a settled row's fields), the
     words :func:`family_sizes` reads back."""
-    return f"; Holm over the {row['size']} {noun} of {row['family']}" + (
-        f": {p.format(**row)}" if p else ""
-    )
+    said = f"; Holm over the {row['size']} {noun} of {row['family']}"
+    return said + (f": {p.format(**row)}" if p else "")
 
 
 def flagged(shown: str, note: object) -> str:
