@@ -19,7 +19,6 @@ from isotropy.verdicts.claims import verdict_cells
 from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")
-COUNTS = ("items", "parameters")
 PACKAGES = ("torch", "transformers", "sentence-transformers")  # the versions the page names
 
 
@@ -39,7 +38,7 @@ def _table3(verdicts: pd.DataFrame, traces: pd.DataFrame) -> pd.DataFrame:
 
 def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The counts measured beside the printed ones, and those not measured, by why."""
-    counts = verdicts[verdicts["quantity"].isin(COUNTS)]
+    counts = verdicts[verdicts["quantity"].isin(["items", "parameters"])]
     ran = counts[counts["our_value"].notna()]
     named = {"setup": "setup (ours)", "quantity": "count", "printed": "paper"}
     ours = ran["our_value"].map(lambda v: f"{int(v):,}")

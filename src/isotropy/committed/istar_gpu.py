@@ -226,7 +226,6 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
     """The page's sections on the subset grid: Figures 5-7's counterparts, costs, claims."""
     costs, main = record["calls"][0]["costs"], read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
-    metric, isoscore, twonn = (_by_lambda(runs, column) for column in QUANTITIES)
     claims, details = _claim_tables(runs, record, grid_files(SUBSET)[0])
     return [
         _summary(record, runs, root, SUBSET),
@@ -236,13 +235,13 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
         "Mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at λ = −5 "
         "predicts the majority class in every seed.",
         "",
-        metric,
+        _by_lambda(runs, "metric"),
         "## IsoScore* of the validation representations against λ (Figure 5)",
         "",
-        isoscore,
+        _by_lambda(runs, "isoscore_star"),
         "## TwoNN intrinsic dimension against λ (Figure 7)",
         "",
-        twonn,
+        _by_lambda(runs, "twonn"),
         "## Cost per step",
         "",
         *_steps(record),
