@@ -73,13 +73,11 @@ def _by_lambda(runs: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def _steps(record: dict[str, Any]) -> list[Any]:
-    first = record["calls"][0]  # its costs: the grid's costs.csv
-    wall, cpu = (
-        pd.Series([first["costs"][f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s")
-    )
+    call = record["calls"][0]  # its costs: the grid's costs.csv
+    wall, cpu = (pd.Series([call["costs"][f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s"))
     shown = [
-        f"Seconds per optimiser step on {first['device']} (batch "
-        f"{first['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
+        f"Seconds per optimiser step on {call['device']} (batch "
+        f"{call['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
         "same batches, measured in the grid's first call:",
         "",
         pd.DataFrame(
