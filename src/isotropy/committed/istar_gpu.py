@@ -107,7 +107,6 @@ def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
 
 
 def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[pd.DataFrame]:
-    """A grid's claims and each seed's details, as the page shows them."""
     rows, table = judged(runs, record, source)
     measured = table["measured"].map("{:.4g}".format)
     details = seed_details(rows, BY_NAME["istar"].claims)

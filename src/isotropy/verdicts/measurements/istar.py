@@ -91,7 +91,6 @@ def seed_details(measured: list[Row], claims) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# The poster's "isotropy correlates negatively with task performance", judged per seed
 CORRELATION = Claim(
     "isotropy_correlates_negatively_with_performance",
     "istar",
