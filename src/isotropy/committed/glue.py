@@ -19,7 +19,6 @@ from isotropy.verdicts.claims import verdict_cells
 from isotropy.workflow.targets import every_nth_update
 
 DOC = Path("docs/glue-study.md")
-COUNTS = ("items", "parameters")
 PACKAGES = ("torch", "transformers", "sentence-transformers")  # the versions the page names
 
 
@@ -39,17 +38,12 @@ def _table3(verdicts: pd.DataFrame, traces: pd.DataFrame) -> pd.DataFrame:
 
 def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The counts measured beside the printed ones, and those not measured, by why."""
-    counts = verdicts[verdicts["quantity"].isin(COUNTS)]
+    counts = verdicts[verdicts["quantity"].isin(["items", "parameters"])]
     ran = counts[counts["our_value"].notna()]
-    shown = pd.DataFrame(
-        {
-            "setup (ours)": ran["setup"],
-            "count": ran["quantity"],
-            "paper": ran["printed"],
-            "ours": [f"{int(v):,}" for v in ran["our_value"]],
-            "verdict": "**" + ran["verdict"] + "**",
-        }
-    )
+    named = {"setup": "setup (ours)", "quantity": "count", "printed": "paper"}
+    ours = ran["our_value"].map(lambda v: f"{int(v):,}")
+    shown = ran.assign(ours=ours, verdict="**" + ran["verdict"] + "**")
+    shown = shown[[*named, "ours", "verdict"]].rename(columns=named)
     absent = counts[counts["our_value"].isna()]
     why = absent["note"].astype(str).str.partition("; ")[2].replace("", "not configured here")
     return shown, [f"- {n}: {reason}" for reason, n in why.value_counts(sort=False).items()]
@@ -58,14 +52,10 @@ def _table2(verdicts: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 def parts(root: Path) -> list[Any]:
     record = checked_record(root, optimisation.checksums("glue").path)
     run, glue = record["run"], record["config"]["glue"]
-    encoders, models = (record["config"].get(key) or {} for key in ("encoders", "models"))
-    named = [
-        f"{e} ({models.get(encoders.get(e, {}).get('model'), {}).get('model', e)})"
-        for e in glue["encoders"]
-    ]
-    packages = record.get("packages") or {}
+    encoders, models = record["config"]["encoders"], record["config"]["models"]
+    named = [f"{e} ({models[encoders[e]['model']]['model']})" for e in glue["encoders"]]
+    packages = record["packages"] or {}
     versions = ", ".join(f"{p} {packages[p]}" for p in PACKAGES if p in packages)
-    device = record.get("device") or ["?"]
     traces = optimisation.committed_tables("glue", root)["glue_traces"]
     verdicts = optimisation.committed_claims("glue", root, claims=False)
     counts, absent = _table2(verdicts)
@@ -77,7 +67,7 @@ def parts(root: Path) -> list[Any]:
         "Every verdict is computed from the committed run by the main study's verdict code "
         "([verdicts.md](verdicts.md)).",
         "",
-        f"Run: {record['what']}; code {record['code_commit'][:12]}, device {device[0]}, "
+        f"Run: {record['what']}; code {record['code_commit'][:12]}, device {record['device'][0]}, "
         f"{versions or 'package versions in the record'}; {run.get('started', '?')} to "
         f"{run.get('ended', '?')} UTC, {run.get('wall', '?')} wall against "
         f"{run.get('printed', '?')} printed before it started ({run.get('machine', '?')}).",

@@ -22,12 +22,10 @@ OVERLAY = {SUBSET: "config/istar_gpu.yaml", WHOLE: "config/istar_gpu_whole.yaml"
 
 
 def grid_files(prefix: str) -> tuple[Path, ...]:
-    """A grid's runs, metrics, per-step costs, CUDA tests' log and record."""
     names = ("runs.csv", "metrics.jsonl", "costs.csv", "cuda_tests.log", "record.json")
     return tuple(DATA / f"{prefix}_{name}" for name in names)
 
 
-# The main study's device run (docs/data/main_h100_run.json): 1,000 updates a run.
 MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]
 QUANTITIES = {"metric": "accuracy", "isoscore_star": "IsoScore*", "twonn": "TwoNN"}
@@ -74,13 +72,12 @@ def _by_lambda(runs: pd.DataFrame, column: str) -> pd.DataFrame:
     return cells.rename_axis(index="λ", columns=None).reset_index()
 
 
-def _steps(record: dict[str, Any], costs: pd.Series) -> list[Any]:
-    """Milliseconds per optimiser step of each regulariser, and its ratio to plain."""
-    wall, cpu = (pd.Series([costs[f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s"))
-    first = record["calls"][0]
+def _steps(record: dict[str, Any]) -> list[Any]:
+    call = record["calls"][0]  # its costs: the grid's costs.csv
+    wall, cpu = (pd.Series([call["costs"][f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s"))
     shown = [
-        f"Seconds per optimiser step on {first['device']} (batch "
-        f"{first['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
+        f"Seconds per optimiser step on {call['device']} (batch "
+        f"{call['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
         "same batches, measured in the grid's first call:",
         "",
         pd.DataFrame(
@@ -88,7 +85,7 @@ def _steps(record: dict[str, Any], costs: pd.Series) -> list[Any]:
                 "regulariser": ORDER,
                 "ms per step (wall)": (wall * 1e3).map("{:.1f}".format),
                 "ms per step (process CPU)": (cpu * 1e3).map("{:.1f}".format),
-                "× plain (wall)": (wall / costs["step_s_none"]).map("{:.3f}".format),
+                "× plain (wall)": (wall / wall[0]).map("{:.3f}".format),
             }
         ),
     ]
@@ -106,12 +103,10 @@ def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
     model = {"model": "sentence-transformers/all-MiniLM-L6-v2", "path": None}
     config = {"models": {"miniLM": model}, "istar": record["calls"][0]["istar"]}
     rows = istar_measurements(runs, config, source=str(source))
-    claims = {"istar": measured_claims()["istar"]}
-    return rows, check_claims(pd.DataFrame(rows), {"istar"}, claims)
+    return rows, check_claims(pd.DataFrame(rows), {"istar"}, {"istar": measured_claims()["istar"]})
 
 
 def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[pd.DataFrame]:
-    """A grid's claims and each seed's details, as the page shows them."""
     rows, table = judged(runs, record, source)
     measured = table["measured"].map("{:.4g}".format)
     details = seed_details(rows, BY_NAME["istar"].claims)
@@ -159,10 +154,8 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
         f"{walls.max():.0f} s: {walls.idxmax()})."
     )
     if (root / tests_file).is_file():
-        tests = read_text(root, str(tests_file)).strip().splitlines()[-1]
-        text += (
-            f" The CUDA tests (tests/test_finetune_cuda.py) on the same card: {tests.strip('= ')}."
-        )
+        tests = read_text(root, str(tests_file)).strip().splitlines()[-1].strip("= ")
+        text += f" The CUDA tests (tests/test_finetune_cuda.py) on the same card: {tests}."
     return text
 
 
@@ -180,7 +173,6 @@ def _side_by_side(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def _correlation(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """The poster's correlation claim judged on both grids, as the page shows it."""
     ours = {n: g[g["regulariser"].isin(["none", "istar"])] for n, g in grids.items()}
     lambdas = {n: ", ".join(map("{:g}".format, sorted(set(g["lambda"])))) for n, g in ours.items()}
     both = pd.concat(  # one Holm family: the claim tested once per grid
@@ -219,23 +211,18 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
 
 
 def parts(root: Path) -> list[Any]:
-    (record, runs, costs), (whole_record, whole, whole_costs) = (
-        committed_files(root, *(grid_files(p)[i] for i in (4, 0, 2))) for p in OVERLAY
+    (record, runs), (whole_record, whole) = (
+        committed_files(root, grid_files(p)[4], grid_files(p)[0]) for p in OVERLAY
     )
-    costs, whole_costs = costs.iloc[0], whole_costs.iloc[0]
     rows = record["calls"][0]["istar"]["training"]["train_subset"]
     grids = {f"{rows:,} rows": runs, "whole split": whole}
-    return [
-        *_subset_parts(root, record, runs, costs),
-        *_whole_parts(root, (whole_record, whole, whole_costs), rows, grids),
-    ]
+    return [*_subset_parts(root, record, runs), *_whole_parts(root, whole_record, rows, grids)]
 
 
-def _subset_parts(root: Path, record: dict, runs: pd.DataFrame, costs: pd.Series) -> list[Any]:
+def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
     """The page's sections on the subset grid: Figures 5-7's counterparts, costs, claims."""
-    main = read_json(root, str(MAIN_RUN))
+    costs, main = record["calls"][0]["costs"], read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
-    metric, isoscore, twonn = (_by_lambda(runs, column) for column in QUANTITIES)
     claims, details = _claim_tables(runs, record, grid_files(SUBSET)[0])
     return [
         _summary(record, runs, root, SUBSET),
@@ -245,16 +232,16 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame, costs: pd.Series
         "Mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at λ = −5 "
         "predicts the majority class in every seed.",
         "",
-        metric,
+        _by_lambda(runs, "metric"),
         "## IsoScore* of the validation representations against λ (Figure 5)",
         "",
-        isoscore,
+        _by_lambda(runs, "isoscore_star"),
         "## TwoNN intrinsic dimension against λ (Figure 7)",
         "",
-        twonn,
+        _by_lambda(runs, "twonn"),
         "## Cost per step",
         "",
-        *_steps(record, costs),
+        *_steps(record),
         "The penalty's overhead target is at most 1.15× plain. A fine-tuning step (MiniLM, 32 "
         f"sentences) took {costs['step_s_none'] * 1e3:.1f} ms; an update of the main study's "
         f"direct optimisation took {main_step * 1e3:.1f} ms (median run of {MAIN_RUN.name}, "
@@ -279,9 +266,9 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame, costs: pd.Series
     ]
 
 
-def _whole_parts(root: Path, whole_grid: tuple, rows: int, grids: dict) -> list[Any]:
+def _whole_parts(root: Path, whole_record: dict, rows: int, grids: dict) -> list[Any]:
     """The page's sections on the whole training split, and the correlation on both grids."""
-    whole_record, whole, whole_costs = whole_grid
+    whole = grids["whole split"]
     whole_claims, whole_details = _claim_tables(whole, whole_record, grid_files(WHOLE)[0])
     # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
     per_run = _walls(whole_record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
@@ -294,7 +281,7 @@ def _whole_parts(root: Path, whole_grid: tuple, rows: int, grids: dict) -> list[
         "above:",
         "",
         _side_by_side(grids),
-        *_steps(whole_record, whole_costs),
+        *_steps(whole_record),
         "A whole run (loading, tokenising, Σ_S, the steps, evaluation) took "
         + ", ".join(f"{seconds:.1f} s ({name})" for name, seconds in per_run.items())
         + " on average.",

@@ -16,9 +16,6 @@ from isotropy.verdicts.measurements import Config, Row, at_setup, fine_tuned_not
 from isotropy.verdicts.tolerances import ALPHA, parse_tolerance
 from isotropy.verdicts.tolerances import seed_test as seed_rule
 
-ACC = "score_accuracy"  # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
-
-
 # Each quantity's column of runs.csv (differenced λ minus no regulariser), what it is, and the
 # smallest effect of interest its test is against (signed the claimed way) with its source.
 ISTAR_QUANTITIES = {
@@ -36,9 +33,8 @@ def istar_measurements(runs: pd.DataFrame, config: Config, source=paths.ISTAR_RU
     """The grid's rows, with raw one-sided p-values over seeds (each page adjusts over it)."""
     rows = []
     for (model, task), group in runs.groupby(["model", "task"], sort=True):
-        stand_in = ""
-        if paper_name(config, model) not in ISTAR_MODELS:
-            stand_in = model_stand_in(config, model, "BERT-base / ALBERT / DistilBERT")
+        paper = paper_name(config, model) in ISTAR_MODELS
+        stand_in = "" if paper else model_stand_in(config, model, "BERT-base / ALBERT / DistilBERT")
         baseline = group[group["regulariser"] == "none"]
         negative = group[(group["regulariser"] == "istar") & (group["lambda"].astype(float) < 0)]
         fields = {"evidence": source, "stand_in": stand_in}
@@ -57,7 +53,8 @@ def istar_measurements(runs: pd.DataFrame, config: Config, source=paths.ISTAR_RU
                     f"raw one-sided p against {sesoi:+g} (each page adjusts over its grid)"
                 )
                 note = f"baseline {base:.4f}; λ={lam:g}: {base + tested['value']:.4f}"
-                learned = fine_tuned_not_learned(baseline, treated, column=ACC)
+                # an I-STAR run's accuracy in runs.csv (tasks scored by accuracy)
+                learned = fine_tuned_not_learned(baseline, treated, column="score_accuracy")
                 at = at_setup("istar", f"{model}/{task}, λ={lam:g}", not_learned=learned, **fields)
                 rows.append(at(quantity, convention=what, note=note, **tested))
     return rows
@@ -94,7 +91,6 @@ def seed_details(measured: list[Row], claims) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# The poster's "isotropy correlates negatively with task performance", judged per seed
 CORRELATION = Claim(
     "isotropy_correlates_negatively_with_performance",
     "istar",
