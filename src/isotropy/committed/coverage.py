@@ -41,7 +41,7 @@ PROTOCOL = {
     s: {k: int(v) for k, v in parse_protocol(p).items()} for s, _, p in declared_protocols()
 }
 RUN = {"main": {**PROTOCOL["main"], "seeds": 5}, "glue": PROTOCOL["glue"]}
-CLASSES = {  # a verdict's class by the words it starts with (after its mark)
+CLASSES = {  # a verdict's class by the words it starts with (after its mark; else undecided)
     "against": (st.NOT_SUPPORTED, st.NOT_CONSISTENT, st.DIFFERS, st.UNTESTED_FAILS),
     "for": (st.SUPPORTED, st.AGREES, st.CONSISTENT),
     "stand-in": ("stand-in",),
@@ -117,13 +117,6 @@ def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame,
     if not problems and not keep.any():
         problems.append(f"no row of {file} meets [{conditions}]")
     return frame[keep], problems
-
-
-def verdict_class(verdict: str) -> str:
-    word = verdict.strip("*✅❌❔➖ ").casefold()
-    if "near-guaranteed" in word:  # a page marks it so (what was run goes first: _table_reads)
-        return "near-guaranteed"
-    return next((c for c, starts in CLASSES.items() if word.startswith(starts)), "undecided")
 
 
 @functools.cache
@@ -233,8 +226,12 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
     short = below_scale(known) if known else ""
     for cells in selected.to_dict("records"):
         verdict, setup = cells.get("verdict"), "/".join(cells[c] for c in SETUP if cells.get(c))
-        read = verdict_class(verdict) if verdict else "equal" if _equal(conditions, cited) else ""
-        read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
+        word = (verdict or "").strip("*✅❌❔➖ ")  # its class by the words it starts with
+        read = next((c for c, s in CLASSES.items() if word.casefold().startswith(s)), "undecided")
+        if not verdict:
+            read = "equal" if _equal(conditions, cited) else "computed"
+        elif "near-guaranteed" in word.casefold() or near_guaranteed(cells):  # page or cells say
+            read = "near-guaranteed"
         # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
         said = cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values()))
         if said or (known and (not known["paper_models"] or setup and not on_paper(known, setup))):
@@ -246,7 +243,7 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
             read = "below scale"
         reads.add(read)
         if verdict:  # the verdict, and what the record says of it
-            word, tag = _short(verdict), "" if tiny else TAGS.get(read, "")
+            word, tag = re.split(r"\*\*| \(| within", word)[0], "" if tiny else TAGS.get(read, "")
             tagged = tag.split(":")[0] in word or "stand-in" in word
             shown.add(word if tagged else f"{word} ({tag})")
         if read in ("for", "equal"):
@@ -301,11 +298,6 @@ def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> 
     return [f"{p['paper']}, {p['source']}" for i, p in published.iterrows() if i not in chosen]
 
 
-def _short(verdict: str) -> str:
-    """A verdict cell's word (its qualifiers: :data:`TAGS`)."""
-    return re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔➖ "))[0]
-
-
 def cell(text: str) -> str:
     """``text`` in one Markdown table cell: one line, no comment opened (``|``: the writer's)."""
     return " ".join(str(text).split()).replace("<!--", "&lt;!--")
@@ -325,9 +317,8 @@ def parts(root: Path = ROOT) -> list[Any]:
     data = raw.map(cell)
     ours = data["id"].str.startswith("ours:")
     group = data["paper"].where(~ours, "ours")
-    counts = pd.crosstab(group, data["status"])
     papers = [*dict.fromkeys(data.loc[~ours, "paper"]), "ours"]  # in the order they appear
-    counts = counts.reindex(index=papers, columns=STATUSES).fillna(0).astype(int)
+    counts = pd.crosstab(group, data["status"]).reindex(papers, columns=STATUSES, fill_value=0)
     found: list[Any] = [counts.assign(items=counts.sum(axis=1)).reset_index()]
     for paper in found[0]["paper"]:
         part = data[group == paper]
