@@ -172,9 +172,10 @@ def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
     )
 
 
-def outcome(root: Path, check: str, cited: pd.DataFrame):
-    """What one check reads (:data:`ALLOWED`'s words), the setups each claim reads *for* or
-    *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing)."""
+def outcome(root: Path, check: str, cited: pd.DataFrame, statement: str = ""):
+    """What one check reads (:data:`RULES`' words), the setups each claim reads *for* or
+    *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing); a
+    record holds up only the protocol ``statement`` states."""
     try:  # a file missing, a record that is no JSON object, a configuration without a section
         if match := IDENTITY.fullmatch(check):
             return _identity(root, match.group(1))
@@ -191,8 +192,9 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
                 "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
             }
             read = ("below scale" if short else "equal") if known["paper_models"] else "stand-in"
+            stated = read == "equal" and all(w in statement for w in words)
             said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
-            return {read}, {file: words} if read == "equal" else {}, [], said
+            return {read}, {file: {"run"}} if stated else {}, [], said
         selected, problems = select(root, file, conditions)
         if file == PUBLISHED or problems:
             return set(), {}, problems, ""
@@ -263,16 +265,12 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
         return [f"{item}: status {status!r} or kind {kind!r} is none of {STATUSES + KINDS}"]
     problems, reads, named, unmet = [], set(), dict[str, set[str]](), []
     for check in checks_of(row):
-        read, claims, found, _ = outcome(root, check, _cited(root, row))
+        read, claims, found, _ = outcome(root, check, _cited(root, row), row["statement"])
         problems += [f"{item}: {p}" for p in found]
         reads |= read
         if (against := read - RULES[status][0]) and status != "reproduced":
             problems.append(f"{item}: {status}, yet {check} reads {sorted(against)}")
         unmet += [f"{check} reads {sorted(r)}" for r in [read - RULES["reproduced"][0]] if r]
-        if check.endswith(".json"):  # a record holds up only the protocol the statement states
-            claims = {
-                c: {"run"} for c, w in claims.items() if all(p in row["statement"] for p in w)
-            }
         for claim, setups in claims.items():
             named.setdefault(claim, set()).update(setups)
     named = {c: s for c, s in named.items() if c.startswith("identity ") == (kind == "formula")}
