@@ -146,7 +146,6 @@ class Page:
     whole: tuple[str, str] | None = None
 
     def render(self, root: Path) -> str:
-        """The parts joined by lines, each table (a frame) in Markdown."""
         parts = self.parts(root)
         if self.whole is not None:  # a page of its own: its title and the command that writes it
             run, title = self.whole
@@ -197,13 +196,10 @@ class CommittedRun:
             except (OSError, ValueError, KeyError) as error:
                 found.append(f"{self.name}: {error}")
                 continue
-            named = {str(path) for path in record.files}
-            allowed = named | {str(path) for path in record.optional}
-            if not named <= listed <= allowed:
-                found.append(
-                    f"{self.name}: {record.path} lists {sorted(listed)}, the study names "
-                    f"{sorted(named)} (and may name {sorted(allowed - named)})"
-                )
+            named, optional = ({str(p) for p in paths} for paths in (record.files, record.optional))
+            if not named <= listed <= named | optional:
+                said = f"the study names {sorted(named)} (and may name {sorted(optional - named)})"
+                found.append(f"{self.name}: {record.path} lists {sorted(listed)}, {said}")
         if found:  # a page rendered from files that fail their checksum would say nothing
             return found
         for page in self.pages:
