@@ -223,8 +223,8 @@ class CommittedRun:
         without its markers, a render that fails) nothing in docs/ changes."""
         if self.copy is None:
             raise ValueError(f"{self.name} is not copied from a run")
-        stage = Path(tempfile.mkdtemp(prefix=".committed-copy.", dir=root))
-        try:
+        with tempfile.TemporaryDirectory(prefix=".committed-copy.", dir=root) as temporary:
+            stage = Path(temporary)
             docs = shutil.copytree(root / DATA.parent, stage / DATA.parent, symlinks=True)
             config = config or Path(self.effective_config)
             self.copy(stage, sources, facts, config, into or self.records[0])
@@ -236,8 +236,6 @@ class CommittedRun:
                 if path.is_file() and not (target.is_file() and cmp(path, target, shallow=False)):
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(path, target)
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
 
     def write(self, root: Path) -> None:
         """Rewrite every page from the committed files (refused when a checksum fails)."""
