@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.intake import hash_inside, parse_json, read_csv, read_json, read_text, read_yaml
-from isotropy.io import atomic_path, checked_record, generated_block, markdown_table, with_block
+from isotropy.io import atomic_path, checked_record, markdown_table, with_block
 from isotropy.provenance import code_label, read_record
 from isotropy.verdicts.claims import verdict_cells
 from isotropy.verdicts.comparison import read_published
@@ -157,16 +157,15 @@ class Page:
     def tables(self, root: Path) -> list[pd.DataFrame]:
         return [part for part in self.parts(root) if isinstance(part, pd.DataFrame)]
 
-    def generated(self, root: Path) -> str:
-        text = read_text(root, str(self.path))
-        return text if self.block is None else generated_block(text, *self.block)
+    def written(self, root: Path) -> str:
+        """The file as :meth:`write` leaves it: the render, or the page with it in its block."""
+        if self.block is None:
+            return self.render(root)
+        return with_block(read_text(root, str(self.path)), self.render(root), *self.block)
 
     def write(self, root: Path) -> None:
-        rendered = self.render(root)
-        if self.block is not None:
-            rendered = with_block(read_text(root, str(self.path)), rendered, *self.block)
         with atomic_path(root / self.path) as tmp:
-            tmp.write_text(rendered, encoding="utf-8")
+            tmp.write_text(self.written(root), encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -204,7 +203,7 @@ class CommittedRun:
             return found
         for page in self.pages:
             try:
-                if page.generated(root) != page.render(root):
+                if page.written(root) != read_text(root, str(page.path)):
                     found.append(f"{self.name}: {page.path} is stale: run `{COMMAND} {self.name}`")
             except (OSError, ValueError) as error:  # a page missing, or without its markers
                 found.append(f"{self.name}: {page.path}: {error}")
