@@ -59,8 +59,8 @@ RULES = {
     "no counterpart": (set(), set()),
 }
 STATUSES, KINDS = tuple(RULES), ("empirical", "formula")
-TAGS = {"stand-in": ON_STAND_IN, "below scale": "below the scale"}
-TAGS["near-guaranteed"] = NEAR_GUARANTEED
+TAGS = {"stand-in": ON_STAND_IN, "below scale": "below the scale", "equal": "equals the paper's"}
+TAGS["near-guaranteed"] = NEAR_GUARANTEED  # TAGS: a read's words on the page
 SETUP = ("setup", "setup (ours)", "encoder", "model", "dataset", "task")  # a table row's setup
 
 
@@ -251,8 +251,7 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
         if read in ("for", "equal"):
             key = cells.get("claim") or cells.get("statistic") or cells.get("quantity") or file
             claims.setdefault(key, set()).add(setup)
-    words = {"stand-in": ON_STAND_IN, "equal": "equals the paper's"}
-    said = next((w for r, w in words.items() if r in reads), "computed")
+    said = next((TAGS[r] for r in ("stand-in", "equal") if r in reads), "computed")
     name = f"{Path(file).name}{' (tiny run)' if tiny else ''}"
     return reads, claims, [], f"{name}: {', '.join(sorted(shown) or [said])}"
 
