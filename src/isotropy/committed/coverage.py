@@ -41,7 +41,7 @@ PROTOCOL = {
     s: {k: int(v) for k, v in parse_protocol(p).items()} for s, _, p in declared_protocols()
 }
 RUN = {"main": {**PROTOCOL["main"], "seeds": 5}, "glue": PROTOCOL["glue"]}
-CLASSES = {  # a verdict's class by the words it starts with (after its mark)
+CLASSES = {  # a verdict's class by the words it starts with (after its mark; else undecided)
     "against": (st.NOT_SUPPORTED, st.NOT_CONSISTENT, st.DIFFERS, st.UNTESTED_FAILS),
     "for": (st.SUPPORTED, st.AGREES, st.CONSISTENT),
     "stand-in": ("stand-in",),
@@ -59,8 +59,8 @@ RULES = {
     "no counterpart": (set(), set()),
 }
 STATUSES, KINDS = tuple(RULES), ("empirical", "formula")
-TAGS = {"stand-in": ON_STAND_IN, "below scale": "below the scale"}
-TAGS["near-guaranteed"] = NEAR_GUARANTEED
+TAGS = {"stand-in": ON_STAND_IN, "below scale": "below the scale", "equal": "equals the paper's"}
+TAGS["near-guaranteed"] = NEAR_GUARANTEED  # TAGS: a read's words on the page
 SETUP = ("setup", "setup (ours)", "encoder", "model", "dataset", "task")  # a table row's setup
 
 
@@ -119,13 +119,6 @@ def select(root: Path, file: str, conditions: str | None) -> tuple[pd.DataFrame,
     return frame[keep], problems
 
 
-def verdict_class(verdict: str) -> str:
-    word = verdict.strip("*✅❌❔➖ ").casefold()
-    if "near-guaranteed" in word:  # a page marks it so (what was run goes first: _table_reads)
-        return "near-guaranteed"
-    return next((c for c, starts in CLASSES.items() if word.startswith(starts)), "undecided")
-
-
 @functools.cache
 def record_of(root: Path, file: str) -> str | None:
     """The committed record of a docs/ table: its page's run's, or the one listing the file."""
@@ -179,9 +172,10 @@ def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
     )
 
 
-def outcome(root: Path, check: str, cited: pd.DataFrame):
-    """What one check reads (:data:`ALLOWED`'s words), the setups each claim reads *for* or
-    *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing)."""
+def outcome(root: Path, check: str, cited: pd.DataFrame, statement: str = ""):
+    """What one check reads (:data:`RULES`' words), the setups each claim reads *for* or
+    *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing); a
+    record holds up only the protocol ``statement`` states."""
     try:  # a file missing, a record that is no JSON object, a configuration without a section
         if match := IDENTITY.fullmatch(check):
             return _identity(root, match.group(1))
@@ -198,8 +192,9 @@ def outcome(root: Path, check: str, cited: pd.DataFrame):
                 "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
             }
             read = ("below scale" if short else "equal") if known["paper_models"] else "stand-in"
+            stated = read == "equal" and all(w in statement for w in words)
             said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
-            return {read}, {file: words} if read == "equal" else {}, [], said
+            return {read}, {file: {"run"}} if stated else {}, [], said
         selected, problems = select(root, file, conditions)
         if file == PUBLISHED or problems:
             return set(), {}, problems, ""
@@ -233,8 +228,12 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
     short = below_scale(known) if known else ""
     for cells in selected.to_dict("records"):
         verdict, setup = cells.get("verdict"), "/".join(cells[c] for c in SETUP if cells.get(c))
-        read = verdict_class(verdict) if verdict else "equal" if _equal(conditions, cited) else ""
-        read = "near-guaranteed" if verdict and near_guaranteed(cells) else read or "computed"
+        word = (verdict or "").strip("*✅❌❔➖ ")  # its class by the words it starts with
+        read = next((c for c, s in CLASSES.items() if word.casefold().startswith(s)), "undecided")
+        if not verdict:
+            read = "equal" if _equal(conditions, cited) else "computed"
+        elif "near-guaranteed" in word.casefold() or near_guaranteed(cells):  # page or cells say
+            read = "near-guaranteed"
         # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
         said = cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values()))
         if said or (known and (not known["paper_models"] or setup and not on_paper(known, setup))):
@@ -246,14 +245,13 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
             read = "below scale"
         reads.add(read)
         if verdict:  # the verdict, and what the record says of it
-            word, tag = _short(verdict), "" if tiny else TAGS.get(read, "")
+            word, tag = re.split(r"\*\*| \(| within", word)[0], "" if tiny else TAGS.get(read, "")
             tagged = tag.split(":")[0] in word or "stand-in" in word
             shown.add(word if tagged else f"{word} ({tag})")
         if read in ("for", "equal"):
             key = cells.get("claim") or cells.get("statistic") or cells.get("quantity") or file
             claims.setdefault(key, set()).add(setup)
-    words = {"stand-in": ON_STAND_IN, "equal": "equals the paper's"}
-    said = next((w for r, w in words.items() if r in reads), "computed")
+    said = next((TAGS[r] for r in ("stand-in", "equal") if r in reads), "computed")
     name = f"{Path(file).name}{' (tiny run)' if tiny else ''}"
     return reads, claims, [], f"{name}: {', '.join(sorted(shown) or [said])}"
 
@@ -266,16 +264,12 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
         return [f"{item}: status {status!r} or kind {kind!r} is none of {STATUSES + KINDS}"]
     problems, reads, named, unmet = [], set(), dict[str, set[str]](), []
     for check in checks_of(row):
-        read, claims, found, _ = outcome(root, check, _cited(root, row))
+        read, claims, found, _ = outcome(root, check, _cited(root, row), row["statement"])
         problems += [f"{item}: {p}" for p in found]
         reads |= read
         if (against := read - RULES[status][0]) and status != "reproduced":
             problems.append(f"{item}: {status}, yet {check} reads {sorted(against)}")
         unmet += [f"{check} reads {sorted(r)}" for r in [read - RULES["reproduced"][0]] if r]
-        if check.endswith(".json"):  # a record holds up only the protocol the statement states
-            claims = {
-                c: {"run"} for c, w in claims.items() if all(p in row["statement"] for p in w)
-            }
         for claim, setups in claims.items():
             named.setdefault(claim, set()).update(setups)
     named = {c: s for c, s in named.items() if c.startswith("identity ") == (kind == "formula")}
@@ -301,11 +295,6 @@ def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> 
     return [f"{p['paper']}, {p['source']}" for i, p in published.iterrows() if i not in chosen]
 
 
-def _short(verdict: str) -> str:
-    """A verdict cell's word (its qualifiers: :data:`TAGS`)."""
-    return re.split(r"\*\*| \(| within", verdict.strip("*✅❌❔➖ "))[0]
-
-
 def cell(text: str) -> str:
     """``text`` in one Markdown table cell: one line, no comment opened (``|``: the writer's)."""
     return " ".join(str(text).split()).replace("<!--", "&lt;!--")
@@ -325,9 +314,8 @@ def parts(root: Path = ROOT) -> list[Any]:
     data = raw.map(cell)
     ours = data["id"].str.startswith("ours:")
     group = data["paper"].where(~ours, "ours")
-    counts = pd.crosstab(group, data["status"])
     papers = [*dict.fromkeys(data.loc[~ours, "paper"]), "ours"]  # in the order they appear
-    counts = counts.reindex(index=papers, columns=STATUSES).fillna(0).astype(int)
+    counts = pd.crosstab(group, data["status"]).reindex(papers, columns=STATUSES, fill_value=0)
     found: list[Any] = [counts.assign(items=counts.sum(axis=1)).reset_index()]
     for paper in found[0]["paper"]:
         part = data[group == paper]

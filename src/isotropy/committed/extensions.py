@@ -25,14 +25,12 @@ def answers_parts(seeds: pd.DataFrame, run: dict) -> list[Any]:
     counts = seeds.groupby("question", sort=False)["seed"].nunique().to_dict()
     ran = ", ".join(f"{question}: {n} seeds" for question, n in counts.items())
     table = claims_table(seeds)
-    shown = pd.DataFrame(
-        {
-            "claim": "`" + table["claim"] + "`",
-            "setup": table["setup"],
-            "mean [95% t-interval]": table["interval"].where(table["verdict"] != NOT_DECIDED, "–"),
-            "verdict": "*" + table["verdict"] + "*",
-        }
-    )
+    shown = table.assign(
+        claim="`" + table["claim"] + "`",
+        interval=table["interval"].where(table["verdict"] != NOT_DECIDED, "–"),
+        verdict="*" + table["verdict"] + "*",
+    )[["claim", "setup", "interval", "verdict"]]
+    shown = shown.rename(columns={"interval": "mean [95% t-interval]"})
     return [f"Run: {run['run']}. Per-seed values: `{SEEDS.as_posix()}` ({ran}).", "", shown]
 
 

@@ -52,9 +52,8 @@ def file_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom):
-                for alias in node.names:
-                    sub = f"{node.module}.{alias.name}"
-                    found.add(sub if sub in files else str(node.module))
+                subs = (f"{node.module}.{alias.name}" for alias in node.names)
+                found |= {sub if sub in files else str(node.module) for sub in subs}
         graph[module] = {t for t in found if t in files and t != module}
     return graph
 

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from isotropy.intake import hash_inside, parse_json, read_csv, read_json, read_text, read_yaml
-from isotropy.io import atomic_path, checked_record, generated_block, markdown_table, with_block
+from isotropy.io import atomic_path, checked_record, markdown_table, with_block
 from isotropy.provenance import code_label, read_record
 from isotropy.verdicts.claims import verdict_cells
 from isotropy.verdicts.comparison import read_published
@@ -146,7 +146,6 @@ class Page:
     whole: tuple[str, str] | None = None
 
     def render(self, root: Path) -> str:
-        """The parts joined by lines, each table (a frame) in Markdown."""
         parts = self.parts(root)
         if self.whole is not None:  # a page of its own: its title and the command that writes it
             run, title = self.whole
@@ -158,16 +157,15 @@ class Page:
     def tables(self, root: Path) -> list[pd.DataFrame]:
         return [part for part in self.parts(root) if isinstance(part, pd.DataFrame)]
 
-    def generated(self, root: Path) -> str:
-        text = read_text(root, str(self.path))
-        return text if self.block is None else generated_block(text, *self.block)
+    def written(self, root: Path) -> str:
+        """The file as :meth:`write` leaves it: the render, or the page with it in its block."""
+        if self.block is None:
+            return self.render(root)
+        return with_block(read_text(root, str(self.path)), self.render(root), *self.block)
 
     def write(self, root: Path) -> None:
-        rendered = self.render(root)
-        if self.block is not None:
-            rendered = with_block(read_text(root, str(self.path)), rendered, *self.block)
         with atomic_path(root / self.path) as tmp:
-            tmp.write_text(rendered, encoding="utf-8")
+            tmp.write_text(self.written(root), encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -197,18 +195,15 @@ class CommittedRun:
             except (OSError, ValueError, KeyError) as error:
                 found.append(f"{self.name}: {error}")
                 continue
-            named = {str(path) for path in record.files}
-            allowed = named | {str(path) for path in record.optional}
-            if not named <= listed <= allowed:
-                found.append(
-                    f"{self.name}: {record.path} lists {sorted(listed)}, the study names "
-                    f"{sorted(named)} (and may name {sorted(allowed - named)})"
-                )
+            named, optional = ({str(p) for p in paths} for paths in (record.files, record.optional))
+            if not named <= listed <= named | optional:
+                said = f"the study names {sorted(named)} (and may name {sorted(optional - named)})"
+                found.append(f"{self.name}: {record.path} lists {sorted(listed)}, {said}")
         if found:  # a page rendered from files that fail their checksum would say nothing
             return found
         for page in self.pages:
             try:
-                if page.generated(root) != page.render(root):
+                if page.written(root) != read_text(root, str(page.path)):
                     found.append(f"{self.name}: {page.path} is stale: run `{COMMAND} {self.name}`")
             except (OSError, ValueError) as error:  # a page missing, or without its markers
                 found.append(f"{self.name}: {page.path}: {error}")
@@ -227,8 +222,8 @@ class CommittedRun:
         without its markers, a render that fails) nothing in docs/ changes."""
         if self.copy is None:
             raise ValueError(f"{self.name} is not copied from a run")
-        stage = Path(tempfile.mkdtemp(prefix=".committed-copy.", dir=root))
-        try:
+        with tempfile.TemporaryDirectory(prefix=".committed-copy.", dir=root) as temporary:
+            stage = Path(temporary)
             docs = shutil.copytree(root / DATA.parent, stage / DATA.parent, symlinks=True)
             config = config or Path(self.effective_config)
             self.copy(stage, sources, facts, config, into or self.records[0])
@@ -240,8 +235,6 @@ class CommittedRun:
                 if path.is_file() and not (target.is_file() and cmp(path, target, shallow=False)):
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(path, target)
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
 
     def write(self, root: Path) -> None:
         """Rewrite every page from the committed files (refused when a checksum fails)."""
