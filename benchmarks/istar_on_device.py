@@ -70,6 +70,7 @@ import pandas as pd
 import torch
 from optimize import synchronise
 
+from isotropy.configuration import Istar
 from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.evaluation import evaluate_model
 from isotropy.finetune.features import load_model_and_tokenizer, task_features
@@ -106,7 +107,7 @@ def pack(config_files: list[Path], mirror: Path, dest: Path) -> dict:
 
     config = load_config(config_files)
     section = config["istar"]
-    models, tasks = {r["model"] for r in run_grid(section)}, section["tasks"]
+    models, tasks = {r["model"] for r in run_grid(Istar.model_validate(section))}, section["tasks"]
     if len(models) != 1 or len(tasks) != 1:
         raise ValueError("the device script runs one model on one task; the overlay lists more")
     name, task = models.pop(), tasks[0]
@@ -241,7 +242,7 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
     begun, deadline_at = time.perf_counter(), time.time() + args.deadline_s
     plan = on_device.load_plan(args.pack, args.plan)
     device = resolve_device(args.device)
-    section = plan["istar"]
+    section, grid = plan["istar"], Istar.model_validate(plan["istar"])
     work = args.work or args.pack / "work"
     spec = ModelSpec(path=str(on_device.unpack_model(args.pack, work)), name=plan["model_name"])
     settings = TrainingSettings.model_validate(dict(section["training"]))
@@ -251,7 +252,7 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
     )
     print(f"{plan['stand_in']}; {plan['task']}: {len(whole[0])} training rows in the split")
 
-    runs = sorted(run_grid(dict(section)), key=lambda r: r["seed"])  # whole seeds first
+    runs = sorted(run_grid(grid), key=lambda r: r["seed"])  # whole seeds first
     if args.finish:  # a cut call's runs not started, on its subset, paced by its costs
         earlier = json.loads(args.finish.read_text())
         costs, rows = earlier["costs"], earlier["istar"]["training"]["train_subset"]
@@ -311,7 +312,7 @@ def run_grid_on_device(args: argparse.Namespace) -> None:
                 model_spec=spec,
                 task=run["task"],
                 regulariser=run["regulariser"],
-                lam=configured_lambda(section, run["regulariser"], run["lam"]),
+                lam=configured_lambda(grid, run["regulariser"], run["lam"]),
                 seed=run["seed"],
                 data=data,
                 settings=settings,
@@ -350,7 +351,9 @@ def measure_steps(args: argparse.Namespace) -> None:
     settings.train_subset, settings.reference_sample_size = args.rows, args.reference_sample_size
     folder = args.mirror / "glue" / "SST-2"
     data = task_splits("sst2", folder, folder, settings)
-    spec = ModelSpec.from_config(config, run_grid(config["istar"])[0]["model"])
+    spec = ModelSpec.from_config(
+        config, run_grid(Istar.model_validate(config["istar"]))[0]["model"]
+    )
     model, tokenizer = load_model_and_tokenizer(spec, task_spec("sst2"))
     model.to(device)
     features, _ = task_features(task_spec("sst2"), tokenizer, *data, settings)

@@ -78,8 +78,8 @@ ENCODER_LABELS = standins.encoder_labels(
     SETTINGS, STAND_INS
 )  # the GloVe stand-in named as such
 
-# I-STAR (rules/istar.smk): the run grid of config `istar` (empty without the section).
-ISTAR = config.get("istar", {})
+# I-STAR (rules/istar.smk): the run grid of config `istar` (None without the section).
+ISTAR = SETTINGS.istar
 ISTAR_WILDCARDS = studies.istar.wildcards(ISTAR)
 
 # Geometry (rules/geometry.smk): wildcards match only the configured models and corpus.

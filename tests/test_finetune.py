@@ -19,7 +19,7 @@ import yaml
 from tiny_bert import NEGATIVE, POSITIVE, SMALL, sentiment_table
 from tiny_workflow import load_script
 
-from isotropy.configuration import Config
+from isotropy.configuration import Config, Istar
 from isotropy.configuration.finetune import TrainingSettings
 from isotropy.finetune.evaluation import squad_predictions, squad_scores
 from isotropy.finetune.features import (
@@ -341,9 +341,9 @@ def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
 
 
 def test_run_grid_and_paths():
-    section = dict(models={"m": {}, "unused": {}}, run_models=["m"], tasks=["sst2"])
+    section = dict(models=["m", "unused"], run_models=["m"], tasks=["sst2"])
     section |= dict(regularisers=["none", "istar"], lambdas=[-5, 0.5], seeds=[0, 1])
-    paths = [run_path(r) for r in run_grid(section)]
+    paths = [run_path(r) for r in run_grid(Istar.model_validate(section))]
     assert paths == [
         "results/istar/m/sst2/none_0/seed0/metrics.json",
         "results/istar/m/sst2/none_0/seed1/metrics.json",
@@ -362,7 +362,7 @@ def test_gpu_overlay_plans_the_grid_and_sizes_it_from_measured_costs():
 
     config = load_config([CONFIG, CONFIG.parent / "config" / "istar_gpu.yaml"])
     section = config["istar"]
-    runs = run_grid(section)
+    runs = run_grid(Istar.model_validate(section))
     assert len(runs) == 27 and {r["seed"] for r in runs} == {0, 1, 2}
     assert {(r["regulariser"], r["lam"]) for r in runs} == {("none", "0")} | {
         (reg, lam) for reg in ("istar", "cosreg") for lam in ("-5", "-1", "1", "5")

@@ -83,32 +83,28 @@ def test_each_study_prints_the_sum_of_its_jobs_costs(
     assert abs(expected - printed) <= 0.02 * printed, (expected, printed, out)
 
 
-def _istar_jobs(config):
+def _istar_jobs(settings: Config):
     """The finetune jobs of the I-STAR grid, as the dry run names them."""
     keys = ("model", "task", "regulariser", "lam", "seed")
-    return [("finetune", {k: str(r[k]) for k in keys}) for r in istar_spec.runs(config["istar"])]
+    return [("finetune", {k: str(r[k]) for k in keys}) for r in istar_spec.runs(settings.istar)]
 
 
 def test_the_offline_istar_grid_is_said_to_be_gpu_scale():
-    config = load_config(OFFLINE)
-    lines, total = estimate.describe(
-        Config.model_validate(config), _istar_jobs(config), "cpu", "istar_study", IDLE
-    )
+    settings = Config.model_validate(load_config(OFFLINE))
+    lines, total = estimate.describe(settings, _istar_jobs(settings), "cpu", "istar_study", IDLE)
     assert total > 1000 * 3600
     assert any(line.startswith("a GPU-scale run") for line in lines)
 
 
 def test_a_model_without_a_cost_is_named(monkeypatch, tmp_path):
-    config = load_config(TINY)
+    settings = Config.model_validate(load_config(TINY))
     jobs = estimate.dry_run_jobs(TINY, "geometry_study", tmp_path)
     monkeypatch.delitem(costs.MODEL_SHAPE, "miniLM")
-    lines, _ = estimate.describe(Config.model_validate(config), jobs, "cpu", "geometry_study", IDLE)
+    lines, _ = estimate.describe(settings, jobs, "cpu", "geometry_study", IDLE)
     named = next(line for line in lines if line.startswith("no measured cost for "))
     # the dry run's job order is Snakemake's: name the job, not its place in the line
     assert "geometry_token_embeddings miniLM/polarity," in named
-    lines, _ = estimate.describe(
-        Config.model_validate(config), _istar_jobs(config), "cpu", "istar_study", IDLE
-    )
+    lines, _ = estimate.describe(settings, _istar_jobs(settings), "cpu", "istar_study", IDLE)
     named = next(line for line in lines if line.startswith("no measured cost for "))
     assert named.startswith("no measured cost for finetune miniLM/sst2/")
     assert named.endswith(": not included above")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from isotropy import paths
@@ -38,21 +37,21 @@ def estimator_outputs(config: Config) -> list[str]:
     return [paths.istar_estimator_file(name) for name in names]
 
 
-def run_files(section: Mapping[str, Any] | None) -> list[str]:
+def run_files(section: Istar | None) -> list[str]:
     return [paths.istar_run_file("metrics.json", **r) for r in runs(section)]
 
 
-def wildcards(section: Mapping[str, Any]) -> dict[str, str]:
+def wildcards(section: Istar | None) -> dict[str, str]:
     return {
-        "model": names_pattern(section.get("models", {})),
+        "model": names_pattern(section.models if section else []),
         "task": "|".join(TASKS),
         "regulariser": "|".join(istar_study.REGULARISERS),
         "lam": r"-?\d+(\.\d+)?(e-?\d+)?",
     }
 
 
-def runs(section: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    return istar_study.run_grid(dict(section)) if section else []
+def runs(section: Istar | None) -> list[dict[str, Any]]:
+    return istar_study.run_grid(section) if section else []
 
 
 def _declared(quantity: str) -> dict[str, Any]:
@@ -97,9 +96,7 @@ STUDIES = (
         job_costs={"finetune": finetune_job("istar")},
         # the grid's runs.csv, when the section configures runs
         verdict_inputs=lambda config: (
-            {"istar_runs": paths.ISTAR_RUNS}
-            if config.istar and runs(config.istar.model_dump())
-            else {}
+            {"istar_runs": paths.ISTAR_RUNS} if runs(config.istar) else {}
         ),
         measures={"istar_runs": lambda table, config, stand: istar_measurements(table, config)},
         claims=CLAIMS,
