@@ -173,17 +173,12 @@ def cause_parts(root: Path) -> list[Any]:
         for p in run["agreement"][-1]["method_accuracy"]
     ]
     holds = sorted(seed for seed, run in plain.items() if cls.clusters_remove_the_class(run))
-    call, missing = record["calls"][0], ", ".join(record["runs_not_ended"])
-    ended = (
-        f"not run (the call's deadline came first): {missing}"
-        if missing
-        else "every run planned ended before the call's deadline"
-    )
+    call, missing = record["calls"][0], ", ".join(record["runs_not_ended"]) or "none"
     out = [
         f"The sweep trained with each variant at {len(record['seeds'])} seeds "
         f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
         f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
-        f"{len(runs)} runs, {ended}; {call['stand_in']}.",
+        f"{len(runs)} runs; not ended by the call's deadline: {missing}; {call['stand_in']}.",
         "",
         "Validation accuracy % trained with each variant (k clusters, d directions removed, "
         "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
@@ -205,8 +200,8 @@ def cause_parts(root: Path) -> list[Any]:
     out += [
         f"**{cls.cause_verdict(runs)}** The predicate of the first two bullets above "
         "(`clusters_remove_the_class`, the method applied after training) holds on "
-        f"{len(holds)} of the {len(plain)} runs without the method"
-        + (f" (seeds {', '.join(map(str, holds))})." if holds else "."),
+        f"{len(holds)} of the {len(plain)} runs without the method (seeds: "
+        f"{', '.join(map(str, holds)) or 'none'}).",
         "",
     ]
     return out

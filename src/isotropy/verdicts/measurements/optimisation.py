@@ -37,6 +37,7 @@ CORRELATIONS = {
     "spearman_rho": ("Spearman ρ", stats.spearmanr),
 }
 METRICS = ("silhouette", "isoscore")  # whose ends over a run are measured
+Table = pd.DataFrame | None  # an input table, None where this run has none
 
 
 def _setup(study: str, encoder: str, dataset: str, config: Config, stand: StandIns, **fields):
@@ -60,12 +61,7 @@ PARAMETERS = "unique rows × dim + classifier weights (+ bias)"
 
 
 def optimisation_measurements(
-    study: str,
-    counts: pd.DataFrame | None,
-    correlations: pd.DataFrame | None,
-    traces: pd.DataFrame | None,
-    config: Config,
-    stand: StandIns,
+    study: str, counts: Table, correlations: Table, traces: Table, config: Config, stand: StandIns
 ) -> list[Row]:
     """Counts, correlations and the curves' endpoints of one direct-optimisation study."""
     rows: list[Row] = []
@@ -83,9 +79,7 @@ def optimisation_measurements(
     return rows
 
 
-def per_seed_correlations(
-    traces: pd.DataFrame | None,
-) -> dict[tuple[str, str, str], tuple[float, ...]]:
+def per_seed_correlations(traces: Table) -> dict[tuple[str, str, str], tuple[float, ...]]:
     """(encoder, dataset, column) → each seed's Pearson r / Spearman ρ of IsoScore against
     silhouette over its recorded steps; (encoder, dataset, 'moments') → each seed's sums."""
     if traces is None:
@@ -109,7 +103,7 @@ def run_protocol(config: Config, study: str) -> str:
 
 
 def _correlation_measurements(
-    study: str, table: pd.DataFrame, traces: pd.DataFrame | None, config: Config, stand: StandIns
+    study: str, table: pd.DataFrame, traces: Table, config: Config, stand: StandIns
 ) -> list[Row]:
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
     each seed's value (from the traces where given, else the table's seed rows)."""
@@ -180,7 +174,7 @@ def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., 
     spread = {m: ends[m]["last"].std(ddof=1) for m in METRICS}
     ratios = {m: spread[m] / abs(change[m].mean()) for m in METRICS}
     worst = max(ratios, key=lambda m: ratios[m])
-    note = "; ".join(
+    note = f"{seeds} seeds, largest for {worst}; " + "; ".join(
         f"{m}: std of final {spread[m]:.4g} / |mean change| {abs(change[m].mean()):.4g}"
         for m in METRICS
     )
@@ -188,7 +182,6 @@ def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., 
     tests = [spread_test(ends[m]["last"], change[m]) for m in METRICS]
     p_below = max(p for p, _ in tests)
     p_above = min(1.0, len(tests) * min(p for _, p in tests))
-    note = f"{seeds} seeds, largest for {worst}; {note}"
     return at("seed_spread", value=ratios[worst], p_less=p_below, p_greater=p_above, note=note)
 
 
