@@ -7,7 +7,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 from scipy import stats
@@ -37,7 +37,7 @@ CORRELATIONS = {
     "spearman_rho": ("Spearman ρ", stats.spearmanr),
 }
 METRICS = ("silhouette", "isoscore")  # whose ends over a run are measured
-Table = pd.DataFrame | None  # an input table, None where this run has none
+Table: TypeAlias = pd.DataFrame | None  # an input table, None where this run has none
 
 
 def _setup(study: str, encoder: str, dataset: str, config: Config, stand: StandIns, **fields):
