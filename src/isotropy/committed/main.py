@@ -28,7 +28,6 @@ VERDICTS = committed.DATA / "main_verdicts.csv"
 README = Path("README.md")
 # The comparison rows this page reports: §3.2's correlations of IsoScore with the silhouette.
 CORRELATIONS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
-# The claims it reports: §3's trends over training, and that seeds agree.
 TRENDS = ("silhouette_rises", "isoscore_falls", "seeds_agree")
 # The same runs repeated on one H100, compared with the committed CPU run step by step.
 H100_TRACES = committed.DATA / "main_traces_h100.csv.gz"

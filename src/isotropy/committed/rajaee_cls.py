@@ -59,34 +59,31 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
     section = record["config"]["rajaee_cls"]
     method, training, run = section["cluster_method"], section["training"], record["run"]
     summary = cls.accuracy_summary(seeds)  # from the unrounded values
-    per_seed = pd.DataFrame(
-        {
-            "method": seeds["method"],
-            "seed": seeds["seed"],
+    per_seed = seeds[["method", "seed"]].assign(
+        **{
             "accuracy %": seeds["accuracy"].map(_pct),
             "majority %": seeds["majority_baseline"].map(_pct),
             "I(W) of the CLS states": seeds["cls_iw"].map("{:.2e}".format),
             "I(W) the head read": seeds["cls_iw_head_input"].map("{:.2e}".format),
         }
     )
-    sweep = []
-    for entry in cause:
-        before, final = entry["agreement"][:-1], entry["agreement"][-1]
-        sweep.append(
-            {
-                "trained with": variant_name(entry),
-                "seed": entry["seed"],
-                "accuracy %": _pct(entry["accuracy"]),
-                "majority %": _pct(entry["majority_baseline"]),
-                "ARI per batch, training (before epoch 1 → 2)": " → ".join(
-                    f"{r['train_batch_ari_mean']:.2f}" for r in before
-                ),
-                "ARI per batch, evaluation": "{eval_batch_ari_mean:.2f} "
-                "({eval_batch_ari_min:.2f}–{eval_batch_ari_max:.2f})".format_map(final),
-                "ARI offline, evaluation": f"{final['eval_offline_ari']:.2f}",
-                "wall s": f"{entry['wall_seconds']:.0f}",
-            }
-        )
+    sweep = [  # each entry's last agreement is at evaluation, those before it after each epoch
+        {
+            "trained with": variant_name(entry),
+            "seed": entry["seed"],
+            "accuracy %": _pct(entry["accuracy"]),
+            "majority %": _pct(entry["majority_baseline"]),
+            "ARI per batch, training (before epoch 1 → 2)": " → ".join(
+                f"{r['train_batch_ari_mean']:.2f}" for r in before
+            ),
+            "ARI per batch, evaluation": "{eval_batch_ari_mean:.2f} "
+            "({eval_batch_ari_min:.2f}–{eval_batch_ari_max:.2f})".format_map(final),
+            "ARI offline, evaluation": f"{final['eval_offline_ari']:.2f}",
+            "wall s": f"{entry['wall_seconds']:.0f}",
+        }
+        for entry in cause
+        for *before, final in [entry["agreement"]]
+    ]
     return [
         f"Grid: {', '.join(section['models'])} on {', '.join(section['tasks'])}, "
         f"{training['train_subset']} training examples x {training['epochs']} epochs, batch "

@@ -41,7 +41,6 @@ Table: TypeAlias = pd.DataFrame | None  # an input table, None where this run ha
 
 
 def _setup(study: str, encoder: str, dataset: str, config: Config, stand: StandIns, **fields):
-    """:func:`~isotropy.verdicts.measurements.at_setup` of an encoder × data set."""
     paper = dataset if study == "main" else f"{encoder_paper_name(config, encoder)}/{dataset}"
     kind = ((config.get("encoders") or {}).get(encoder) or {}).get("kind")
     labels = {"pos": stand.pos_labels, "supersense": stand.supersense_labels}.get(dataset, "")
@@ -51,7 +50,6 @@ def _setup(study: str, encoder: str, dataset: str, config: Config, stand: StandI
 
 
 def table_names(study: str) -> tuple[str, ...]:
-    """The input names of a study's judged tables: counts, correlations, traces."""
     tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study], "traces")
     return tuple(f"{study}_{table}" for table in tables)
 
@@ -97,7 +95,6 @@ def per_seed_correlations(traces: Table) -> dict[tuple[str, str, str], tuple[flo
 
 
 def run_protocol(config: Config, study: str) -> str:
-    """The :data:`PROTOCOL_KEYS` of a study, ``key=value; …``."""
     section = config.get(study) or {}
     return "; ".join(f"{k}={section[k]}" for k in PROTOCOL_KEYS if section.get(k) is not None)
 
