@@ -138,10 +138,8 @@ def _by_seed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def _differences(runs: list[dict[str, Any]]) -> pd.DataFrame:
     found = cls.trained_differences(runs)
     points = found[["mean", "low", "high"]].map(_pct, sign="+")  # differences in points
-    return pd.DataFrame(
-        {
-            "difference": found["difference"],
-            "seeds": found["seeds"],
+    return found[["difference", "seeds"]].assign(
+        **{
             "each seed": [", ".join(_pct(v, "+") for v in values) for values in found["values"]],
             "mean": points["mean"],
             "95% interval": (points["low"] + " to " + points["high"]).replace(" to ", ""),

@@ -125,10 +125,7 @@ def _correlation_measurements(
                 (encoder, dataset, column), tuple(seed_rows[column].astype(float))
             ) or ((value,) if one_seed else ())
             listed = f"per seed: {', '.join(f'{v:+.3f}' for v in per_seed)}" if per_seed else ""
-            convention = (
-                f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
-                f"({points} points)"
-            )
+            convention = POOLED.format(name, points)
             note = joined("" if math.isfinite(value) else CONSTANT, listed)
             seeded = {"seeds": len(per_seed), "per_seed": per_seed}
             seeded["moments"] = moments if column == "pearson_r" else None
@@ -136,6 +133,7 @@ def _correlation_measurements(
     return rows
 
 
+POOLED = "{} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({} points)"
 CONSTANT = "undefined: a constant series (see the correlation table)"
 
 
