@@ -119,14 +119,12 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
         f"against {run.get('printed', '?')} printed before it started.",
-        f"Settings: {_protocol(record)}.",
-        "",
+        f"Settings: {_protocol(record)}.\n",
         judged_table(root, detail=True),
         "§3's trends judged on this run by the claims page's code (one Holm family with the "
         f"study's other claims; last step − step 0 beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
         "`seeds_agree`: the larger std / |mean change| below 0.05; the seeds vary "
-        f"{seeds_vary('main', traces)}):",
-        "",
+        f"{seeds_vary('main', traces)}):\n",
         pd.DataFrame(
             {
                 "claim": "`" + trends["claim"] + "`",
@@ -135,14 +133,12 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
                 "verdict": "**" + trends["verdict"] + "**",
             }
         ),
-        "Each seed's ends (one value where every seed's prints the same, else each in seed order):",
-        "",
+        "Each seed's ends (one value where every seed prints the same, else each in seed order):\n",
         seed_ends(traces),
         f"The same runs on another device: {h100['device']}, {h100['date']}, "
         f"{h100['wall_seconds_total']:.0f} s for all {len(h100['wall_seconds_per_run'])} runs "
         f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
-        "recorded step and seed, and the pooled correlations from each device's traces:",
-        "",
+        "recorded step and seed, and the pooled correlations from each device's traces:\n",
         device,
     ]
 
@@ -187,8 +183,7 @@ def readme_parts(root: str | os.PathLike = ".") -> list[Any]:
     run = record["run"]
     return [
         f"What §3.2 of Mickus et al. (2024) replicates, judged on the committed `make run` "
-        f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):",
-        "",
+        f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):\n",
         judged_table(root),
         f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
         f"{run.get('printed', '?')} printed by `make run` before it started.\n",

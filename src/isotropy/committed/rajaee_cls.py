@@ -91,19 +91,16 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
         f"{', '.join(map(str, record['seeds']))}; the method: k = {method['clusters']}, "
         f"d = {method['directions']}, fitted {method['fit']}. Code {record['code_commit'][:12]}, "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC ({run.get('wall', '?')} wall, "
-        f"{run.get('machine', '?')}); stand-in: {'; '.join(record['stand_ins'].values())}.",
-        "",
+        f"{run.get('machine', '?')}); stand-in: {'; '.join(record['stand_ins'].values())}.\n",
         per_seed,
         f"Mean accuracy over the {summary['seeds']} seeds: {_pct(summary['without'])}% without "
         f"the method, {_pct(summary['with_method'])}% with it; with − without, same seed: "
         f"{100 * summary['difference']:+.1f} points (95% t-interval over seeds "
-        f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).",
-        "",
+        f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).\n",
         "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "
         "with the method; ARI = adjusted Rand index of the k-means clusters (k of the variant, "
         "k = 3 without the method) with the labels, mean over batches, on the CLS states before "
-        "the method.",
-        "",
+        "the method.\n",
         pd.DataFrame(sweep),
     ]
 
@@ -121,8 +118,7 @@ def claims_parts(root: str | os.PathLike = ".") -> list[Any]:
     return [
         "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
         "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
-        "learning guard first):",
-        "",
+        "learning guard first):\n",
         committed.claims_table(table, ["claim", "setup", "verdict", "evidence", "note"]),
     ]
 
@@ -173,31 +169,26 @@ def cause_parts(root: Path) -> list[Any]:
         f"The sweep trained with each variant at {len(record['seeds'])} seeds "
         f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
         f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
-        f"{len(runs)} runs; not ended by the call's deadline: {missing}; {call['stand_in']}.",
-        "",
+        f"{len(runs)} runs; not ended by the call's deadline: {missing}; {call['stand_in']}.\n",
         "Validation accuracy % trained with each variant (k clusters, d directions removed, "
         "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
         "the method; 0 by construction at k = 1) with the labels at evaluation, fitted offline on "
-        "the CLS states before the method, mean over seeds:",
-        "",
+        "the CLS states before the method, mean over seeds:\n",
         variants.reset_index(),
-        "Paired differences of accuracy (points, same seed) with their 95% t-interval over seeds:",
-        "",
+        "Paired differences of accuracy (points, same seed), 95% t-interval over seeds:\n",
         _differences(runs),
     ]
     if applied:
         out += [
             "The method applied after training to the runs without it (their head unchanged): "
-            "validation accuracy % against k and the removed directions d.",
-            "",
+            "validation accuracy % against k and the removed directions d.\n",
             _by_seed(pd.DataFrame(applied), ["fitted", "k", "d"]).reset_index(),
         ]
     out += [
         f"**{cls.cause_verdict(runs)}** The predicate of the first two bullets above "
         "(`clusters_remove_the_class`, the method applied after training) holds on "
         f"{len(holds)} of the {len(plain)} runs without the method (seeds: "
-        f"{', '.join(map(str, holds)) or 'none'}).",
-        "",
+        f"{', '.join(map(str, holds)) or 'none'}).\n",
     ]
     return out
 
