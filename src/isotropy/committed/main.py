@@ -107,8 +107,7 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
     h100, other = committed.committed_files(root, H100_RUN, H100_TRACES)
     traces = optimisation.committed_tables("main", root)["main_traces"]
     table = device_differences(traces, other)
-    device = pd.DataFrame({"setup": table["encoder"] + "/" + table["dataset"]})
-    device["steps"] = table["steps"]
+    device = table.assign(setup=table["encoder"] + "/" + table["dataset"])[["setup", "steps"]]
     for value, name in zip(VALUES, ("loss", "accuracy", "IsoScore", "silhouette")):
         device[f"max Δ {name}"] = table[value].map("{:.1e}".format)
     for value, name in CORRELATIONS.items():
@@ -125,14 +124,13 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
         f"study's other claims; last step − step 0 beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
         "`seeds_agree`: the larger std / |mean change| below 0.05; the seeds vary "
         f"{seeds_vary('main', traces)}):\n",
-        pd.DataFrame(
-            {
-                "claim": "`" + trends["claim"] + "`",
-                "setup": trends["setup"],
-                "measured (seeds' mean)": trends["measured"].map(signed),
-                "verdict": "**" + trends["verdict"] + "**",
-            }
-        ),
+        trends[["claim", "setup", "measured", "verdict"]]
+        .assign(
+            claim="`" + trends["claim"] + "`",
+            measured=trends["measured"].map(signed),
+            verdict="**" + trends["verdict"] + "**",
+        )
+        .rename(columns={"measured": "measured (seeds' mean)"}),
         "Each seed's ends (one value where every seed prints the same, else each in seed order):\n",
         seed_ends(traces),
         f"The same runs on another device: {h100['device']}, {h100['date']}, "
