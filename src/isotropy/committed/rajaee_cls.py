@@ -184,13 +184,12 @@ def cause_parts(root: Path) -> list[Any]:
             "validation accuracy % against k and the removed directions d.\n",
             _by_seed(pd.DataFrame(applied), ["fitted", "k", "d"]).reset_index(),
         ]
-    out += [
+    return out + [
         f"**{cls.cause_verdict(runs)}** The predicate of the first two bullets above "
         "(`clusters_remove_the_class`, the method applied after training) holds on "
         f"{len(holds)} of the {len(plain)} runs without the method (seeds: "
         f"{', '.join(map(str, holds)) or 'none'}).\n",
     ]
-    return out
 
 
 COMMITTED = CommittedRun(

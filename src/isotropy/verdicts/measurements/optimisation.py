@@ -28,9 +28,6 @@ from isotropy.verdicts.measurements import (
     spread_test,
 )
 
-SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
-# Mickus et al. §3.2 prints r from −0.808 to −0.978: its weakest to one decimal
-PEARSON_LIMIT = -0.8
 # each correlation column of the tables: its name in words, how it is computed
 CORRELATIONS = {
     "pearson_r": ("Pearson r", stats.pearsonr),
@@ -180,7 +177,6 @@ def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., 
     return at("seed_spread", value=ratios[worst], p_less=p_below, p_greater=p_above, note=note)
 
 
-# What the seeds of a direct optimisation vary.
 SEEDS_VARY = "only the classifier's start and any metric sample: the same starting embeddings"
 # Each claim's statement ({rho}, {r}, {why}, {limit}: the study's levels)
 STATEMENTS = {
@@ -226,9 +222,9 @@ MAIN_CLAIMS = optimisation_claims(
     "Mickus et al. 2024, §3 and Figure 2",
     "Mickus et al. 2024, §3.2 (ρ always below −0.998)",
     "Mickus et al. 2024, §3",
-    SPEARMAN_LIMIT,
+    -0.998,
     (
-        PEARSON_LIMIT,
+        -0.8,
         "the paper's own level: its weakest printed r, −0.808, to one decimal",
         "Mickus et al. 2024, §3.2 (Pearson r from −0.808 to −0.978)",
     ),
