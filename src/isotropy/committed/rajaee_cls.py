@@ -210,13 +210,12 @@ def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> d
     """The ``$OUT`` folders of benchmarks/rajaee_cls_on_device.py calls, in order, as one sweep."""
     calls = committed.device_calls(sources)
     text = "".join(read_text(source, "cause.jsonl") for source in sources)
-    seeds = sorted({seed for call in calls for seed in call["seeds"]})
     ended = {f"seed{x['seed']} {variant_name(x)}" for x in committed.json_lines(text)}
     # planned by some call (a call's record.json is rewritten at its start and its end)
     planned = {n for c in calls for n in [*c["wall_seconds_per_run"], *c["runs_not_ended"]]}
     record = {
         "what": f"the Rajaee CLS cause sweep trained with each variant, in {len(calls)} call(s)",
-        "seeds": seeds,
+        "seeds": sorted({seed for call in calls for seed in call["seeds"]}),
         "runs_not_ended": sorted(planned - ended),
         "calls": calls,
     }
