@@ -28,7 +28,6 @@ VERDICTS = committed.DATA / "main_verdicts.csv"
 README = Path("README.md")
 # The comparison rows this page reports: §3.2's correlations of IsoScore with the silhouette.
 CORRELATIONS = {"pearson_r": "Pearson r", "spearman_rho": "Spearman ρ"}
-# The claims it reports: §3's trends over training, and that seeds agree.
 TRENDS = ("silhouette_rises", "isoscore_falls", "seeds_agree")
 # The same runs repeated on one H100, compared with the committed CPU run step by step.
 H100_TRACES = committed.DATA / "main_traces_h100.csv.gz"
@@ -108,8 +107,7 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
     h100, other = committed.committed_files(root, H100_RUN, H100_TRACES)
     traces = optimisation.committed_tables("main", root)["main_traces"]
     table = device_differences(traces, other)
-    device = pd.DataFrame({"setup": table["encoder"] + "/" + table["dataset"]})
-    device["steps"] = table["steps"]
+    device = table.assign(setup=table["encoder"] + "/" + table["dataset"])[["setup", "steps"]]
     for value, name in zip(VALUES, ("loss", "accuracy", "IsoScore", "silhouette")):
         device[f"max Δ {name}"] = table[value].map("{:.1e}".format)
     for value, name in CORRELATIONS.items():
@@ -120,30 +118,25 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
         f"against {run.get('printed', '?')} printed before it started.",
-        f"Settings: {_protocol(record)}.",
-        "",
+        f"Settings: {_protocol(record)}.\n",
         judged_table(root, detail=True),
         "§3's trends judged on this run by the claims page's code (one Holm family with the "
         f"study's other claims; last step − step 0 beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
         "`seeds_agree`: the larger std / |mean change| below 0.05; the seeds vary "
-        f"{seeds_vary('main', traces)}):",
-        "",
-        pd.DataFrame(
-            {
-                "claim": "`" + trends["claim"] + "`",
-                "setup": trends["setup"],
-                "measured (seeds' mean)": trends["measured"].map(signed),
-                "verdict": "**" + trends["verdict"] + "**",
-            }
-        ),
-        "Each seed's ends (one value where every seed's prints the same, else each in seed order):",
-        "",
+        f"{seeds_vary('main', traces)}):\n",
+        trends[["claim", "setup", "measured", "verdict"]]
+        .assign(
+            claim="`" + trends["claim"] + "`",
+            measured=trends["measured"].map(signed),
+            verdict="**" + trends["verdict"] + "**",
+        )
+        .rename(columns={"measured": "measured (seeds' mean)"}),
+        "Each seed's ends (one value where every seed prints the same, else each in seed order):\n",
         seed_ends(traces),
         f"The same runs on another device: {h100['device']}, {h100['date']}, "
         f"{h100['wall_seconds_total']:.0f} s for all {len(h100['wall_seconds_per_run'])} runs "
         f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
-        "recorded step and seed, and the pooled correlations from each device's traces:",
-        "",
+        "recorded step and seed, and the pooled correlations from each device's traces:\n",
         device,
     ]
 
@@ -188,8 +181,7 @@ def readme_parts(root: str | os.PathLike = ".") -> list[Any]:
     run = record["run"]
     return [
         f"What §3.2 of Mickus et al. (2024) replicates, judged on the committed `make run` "
-        f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):",
-        "",
+        f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):\n",
         judged_table(root),
         f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
         f"{run.get('printed', '?')} printed by `make run` before it started.\n",

@@ -46,13 +46,6 @@ def checksums(study: str, claims: bool = False) -> Checksums:
     return Checksums(DATA / f"{study}_run.json", files + (DATA / f"{study}_claims.csv",) * claims)
 
 
-def _gzip_bytes(text: str) -> bytes:
-    buffer = io.BytesIO()  # no name, no time stamp: equal text gives equal bytes
-    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as out:
-        out.write(text.encode("utf-8"))
-    return buffer.getvalue()
-
-
 def copy(
     study: str,
     root: Path,
@@ -93,7 +86,10 @@ def copy(
     # through the door: a link out of the run, a pipe, is refused, never copied in
     tables = [read_inside(results, name, MAX_TABLE_BYTES) for name in names]
     files: dict[Path, bytes | Path] = {counts: tables[0], correlations: tables[1]}
-    files[traces_file] = _gzip_bytes(traces.to_csv(index=False))
+    buffer = io.BytesIO()  # no name, no time stamp: equal text gives equal bytes
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as out:
+        out.write(traces.to_csv(index=False).encode("utf-8"))
+    files[traces_file] = buffer.getvalue()
     facts = {
         "what": run.get("what", WHAT[study]),  # the facts name an overlay where one ran
         # the one commit, package set and device the traces' provenance records name

@@ -59,34 +59,31 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
     section = record["config"]["rajaee_cls"]
     method, training, run = section["cluster_method"], section["training"], record["run"]
     summary = cls.accuracy_summary(seeds)  # from the unrounded values
-    per_seed = pd.DataFrame(
-        {
-            "method": seeds["method"],
-            "seed": seeds["seed"],
+    per_seed = seeds[["method", "seed"]].assign(
+        **{
             "accuracy %": seeds["accuracy"].map(_pct),
             "majority %": seeds["majority_baseline"].map(_pct),
             "I(W) of the CLS states": seeds["cls_iw"].map("{:.2e}".format),
             "I(W) the head read": seeds["cls_iw_head_input"].map("{:.2e}".format),
         }
     )
-    sweep = []
-    for entry in cause:
-        before, final = entry["agreement"][:-1], entry["agreement"][-1]
-        sweep.append(
-            {
-                "trained with": variant_name(entry),
-                "seed": entry["seed"],
-                "accuracy %": _pct(entry["accuracy"]),
-                "majority %": _pct(entry["majority_baseline"]),
-                "ARI per batch, training (before epoch 1 → 2)": " → ".join(
-                    f"{r['train_batch_ari_mean']:.2f}" for r in before
-                ),
-                "ARI per batch, evaluation": "{eval_batch_ari_mean:.2f} "
-                "({eval_batch_ari_min:.2f}–{eval_batch_ari_max:.2f})".format_map(final),
-                "ARI offline, evaluation": f"{final['eval_offline_ari']:.2f}",
-                "wall s": f"{entry['wall_seconds']:.0f}",
-            }
-        )
+    sweep = [  # each entry's last agreement is at evaluation, those before it after each epoch
+        {
+            "trained with": variant_name(entry),
+            "seed": entry["seed"],
+            "accuracy %": _pct(entry["accuracy"]),
+            "majority %": _pct(entry["majority_baseline"]),
+            "ARI per batch, training (before epoch 1 → 2)": " → ".join(
+                f"{r['train_batch_ari_mean']:.2f}" for r in before
+            ),
+            "ARI per batch, evaluation": "{eval_batch_ari_mean:.2f} "
+            "({eval_batch_ari_min:.2f}–{eval_batch_ari_max:.2f})".format_map(final),
+            "ARI offline, evaluation": f"{final['eval_offline_ari']:.2f}",
+            "wall s": f"{entry['wall_seconds']:.0f}",
+        }
+        for entry in cause
+        for *before, final in [entry["agreement"]]
+    ]
     return [
         f"Grid: {', '.join(section['models'])} on {', '.join(section['tasks'])}, "
         f"{training['train_subset']} training examples x {training['epochs']} epochs, batch "
@@ -94,19 +91,16 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
         f"{', '.join(map(str, record['seeds']))}; the method: k = {method['clusters']}, "
         f"d = {method['directions']}, fitted {method['fit']}. Code {record['code_commit'][:12]}, "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC ({run.get('wall', '?')} wall, "
-        f"{run.get('machine', '?')}); stand-in: {'; '.join(record['stand_ins'].values())}.",
-        "",
+        f"{run.get('machine', '?')}); stand-in: {'; '.join(record['stand_ins'].values())}.\n",
         per_seed,
         f"Mean accuracy over the {summary['seeds']} seeds: {_pct(summary['without'])}% without "
         f"the method, {_pct(summary['with_method'])}% with it; with − without, same seed: "
         f"{100 * summary['difference']:+.1f} points (95% t-interval over seeds "
-        f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).",
-        "",
+        f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).\n",
         "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "
         "with the method; ARI = adjusted Rand index of the k-means clusters (k of the variant, "
         "k = 3 without the method) with the labels, mean over batches, on the CLS states before "
-        "the method.",
-        "",
+        "the method.\n",
         pd.DataFrame(sweep),
     ]
 
@@ -124,8 +118,7 @@ def claims_parts(root: str | os.PathLike = ".") -> list[Any]:
     return [
         "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
         "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
-        "learning guard first):",
-        "",
+        "learning guard first):\n",
         committed.claims_table(table, ["claim", "setup", "verdict", "evidence", "note"]),
     ]
 
@@ -141,10 +134,8 @@ def _by_seed(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def _differences(runs: list[dict[str, Any]]) -> pd.DataFrame:
     found = cls.trained_differences(runs)
     points = found[["mean", "low", "high"]].map(_pct, sign="+")  # differences in points
-    return pd.DataFrame(
-        {
-            "difference": found["difference"],
-            "seeds": found["seeds"],
+    return found[["difference", "seeds"]].assign(
+        **{
             "each seed": [", ".join(_pct(v, "+") for v in values) for values in found["values"]],
             "mean": points["mean"],
             "95% interval": (points["low"] + " to " + points["high"]).replace(" to ", ""),
@@ -173,43 +164,32 @@ def cause_parts(root: Path) -> list[Any]:
         for p in run["agreement"][-1]["method_accuracy"]
     ]
     holds = sorted(seed for seed, run in plain.items() if cls.clusters_remove_the_class(run))
-    call, missing = record["calls"][0], ", ".join(record["runs_not_ended"])
-    ended = (
-        f"not run (the call's deadline came first): {missing}"
-        if missing
-        else "every run planned ended before the call's deadline"
-    )
+    call, missing = record["calls"][0], ", ".join(record["runs_not_ended"]) or "none"
     out = [
         f"The sweep trained with each variant at {len(record['seeds'])} seeds "
         f"(benchmarks/rajaee_cls_on_device.py, {GPU_CAUSE.name}): {call['device']}, torch "
         f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
-        f"{len(runs)} runs, {ended}; {call['stand_in']}.",
-        "",
+        f"{len(runs)} runs; not ended by the call's deadline: {missing}; {call['stand_in']}.\n",
         "Validation accuracy % trained with each variant (k clusters, d directions removed, "
         "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
         "the method; 0 by construction at k = 1) with the labels at evaluation, fitted offline on "
-        "the CLS states before the method, mean over seeds:",
-        "",
+        "the CLS states before the method, mean over seeds:\n",
         variants.reset_index(),
-        "Paired differences of accuracy (points, same seed) with their 95% t-interval over seeds:",
-        "",
+        "Paired differences of accuracy (points, same seed), 95% t-interval over seeds:\n",
         _differences(runs),
     ]
     if applied:
         out += [
             "The method applied after training to the runs without it (their head unchanged): "
-            "validation accuracy % against k and the removed directions d.",
-            "",
+            "validation accuracy % against k and the removed directions d.\n",
             _by_seed(pd.DataFrame(applied), ["fitted", "k", "d"]).reset_index(),
         ]
-    out += [
+    return out + [
         f"**{cls.cause_verdict(runs)}** The predicate of the first two bullets above "
         "(`clusters_remove_the_class`, the method applied after training) holds on "
-        f"{len(holds)} of the {len(plain)} runs without the method"
-        + (f" (seeds {', '.join(map(str, holds))})." if holds else "."),
-        "",
+        f"{len(holds)} of the {len(plain)} runs without the method (seeds: "
+        f"{', '.join(map(str, holds)) or 'none'}).\n",
     ]
-    return out
 
 
 COMMITTED = CommittedRun(
@@ -230,13 +210,12 @@ def copy_device_calls(root: Path, sources: list[Path], facts, config, into) -> d
     """The ``$OUT`` folders of benchmarks/rajaee_cls_on_device.py calls, in order, as one sweep."""
     calls = committed.device_calls(sources)
     text = "".join(read_text(source, "cause.jsonl") for source in sources)
-    seeds = sorted({seed for call in calls for seed in call["seeds"]})
     ended = {f"seed{x['seed']} {variant_name(x)}" for x in committed.json_lines(text)}
     # planned by some call (a call's record.json is rewritten at its start and its end)
     planned = {n for c in calls for n in [*c["wall_seconds_per_run"], *c["runs_not_ended"]]}
     record = {
         "what": f"the Rajaee CLS cause sweep trained with each variant, in {len(calls)} call(s)",
-        "seeds": seeds,
+        "seeds": sorted({seed for call in calls for seed in call["seeds"]}),
         "runs_not_ended": sorted(planned - ended),
         "calls": calls,
     }

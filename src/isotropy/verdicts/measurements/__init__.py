@@ -26,7 +26,7 @@ COLUMNS = (
 _NUMBERS = ("value", "seeds", "n", "k", "p_less", "p_greater")
 Row = dict[str, Any]  # one measurement: :data:`COLUMNS`
 Config = Mapping[str, Any]
-# a row's defaults: absent numbers NaN, absent text ''
+Measures = Mapping[str | tuple[str, ...], Callable[..., list[Row]]]
 _EMPTY: Row = {c: math.nan if c in _NUMBERS else "" for c in COLUMNS}
 _EMPTY.update(per_seed=(), seed_free=False, moments=None)
 
@@ -121,13 +121,10 @@ def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> s
 
 
 def measure(
-    tables: Mapping[str, pd.DataFrame | None],
-    config: Mapping[str, Any],
-    stand: StandIns,
-    measures: Mapping[str | tuple[str, ...], Callable[..., list[dict[str, Any]]]],
+    tables: Mapping[str, pd.DataFrame | None], config: Config, stand: StandIns, measures: Measures
 ) -> pd.DataFrame:
     """Every measurement of this run (``measures``: input name(s) -> their tables -> rows)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for names, measure_tables in measures.items():
         read = [tables.get(name) for name in ((names,) if isinstance(names, str) else names)]
         if any(table is not None for table in read):

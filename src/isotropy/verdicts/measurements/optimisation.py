@@ -7,7 +7,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 from scipy import stats
@@ -28,19 +28,16 @@ from isotropy.verdicts.measurements import (
     spread_test,
 )
 
-SPEARMAN_LIMIT = -0.998  # Mickus et al. §3.2: ρ "always below −0.998"
-# Mickus et al. §3.2 prints r from −0.808 to −0.978: its weakest to one decimal
-PEARSON_LIMIT = -0.8
 # each correlation column of the tables: its name in words, how it is computed
 CORRELATIONS = {
     "pearson_r": ("Pearson r", stats.pearsonr),
     "spearman_rho": ("Spearman ρ", stats.spearmanr),
 }
 METRICS = ("silhouette", "isoscore")  # whose ends over a run are measured
+Table: TypeAlias = pd.DataFrame | None  # an input table, None where this run has none
 
 
 def _setup(study: str, encoder: str, dataset: str, config: Config, stand: StandIns, **fields):
-    """:func:`~isotropy.verdicts.measurements.at_setup` of an encoder × data set."""
     paper = dataset if study == "main" else f"{encoder_paper_name(config, encoder)}/{dataset}"
     kind = ((config.get("encoders") or {}).get(encoder) or {}).get("kind")
     labels = {"pos": stand.pos_labels, "supersense": stand.supersense_labels}.get(dataset, "")
@@ -50,7 +47,6 @@ def _setup(study: str, encoder: str, dataset: str, config: Config, stand: StandI
 
 
 def table_names(study: str) -> tuple[str, ...]:
-    """The input names of a study's judged tables: counts, correlations, traces."""
     tables = (paths.COUNT_TABLES[study], paths.CORRELATION_TABLES[study], "traces")
     return tuple(f"{study}_{table}" for table in tables)
 
@@ -60,12 +56,7 @@ PARAMETERS = "unique rows × dim + classifier weights (+ bias)"
 
 
 def optimisation_measurements(
-    study: str,
-    counts: pd.DataFrame | None,
-    correlations: pd.DataFrame | None,
-    traces: pd.DataFrame | None,
-    config: Config,
-    stand: StandIns,
+    study: str, counts: Table, correlations: Table, traces: Table, config: Config, stand: StandIns
 ) -> list[Row]:
     """Counts, correlations and the curves' endpoints of one direct-optimisation study."""
     rows: list[Row] = []
@@ -83,9 +74,7 @@ def optimisation_measurements(
     return rows
 
 
-def per_seed_correlations(
-    traces: pd.DataFrame | None,
-) -> dict[tuple[str, str, str], tuple[float, ...]]:
+def per_seed_correlations(traces: Table) -> dict[tuple[str, str, str], tuple[float, ...]]:
     """(encoder, dataset, column) → each seed's Pearson r / Spearman ρ of IsoScore against
     silhouette over its recorded steps; (encoder, dataset, 'moments') → each seed's sums."""
     if traces is None:
@@ -103,13 +92,12 @@ def per_seed_correlations(
 
 
 def run_protocol(config: Config, study: str) -> str:
-    """The :data:`PROTOCOL_KEYS` of a study, ``key=value; …``."""
     section = config.get(study) or {}
     return "; ".join(f"{k}={section[k]}" for k in PROTOCOL_KEYS if section.get(k) is not None)
 
 
 def _correlation_measurements(
-    study: str, table: pd.DataFrame, traces: pd.DataFrame | None, config: Config, stand: StandIns
+    study: str, table: pd.DataFrame, traces: Table, config: Config, stand: StandIns
 ) -> list[Row]:
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
     each seed's value (from the traces where given, else the table's seed rows)."""
@@ -134,10 +122,7 @@ def _correlation_measurements(
                 (encoder, dataset, column), tuple(seed_rows[column].astype(float))
             ) or ((value,) if one_seed else ())
             listed = f"per seed: {', '.join(f'{v:+.3f}' for v in per_seed)}" if per_seed else ""
-            convention = (
-                f"{name} of IsoScore vs silhouette, all recorded steps of all seeds pooled "
-                f"({points} points)"
-            )
+            convention = POOLED.format(name, points)
             note = joined("" if math.isfinite(value) else CONSTANT, listed)
             seeded = {"seeds": len(per_seed), "per_seed": per_seed}
             seeded["moments"] = moments if column == "pearson_r" else None
@@ -145,6 +130,7 @@ def _correlation_measurements(
     return rows
 
 
+POOLED = "{} of IsoScore vs silhouette, all recorded steps of all seeds pooled ({} points)"
 CONSTANT = "undefined: a constant series (see the correlation table)"
 
 
@@ -180,7 +166,7 @@ def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., 
     spread = {m: ends[m]["last"].std(ddof=1) for m in METRICS}
     ratios = {m: spread[m] / abs(change[m].mean()) for m in METRICS}
     worst = max(ratios, key=lambda m: ratios[m])
-    note = "; ".join(
+    note = f"{seeds} seeds, largest for {worst}; " + "; ".join(
         f"{m}: std of final {spread[m]:.4g} / |mean change| {abs(change[m].mean()):.4g}"
         for m in METRICS
     )
@@ -188,11 +174,9 @@ def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., 
     tests = [spread_test(ends[m]["last"], change[m]) for m in METRICS]
     p_below = max(p for p, _ in tests)
     p_above = min(1.0, len(tests) * min(p for _, p in tests))
-    note = f"{seeds} seeds, largest for {worst}; {note}"
     return at("seed_spread", value=ratios[worst], p_less=p_below, p_greater=p_above, note=note)
 
 
-# What the seeds of a direct optimisation vary.
 SEEDS_VARY = "only the classifier's start and any metric sample: the same starting embeddings"
 # Each claim's statement ({rho}, {r}, {why}, {limit}: the study's levels)
 STATEMENTS = {
@@ -238,9 +222,9 @@ MAIN_CLAIMS = optimisation_claims(
     "Mickus et al. 2024, §3 and Figure 2",
     "Mickus et al. 2024, §3.2 (ρ always below −0.998)",
     "Mickus et al. 2024, §3",
-    SPEARMAN_LIMIT,
+    -0.998,
     (
-        PEARSON_LIMIT,
+        -0.8,
         "the paper's own level: its weakest printed r, −0.808, to one decimal",
         "Mickus et al. 2024, §3.2 (Pearson r from −0.808 to −0.978)",
     ),

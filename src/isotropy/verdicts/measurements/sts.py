@@ -80,8 +80,6 @@ CLASSIFICATION_READINGS = {
     "positions": "transformed last-layer tokens by position, flattened "
     "(the authors' classifier cell's input)",
 }
-
-
 # I(W) as a ratio and ×100 (our reading of the slides' "84.36")
 IW_READINGS = (("sst2_iw", 1), ("sst2_iw_percent", 100))
 
