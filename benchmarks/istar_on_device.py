@@ -104,7 +104,7 @@ def pack(config_files: list[Path], mirror: Path, dest: Path) -> dict:
     from isotropy.readers.tasks import task_source
     from isotropy.workflow.config import load_config
 
-    config = load_config(config_files)
+    config = load_config(config_files).config
     section = config["istar"]
     models, tasks = {r["model"] for r in run_grid(section)}, section["tasks"]
     if len(models) != 1 or len(tasks) != 1:
@@ -345,7 +345,7 @@ def measure_steps(args: argparse.Namespace) -> None:
     from isotropy.workflow.config import load_config
 
     device = resolve_device(args.device)
-    config = load_config(args.config)
+    config = load_config(args.config).config
     settings = TrainingSettings.model_validate(dict(config["istar"]["training"]))
     settings.train_subset, settings.reference_sample_size = args.rows, args.reference_sample_size
     folder = args.mirror / "glue" / "SST-2"

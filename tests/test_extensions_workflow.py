@@ -69,7 +69,7 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):
     """A run made for another item sample is to do again: the rule's params carry the run's
     settings, so Snakemake's params trigger plans it again and the estimate, which sums the dry
     run's jobs, counts it (the trigger itself: test_estimate.py, issue 34 case 11)."""
-    config = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)])
+    config = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)]).config
     run = design.run_settings(config, "polarity", "linear", 0)
     other = {**config, "extensions": {**config["extensions"], "items": 999}}
     assert design.run_settings(other, "polarity", "linear", 0) == {**run, "items": 999}
@@ -79,7 +79,7 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):
 
 
 def test_captions_state_only_what_the_configuration_runs():
-    full = workflow_config.load_config([str(ROOT / "config.yaml")])
+    full = workflow_config.load_config([str(ROOT / "config.yaml")]).config
     full["main"]["setups"]["polarity"]["encoder"] = "mpnet"  # named: the model fine-tuned
     line = design.settings_line(full)
     assert "deep heads of 1, 2, 3 hidden tanh layer(s)" in line

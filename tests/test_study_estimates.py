@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from isotropy import costs, estimate
-from isotropy.configuration import Config
 from isotropy.studies import istar as istar_spec
 from isotropy.workflow.config import load_config
 
@@ -64,7 +63,7 @@ def test_each_study_prints_the_sum_of_its_jobs_costs(
     files = _files(configs, target, tmp_path)
     workdir = tmp_path / "work"  # nothing written here: every job is to run
     jobs = estimate.dry_run_jobs(files, target, workdir)
-    config = Config.model_validate(load_config(files))
+    config = load_config(files).settings
     idle = costs.Pace(1.0, 2, costs.JOB_OVERHEAD_SECONDS)
     short = idle.share(0.0, costs.JOB_THREADS)
     cost = estimate.JOB_COSTS
@@ -90,25 +89,21 @@ def _istar_jobs(config):
 
 
 def test_the_offline_istar_grid_is_said_to_be_gpu_scale():
-    config = load_config(OFFLINE)
-    lines, total = estimate.describe(
-        Config.model_validate(config), _istar_jobs(config), "cpu", "istar_study", IDLE
-    )
+    config, settings = load_config(OFFLINE)
+    lines, total = estimate.describe(settings, _istar_jobs(config), "cpu", "istar_study", IDLE)
     assert total > 1000 * 3600
     assert any(line.startswith("a GPU-scale run") for line in lines)
 
 
 def test_a_model_without_a_cost_is_named(monkeypatch, tmp_path):
-    config = load_config(TINY)
+    config, settings = load_config(TINY)
     jobs = estimate.dry_run_jobs(TINY, "geometry_study", tmp_path)
     monkeypatch.delitem(costs.MODEL_SHAPE, "miniLM")
-    lines, _ = estimate.describe(Config.model_validate(config), jobs, "cpu", "geometry_study", IDLE)
+    lines, _ = estimate.describe(settings, jobs, "cpu", "geometry_study", IDLE)
     named = next(line for line in lines if line.startswith("no measured cost for "))
     # the dry run's job order is Snakemake's: name the job, not its place in the line
     assert "geometry_token_embeddings miniLM/polarity," in named
-    lines, _ = estimate.describe(
-        Config.model_validate(config), _istar_jobs(config), "cpu", "istar_study", IDLE
-    )
+    lines, _ = estimate.describe(settings, _istar_jobs(config), "cpu", "istar_study", IDLE)
     named = next(line for line in lines if line.startswith("no measured cost for "))
     assert named.startswith("no measured cost for finetune miniLM/sst2/")
     assert named.endswith(": not included above")
