@@ -7,9 +7,12 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import Field
 from tiny_workflow import overlay_refusal, require_mirror
 
 from isotropy import sources
+from isotropy.configuration import Section
+from isotropy.configuration.optimisation import Main, Preview
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -449,3 +452,19 @@ def test_empty_mapping_in_an_overlay_is_refused(tmp_path):
     overlay = tmp_path / "overlay.yaml"
     assert message.startswith(f"main.setups: {{}} in config file {overlay} leaves the 4 entries")
     assert message.endswith("merged key by key; list the entries to keep instead")
+
+
+def keys_beyond_main(preview: type[Section]) -> list[str]:
+    """The keys of ``preview`` that main's section lacks: ``Config.study_section("preview")``
+    lays the preview's settings over main's, where such a key would be no field (unread)."""
+    return sorted(set(preview.model_fields) - set(Main.model_fields))
+
+
+def test_the_preview_sets_only_keys_of_main():
+    """The preview is main's study with some of its keys changed: a key of its own is found."""
+
+    class Planted(Preview):
+        epochs: int = Field(1, description="A key main's section does not have.")
+
+    assert keys_beyond_main(Preview) == []
+    assert keys_beyond_main(Planted) == ["epochs"]
