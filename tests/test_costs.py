@@ -151,7 +151,7 @@ def test_the_extension_benchmark_prints_the_table_rows():
         updates=10,
         items=int(costs.value("extensions_benchmark_items")),
         sentences=128,
-        heldout=_extensions_config()["extensions"]["heldout"],
+        heldout=_extensions_config().config["extensions"]["heldout"],
         machine=table[0][6],
         today=table[0][5],
     )
