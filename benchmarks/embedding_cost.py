@@ -81,7 +81,7 @@ def main() -> None:
     if not args.configfile:
         parser.error("give --configfile (or --contention K)")
     torch.set_num_threads(1)
-    config = load_config(args.configfile)
+    config = load_config(args.configfile).config
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     for dataset, setup in config["main"]["setups"].items():
         name = setup["encoder"]

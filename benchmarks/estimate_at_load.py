@@ -50,8 +50,7 @@ def neighbours(state: str) -> Iterator[None]:
 
 def measure(state: str, configfiles: list[str], target: str, cores: int) -> dict[str, float]:
     """The estimate's figures and the real run's wall and CPU seconds in ``state``."""
-    merged = workflow_config.with_sources(workflow_config.load_config_files(configfiles))
-    config = workflow_config.check_loaded_config(merged)  # the estimate reads the typed model
+    config = workflow_config.load_config(configfiles).settings  # the estimate reads the model
     snakemake = [sys.executable, "-m", "snakemake", "--cores", str(cores), target]
     snakemake += ["--configfile", *configfiles]
     with neighbours(state):

@@ -105,9 +105,9 @@ def pack(config_files: list[Path], mirror: Path, dest: Path) -> dict:
     from isotropy.readers.tasks import task_source
     from isotropy.workflow.config import load_config
 
-    config = load_config(config_files)
+    config, settings = load_config(config_files)
     section = config["istar"]
-    models, tasks = {r["model"] for r in run_grid(Istar.model_validate(section))}, section["tasks"]
+    models, tasks = {r["model"] for r in run_grid(settings.istar)}, section["tasks"]
     if len(models) != 1 or len(tasks) != 1:
         raise ValueError("the device script runs one model on one task; the overlay lists more")
     name, task = models.pop(), tasks[0]
@@ -346,14 +346,12 @@ def measure_steps(args: argparse.Namespace) -> None:
     from isotropy.workflow.config import load_config
 
     device = resolve_device(args.device)
-    config = load_config(args.config)
+    config, typed = load_config(args.config)
     settings = TrainingSettings.model_validate(dict(config["istar"]["training"]))
     settings.train_subset, settings.reference_sample_size = args.rows, args.reference_sample_size
     folder = args.mirror / "glue" / "SST-2"
     data = task_splits("sst2", folder, folder, settings)
-    spec = ModelSpec.from_config(
-        config, run_grid(Istar.model_validate(config["istar"]))[0]["model"]
-    )
+    spec = ModelSpec.from_config(config, run_grid(typed.istar)[0]["model"])
     model, tokenizer = load_model_and_tokenizer(spec, task_spec("sst2"))
     model.to(device)
     features, _ = task_features(task_spec("sst2"), tokenizer, *data, settings)

@@ -51,7 +51,7 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="*", help="main-study setups to measure (default: all)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    config = workflow_config.check_loaded_config(workflow_config.load_config(["config.yaml"]))
+    config = workflow_config.load_config(["config.yaml"]).settings
     table = {}
     for dataset in args.datasets or config.main.setups:
         encoder = config.main.setups[dataset].encoder

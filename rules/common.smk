@@ -96,4 +96,4 @@ SENSITIVITY_DERIVED = config.get("sensitivity", {}).get("derived", {})
 # its effective configuration for `make report` (logs/effective-config/<target>.yaml;
 # isotropy.estimate.started; plain Python like the rest, it adds no package to the parse).
 onstart:
-    estimate.started(workflow, config, SETTINGS)
+    estimate.started(workflow, SETTINGS)

@@ -28,8 +28,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", nargs="+", required=True)
     args = parser.parse_args(argv)
-    config = workflow_config.with_sources(workflow_config.load_config_files(args.configfile))
-    settings = workflow_config.check_loaded_config(config)  # the validated model; config filled
+    config, settings = workflow_config.load_config(args.configfile)  # config: defaults filled
     cells = studies.sensitivity.cells(settings)
     files = studies.sensitivity.cell_files(settings)
     done = [f for f in files if os.path.isfile(f)]

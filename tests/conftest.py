@@ -41,7 +41,7 @@ def shipped_config() -> dict:
     filled in), as the workflow runs it: read once; a test that changes it takes ``config``."""
     from isotropy.workflow.config import load_config  # here: the device image has no Snakemake
 
-    return load_config([REPO_ROOT / "config.yaml"])
+    return load_config([REPO_ROOT / "config.yaml"]).config
 
 
 @pytest.fixture

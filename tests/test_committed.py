@@ -93,7 +93,7 @@ def glue_results(tmp_path_factory) -> Path:
         target.with_name("trace.parquet.provenance.json").write_text(json.dumps(provenance))
     for name in ("table2.csv", "table3.csv"):
         shutil.copyfile(GOLDEN / "glue" / name, results / name)
-    config = load_config([str(ROOT / "config.yaml"), str(ROOT / "tests/config/tiny.yaml")])
+    config = load_config([str(ROOT / "config.yaml"), str(ROOT / "tests/config/tiny.yaml")]).config
     (folder / "effective.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     (folder / "facts.json").write_text(json.dumps({"wall": "2 min", "machine": "2 cores"}))
     return folder

@@ -7,9 +7,12 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import Field
 from tiny_workflow import overlay_refusal, require_mirror
 
 from isotropy import sources
+from isotropy.configuration import Section
+from isotropy.configuration.optimisation import Main, Preview
 from isotropy.workflow import config as workflow_config
 from isotropy.workflow import targets
 
@@ -41,7 +44,7 @@ def test_sources_live_in_their_own_file_that_overlays_still_change(tmp_path):
     shipped = yaml.safe_load(workflow_config.SOURCES_CONFIG.read_text())["sources"]
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text("sources:\n  snli: {bytes: 1}\n")
-    config = workflow_config.load_config([ROOT / "config.yaml", overlay])
+    config = workflow_config.load_config([ROOT / "config.yaml", overlay]).config
     assert config["sources"].keys() == shipped.keys()
     snli = {key: config["sources"]["snli"][key] for key in shipped["snli"]}
     assert snli == {**shipped["snli"], "bytes": 1}
@@ -394,7 +397,7 @@ def test_load_config_refuses_an_unknown_name_in_one_sentence(tmp_path, key, valu
     """Encoders, studies, geometry and I-STAR name a key of another section; a misspelt one, set
     by an overlay of that key alone (and istar.run_models: null), is named at load, with the
     names defined there (the sources, too many, are not listed)."""
-    config = workflow_config.load_config([ROOT / "config.yaml"])
+    config = workflow_config.load_config([ROOT / "config.yaml"]).config
     listed = f" (registered: {', '.join(sorted(config[section]))})" if section != "sources" else ""
     overlay: dict = {"istar": {"run_models": None}} if key == "istar.models" else {}
     assert overlay_refusal(tmp_path, yaml.safe_dump(put(overlay, key, value)))[1:] == [
@@ -403,7 +406,8 @@ def test_load_config_refuses_an_unknown_name_in_one_sentence(tmp_path, key, valu
 
 
 def test_one_models_entry_serves_encoders_geometry_and_istar():
-    config = workflow_config.load_config([ROOT / "config.yaml", ROOT / "config/offline.yaml"])
+    files = [ROOT / "config.yaml", ROOT / "config/offline.yaml"]
+    config = workflow_config.load_config(files).config
     spec = workflow_config.model_spec(config, "miniLM")
     assert spec.as_record() == {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
@@ -448,3 +452,19 @@ def test_empty_mapping_in_an_overlay_is_refused(tmp_path):
     overlay = tmp_path / "overlay.yaml"
     assert message.startswith(f"main.setups: {{}} in config file {overlay} leaves the 4 entries")
     assert message.endswith("merged key by key; list the entries to keep instead")
+
+
+def keys_beyond_main(preview: type[Section]) -> list[str]:
+    """The keys of ``preview`` that main's section lacks: ``Config.study_section("preview")``
+    lays the preview's settings over main's, where such a key would be no field (unread)."""
+    return sorted(set(preview.model_fields) - set(Main.model_fields))
+
+
+def test_the_preview_sets_only_keys_of_main():
+    """The preview is main's study with some of its keys changed: a key of its own is found."""
+
+    class Planted(Preview):
+        epochs: int = Field(1, description="A key main's section does not have.")
+
+    assert keys_beyond_main(Preview) == []
+    assert keys_beyond_main(Planted) == ["epochs"]

@@ -12,7 +12,6 @@ import pytest
 from tiny_workflow import load_script
 
 from isotropy import costs, estimate, studies
-from isotropy.configuration import Config
 from isotropy.extensions import design
 from isotropy.studies import paper_cost
 from isotropy.workflow.config import load_config
@@ -25,7 +24,7 @@ def test_every_measured_cost_says_when_where_and_how_it_was_measured():
     updated = set(costs.by_dataset("update_cpu_seconds")) | sampled
     assert set(paper_cost.MIRROR_UNIQUE_TEXTS) == updated
     # every main setup's data set has both costs a run of it is estimated from
-    setups = load_config([str(costs.COSTS_TABLE.parents[1] / "config.yaml")])["main"]["setups"]
+    setups = load_config([str(costs.COSTS_TABLE.parents[1] / "config.yaml")]).settings.main.setups
     for quantity in ("update_cpu_seconds", "evaluation_cpu_seconds"):
         assert set(setups) <= set(costs.by_dataset(quantity)), quantity
 
@@ -65,9 +64,9 @@ def _extensions_config():
 
 
 def test_the_extension_costs_are_rows_of_the_table():
-    config = _extensions_config()
+    config, settings = _extensions_config()
     for dataset in config["extensions"]["setups"]:
-        for head in design.heads(Config.model_validate(config).extensions):
+        for head in design.heads(settings.extensions):
             assert design.run_cost(dataset, head) == (
                 costs.by_model("extensions_update_cpu_seconds")[(head, dataset)],
                 costs.by_model("extensions_evaluation_cpu_seconds")[(head, dataset)],
@@ -79,9 +78,7 @@ def test_the_extension_costs_are_rows_of_the_table():
     evaluations = 1 + math.ceil(section["updates"] / section["metric_stride"])
     expected = design.RUN_STARTUP_SECONDS + section["updates"] * per_update
     expected += evaluations * per_evaluation
-    assert design.run_seconds(Config.model_validate(config), "polarity", "linear") == pytest.approx(
-        expected
-    )
+    assert design.run_seconds(settings, "polarity", "linear") == pytest.approx(expected)
 
 
 HALF = ("extensions_evaluation_cpu_seconds", "deep2", "snli")  # a run measured by half
@@ -98,11 +95,9 @@ def test_a_missing_extension_cost_row_is_a_clear_error(monkeypatch, missing):
     named = "no extensions_evaluation_cpu_seconds row for model 'deep2', dataset 'snli'"
     if missing != HALF:
         named = f"0 rows of '{missing}'"
-    config = _extensions_config()
+    config = _extensions_config().settings
     with pytest.raises(KeyError, match=named):
-        design.heldout_seconds(Config.model_validate(config)) + design.run_seconds(
-            Config.model_validate(config), "snli", "deep2"
-        )
+        design.heldout_seconds(config) + design.run_seconds(config, "snli", "deep2")
 
 
 @pytest.mark.parametrize(
@@ -119,7 +114,7 @@ def test_a_cost_under_a_wrong_name_or_not_measured_is_named_by_the_estimate(
     rows = tuple(c for c in rows if c not in deep3)
     monkeypatch.setattr(costs, "measured_costs", lambda: rows)
     monkeypatch.setattr(costs, "speed_probe", lambda: costs.PROBE_CPU_SECONDS)
-    config = Config.model_validate(_extensions_config())
+    config = _extensions_config().settings
     main = {"study": "main", "encoder": "miniLM", "dataset": "polarity", "seed": "0"}
     jobs = [("optimize_embeddings", main)] + [
         (
@@ -156,7 +151,7 @@ def test_the_extension_benchmark_prints_the_table_rows():
         updates=10,
         items=int(costs.value("extensions_benchmark_items")),
         sentences=128,
-        heldout=_extensions_config()["extensions"]["heldout"],
+        heldout=_extensions_config().config["extensions"]["heldout"],
         machine=table[0][6],
         today=table[0][5],
     )

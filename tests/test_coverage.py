@@ -20,7 +20,7 @@ from isotropy.committed import coverage as C
 from isotropy.io import markdown_table
 from isotropy.metrics import references as R
 from isotropy.workflow import targets
-from isotropy.workflow.config import check_loaded_config, load_config
+from isotropy.workflow.config import load_config
 
 ROOT = C.ROOT
 MS, G, NR = "docs/main-study.md", "docs/data/glue_claims.csv", "not reproduced"
@@ -225,7 +225,7 @@ def _workflow_targets() -> set[str]:
     """The inputs of the Snakefile's ``rule all`` and of every study's own target rule (the
     Snakefile's loop over :func:`isotropy.studies.target_rules`), evaluated with
     ``config.yaml`` (so a target added to or dropped from them counts here too)."""
-    config = check_loaded_config(load_config([ROOT / "config.yaml"]))
+    config = load_config([ROOT / "config.yaml"]).settings
     names = {"targets": targets, "paths": paths, "SETTINGS": config, "studies": studies}
     made = _rule_inputs((ROOT / "Snakefile").read_text(encoding="utf-8"), "rule all:", names)
     assert made, "rule all lists no input"

@@ -111,11 +111,11 @@ def test_the_main_study_records_the_criteria_only_when_configured(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     load = workflow_config.load_config
-    plain = workflow_config.check_loaded_config(load([root / "config.yaml"]))
+    plain = load([root / "config.yaml"]).settings
     assert "extra_metrics" not in targets.optimisation_settings(plain, "main", "polarity", 0)
     overlay = tmp_path / "criteria.yaml"
     overlay.write_text("main:\n  extra_metrics: [dunn, davies_bouldin]\n")
-    asked = workflow_config.check_loaded_config(load([root / "config.yaml", overlay]))
+    asked = load([root / "config.yaml", overlay]).settings
     settings = targets.optimisation_settings(asked, "main", "polarity", 0)
     assert OptimisationSettings(**settings).extra_metrics == ("dunn", "davies_bouldin")
     overlay.write_text("main:\n  extra_metrics: [dunno]\n")

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def config() -> dict:
-    return workflow_config.load_config([ROOT / "config.yaml", ROOT / "config" / "offline.yaml"])
+    files = [ROOT / "config.yaml", ROOT / "config" / "offline.yaml"]
+    return workflow_config.load_config(files).config
 
 
 def test_the_configuration_models_list_what_the_registries_hold():

@@ -27,7 +27,8 @@ def digest(value, sort_keys: bool = True) -> str:
 
 
 def config_digest(overlay: str | None) -> str:
-    config = load_config([ROOT / "config.yaml", *[ROOT / "config" / o for o in [overlay] if o]])
+    files = [ROOT / "config.yaml", *[ROOT / "config" / o for o in [overlay] if o]]
+    config = load_config(files).config
     return digest({key: config[key] for key in sorted(config)}, sort_keys=False)
 
 

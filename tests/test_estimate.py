@@ -94,7 +94,7 @@ def test_time_left_counts_only_what_is_not_written(tmp_path, monkeypatch):
     }.items():
         monkeypatch.setattr(paper_cost, name, value)
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
-    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    config = workflow_config.load_config([str(ROOT / "config.yaml")]).config
     config["main"]["metric_stride"] = 50
     config["device"] = "cpu"
     # 1,000 updates at 0.5 s, metrics at step 0 and every 50th update (21 evaluations) at 2 s.
@@ -216,7 +216,7 @@ def test_the_estimate_gives_the_idle_time_and_the_time_at_the_present_load(monke
     """A busy machine: also the idle time x the slowdown of one process alone, up to x that of
     one process per core; a load under 1.25x adds nothing, and neither does a GPU."""
     monkeypatch.setattr(costs, "available_cores", lambda: 2)
-    config = workflow_config.load_config([str(ROOT / "config.yaml")])
+    config = workflow_config.load_config([str(ROOT / "config.yaml")]).config
     config["device"] = "cpu"
     jobs = _main_jobs(config, "preview")
     idle = costs.Pace(job_overhead=7.0)
@@ -329,13 +329,13 @@ def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_tar
     """After a preview, the main study has no results: one line, naming the preview."""
     monkeypatch.chdir(tmp_path)
     shutil.copy(ROOT / "config.yaml", "config.yaml")
-    config = workflow_config.load_config(["config.yaml"])
+    settings = workflow_config.load_config(["config.yaml"]).settings
     assert estimate.report_ready("main_study", ["config.yaml"]) == 1
     assert capsys.readouterr().err == (
         "make report: main_study has no results yet (results/main/table1.csv and 5 more "
         "missing); make it first (make run)\n"
     )
-    for path in studies.target_rules(workflow_config.check_loaded_config(config))["preview_study"]:
+    for path in studies.target_rules(settings)["preview_study"]:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).touch()
     assert estimate.report_ready("preview_study", ["config.yaml"]) == 0
@@ -379,15 +379,14 @@ def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, mon
     files = [str(ROOT / "config.yaml"), str(ROOT / "tests/config/tiny.yaml")]
     targets = {"preview_study", "main_study", "x/y"}  # a file target: not recorded
     run = SimpleNamespace(dag_settings=SimpleNamespace(targets=targets))
-    run.overwrite_configfiles, config = files[:1], workflow_config.load_config(files[:1])
+    config, settings = workflow_config.load_config(files[:1])
+    run.overwrite_configfiles, run.config = files[:1], config
     job = SimpleNamespace(rule=SimpleNamespace(name="copy_published_values"), wildcards_dict={})
     run.dag = SimpleNamespace(needrun_jobs=lambda: [job], jobid=lambda job: 7)  # its plan
     (gpu := tmp_path / "bin").mkdir(), (gpu / "nvidia-smi").touch(0o755)  # a GPU machine:
     monkeypatch.setenv("PATH", str(gpu)), monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     monkeypatch.setattr(costs, "available_cores", lambda: 8)
-    estimate.started(
-        run, config, Config.model_validate(config)
-    )  # auto costed as cuda, one job at a time: not 4 as on 8 cores
+    estimate.started(run, settings)  # auto costed as cuda, one job at a time: not 4 as on 8 cores
     time_left = logging.getLogger("snakemake.logging").handlers.pop()  # its jobs' estimates
     assert time_left.costs == {7: pytest.approx(costs.JOB_OVERHEAD_SECONDS)}
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # every GPU hidden: the CPU
@@ -414,12 +413,12 @@ def test_a_run_over_a_finished_run_with_other_settings_stops_first(tmp_path, mon
 def test_a_finished_run_s_record_is_read_through_the_intake_s_door(tmp_path, monkeypatch):
     """A recorded configuration that is a link is not followed: its settings cannot be read."""
     monkeypatch.chdir(tmp_path)
-    config = workflow_config.load_config([ROOT / "config.yaml"])
+    config, settings = loaded = workflow_config.load_config([ROOT / "config.yaml"])
     other = tmp_path / "other.yaml"
     other.write_text(yaml.safe_dump({**config, "device": "cpu"}))
     (record := Path(paths.EFFECTIVE_CONFIG) / "preview_study.yaml").parent.mkdir(parents=True)
     record.symlink_to(other)
-    for path in estimate.results_of("preview_study", workflow_config.check_loaded_config(config)):
+    for path in estimate.results_of("preview_study", settings):
         Path(path).parent.mkdir(parents=True, exist_ok=True), Path(path).touch()
-    name, said = estimate.finished_run("preview_study", config)
+    name, said = estimate.finished_run("preview_study", loaded)
     assert name == "preview_study" and "its settings cannot be read (" in said, said

@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from isotropy import optimize, traces
-from isotropy.configuration import Config
 from isotropy.extensions import design
 from isotropy.optimize import OptimisationSettings
 from isotropy.workflow import config as workflow_config
@@ -39,10 +38,10 @@ def test_the_optimisation_and_the_extension_costs_ask_the_one_definition(monkeyp
     settings = OptimisationSettings(updates=10, metric_stride=3, progress=False)
     assert [s for s in range(11) if settings.records(s)] == [5]
 
-    config = workflow_config.load_config(
+    config, settings = workflow_config.load_config(
         [str(ROOT / "config.yaml"), str(ROOT / "config/offline.yaml")]
     )
-    before = design.run_seconds(Config.model_validate(config), "polarity", "linear")
+    before = design.run_seconds(settings, "polarity", "linear")
     assert before is not None
     counted = []
 
@@ -52,5 +51,5 @@ def test_the_optimisation_and_the_extension_costs_ask_the_one_definition(monkeyp
 
     monkeypatch.setattr(design, "evaluation_count", count)
     section = config["extensions"]
-    assert design.run_seconds(Config.model_validate(config), "polarity", "linear") > before
+    assert design.run_seconds(settings, "polarity", "linear") > before
     assert counted == [(section["updates"], section["metric_stride"])]

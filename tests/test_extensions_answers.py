@@ -39,15 +39,14 @@ def test_the_heldout_answer_is_judged_on_the_recorded_baseline(mirror_root, tmp_
     from isotropy.readers.registry import prepare_dataset
     from isotropy.statistics import NOT_LEARNED
     from isotropy.verdicts.learning import HELDOUT_CLAIMS
-    from isotropy.workflow.config import check_loaded_config, load_config
+    from isotropy.workflow.config import load_config
 
     seeds, run = answers.load(ROOT)
     record = run["heldout_baseline"]
-    config = load_config([str(ROOT / "config.yaml")])
+    config, typed = load_config([str(ROOT / "config.yaml")])
     params = download.source_params({**config, "mirror": str(mirror_root)}, "polarity")
     download.fetch_source("polarity", params, tmp_path / "polarity")
     raw = {"polarity": tmp_path / "polarity"}
-    typed = check_loaded_config(config)
     table = prepare_dataset(
         "polarity", raw, dataset_sources(typed, "polarity"), dataset_options(typed, "polarity")
     )

@@ -70,8 +70,9 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):
     """A run made for another item sample is to do again: the rule's params carry the run's
     settings, so Snakemake's params trigger plans it again and the estimate, which sums the dry
     run's jobs, counts it (the trigger itself: test_estimate.py, issue 34 case 11)."""
-    config = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)])
-    run = design.run_settings(Config.model_validate(config), "polarity", "linear", 0)
+    loaded = workflow_config.load_config([str(ROOT / "config.yaml"), str(TINY_EXTENSIONS)])
+    run = design.run_settings(loaded.settings, "polarity", "linear", 0)
+    config = loaded.config
     config["extensions"]["items"] = 999
     again = design.run_settings(Config.model_validate(config), "polarity", "linear", 0)
     assert again == {**run, "items": 999}
@@ -81,7 +82,7 @@ def test_a_run_counts_as_done_only_when_made_with_these_settings(tmp_path):
 
 
 def test_captions_state_only_what_the_configuration_runs():
-    full = workflow_config.load_config([str(ROOT / "config.yaml")])
+    full = workflow_config.load_config([str(ROOT / "config.yaml")]).config
     full["main"]["setups"]["polarity"]["encoder"] = "mpnet"  # named: the model fine-tuned
     line = design.settings_line(Config.model_validate(full))
     assert "deep heads of 1, 2, 3 hidden tanh layer(s)" in line

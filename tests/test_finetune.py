@@ -360,7 +360,7 @@ def test_run_grid_and_paths():
 def test_gpu_overlay_plans_the_grid_and_sizes_it_from_measured_costs():
     from isotropy.workflow.config import load_config
 
-    config = load_config([CONFIG, CONFIG.parent / "config" / "istar_gpu.yaml"])
+    config = load_config([CONFIG, CONFIG.parent / "config" / "istar_gpu.yaml"]).config
     section = config["istar"]
     runs = run_grid(Istar.model_validate(section))
     assert len(runs) == 27 and {r["seed"] for r in runs} == {0, 1, 2}

@@ -87,7 +87,7 @@ def _comparison(accuracy: list[float]) -> pd.DataFrame:
     from isotropy.standins import StandIns
     from isotropy.workflow.config import load_config
 
-    config = load_config(["config.yaml", "config/offline.yaml"])
+    config = load_config(["config.yaml", "config/offline.yaml"]).config
     runs, _ = _cls_runs(accuracy)
     runs = runs.assign(model="miniLM", train_examples=256, epochs=2)
     runs["cls_iw_head_input"] = runs["cls_iw"]

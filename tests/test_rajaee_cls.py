@@ -16,7 +16,6 @@ import torch
 from tiny_bert import SMALL, sentiment_table
 
 from isotropy import costs, studies
-from isotropy.configuration import Config
 from isotropy.configuration.finetune import TrainingSettings
 from isotropy.configuration.studies import ClusterMethod
 from isotropy.finetune.features import load_model_and_tokenizer
@@ -198,7 +197,7 @@ def test_fine_tuning_rows_reach_the_paper_comparison_as_stand_ins():
     from isotropy.standins import StandIns
     from isotropy.statistics import STAND_IN
 
-    config = load_config(["config.yaml", "config/offline.yaml"])
+    config = load_config(["config.yaml", "config/offline.yaml"]).config
     # majority_baseline 0.4: learned, judged as the stand-in it is
     rows = [
         dict(model="miniLM", task="rte", method=method, seed=seed, train_examples=256, epochs=2)
@@ -224,7 +223,7 @@ def test_each_task_is_costed_by_its_own_rows():
     sst2, rte = costs.finetune_measured("sst2"), costs.finetune_measured("rte")
     assert sst2["train_example"] < rte["train_example"] / 2
     assert costs.finetune_measured("qnli") == rte
-    config = Config.model_validate(load_config(["config.yaml", "config/offline.yaml"]))
+    config = load_config(["config.yaml", "config/offline.yaml"]).settings
     job = rajaee_spec.STUDIES[0].job_costs["rajaee_cls_finetune"]
     task = config.rajaee_cls.tasks[0]
     assert job(config, {"model": "miniLM", "task": task}, costs.Pace()) > 0

@@ -29,7 +29,7 @@ def test_the_committed_grid_is_the_default_grid():
     record = checked_record(ROOT, committed.RUN)
     assert set(record["files_sha256"]) == {str(committed.SEEDS), str(committed.CAUSE)}
     overlays = [str(ROOT / "config.yaml"), str(ROOT / "config" / "offline.yaml")]
-    section = load_config(overlays)["rajaee_cls"]
+    section = load_config(overlays).config["rajaee_cls"]
     assert record["config"]["rajaee_cls"] == section
     assert ClusterMethod(**section["cluster_method"]) == ClusterMethod()
     seeds = pd.read_csv(ROOT / committed.SEEDS)
@@ -40,7 +40,7 @@ def test_the_committed_grid_is_the_default_grid():
 @pytest.fixture
 def copied(tmp_path):
     """A docs tree with a made-up finished grid (2 methods x 2 seeds) and sweep copied in."""
-    config = load_config([str(ROOT / "config.yaml")])
+    config = load_config([str(ROOT / "config.yaml")]).config
     config["rajaee_cls"]["seeds"] = [0, 1]
     effective = tmp_path / "effective.yaml"
     effective.write_text(yaml.safe_dump(config), encoding="utf-8")

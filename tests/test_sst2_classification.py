@@ -155,8 +155,7 @@ def test_geometry_study_plans_the_table_only_for_configured_models(monkeypatch):
     monkeypatch.delenv("ISOTROPY_MIRROR", raising=False)
     root = Path(__file__).resolve().parents[1]
     files = [root / "config.yaml", root / "config/offline.yaml"]
-    config = workflow_config.load_config(files)
-    settings = workflow_config.check_loaded_config(config)
+    config, settings = workflow_config.load_config(files)
     planned = studies.geometry.outputs(settings)
     assert paths.GEOMETRY_CLASSIFICATION in planned and paths.GEOMETRY_ISOTROPY in planned
     assert workflow_inputs.classification_files(settings) == [

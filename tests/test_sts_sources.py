@@ -60,7 +60,7 @@ def test_offline_run_plans_the_sets_out_with_one_line_each(tmp_path, capsys, mon
     monkeypatch.delenv(sources.MIRROR_ENV, raising=False)
     config = workflow_config.load_config(
         [REPO_ROOT / "config.yaml", REPO_ROOT / "config" / "offline.yaml"]
-    )
+    ).config
     config = workflow_config.check_loaded_config({**config, "mirror": str(tmp_path)})  # no STS
     lacking = {"sickr", "sts12", "sts13", "sts14", "sts15", "sts16"}
     assert set(workflow_inputs.unavailable_sts_datasets(config)) == lacking

@@ -64,7 +64,7 @@ def test_each_study_prints_the_sum_of_its_jobs_costs(
     files = _files(configs, target, tmp_path)
     workdir = tmp_path / "work"  # nothing written here: every job is to run
     jobs = estimate.dry_run_jobs(files, target, workdir)
-    config = Config.model_validate(load_config(files))
+    config = load_config(files).settings
     idle = costs.Pace(1.0, 2, costs.JOB_OVERHEAD_SECONDS)
     short = idle.share(0.0, costs.JOB_THREADS)
     cost = estimate.JOB_COSTS
@@ -90,14 +90,14 @@ def _istar_jobs(settings: Config):
 
 
 def test_the_offline_istar_grid_is_said_to_be_gpu_scale():
-    settings = Config.model_validate(load_config(OFFLINE))
+    settings = load_config(OFFLINE).settings
     lines, total = estimate.describe(settings, _istar_jobs(settings), "cpu", "istar_study", IDLE)
     assert total > 1000 * 3600
     assert any(line.startswith("a GPU-scale run") for line in lines)
 
 
 def test_a_model_without_a_cost_is_named(monkeypatch, tmp_path):
-    settings = Config.model_validate(load_config(TINY))
+    settings = load_config(TINY).settings
     jobs = estimate.dry_run_jobs(TINY, "geometry_study", tmp_path)
     monkeypatch.delitem(costs.MODEL_SHAPE, "miniLM")
     lines, _ = estimate.describe(settings, jobs, "cpu", "geometry_study", IDLE)

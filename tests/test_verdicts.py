@@ -167,11 +167,11 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     from isotropy.standins import StandIns, describe_stand_ins
     from isotropy.verdicts.comparison import compare, read_published
     from isotropy.verdicts.measurements import measure
-    from isotropy.workflow.config import check_loaded_config, load_config
+    from isotropy.workflow.config import load_config
     from isotropy.workflow.inputs import config_subset
 
     overlays = ("config.yaml", "config/offline.yaml", "tests/config/tiny.yaml")
-    config = load_config([ROOT / overlay for overlay in overlays])
+    settings = load_config([ROOT / overlay for overlay in overlays]).settings
     golden = ROOT / "tests" / "golden" / "results"
     files = {
         "main_table1": "main/table1.csv",
@@ -186,7 +186,7 @@ def test_on_the_golden_tiny_results_stand_ins_and_protocol_are_not_judged():
     tables = {name: pd.read_csv(golden / path) for name, path in files.items()}
     measured = measure(
         tables,
-        config_subset(settings := check_loaded_config(config)),
+        config_subset(settings),
         StandIns(**describe_stand_ins(settings, "/mirror")),
         studies.table_measures(),
     )

@@ -320,11 +320,10 @@ def dry_run(folder: Path, target: str, *overlays: Path | dict, torch_free: bool 
 def write_started_snakefile(folder: Path, rules: str) -> None:
     """A Snakefile in ``folder`` whose onstart calls ``estimate.started`` as rules/common.smk
     does, then ``rules`` (dedented)."""
-    started = "from isotropy import estimate\nfrom isotropy.configuration import Config\n"
-    started += "from isotropy.workflow.config import load_config\n\n"
-    started += f"ON = Config.model_validate(load_config([{str(ROOT / 'config.yaml')!r}]))\n"
-    started += 'onstart:\n    estimate.started(workflow, {"device": "cpu"}, ON.model_copy(\n'
-    started += '        update={"device": "cpu"}))\n'
+    started = "from isotropy import estimate\nfrom isotropy.workflow.config import load_config\n\n"
+    started += f"ON = load_config([{str(ROOT / 'config.yaml')!r}]).settings\n"
+    started += 'config["device"] = "cpu"\n'
+    started += 'onstart:\n    estimate.started(workflow, ON.model_copy(update={"device": "cpu"}))\n'
     (folder / "Snakefile").write_text(started + textwrap.dedent(rules))
 
 
@@ -405,7 +404,8 @@ def run_make(
 
 def offline_config() -> dict:
     """config.yaml with its sources and config/offline.yaml merged in, defaults filled in."""
-    return workflow_config.load_config([ROOT / "config.yaml", ROOT / "config" / "offline.yaml"])
+    files = [ROOT / "config.yaml", ROOT / "config" / "offline.yaml"]
+    return workflow_config.load_config(files).config
 
 
 def overlay_refusal(tmp_path: Path, overlay: str) -> list[str]:

@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         return report_ready(args.target, args.configfile)
     study = next((s for s in studies.REGISTRY if s.target == args.target), None)
     try:
-        config = workflow_config.with_sources(workflow_config.load_config_files(args.configfile))
-        settings = workflow_config.check_loaded_config(config)  # the one validation
+        loaded = workflow_config.load_config(args.configfile)  # the one validation
+        settings = loaded.settings
         problem = compute.cuda_problem(settings.device)
         if study is not None and study.check is not None:
             problem = problem or study.check(settings)
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     except (workflow_config.ConfigError, OSError, yaml.YAMLError) as error:
         print(f"Configuration error: {error}", file=sys.stderr)
         return 1
-    if not over_finished_run(args.target, config, args.finished):
+    if not over_finished_run(args.target, loaded, args.finished):
         return 1
     recorded = ", ".join(f"{paths.EFFECTIVE_CONFIG}/{word}.yaml" for word in args.target.split())
     print(
@@ -71,16 +71,16 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as error:
         print(f"{args.target}: no time estimate: {error}", file=sys.stderr)
         return 1
-    device = compute.resolve_device().type if config["device"] == "auto" else config["device"]
+    device = compute.resolve_device().type if settings.device == "auto" else settings.device
     lines, _ = describe(settings, jobs, device, args.target)
     print("\n".join(lines))
     return 0
 
 
-def over_finished_run(target: str, config: Mapping[str, Any], finished: str) -> bool:
+def over_finished_run(target: str, loaded: workflow_config.Loaded, finished: str) -> bool:
     """Whether a run of ``target`` may start over a finished run with other settings: refused,
     replaced (its report's own files removed) or named in a dry run's ``plan``."""
-    other, clash = finished_run(target, config)
+    other, clash = finished_run(target, loaded)
     if clash and finished == "refuse":
         keep = f"make report REPORT_TARGET={other} REPORT=<name>.html"
         print(
@@ -112,10 +112,10 @@ def results_of(target: str, config: Config) -> list[str]:
     return studies.target_rules(config).get(target) or studies.rule_all_targets(config)
 
 
-def finished_run(target: str, config: Mapping[str, Any]) -> tuple[str, str]:
+def finished_run(target: str, loaded: workflow_config.Loaded) -> tuple[str, str]:
     """(its target, what it is) of the finished run with other settings whose results a run of
     ``target`` would overwrite; ("", "") if none."""
-    typed = workflow_config.check_loaded_config(dict(config))
+    config, typed = loaded
     mine, targets = set(results_of(target, typed)), (target, "all", *studies.target_rules(typed))
     for recorded in sorted(Path(paths.EFFECTIVE_CONFIG).glob("*.yaml")):
         if recorded.stem not in targets:
@@ -145,8 +145,7 @@ REPORTABLE = ("preview_study", "main_study")
 
 
 def missing_results(target: str, configfiles: list[str]) -> list[str]:
-    files = workflow_config.with_sources(workflow_config.load_config_files(configfiles))
-    config = workflow_config.check_loaded_config(files)
+    config = workflow_config.load_config(configfiles).settings
     return [path for path in results_of(target, config) if not Path(path).exists()]
 
 
@@ -159,15 +158,11 @@ def report_ready(target: str, configfiles: list[str]) -> int:
         return 1
     if not missing:
         return 0
-    recorded = {t: Path(paths.EFFECTIVE_CONFIG) / f"{t}.yaml" for t in REPORTABLE}
-    whole = [
-        other
-        for other in REPORTABLE
-        if other != target
-        and not missing_results(
-            other, [str(recorded[other])] if recorded[other].is_file() else configfiles
-        )
-    ]
+    whole = []
+    for other in (t for t in REPORTABLE if t != target):
+        record = Path(paths.EFFECTIVE_CONFIG) / f"{other}.yaml"
+        if not missing_results(other, [str(record)] if record.is_file() else configfiles):
+            whole.append(other)
     more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
     hint = (
         f"{whole[0]}'s results are whole: make report REPORT_TARGET={whole[0]}"
@@ -281,10 +276,9 @@ def describe(
     return lines, total
 
 
-def started(workflow: Any, config: Mapping[str, Any], settings: Config) -> None:
-    """``onstart``: the jobs' thread wait policy, the effective configuration of each target
-    (logs/effective-config/<target>.yaml) and the time left said after each job (``settings``:
-    ``config`` validated, as the Snakefile holds it)."""
+def started(workflow: Any, settings: Config) -> None:
+    """``onstart``: the jobs' thread wait policy, the time left said after each job and each
+    target's effective configuration, ``workflow.config`` (logs/effective-config/<target>.yaml)."""
     # Each planned job's estimate as `describe` makes it (at one speed: only ratios are used).
     pace = costs.Pace(cores=costs.available_cores() or 2, job_overhead=costs.JOB_OVERHEAD_SECONDS)
     dag: Any = getattr(workflow, "dag", None)
@@ -307,12 +301,12 @@ def started(workflow: Any, config: Mapping[str, Any], settings: Config) -> None:
         for f in getattr(workflow, "overwrite_configfiles", None) or ()
     ]
     header = paths.MADE_WITH + (" + ".join(dict.fromkeys(files)) or "the defaults (config.yaml)")
+    text = header.replace("\n", " ") + "\n" + yaml.safe_dump(dict(workflow.config), sort_keys=False)
     for target in sorted(workflow.dag_settings.targets):
         if re.fullmatch(r"\w+", target):
             path = Path(paths.EFFECTIVE_CONFIG) / f"{target}.yaml"
             path.parent.mkdir(parents=True, exist_ok=True)
-            text = yaml.safe_dump(dict(config), sort_keys=False)
-            path.write_text(header.replace("\n", " ") + "\n" + text)
+            path.write_text(text)
 
 
 if __name__ == "__main__":

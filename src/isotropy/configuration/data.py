@@ -167,7 +167,9 @@ class Model(Section):
         "stand-ins).",
     )
     dimension: int | None = Field(
-        None, ge=1, description="Hidden size; default: isotropy.costs.MODEL_SHAPE's, else null."
+        None,
+        ge=1,
+        description="Hidden size; default: isotropy.configuration.data.MODEL_SHAPE's, else null.",
     )
     path: str | None = Field(
         None,

@@ -6,7 +6,7 @@ import copy
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from pydantic import ValidationError
@@ -133,10 +133,14 @@ def submits_jobs_elsewhere(argv: Sequence[str]) -> bool:
     return False
 
 
-def load_config(files: Sequence[str | os.PathLike]) -> dict[str, Any]:
+class Loaded(NamedTuple):  # a configuration that load_config merged, and its model
+    config: dict[str, Any]  # defaults filled in, as the rules read it
+    settings: Config
+
+
+def load_config(files: Sequence[str | os.PathLike]) -> Loaded:
     config = with_sources(load_config_files(files))
-    check_loaded_config(config)
-    return config
+    return Loaded(config, check_loaded_config(config))
 
 
 def with_sources(config: dict) -> dict:
