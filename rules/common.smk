@@ -45,7 +45,7 @@ benchmarks = paths.benchmarks
 # an empty mapping in an overlay removes nothing and is refused, naming the file. Snakemake's
 # merge of the same files is `config`, laid over config/sources.yaml, validated by the models of
 # isotropy.configuration (defaults filled in) and cross-checked here, as
-# configuration.load_config does for python -m isotropy.estimate and the audit.
+# configuration.load_config does for python -m isotropy.estimate.
 configuration.load_config_files(
     [f for f in workflow.configfiles if f not in workflow.overwrite_configfiles]
     + list(workflow.overwrite_configfiles)

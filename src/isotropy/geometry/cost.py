@@ -6,7 +6,7 @@ measured with ``benchmarks/geometry_cost.py`` and kept in config/costs.csv (``ge
 the date, machine and load), normalised by the speed probe. Other models are not measured: a
 forward pass is scaled by :func:`isotropy.costs.size_factor` (a BERT-size model, 12
 layers and 768-d, as 4x MiniLM per sentence, as isotropy.costs.finetune_seconds does), the per-layer
-statistics by the model's layers and width (:data:`isotropy.costs.MODEL_SHAPE`).
+statistics by the model's layers and width (:data:`isotropy.configuration.data.MODEL_SHAPE`).
 """
 
 from __future__ import annotations
