@@ -2,6 +2,7 @@
 
 import pandas as pd
 
+from isotropy.configuration.optimisation import Derived
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots.checks import save_figure
 from isotropy.plots.main import phases
@@ -11,7 +12,8 @@ from isotropy.sensitivity import derived_labels
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    labels = {**snakemake.params.encoder_labels, **derived_labels(snakemake.params.derived)}
+    derived = {n: Derived.model_validate(s) for n, s in snakemake.params.derived.items()}
+    labels = {**snakemake.params.encoder_labels, **derived_labels(derived)}
     traces = pd.concat(
         [
             pd.read_parquet(path).assign(

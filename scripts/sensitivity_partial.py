@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     table = write_tables(done, outputs, line, level, atomic_path, missing)
     labels = {
         **standins.encoder_labels(settings, standins.workflow_stand_ins(settings)),
-        **derived_labels(config["sensitivity"]["derived"]),
+        **derived_labels(settings.sensitivity.derived),
     }
     save_figure(
         r_by_condition(table, line, labels), out / "r_by_condition.pdf", out / "r_by_condition.png"

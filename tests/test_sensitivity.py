@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from tiny_workflow import load_script, script_snakemake
+from tiny_workflow import Named, load_script, script_snakemake
 
 from isotropy import costs, estimate, sensitivity, studies
 from isotropy.configuration import Config
+from isotropy.configuration.optimisation import Derived
 from isotropy.io import checked_record, generated_block, sha256_file
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
@@ -56,13 +57,15 @@ def _cloud(n=300, d=8, seed=0):
 
 def test_orthogonal_embedding_keeps_every_distance_and_angle():
     vectors = _cloud(40, 5)
-    spec = {"transform": "orthogonal", "dim": 30, "seed": 1}
-    embedded = sensitivity.derive_vectors(vectors, spec)[0]
+    spec = {"of": "x", "transform": "orthogonal", "dim": 30, "seed": 1}
+    embedded = sensitivity.derive_vectors(vectors, Derived(**spec))[0]
     assert embedded.shape == (40, 30)
     np.testing.assert_allclose(embedded @ embedded.T, vectors @ vectors.T, rtol=1e-4, atol=1e-2)
-    assert not np.allclose(embedded, sensitivity.derive_vectors(vectors, {**spec, "seed": 2})[0])
+    assert not np.allclose(
+        embedded, sensitivity.derive_vectors(vectors, Derived(**{**spec, "seed": 2}))[0]
+    )
     with pytest.raises(ValueError, match="isometrically"):
-        sensitivity.derive_vectors(vectors, {**spec, "dim": 4})
+        sensitivity.derive_vectors(vectors, Derived(**{**spec, "dim": 4}))
 
 
 def test_rescaled_vectors_have_the_target_norm_on_the_shared_words():
@@ -78,18 +81,18 @@ def test_rescaled_vectors_have_the_target_norm_on_the_shared_words():
     assert target != pytest.approx(sensitivity.rms_centred_norm(mine[shared_mine]), rel=0.1)
     # the direction of every centred vector is kept: IsoScore ignores the scale
     assert isoscore(scaled) == pytest.approx(isoscore(mine), abs=1e-6)
-    derived, basis = sensitivity.derive_vectors(mine, {"transform": "rescale"})
+    derived, basis = sensitivity.derive_vectors(mine, Derived(of="x", transform="rescale"))
     assert derived is mine and basis is None  # rescale_to gives it the norm, as tested above
 
 
 def test_pca_keeps_the_leading_directions():
     vectors = _cloud(200, 8)
-    reduced, basis = sensitivity.derive_vectors(vectors, {"transform": "pca", "dim": 3})
+    reduced, basis = sensitivity.derive_vectors(vectors, Derived(of="x", transform="pca", dim=3))
     assert reduced.shape == (200, 3) and basis is None
     eigenvalues = np.sort(np.linalg.eigvalsh(np.cov(vectors.T.astype(np.float64))))[::-1]
     np.testing.assert_allclose(np.var(reduced, axis=0, ddof=1), eigenvalues[:3], rtol=1e-4)
     with pytest.raises(ValueError, match="pca needs"):
-        sensitivity.derive_vectors(vectors, {"transform": "pca", "dim": 9})
+        sensitivity.derive_vectors(vectors, Derived(of="x", transform="pca", dim=9))
 
 
 def _model(table: np.ndarray, outputs: int = 3, seed: int = 0) -> EmbeddingClassifier:
@@ -107,7 +110,7 @@ def _model(table: np.ndarray, outputs: int = 3, seed: int = 0) -> EmbeddingClass
 )
 def test_isoscore_inside_the_original_span_is_the_native_isoscore_at_update_0(spec):
     vectors = _cloud()
-    derived, basis = sensitivity.derive_vectors(vectors, spec)
+    derived, basis = sensitivity.derive_vectors(vectors, Derived(of="x", **spec))
     native = isoscore(vectors)
     values = sensitivity.SubspaceProbe(basis)(_model(derived))
     assert float(values["isoscore_span"]) == pytest.approx(native, abs=1e-6)
@@ -120,7 +123,7 @@ def test_isoscore_inside_the_original_span_is_the_native_isoscore_at_update_0(sp
 
 def test_the_probe_measures_leaving_the_span_and_the_row_space():
     vectors = _cloud(100, 4)
-    derived, basis = sensitivity.derive_vectors(vectors, {"transform": "pad", "dim": 6})
+    derived, basis = sensitivity.derive_vectors(vectors, Derived(of="x", transform="pad", dim=6))
     model = _model(derived, outputs=2)
     with torch.no_grad():
         model.embeddings.weight[:, 4:] = torch.randn(100, 2) * 10  # variance outside the span
@@ -475,3 +478,34 @@ def test_the_doc_table_is_rewritten_between_its_markers_from_a_copy_of_the_seeds
     assert source["sha256"] == sha256_file(results / "seeds.csv")
     assert committed.COMMITTED.problems(tmp_path) == []
     assert source["not_run"] == ["x/y"] and "Not run (missing from this table): x/y." in block
+
+
+def test_a_derived_set_is_labelled_by_its_model_with_defaults_filled():
+    labels = sensitivity.derived_labels(
+        {
+            "a": Derived(of="w", transform="pca", dim=3, norm_of="m"),
+            "b": Derived(of="w", transform="rotate"),
+        }
+    )
+    assert labels == {"a": "w PCA to 3-d at m's norm", "b": "w rotated (seed 0)"}
+
+
+def test_the_vectors_script_derives_a_set_by_its_spec_with_the_models_defaults(
+    tmp_path, monkeypatch
+):
+    from isotropy.provenance import read_record
+
+    script = load_script("scripts/sensitivity_vectors.py")
+    monkeypatch.chdir(tmp_path)
+    vectors = _cloud(20, 4)
+    np.save("v.npy", vectors)
+    pd.DataFrame({"text": [f"w{i}" for i in range(20)]}).to_parquet("i.parquet")
+    inputs = {"vectors": "v.npy", "index": "i.parquet"}
+    outputs = {"vectors": "d.npy", "basis": "b.npy", "index": "di.parquet"}
+    params = {"spec": {"of": "w2v", "transform": "rotate"}}  # seed left to the model: 0
+    job = script_snakemake("sensitivity_vectors", inputs, outputs, params)
+    job.wildcards = Named(vectors="w2v_rot")
+    script.main(job)
+    expected = sensitivity.derive_vectors(vectors, Derived(of="w2v", transform="rotate", seed=0))
+    np.testing.assert_array_equal(np.load("d.npy"), expected[0])
+    assert read_record("d.npy")["seeds"] == [0]

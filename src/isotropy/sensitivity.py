@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from isotropy.configuration.optimisation import Derived
 from isotropy.statistics import fisher_z, seed_interval, signs_disagree
 from isotropy.summaries import spearman_summary
 
@@ -86,10 +87,10 @@ def random_orthonormal(rows: int, columns: int, seed: int) -> np.ndarray:
     return q * np.sign(np.diag(r))  # a unique Q for the seed
 
 
-def derive_vectors(vectors: np.ndarray, spec: Mapping) -> tuple[np.ndarray, np.ndarray | None]:
+def derive_vectors(vectors: np.ndarray, spec: Derived) -> tuple[np.ndarray, np.ndarray | None]:
     """One derived vector set (float32) and the basis of the original span inside it.
 
-    ``spec['transform']``: ``rescale`` (the vectors as given: :func:`rescale_to` scales them to
+    ``spec.transform``: ``rescale`` (the vectors as given: :func:`rescale_to` scales them to
     ``norm_of``'s norm, as it does any derived set with a ``norm_of``), ``pca``
     (the projection onto the ``dim`` leading principal directions of the centred cloud),
     ``rotate`` (a seeded random rotation within d), ``pad`` (zeros appended up to ``dim``),
@@ -99,7 +100,7 @@ def derive_vectors(vectors: np.ndarray, spec: Mapping) -> tuple[np.ndarray, np.n
     """
     x = np.asarray(vectors, dtype=np.float64)
     n, d = x.shape
-    kind, dim = spec["transform"], spec.get("dim")
+    kind, dim = spec.transform, spec.dim
     if kind == "rescale":
         return vectors, None
     if kind == "pca":
@@ -108,18 +109,17 @@ def derive_vectors(vectors: np.ndarray, spec: Mapping) -> tuple[np.ndarray, np.n
         _, _, vt = np.linalg.svd(x - x.mean(axis=0), full_matrices=False)
         return (x @ vt[:dim].T).astype(np.float32), None
     if kind == "rotate":
-        basis = random_orthonormal(d, d, spec.get("seed", 0))
+        basis = random_orthonormal(d, d, spec.seed)
     elif kind in ("pad", "orthogonal"):
         if dim is None or dim < d:
             raise ValueError(f"cannot embed {d}-d vectors isometrically into {dim} dimensions")
-        seed = spec.get("seed", 0)
-        basis = np.eye(dim, d) if kind == "pad" else random_orthonormal(dim, d, seed)
+        basis = np.eye(dim, d) if kind == "pad" else random_orthonormal(dim, d, spec.seed)
     else:
         raise ValueError(f"unknown transform {kind!r}; known: {', '.join(TRANSFORMS)}")
     return (x @ basis.T).astype(np.float32), basis
 
 
-def derived_labels(derived: Mapping) -> dict[str, str]:
+def derived_labels(derived: Mapping[str, Derived]) -> dict[str, str]:
     """Derived vector set -> what it is, for figures ("word2vec rescaled to miniLM's norm")."""
     says = {
         "rescale": "rescaled to {norm_of}'s norm",
@@ -130,9 +130,8 @@ def derived_labels(derived: Mapping) -> dict[str, str]:
     }
     labels = {}
     for name, spec in derived.items():
-        spec = {"seed": 0, "dim": None, "norm_of": None, **spec}
-        at = f" at {spec['norm_of']}'s norm" if spec["norm_of"] else ""
-        labels[name] = f"{spec['of']} {says[spec['transform']].format(at=at, **spec)}"
+        at = f" at {spec.norm_of}'s norm" if spec.norm_of else ""
+        labels[name] = f"{spec.of} {says[spec.transform].format(at=at, **spec.model_dump())}"
     return labels
 
 
