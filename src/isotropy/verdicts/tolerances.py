@@ -208,9 +208,9 @@ def _under_both(readings: list[tuple[Declared, Judged]]) -> Judged:
     text += "; ".join(f"read as {d.words()}: {j.text}" for d, j in readings)
     ours, tests = readings[0][1].ours, [j.test for _, j in readings if j.test is not None]
     if len(tests) == len(readings):
-        ends = min(t.low for t in tests), max(t.high for t in tests)
-        p = max(t.p_agree for t in tests), max(t.p_differ for t in tests)
-        return Judged(None, text, ours, eq.Equivalence(*ends, *p))
+        low, high, p_agree, p_differ = zip(*tests)
+        test = eq.Equivalence(min(low), max(high), max(p_agree), max(p_differ))
+        return Judged(None, text, ours, test)
     verdicts = {j.verdict or st.INCONCLUSIVE for _, j in readings}
     return Judged(verdicts.pop() if len(verdicts) == 1 else st.INCONCLUSIVE, text, ours)
 
