@@ -7,7 +7,6 @@ import contextlib
 import math
 import operator
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -85,8 +84,7 @@ _SCALE_OF_UNIT = {
 }
 
 
-@dataclass(frozen=True)
-class Declared:
+class Declared(NamedTuple):
     """What a published row declares about its number (docs/verdicts.md)."""
 
     estimand: str = "single"  # one of ESTIMANDS, or two READINGS
@@ -101,7 +99,7 @@ class Declared:
         if "|" not in self.estimand:
             return [self]
         return [
-            replace(self, estimand=e, m=1.0 if e == "single" else self.m)
+            self._replace(estimand=e, m=1.0 if e == "single" else self.m)
             for e in self.estimand.split("|")
         ]
 
