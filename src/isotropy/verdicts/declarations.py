@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Collection, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +119,8 @@ def declared(row: Mapping[str, Any], gate: Declared | None = None) -> Declared:
     m = math.inf if estimand == "fixed" else float(str(row["m"]))
     precision = float(row.get("precision_value", math.nan))
     half = precision / 2 if math.isfinite(precision) else 0.0
-    return replace(gate or Declared(), estimand=estimand, m=m, margin=str(row["margin"]), half=half)
+    base = gate or Declared()
+    return base._replace(estimand=estimand, m=m, margin=str(row["margin"]), half=half)
 
 
 def rule_text(row: Mapping[str, Any]) -> str:

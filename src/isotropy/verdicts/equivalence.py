@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from scipy import special, stats
@@ -17,8 +17,7 @@ ALPHA = 0.05
 POOLED_DRAWS = 2000
 
 
-@dataclass(frozen=True)
-class Scale:
+class Scale(NamedTuple):
     """The scale a quantity is judged on: forward and back, and the margin's region on it (δ
     declared on it, so the region's width does not move with the paper's draw)."""
 
@@ -56,7 +55,7 @@ def _logit(values: np.ndarray) -> np.ndarray:
 def _hundredths(scale: Scale, name: str) -> Scale:
     """``scale`` for a value printed ×100."""
     forward, back = (lambda v: scale.forward(np.asarray(v) / 100)), (lambda v: 100 * scale.back(v))
-    return replace(scale, name=name, forward=forward, back=back, bound=100 * scale.bound)
+    return scale._replace(name=name, forward=forward, back=back, bound=100 * scale.bound)
 
 
 Z = Scale("Fisher z", fisher_z, np.tanh, ("z",), 1.0)
@@ -93,8 +92,7 @@ def describe_margin(spec: str) -> str:
     }[kind]
 
 
-@dataclass(frozen=True)
-class Prediction:
+class Prediction(NamedTuple):
     """Where the paper's statistic should fall were its runs ours, on the judging scale."""
 
     centre: float
@@ -152,8 +150,7 @@ def pooled_prediction(
     return Prediction(float(z.mean()), se, n - 1, what)
 
 
-@dataclass(frozen=True)
-class Equivalence:
+class Equivalence(NamedTuple):
     """D = paper − ours's interval and the p-values."""
 
     low: float

@@ -62,20 +62,15 @@ def family_sizes(notes: pd.Series, noun: str) -> str:
 
 def verdict_page(title: str, paragraphs: Sequence[str], tables: Mapping[str, pd.DataFrame]) -> str:
     """A verdict page in Markdown: its title, its paragraphs, each table under its heading."""
-    lines = [f"# {title}"]
-    for paragraph in paragraphs:
-        lines += ["", paragraph]
-    for heading, table in tables.items():
-        lines += ["", f"## {heading}", "", markdown_table(table)]
-    return "\n".join(lines)
+    sections = [f"## {heading}\n\n{markdown_table(table)}" for heading, table in tables.items()]
+    return "\n\n".join([f"# {title}", *paragraphs, *sections])
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjustment (NaN stays NaN, outside the family; scipy offers no Holm)."""
     p = np.asarray(p_values, dtype=float)
-    finite = np.flatnonzero(np.isfinite(p))
     adjusted = np.full(p.shape, np.nan)
-    order = finite[np.argsort(p[finite], kind="stable")]
+    order = np.argsort(p, kind="stable")[: np.isfinite(p).sum()]  # a NaN sorts last
     stepped = (len(order) - np.arange(len(order))) * p[order]
     adjusted[order] = np.minimum(1.0, np.maximum.accumulate(stepped))
     return adjusted.tolist()

@@ -193,10 +193,9 @@ def forest_caption(
     stride_text = "; ".join(f"{s} after {words}" for s, words in recorded.items()) or "none"
     return (
         f"Every judged row with a paper value and a margin ({len(rows)} of {len(table)} rows of "
-        f"{source}, grouped by paper and study): D = paper − ours with its 95% interval against "
-        "its ±δ band, in units of the row's own margin (the scales differ: docs/verdicts.md). On "
-        "the right, in the row's units: D [its interval] in [the band] and the verdict, settled "
-        "over the page's rows together (an interval inside its band may read inconclusive). "
-        f"Seeds: {seed_text}. Metrics recorded: {stride_text}. "
+        f"{source}, by paper and study): D = paper − ours, its 95% interval and its ±δ band in "
+        "units of its margin (docs/verdicts.md); on the right, in the row's units, with the "
+        "verdict settled over the page's rows together (an interval inside its band may read "
+        f"inconclusive). Seeds: {seed_text}. Metrics recorded: {stride_text}. "
         f"Stand-ins (not judged, listed below): {'; '.join(names) or 'none'}."
     )

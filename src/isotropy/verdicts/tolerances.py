@@ -7,7 +7,6 @@ import contextlib
 import math
 import operator
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -85,8 +84,7 @@ _SCALE_OF_UNIT = {
 }
 
 
-@dataclass(frozen=True)
-class Declared:
+class Declared(NamedTuple):
     """What a published row declares about its number (docs/verdicts.md)."""
 
     estimand: str = "single"  # one of ESTIMANDS, or two READINGS
@@ -101,7 +99,7 @@ class Declared:
         if "|" not in self.estimand:
             return [self]
         return [
-            replace(self, estimand=e, m=1.0 if e == "single" else self.m)
+            self._replace(estimand=e, m=1.0 if e == "single" else self.m)
             for e in self.estimand.split("|")
         ]
 
@@ -208,9 +206,9 @@ def _under_both(readings: list[tuple[Declared, Judged]]) -> Judged:
     text += "; ".join(f"read as {d.words()}: {j.text}" for d, j in readings)
     ours, tests = readings[0][1].ours, [j.test for _, j in readings if j.test is not None]
     if len(tests) == len(readings):
-        ends = min(t.low for t in tests), max(t.high for t in tests)
-        p = max(t.p_agree for t in tests), max(t.p_differ for t in tests)
-        return Judged(None, text, ours, eq.Equivalence(*ends, *p))
+        low, high, p_agree, p_differ = zip(*tests)
+        test = eq.Equivalence(min(low), max(high), max(p_agree), max(p_differ))
+        return Judged(None, text, ours, test)
     verdicts = {j.verdict or st.INCONCLUSIVE for _, j in readings}
     return Judged(verdicts.pop() if len(verdicts) == 1 else st.INCONCLUSIVE, text, ours)
 
