@@ -35,8 +35,7 @@ def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list
         else:
             paper, stand_in = _cai_setup(config, name, stand)
             setup = f"{name}, last layer ({int(group['layer'].max())})"
-            capped = clusters["max_per_type"]
-            cap = "none" if capped is None else str(capped)
+            cap = "none" if clusters["max_per_type"] is None else str(clusters["max_per_type"])
             per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
             layers = (
                 f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
