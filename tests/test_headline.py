@@ -55,7 +55,7 @@ def test_section_3_2_polarity_and_snli_agree_with_the_paper():
 def test_section_3_trends_are_judged_on_the_committed_run(monkeypatch):
     """Silhouette rises and IsoScore falls in every seed of the paper's own model and data; a
     planted trace whose IsoScore rises in polarity, or whose seeds end apart in SNLI, is caught."""
-    table = headline.trend_claims(ROOT).set_index(["claim", "setup"])["verdict"]
+    table = headline.verdicts(ROOT, claims=True).set_index(["claim", "setup"])["verdict"]
     assert len(table) == 3 * len(SETUPS)
     for setup in ("miniLM/polarity", "miniLM/snli"):
         for claim in headline.TRENDS:
@@ -69,7 +69,7 @@ def test_section_3_trends_are_judged_on_the_committed_run(monkeypatch):
     monkeypatch.setattr(
         optimisation, "committed_tables", lambda study, root: {**tables, "main_traces": traces}
     )
-    planted = headline.trend_claims(ROOT).set_index(["claim", "setup"])["verdict"]
+    planted = headline.verdicts(ROOT, claims=True).set_index(["claim", "setup"])["verdict"]
     assert planted[("isoscore_falls", "miniLM/polarity")] == "not supported"
     assert planted[("seeds_agree", "miniLM/snli")] != "supported"
     assert planted[("silhouette_rises", "miniLM/polarity")] == "supported"

@@ -35,10 +35,12 @@ H100_RUN = committed.DATA / "main_h100_run.json"
 VALUES = list(registry.trace_columns())  # loss, accuracy, then every registered metric
 
 
-def verdicts(root: str | os.PathLike = ".") -> pd.DataFrame:
-    """§3.2's comparison rows judged now, on the committed run, by the verdict code in force."""
-    table = optimisation.committed_claims("main", root, claims=False)
-    return table[table["quantity"].isin(list(CORRELATIONS))].reset_index(drop=True)
+def verdicts(root: str | os.PathLike = ".", claims: bool = False) -> pd.DataFrame:
+    """§3.2's comparison rows judged now, on the committed run, by the verdict code in force;
+    with ``claims``, §3's trends (in the main study's one family of claims)."""
+    table = optimisation.committed_claims("main", root, claims)
+    column, kept = ("claim", TRENDS) if claims else ("quantity", list(CORRELATIONS))
+    return table[table[column].isin(kept)].reset_index(drop=True)
 
 
 def verdict_words(row: pd.Series, traces: pd.DataFrame) -> str:
@@ -96,12 +98,6 @@ def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.Data
     return shown.drop(columns="paper row")
 
 
-def trend_claims(root: str | os.PathLike = ".") -> pd.DataFrame:
-    """§3's trends judged on the committed run, in the main study's one family of claims."""
-    table = optimisation.committed_claims("main", root)
-    return table[table["claim"].isin(TRENDS)].reset_index(drop=True)
-
-
 def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
     record = checked_record(root, RUN)
     h100, other = committed.committed_files(root, H100_RUN, H100_TRACES)
@@ -113,7 +109,7 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
     for value, name in CORRELATIONS.items():
         cells = zip(table[f"{value}_cpu"], table[f"{value}_other"])
         device[f"{name}: CPU / GPU"] = [f"{a:.6f} / {b:.6f}" for a, b in cells]
-    trends, run = trend_claims(root), record["run"]
+    trends, run = verdicts(root, claims=True), record["run"]
     return [
         f"Run: {record['what']}, code {record['code_commit'][:12]}, {run.get('machine', '')}; "
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "

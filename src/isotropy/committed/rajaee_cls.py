@@ -147,14 +147,9 @@ def _differences(runs: list[dict[str, Any]]) -> pd.DataFrame:
 def cause_parts(root: Path) -> list[Any]:
     """The five-seed sweep on a GPU and what it decides (:func:`cause_verdict`)."""
     record, runs = committed_files(root, GPU_RECORD, GPU_CAUSE)
-    frame = pd.DataFrame(
-        {
-            "trained with": [variant_name(run) for run in runs],
-            "seed": [run["seed"] for run in runs],
-            "accuracy": [run["accuracy"] for run in runs],
-            "ari": [run["agreement"][-1]["eval_offline_ari"] for run in runs],
-        }
-    ).drop_duplicates(["trained with", "seed"], keep="last")
+    frame = pd.DataFrame(runs).assign(ari=[r["agreement"][-1]["eval_offline_ari"] for r in runs])
+    frame["trained with"] = [variant_name(run) for run in runs]
+    frame = frame.drop_duplicates(["trained with", "seed"], keep="last")
     variants = _by_seed(frame, ["trained with"])
     variants["ARI"] = frame.groupby("trained with")["ari"].mean().map("{:.2f}".format)
     plain = {run["seed"]: run for run in runs if run["method"] == "none"}

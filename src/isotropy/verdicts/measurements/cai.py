@@ -13,10 +13,11 @@ from isotropy.standins import CAI_MODELS, StandIns, model_stand_in, paper_name
 from isotropy.verdicts.measurements import Config, Row, at_setup, joined, over_seeds
 
 
-def _cai_setup(config: Config, name: str) -> str:
-    """The Table 3 row a model is compared with: its own, else BERT's."""
+def _cai_setup(config: Config, name: str, stand: StandIns) -> tuple[str, str]:
+    """The Table 3 row a model is compared with (its own, else BERT's) and the stand-ins."""
     paper = paper_name(config, name)
-    return paper if paper in CAI_MODELS else "BERT"
+    paper = paper if paper in CAI_MODELS else "BERT"
+    return paper, joined(model_stand_in(config, name, paper), stand.corpus)
 
 
 def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list[Row]:
@@ -32,11 +33,9 @@ def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list
             setup, paper, cap, layers = "static word vectors", "GloVe", "one vector per word", ""
             seed_free = clusters["static"]["sample_size"] is None
         else:
-            paper = _cai_setup(config, name)
+            paper, stand_in = _cai_setup(config, name, stand)
             setup = f"{name}, last layer ({int(group['layer'].max())})"
-            capped = clusters["max_per_type"]
-            cap = "none" if capped is None else str(capped)
-            stand_in = joined(model_stand_in(config, name, paper), stand.corpus)
+            cap = "none" if clusters["max_per_type"] is None else str(clusters["max_per_type"])
             per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
             layers = (
                 f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
@@ -89,14 +88,13 @@ def cosine_measurements(cosine: pd.DataFrame, config: Config, stand: StandIns) -
     """Per model: the largest |S_inter| over layers after cluster-mean removal; within-cluster."""
     rows = []
     for name, group in cosine[cosine["kind"] == "contextual"].groupby("model", sort=False):
-        paper = _cai_setup(config, name)
+        paper, stand_in = _cai_setup(config, name, stand)
         per_layer = group.groupby("layer")[[*RANGES, "s_inter_adjusted"]].mean()
         note = "; ".join(
             f"{label} {per_layer[column].min():.3f}–{per_layer[column].max():.3f}"
             for column, label in RANGES.items()
         )
         setup = f"{name}, layers {int(per_layer.index.min())}–{int(per_layer.index.max())}"
-        stand_in = joined(model_stand_in(config, name, paper), stand.corpus)
         at = at_setup("geometry", setup, paper, stand_in=stand_in, evidence=paths.GEOMETRY_COSINE)
         value = float(per_layer["s_inter_adjusted"].abs().max())
         rows.append(at("s_inter_adjusted_max", value=value, convention=CLUSTER_COS, note=note))
