@@ -29,6 +29,11 @@ def grid_files(prefix: str) -> tuple[Path, ...]:
 MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]
 QUANTITIES = {"metric": "accuracy", "isoscore_star": "IsoScore*", "twonn": "TwoNN"}
+FIGURES = {  # each quantity's section on the subset grid
+    "metric": "## Accuracy against λ (Figure 6's counterpart)",
+    "isoscore_star": "## IsoScore* of the validation representations against λ (Figure 5)",
+    "twonn": "## TwoNN intrinsic dimension against λ (Figure 7)",
+}
 
 
 def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> dict[str, Any]:
@@ -75,19 +80,16 @@ def _by_lambda(runs: pd.DataFrame, column: str) -> pd.DataFrame:
 def _steps(record: dict[str, Any]) -> list[Any]:
     call = record["calls"][0]  # its costs: the grid's costs.csv
     wall, cpu = (pd.Series([call["costs"][f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s"))
+    table = pd.DataFrame({"regulariser": ORDER})
+    for name, seconds in (("wall", wall), ("process CPU", cpu)):
+        table[f"ms per step ({name})"] = (seconds * 1e3).map("{:.1f}".format)
+    table["× plain (wall)"] = (wall / wall[0]).map("{:.3f}".format)
     shown = [
         f"Seconds per optimiser step on {call['device']} (batch "
         f"{call['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
         "same batches, measured in the grid's first call:",
         "",
-        pd.DataFrame(
-            {
-                "regulariser": ORDER,
-                "ms per step (wall)": (wall * 1e3).map("{:.1f}".format),
-                "ms per step (process CPU)": (cpu * 1e3).map("{:.1f}".format),
-                "× plain (wall)": (wall / wall[0]).map("{:.3f}".format),
-            }
-        ),
+        table,
     ]
     if (wall.iloc[0] > wall.iloc[1:]).all():
         shown.append(
@@ -227,18 +229,10 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
     return [
         _summary(record, runs, root, SUBSET),
         "",
-        "## Accuracy against λ (Figure 6's counterpart)",
+        "Below: mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at "
+        "λ = −5 predicts the majority class in every seed.",
         "",
-        "Mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at λ = −5 "
-        "predicts the majority class in every seed.",
-        "",
-        _by_lambda(runs, "metric"),
-        "## IsoScore* of the validation representations against λ (Figure 5)",
-        "",
-        _by_lambda(runs, "isoscore_star"),
-        "## TwoNN intrinsic dimension against λ (Figure 7)",
-        "",
-        _by_lambda(runs, "twonn"),
+        *(p for column, head in FIGURES.items() for p in (head, "", _by_lambda(runs, column))),
         "## Cost per step",
         "",
         *_steps(record),

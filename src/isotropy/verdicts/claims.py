@@ -37,7 +37,6 @@ CLAIM_MARKS = {
     **dict.fromkeys((st.INCONCLUSIVE, st.NOT_DECIDED), "❔"),
     **dict.fromkeys(UNJUDGED, "➖"),
 }
-CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 STAND_IN_NOTE = "judged on a stand-in"
 _HOLM = "Holm over the study's family"
@@ -277,7 +276,7 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         "Each claim of the replicated papers, checked on this run's results "
         "(`results/claims.csv` holds the same rows).",
         ERROR_CONTROL.replace("{families}", family_sizes(notes, "tests")),
-        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS)
+        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_MARKS)
         + f" · not counted ({T.WHY_NEAR_GUARANTEED}): {int(counts.get(T.NEAR_GUARANTEED, 0))}",
     ]
     return verdict_page(title, paragraphs, {"Every check": shown})
