@@ -94,10 +94,8 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, tuple[float, flo
         if seeds < 2:
             return st.ONE_SEED, "one seed: no spread to test with", None
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
-        text = f"{sign} {bound:g}: {along} of {valued} seeds, {test}, Holm over its family"
-        if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
-            text = f"{sign} {bound:g}: {test}, {_HOLM}"
-        return st.INCONCLUSIVE, text, (p_claim, p_other)
+        counted = f"{along} of {valued} seeds, " if claim.quantity in SEED_TEST_QUANTITIES else ""
+        return st.INCONCLUSIVE, f"{sign} {bound:g}: {counted}{test}, {_HOLM}", (p_claim, p_other)
     shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
     verdict, text = T.judge(f"{kind}:{bound + shift:g}", m)
     untested = {st.CONSISTENT: st.UNTESTED_HOLDS, st.NOT_CONSISTENT: st.UNTESTED_FAILS}
@@ -247,11 +245,10 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
 
 
 ERROR_CONTROL = (
-    "How the claims are tested: docs/verdicts.md. A direction is *supported* when every seed "
-    f"goes that way and a one-sided t over seeds is significant at {T.ALPHA:g}, Holm-adjusted "
-    "within declared families (a paper × a study; the same families on the extension and CLS "
-    f"studies' pages), so {T.ALPHA:g} bounds the chance of any false *supported* within a family. "
-    "Families on this page: {families}."
+    "How the claims are tested: docs/verdicts.md. A direction is *supported* when every seed goes "
+    f"that way and a one-sided t over seeds is significant at {T.ALPHA:g}, Holm-adjusted within "
+    "declared families (a paper × a study; the same families on the extension and CLS pages): "
+    f"{T.ALPHA:g} bounds the chance of any false *supported* in a family. Families: {{families}}."
 )
 
 

@@ -177,11 +177,9 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
 
 ERROR_CONTROL = (
     "How the verdicts are made: docs/verdicts.md. *agrees* when the 95% interval of D = paper − "
-    "ours lies within ±δ, *differs* when wholly outside, else *inconclusive*; a faithful "
-    f"replication reads *differs* with probability ≤ {T.ALPHA:g}. The p-values shown are those the "
-    "verdict used, Holm-adjusted within declared families (a paper × a study), so "
-    f"{T.ALPHA:g} bounds the chance of any false *differs* and of any false *agrees* within a "
-    "family. Families on this page: {families}."
+    "ours lies within ±δ, *differs* when wholly outside, else *inconclusive*. The p-values are "
+    "the verdict's, Holm-adjusted within declared families (a paper × a study), bounding at "
+    f"{T.ALPHA:g} the chance of any false *differs* or *agrees* in a family: {{families}}."
 )
 
 
