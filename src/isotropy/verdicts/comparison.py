@@ -142,13 +142,12 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             kind = T.parse_tolerance(paper["tolerance"])[0]
             if test is not None:
                 details.update(d_low=test.low, d_high=test.high, p_agree=test.p_agree)
-                details.update(p_differ=test.p_differ)
+                details.update(p_differ=test.p_differ, p_for=test.p_agree, p_against=test.p_differ)
             if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
                 verdict = T.settle(test.p_agree, test.p_differ)
                 tolerance += "; seed-free: an exact comparison, in no Holm family"
             elif test is not None:
-                family = family_name(paper["paper"], paper["study"])
-                details.update(family=family, p_for=test.p_agree, p_against=test.p_differ)
+                details.update(family=family_name(paper["paper"], paper["study"]))
             elif kind.startswith("seeds_") and verdict not in (st.NOT_COMPARABLE, st.NOT_LEARNED):
                 family = family_name(paper["paper"], paper["study"], paper["quantity"])
                 p = T.claimed_first(kind, ours["p_less"], ours["p_greater"])
