@@ -239,8 +239,7 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
         "The penalty's overhead target is at most 1.15× plain. A fine-tuning step (MiniLM, 32 "
         f"sentences) took {costs['step_s_none'] * 1e3:.1f} ms; an update of the main study's "
         f"direct optimisation took {main_step * 1e3:.1f} ms (median run of {MAIN_RUN.name}, "
-        f"{main['device']}): "
-        f"{costs['step_s_none'] / main_step:.1f}× as long, on another card.",
+        f"{main['device']}): {costs['step_s_none'] / main_step:.1f}× as long, on another card.",
         "",
         "## The poster's claims, judged",
         "",
