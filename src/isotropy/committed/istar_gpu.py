@@ -108,16 +108,25 @@ def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
     return rows, check_claims(pd.DataFrame(rows), {"istar"}, {"istar": measured_claims()["istar"]})
 
 
-def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[pd.DataFrame]:
-    rows, table = judged(runs, record, source)
+def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], prefix: str) -> list[Any]:
+    """A grid's claims judged, then each seed's difference and its tests (the subset's first)."""
+    rows, table = judged(runs, record, grid_files(prefix)[0])
     measured = table["measured"].map("{:.4g}".format)
     details = seed_details(rows, BY_NAME["istar"].claims)
     # every family is the poster's ("Rudman & Eickhoff 2024 · I-STAR · IsoScore*"): its quantity
     details["family"] = details["family"].str.split(" · ").str[-1]
-    return [
-        claims_table(table, ["setup", "claim", "measured", "verdict"], measured=measured),
-        details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v),
-    ]
+    said = "Each seed's difference, p and smallest detectable difference, as above:"
+    if prefix == SUBSET:
+        said = (
+            "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
+            f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), the raw and the "
+            "Holm-adjusted one-sided p, and the smallest difference these seeds detect (power 0.8, "
+            "at the family's strictest Holm level α/m, with the seeds' own spread; each family is "
+            "the poster's, Rudman & Eickhoff 2024):"
+        )
+    claims = claims_table(table, ["setup", "claim", "measured", "verdict"], measured=measured)
+    shown = details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v)
+    return [claims, said, "", shown, ""]
 
 
 def _walls(record: dict[str, Any]) -> pd.Series:
@@ -224,7 +233,6 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
     """The page's sections on the subset grid: Figures 5-7's counterparts, costs, claims."""
     costs, main = record["calls"][0]["costs"], read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
-    claims, details = _claim_tables(runs, record, grid_files(SUBSET)[0])
     return [
         _summary(record, runs, root, SUBSET),
         "",
@@ -246,22 +254,13 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
         "within one family per quantity: the IsoScore* tests at every λ, the task metric's at "
         "every λ). CosReg is in no claim of ours, λ > 0 only in the correlation's (below).",
         "",
-        claims,
-        "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
-        f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), the raw and the "
-        "Holm-adjusted one-sided p, and the smallest difference these seeds detect (power 0.8, at "
-        "the family's strictest Holm level α/m, with the seeds' own spread; each family is the "
-        "poster's, Rudman & Eickhoff 2024):",
-        "",
-        details,
-        "",
+        *_claim_tables(runs, record, SUBSET),
     ]
 
 
 def _whole_parts(root: Path, whole_record: dict, rows: int, grids: dict) -> list[Any]:
     """The page's sections on the whole training split, and the correlation on both grids."""
     whole = grids["whole split"]
-    whole_claims, whole_details = _claim_tables(whole, whole_record, grid_files(WHOLE)[0])
     # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
     per_run = _walls(whole_record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     return [
@@ -278,11 +277,7 @@ def _whole_parts(root: Path, whole_record: dict, rows: int, grids: dict) -> list
         + ", ".join(f"{seconds:.1f} s ({name})" for name, seconds in per_run.items())
         + " on average.",
         "",
-        whole_claims,
-        "Each seed's difference, p and smallest detectable difference, as above:",
-        "",
-        whole_details,
-        "",
+        *_claim_tables(whole, whole_record, WHOLE),
         _seed_history(whole_record, whole, grid_files(WHOLE)[0]),
         "",
         'The poster\'s "isotropy correlates negatively with task performance" on both grids, one '
