@@ -129,9 +129,8 @@ def check_claims(
     for row in settle_rows(rows, (st.SUPPORTED, st.NOT_SUPPORTED)):
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
         row["note"] += holm_said(row, "tests", "p {p_for:.2g} (other way {p_against:.2g})")
-    if not isinstance(claims, Mapping):
-        rows = _collapse_any_setup(rows, claims)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    return table if isinstance(claims, Mapping) else _collapse_any_setup(table, claims)
 
 
 def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
@@ -202,27 +201,23 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows) -> N
             _claim_row(claim, setup, threshold, pd.Series(m), rows)
 
 
-def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
-    """Each ``any setup`` claim's settled rows as one, at the mean furthest the claimed way."""
-    existence = {c.name: c for c in claims if c.scope == "any setup"}
-    kept: list[dict] = []
-    for row in rows:
-        setups = [r for r in rows if r["claim"] == row["claim"] and r["setup"] != "all"]
-        if row["claim"] not in existence or row["setup"] == "all":
-            kept.append(row)
-        elif row is setups[0]:  # the claim's one row, where its first setup stood
-            pick = max if existence[row["claim"]].bound.startswith("above") else min
-            kept.append(
-                dict(
-                    row,
-                    setup="any setup",
-                    measured=pick(float(r["measured"]) for r in setups),
-                    verdict=judge_any_setup([r["verdict"] for r in setups]),
-                    evidence="; ".join(f"{r['setup']}: {r['evidence']}" for r in setups),
-                    note="; ".join(f"{r['setup']}: {r['verdict']} ({r['note']})" for r in setups),
-                )
-            )
-    return kept
+def _collapse_any_setup(table: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
+    """Each ``any setup`` claim's settled rows as one, where its first setup stood, at the mean
+    furthest the claimed way."""
+    for claim in (c for c in claims if c.scope == "any setup"):
+        each = table[(table["claim"] == claim.name) & (table["setup"] != "all")]
+        if each.empty:
+            continue
+        pick = max if claim.bound.startswith("above") else min
+        table.loc[each.index[0], ["setup", "measured", "verdict", "evidence", "note"]] = [
+            "any setup",
+            pick(each["measured"].astype(float)),
+            judge_any_setup(list(each["verdict"])),
+            "; ".join(each["setup"] + ": " + each["evidence"]),
+            "; ".join(each["setup"] + ": " + each["verdict"] + " (" + each["note"] + ")"),
+        ]
+        table = table.drop(index=each.index[1:])
+    return table.reset_index(drop=True)
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
