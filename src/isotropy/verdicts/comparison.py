@@ -59,8 +59,7 @@ def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
     row = {c: published[c] if c in published.index else math.nan for c in COLUMNS}
     row.update(dict.fromkeys(("per_type_cap", "stand_in", "tolerance", "note"), ""))
     row.update(printed=published["value"], paper_k=_paper_k(published["tolerance"]))
-    row.update(ours)
-    return row
+    return row | ours
 
 
 def margin_band(paper: pd.Series) -> tuple[float, float]:
