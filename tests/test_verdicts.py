@@ -154,9 +154,9 @@ def test_holm_against_its_definition():
 
 def test_every_verdict_word_is_defined_once_in_the_docs():
     docs = (ROOT / "docs" / "verdicts.md").read_text()
-    from isotropy.verdicts.claims import CLAIM_VERDICTS
+    from isotropy.verdicts.claims import CLAIM_MARKS
 
-    for word in (*st.VERDICTS, *CLAIM_VERDICTS):
+    for word in (*st.VERDICTS, *CLAIM_MARKS):
         assert f"**{word}**" in docs, word
 
 

@@ -29,6 +29,11 @@ def grid_files(prefix: str) -> tuple[Path, ...]:
 MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]
 QUANTITIES = {"metric": "accuracy", "isoscore_star": "IsoScore*", "twonn": "TwoNN"}
+FIGURES = {  # each quantity's section on the subset grid
+    "metric": "## Accuracy against λ (Figure 6's counterpart)",
+    "isoscore_star": "## IsoScore* of the validation representations against λ (Figure 5)",
+    "twonn": "## TwoNN intrinsic dimension against λ (Figure 7)",
+}
 
 
 def combine(calls: list[Path], root: Path = Path("."), prefix: str = SUBSET) -> dict[str, Any]:
@@ -75,19 +80,16 @@ def _by_lambda(runs: pd.DataFrame, column: str) -> pd.DataFrame:
 def _steps(record: dict[str, Any]) -> list[Any]:
     call = record["calls"][0]  # its costs: the grid's costs.csv
     wall, cpu = (pd.Series([call["costs"][f"step_{s}_{r}"] for r in ORDER]) for s in ("s", "cpu_s"))
+    table = pd.DataFrame({"regulariser": ORDER})
+    for name, seconds in (("wall", wall), ("process CPU", cpu)):
+        table[f"ms per step ({name})"] = (seconds * 1e3).map("{:.1f}".format)
+    table["× plain (wall)"] = (wall / wall[0]).map("{:.3f}".format)
     shown = [
         f"Seconds per optimiser step on {call['device']} (batch "
         f"{call['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
         "same batches, measured in the grid's first call:",
         "",
-        pd.DataFrame(
-            {
-                "regulariser": ORDER,
-                "ms per step (wall)": (wall * 1e3).map("{:.1f}".format),
-                "ms per step (process CPU)": (cpu * 1e3).map("{:.1f}".format),
-                "× plain (wall)": (wall / wall[0]).map("{:.3f}".format),
-            }
-        ),
+        table,
     ]
     if (wall.iloc[0] > wall.iloc[1:]).all():
         shown.append(
@@ -106,16 +108,25 @@ def judged(runs: pd.DataFrame, record: dict[str, Any], source: Path):
     return rows, check_claims(pd.DataFrame(rows), {"istar"}, {"istar": measured_claims()["istar"]})
 
 
-def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], source: Path) -> list[pd.DataFrame]:
-    rows, table = judged(runs, record, source)
+def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], prefix: str) -> list[Any]:
+    """A grid's claims judged, then each seed's difference and its tests (the subset's first)."""
+    rows, table = judged(runs, record, grid_files(prefix)[0])
     measured = table["measured"].map("{:.4g}".format)
     details = seed_details(rows, BY_NAME["istar"].claims)
     # every family is the poster's ("Rudman & Eickhoff 2024 · I-STAR · IsoScore*"): its quantity
     details["family"] = details["family"].str.split(" · ").str[-1]
-    return [
-        claims_table(table, ["setup", "claim", "measured", "verdict"], measured=measured),
-        details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v),
-    ]
+    said = "Each seed's difference, p and smallest detectable difference, as above:"
+    if prefix == SUBSET:
+        said = (
+            "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
+            f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), the raw and the "
+            "Holm-adjusted one-sided p, and the smallest difference these seeds detect (power 0.8, "
+            "at the family's strictest Holm level α/m, with the seeds' own spread; each family is "
+            "the poster's, Rudman & Eickhoff 2024):"
+        )
+    claims = claims_table(table, ["setup", "claim", "measured", "verdict"], measured=measured)
+    shown = details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v)
+    return [claims, said, "", shown, ""]
 
 
 def _walls(record: dict[str, Any]) -> pd.Series:
@@ -142,16 +153,15 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
         f"**{first['what']}.** {first['device']}, CUDA {first['versions'].get('cuda')}, driver "
         f"{first['versions'].get('driver')}, torch {first['versions']['torch']}, transformers "
         f"{first['versions']['transformers']}; code {first['code_commit']}, {first['date']}. "
-        f"SST-2, {rows}, {training['epochs']} epoch, learning rate "
-        f"{training['learning_rate']:g}, batch {training['batch_size']}, evaluated on the whole "
-        f"validation split ({int(runs['eval_sentences'].iloc[0])} sentences; majority class "
-        f"{runs['majority_baseline'].iloc[0]:.4f}). {len(runs)} of "
-        f"{len(runs) + len(missing)} runs in {len(calls)} device calls "
-        f"({walls.sum():.0f} s of runs); not run: {', '.join(missing) or 'none'}. "
-        f"The calls estimated {sum(c['estimated_seconds'] for c in calls) / planned:.1f}"
-        f" s a run from the first call's measured costs; the runs took {walls.mean():.1f} s on "
-        f"average (median {walls.median():.1f} s; the slowest "
-        f"{walls.max():.0f} s: {walls.idxmax()})."
+        f"SST-2, {rows}, {training['epochs']} epoch, learning rate {training['learning_rate']:g}, "
+        f"batch {training['batch_size']}, evaluated on the whole validation split "
+        f"({int(runs['eval_sentences'].iloc[0])} sentences; majority class "
+        f"{runs['majority_baseline'].iloc[0]:.4f}). {len(runs)} of {len(runs) + len(missing)} runs "
+        f"in {len(calls)} device calls ({walls.sum():.0f} s of runs); not run: "
+        f"{', '.join(missing) or 'none'}. The calls estimated "
+        f"{sum(c['estimated_seconds'] for c in calls) / planned:.1f} s a run from the first call's "
+        f"measured costs; the runs took {walls.mean():.1f} s on average (median "
+        f"{walls.median():.1f} s; the slowest {walls.max():.0f} s: {walls.idxmax()})."
     )
     if (root / tests_file).is_file():
         tests = read_text(root, str(tests_file)).strip().splitlines()[-1].strip("= ")
@@ -223,30 +233,20 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
     """The page's sections on the subset grid: Figures 5-7's counterparts, costs, claims."""
     costs, main = record["calls"][0]["costs"], read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
-    claims, details = _claim_tables(runs, record, grid_files(SUBSET)[0])
     return [
         _summary(record, runs, root, SUBSET),
         "",
-        "## Accuracy against λ (Figure 6's counterpart)",
+        "Below: mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at "
+        "λ = −5 predicts the majority class in every seed.",
         "",
-        "Mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at λ = −5 "
-        "predicts the majority class in every seed.",
-        "",
-        _by_lambda(runs, "metric"),
-        "## IsoScore* of the validation representations against λ (Figure 5)",
-        "",
-        _by_lambda(runs, "isoscore_star"),
-        "## TwoNN intrinsic dimension against λ (Figure 7)",
-        "",
-        _by_lambda(runs, "twonn"),
+        *(p for column, head in FIGURES.items() for p in (head, "", _by_lambda(runs, column))),
         "## Cost per step",
         "",
         *_steps(record),
         "The penalty's overhead target is at most 1.15× plain. A fine-tuning step (MiniLM, 32 "
         f"sentences) took {costs['step_s_none'] * 1e3:.1f} ms; an update of the main study's "
         f"direct optimisation took {main_step * 1e3:.1f} ms (median run of {MAIN_RUN.name}, "
-        f"{main['device']}): "
-        f"{costs['step_s_none'] / main_step:.1f}× as long, on another card.",
+        f"{main['device']}): {costs['step_s_none'] / main_step:.1f}× as long, on another card.",
         "",
         "## The poster's claims, judged",
         "",
@@ -254,22 +254,13 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
         "within one family per quantity: the IsoScore* tests at every λ, the task metric's at "
         "every λ). CosReg is in no claim of ours, λ > 0 only in the correlation's (below).",
         "",
-        claims,
-        "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
-        f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), the raw and the "
-        "Holm-adjusted one-sided p, and the smallest difference these seeds detect (power 0.8, at "
-        "the family's strictest Holm level α/m, with the seeds' own spread; each family is the "
-        "poster's, Rudman & Eickhoff 2024):",
-        "",
-        details,
-        "",
+        *_claim_tables(runs, record, SUBSET),
     ]
 
 
 def _whole_parts(root: Path, whole_record: dict, rows: int, grids: dict) -> list[Any]:
     """The page's sections on the whole training split, and the correlation on both grids."""
     whole = grids["whole split"]
-    whole_claims, whole_details = _claim_tables(whole, whole_record, grid_files(WHOLE)[0])
     # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
     per_run = _walls(whole_record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     return [
@@ -286,11 +277,7 @@ def _whole_parts(root: Path, whole_record: dict, rows: int, grids: dict) -> list
         + ", ".join(f"{seconds:.1f} s ({name})" for name, seconds in per_run.items())
         + " on average.",
         "",
-        whole_claims,
-        "Each seed's difference, p and smallest detectable difference, as above:",
-        "",
-        whole_details,
-        "",
+        *_claim_tables(whole, whole_record, WHOLE),
         _seed_history(whole_record, whole, grid_files(WHOLE)[0]),
         "",
         'The poster\'s "isotropy correlates negatively with task performance" on both grids, one '

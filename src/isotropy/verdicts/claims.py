@@ -37,7 +37,6 @@ CLAIM_MARKS = {
     **dict.fromkeys((st.INCONCLUSIVE, st.NOT_DECIDED), "❔"),
     **dict.fromkeys(UNJUDGED, "➖"),
 }
-CLAIM_VERDICTS = tuple(CLAIM_MARKS)
 MARKS = {verdict: f"{mark} {verdict}" for verdict, mark in CLAIM_MARKS.items()}
 STAND_IN_NOTE = "judged on a stand-in"
 _HOLM = "Holm over the study's family"
@@ -95,10 +94,8 @@ def _judge_claim(claim: Claim, m: pd.Series) -> tuple[str, str, tuple[float, flo
         if seeds < 2:
             return st.ONE_SEED, "one seed: no spread to test with", None
         test = claim.test.format(seeds=seeds) if claim.test else f"one-sided t over {seeds} seeds"
-        text = f"{sign} {bound:g}: {along} of {valued} seeds, {test}, Holm over its family"
-        if claim.quantity not in SEED_TEST_QUANTITIES:  # a test of the spread: no seed to count
-            text = f"{sign} {bound:g}: {test}, {_HOLM}"
-        return st.INCONCLUSIVE, text, (p_claim, p_other)
+        counted = f"{along} of {valued} seeds, " if claim.quantity in SEED_TEST_QUANTITIES else ""
+        return st.INCONCLUSIVE, f"{sign} {bound:g}: {counted}{test}, {_HOLM}", (p_claim, p_other)
     shift = sesoi_of(claim) * (-1 if kind == "below" else 1)
     verdict, text = T.judge(f"{kind}:{bound + shift:g}", m)
     untested = {st.CONSISTENT: st.UNTESTED_HOLDS, st.NOT_CONSISTENT: st.UNTESTED_FAILS}
@@ -132,9 +129,8 @@ def check_claims(
     for row in settle_rows(rows, (st.SUPPORTED, st.NOT_SUPPORTED)):
         # two digits: a p-value's third digit is float32 noise of the traces, not evidence
         row["note"] += holm_said(row, "tests", "p {p_for:.2g} (other way {p_against:.2g})")
-    if not isinstance(claims, Mapping):
-        rows = _collapse_any_setup(rows, claims)
-    return pd.DataFrame(rows, columns=COLUMNS)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    return table if isinstance(claims, Mapping) else _collapse_any_setup(table, claims)
 
 
 def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
@@ -205,27 +201,23 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows) -> N
             _claim_row(claim, setup, threshold, pd.Series(m), rows)
 
 
-def _collapse_any_setup(rows: list[dict], claims: Sequence[Claim]) -> list[dict]:
-    """Each ``any setup`` claim's settled rows as one, at the mean furthest the claimed way."""
-    existence = {c.name: c for c in claims if c.scope == "any setup"}
-    kept: list[dict] = []
-    for row in rows:
-        setups = [r for r in rows if r["claim"] == row["claim"] and r["setup"] != "all"]
-        if row["claim"] not in existence or row["setup"] == "all":
-            kept.append(row)
-        elif row is setups[0]:  # the claim's one row, where its first setup stood
-            pick = max if existence[row["claim"]].bound.startswith("above") else min
-            kept.append(
-                dict(
-                    row,
-                    setup="any setup",
-                    measured=pick(float(r["measured"]) for r in setups),
-                    verdict=judge_any_setup([r["verdict"] for r in setups]),
-                    evidence="; ".join(f"{r['setup']}: {r['evidence']}" for r in setups),
-                    note="; ".join(f"{r['setup']}: {r['verdict']} ({r['note']})" for r in setups),
-                )
-            )
-    return kept
+def _collapse_any_setup(table: pd.DataFrame, claims: Sequence[Claim]) -> pd.DataFrame:
+    """Each ``any setup`` claim's settled rows as one, where its first setup stood, at the mean
+    furthest the claimed way."""
+    for claim in (c for c in claims if c.scope == "any setup"):
+        each = table[(table["claim"] == claim.name) & (table["setup"] != "all")]
+        if each.empty:
+            continue
+        pick = max if claim.bound.startswith("above") else min
+        table.loc[each.index[0], ["setup", "measured", "verdict", "evidence", "note"]] = [
+            "any setup",
+            pick(each["measured"].astype(float)),
+            judge_any_setup(list(each["verdict"])),
+            "; ".join(each["setup"] + ": " + each["evidence"]),
+            "; ".join(each["setup"] + ": " + each["verdict"] + " (" + each["note"] + ")"),
+        ]
+        table = table.drop(index=each.index[1:])
+    return table.reset_index(drop=True)
 
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
@@ -248,11 +240,10 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
 
 
 ERROR_CONTROL = (
-    "How the claims are tested: docs/verdicts.md. A direction is *supported* when every seed "
-    f"goes that way and a one-sided t over seeds is significant at {T.ALPHA:g}, Holm-adjusted "
-    "within declared families (a paper × a study; the same families on the extension and CLS "
-    f"studies' pages), so {T.ALPHA:g} bounds the chance of any false *supported* within a family. "
-    "Families on this page: {families}."
+    "How the claims are tested: docs/verdicts.md. A direction is *supported* when every seed goes "
+    f"that way and a one-sided t over seeds is significant at {T.ALPHA:g}, Holm-adjusted within "
+    "declared families (a paper × a study; the same families on the extension and CLS pages): "
+    f"{T.ALPHA:g} bounds the chance of any false *supported* in a family. Families: {{families}}."
 )
 
 
@@ -277,7 +268,7 @@ def claims_markdown(table: pd.DataFrame, title: str = "Claims check") -> str:
         "Each claim of the replicated papers, checked on this run's results "
         "(`results/claims.csv` holds the same rows).",
         ERROR_CONTROL.replace("{families}", family_sizes(notes, "tests")),
-        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_VERDICTS)
+        " · ".join(f"{MARKS[v]}: {int(counts.get(v, 0))}" for v in CLAIM_MARKS)
         + f" · not counted ({T.WHY_NEAR_GUARANTEED}): {int(counts.get(T.NEAR_GUARANTEED, 0))}",
     ]
     return verdict_page(title, paragraphs, {"Every check": shown})

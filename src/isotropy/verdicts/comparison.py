@@ -59,8 +59,7 @@ def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
     row = {c: published[c] if c in published.index else math.nan for c in COLUMNS}
     row.update(dict.fromkeys(("per_type_cap", "stand_in", "tolerance", "note"), ""))
     row.update(printed=published["value"], paper_k=_paper_k(published["tolerance"]))
-    row.update(ours)
-    return row
+    return row | ours
 
 
 def margin_band(paper: pd.Series) -> tuple[float, float]:
@@ -142,13 +141,12 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
             kind = T.parse_tolerance(paper["tolerance"])[0]
             if test is not None:
                 details.update(d_low=test.low, d_high=test.high, p_agree=test.p_agree)
-                details.update(p_differ=test.p_differ)
+                details.update(p_differ=test.p_differ, p_for=test.p_agree, p_against=test.p_differ)
             if test is not None and (bool(ours["seed_free"]) or test.low == test.high):
                 verdict = T.settle(test.p_agree, test.p_differ)
                 tolerance += "; seed-free: an exact comparison, in no Holm family"
             elif test is not None:
-                family = family_name(paper["paper"], paper["study"])
-                details.update(family=family, p_for=test.p_agree, p_against=test.p_differ)
+                details.update(family=family_name(paper["paper"], paper["study"]))
             elif kind.startswith("seeds_") and verdict not in (st.NOT_COMPARABLE, st.NOT_LEARNED):
                 family = family_name(paper["paper"], paper["study"], paper["quantity"])
                 p = T.claimed_first(kind, ours["p_less"], ours["p_greater"])
@@ -177,11 +175,9 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
 
 ERROR_CONTROL = (
     "How the verdicts are made: docs/verdicts.md. *agrees* when the 95% interval of D = paper − "
-    "ours lies within ±δ, *differs* when wholly outside, else *inconclusive*; a faithful "
-    f"replication reads *differs* with probability ≤ {T.ALPHA:g}. The p-values shown are those the "
-    "verdict used, Holm-adjusted within declared families (a paper × a study), so "
-    f"{T.ALPHA:g} bounds the chance of any false *differs* and of any false *agrees* within a "
-    "family. Families on this page: {families}."
+    "ours lies within ±δ, *differs* when wholly outside, else *inconclusive*. The p-values are "
+    "the verdict's, Holm-adjusted within declared families (a paper × a study), bounding at "
+    f"{T.ALPHA:g} the chance of any false *differs* or *agrees* in a family: {{families}}."
 )
 
 

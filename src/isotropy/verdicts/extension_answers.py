@@ -23,18 +23,15 @@ def judged_claims(seeds: pd.DataFrame) -> pd.DataFrame:
 def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
     """Every claim row with its seeds' mean and 95% t-interval, as the page prints them."""
     values, claims = results.claim_values(seeds), judged_claims(seeds)
-    intervals = []
-    for row in claims.itertuples(index=False):
-        ours = values[values["claim"] == row.claim]
-        if row.setup != "any setup":
-            ours = ours[ours["setup"] == row.setup]
-        spans = []
-        for setup, group in ours.groupby("setup", sort=False):
-            found = statistics.mean_interval(group.sort_values("seed")["value"].tolist())
-            shown = ["–" if v is None or not math.isfinite(v) else f"{v:.3g}" for v in found]
-            span = shown[0] if None in found[1:] else f"{shown[0]} [{shown[1]}, {shown[2]}]"
-            spans.append(f"{setup}: {span}" if row.setup == "any setup" else span)
-        intervals.append("; ".join(spans) or "–")
+    spans: dict[tuple[str, str], str] = {}  # by (claim, setup), and each setup's at "any setup"
+    for (claim, setup), group in values.groupby(["claim", "setup"], sort=False):
+        found = statistics.mean_interval(group.sort_values("seed")["value"].tolist())
+        shown = ["–" if v is None or not math.isfinite(v) else f"{v:.3g}" for v in found]
+        span = shown[0] if None in found[1:] else f"{shown[0]} [{shown[1]}, {shown[2]}]"
+        spans[claim, setup] = span
+        every = spans.get((claim, "any setup"))
+        spans[claim, "any setup"] = f"{every}; {setup}: {span}" if every else f"{setup}: {span}"
+    intervals = [spans.get((row.claim, row.setup), "–") for row in claims.itertuples(index=False)]
     # claims in their stated order, each one's setups by name (the run's order is the jobs')
     order = {claim.name: i for i, claim in enumerate(EXTENSION_CLAIMS)}
     ranked = claims.assign(interval=intervals, rank=claims["claim"].map(order))
