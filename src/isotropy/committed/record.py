@@ -39,11 +39,10 @@ def run_facts(root: Path, record: str) -> dict[str, Any]:
     published = read_published()
     study = next(s for s in (*STUDY_OF, *published["study"], run) if run.startswith(s))
     named = " ".join(published.loc[published["study"] == STUDY_OF.get(study, study), "model"])
-    config, call = found.get("config") or {}, (found.get("calls") or [{}])[0]
-    models = {**base["models"], **(config.get("models") or {})}
-    encoders = config.get("encoders") or base["encoders"]
-    setups = (config.get("main") or base["main"])["setups"]
-    settings = {**(base.get(run) or {}), **(config.get(run) or call.get(study) or {})}
+    saved = found.get("config") or (found.get("calls") or [{}])[0]  # or its device call's
+    config = {**base, **saved, "models": {**base["models"], **saved.get("models", {})}}
+    models, encoders, setups = config["models"], config["encoders"], config["main"]["setups"]
+    settings = {**(base.get(run) or {}), **(saved.get(run) or saved.get(study) or {})}
     ran = settings.get("run_models") or settings.get("models") or settings.get("encoders")
     by_id = [m for m, v in models.items() if v.get("model") == found.get("model", {}).get("id")]
     ran = ran or by_id or [s["encoder"] for s in setups.values()]
