@@ -214,18 +214,22 @@ class CommittedRun:
         sources: list[Path],
         facts: dict[str, Any],
         config: Path | None = None,
-        into: Checksums | None = None,
-    ) -> None:
-        """Copy a finished run in: its files and pages are written and checked in a staging
-        copy of docs/, then what changed moves into ``root`` together; on any failure (a page
-        without its markers, a render that fails) nothing in docs/ changes."""
+        into: Path | None = None,
+    ) -> Checksums:
+        """Copy a finished run in (record ``into``, default the first): its files and pages are
+        written and checked in a staging copy of docs/, then what changed moves into ``root``
+        together; on any failure (a page without its markers, a failing render) nothing changes."""
         if self.copy is None:
             raise ValueError(f"{self.name} is not copied from a run")
+        if self.source_count and len(sources) != self.source_count:
+            raise ValueError(f"{self.name} copies {self.source_count} source(s): {self.sources}")
+        if (record := next((r for r in self.records if into in (None, r.path)), None)) is None:
+            raise ValueError(f"{self.name} has no record {into}")
         with tempfile.TemporaryDirectory(prefix=".committed-copy.", dir=root) as temporary:
             stage = Path(temporary)
             docs = shutil.copytree(root / DATA.parent, stage / DATA.parent, symlinks=True)
             config = config or Path(self.effective_config)
-            self.copy(stage, sources, facts, config, into or self.records[0])
+            self.copy(stage, sources, facts, config, record)
             self.write(stage)
             if problems := self.problems(stage):
                 raise ValueError("; ".join(problems))
@@ -234,6 +238,7 @@ class CommittedRun:
                 if path.is_file() and not (target.is_file() and cmp(path, target, shallow=False)):
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(path, target)
+        return record
 
     def write(self, root: Path) -> None:
         """Rewrite every page from the committed files (refused when a checksum fails)."""
