@@ -62,9 +62,7 @@ def package_of(module: str) -> str:
     return module.split(".")[1] if "." in module else module
 
 
-def package_graph(
-    files: Mapping[str, set[str]], node: Mapping[str, str] = {}
-) -> dict[str, set[str]]:
+def package_graph(files: Mapping[str, set[str]], node: Mapping = {}) -> dict[str, set[str]]:
     """package -> the other packages its modules import (a package in ``node`` by its node)."""
     graph: dict[str, set[str]] = {}
     for module, targets in files.items():

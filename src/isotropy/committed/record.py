@@ -157,14 +157,10 @@ class Page:
         return [part for part in self.parts(root) if isinstance(part, pd.DataFrame)]
 
     def written(self, root: Path) -> str:
-        """The file as :meth:`write` leaves it: the render, or the page with it in its block."""
+        """The file as a write leaves it: the render, or the page with it in its block."""
         if self.block is None:
             return self.render(root)
         return with_block(read_text(root, str(self.path)), self.render(root), *self.block)
-
-    def write(self, root: Path) -> None:
-        with atomic_path(root / self.path) as tmp:
-            tmp.write_text(self.written(root), encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -245,4 +241,5 @@ class CommittedRun:
         for record in self.records:
             checked_record(root, record.path)
         for page in self.pages:
-            page.write(root)
+            with atomic_path(root / page.path) as tmp:
+                tmp.write_text(page.written(root), encoding="utf-8")
