@@ -187,10 +187,8 @@ def outcome(root: Path, check: str, cited: pd.DataFrame, statement: str = ""):
         file, conditions = match.groups()
         if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
             known = run_facts(root, file)
-            short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
-            words = {
-                "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
-            }
+            short, wanted = below_scale(known, RUN), RUN.get(known["study"], {}).items()
+            words = ("every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted)
             read = ("below scale" if short else "equal") if known["paper_models"] else "stand-in"
             stated = read == "equal" and all(w in statement for w in words)
             said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
