@@ -4,7 +4,6 @@ their command: ``python -m isotropy.committed``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from isotropy.committed import coverage, extensions, glue, istar_gpu, main, rajaee_cls, sensitivity
@@ -12,15 +11,14 @@ from isotropy.committed import import_graph as graph
 from isotropy.committed.record import CommittedRun, Page, page_markers
 from isotropy.configuration import reference
 
-
-def _code_pages(name: str, text: Callable[[], str], what: str) -> CommittedRun:
-    """A run of no files: docs/<name>.md's block ``what`` rendered from the code itself."""
-    page = Page(Path(f"docs/{name}.md"), lambda _: [text()], page_markers(what))
-    return CommittedRun(name=name, pages=(page,))
-
-
-ARCHITECTURE = _code_pages("architecture", graph.graph_block, "package graph")
-CONFIGURATION = _code_pages("configuration", reference.reference, "key reference")
+# The runs of no files: docs/<name>.md's block ``what`` rendered from the code itself.
+ARCHITECTURE, CONFIGURATION = (
+    CommittedRun(name, (Page(Path(f"docs/{name}.md"), parts, page_markers(what)),))
+    for name, parts, what in (
+        ("architecture", lambda _: [graph.graph_block()], "package graph"),
+        ("configuration", lambda _: [reference.reference()], "key reference"),
+    )
+)
 # The coverage page last: it reads the others.
 REGISTRY = tuple(
     module.COMMITTED for module in (main, glue, extensions, sensitivity, rajaee_cls, istar_gpu)

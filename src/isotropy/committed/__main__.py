@@ -33,18 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.root / record.DATA).is_dir():  # one line, not an error a page, nothing copied
         parser.error(f"--root {args.root} is not this repository: no {record.DATA} there")
     if args.command == "copy":
-        run = BY_NAME[args.run]
-        if run.source_count and len(args.sources) != run.source_count:
-            parser.error(f"{args.run} copies {run.source_count} source(s): {run.sources}")
-        into = next((r for r in run.records if r.path == args.into), run.records[0])
-        if args.into and into.path != args.into:
-            parser.error(f"{args.run} has no record {args.into}")
         try:
             facts = read_json(args.facts.parent, args.facts.name) if args.facts else {}
         except ValueError as error:  # the door's FolderError: one line naming the file
             parser.error(f"--facts: {error}")
         try:  # a run not finished, a page without its markers: one line, nothing written
-            run.copy_in(args.root, args.sources, facts, args.effective_config, into)
+            run = BY_NAME[args.run]
+            into = run.copy_in(args.root, args.sources, facts, args.effective_config, args.into)
         except (OSError, ValueError) as error:
             parser.error(str(error))
         print(f"copied {args.run} into {into.path}; wrote its pages", file=sys.stderr)

@@ -187,10 +187,8 @@ def outcome(root: Path, check: str, cited: pd.DataFrame, statement: str = ""):
         file, conditions = match.groups()
         if file.endswith(".json"):  # a record: its run at the paper's protocol, in these words
             known = run_facts(root, file)
-            short, wanted = below_scale(known, RUN), RUN.get(known["study"], {})
-            words = {
-                "every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted.items()
-            }
+            short, wanted = below_scale(known, RUN), RUN.get(known["study"], {}).items()
+            words = ("every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted)
             read = ("below scale" if short else "equal") if known["paper_models"] else "stand-in"
             stated = read == "equal" and all(w in statement for w in words)
             said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
@@ -262,31 +260,28 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
     item, status, kind = row["id"], row["status"], row.get("kind", "") or "empirical"
     if status not in STATUSES or kind not in KINDS:
         return [f"{item}: status {status!r} or kind {kind!r} is none of {STATUSES + KINDS}"]
-    problems, reads, named, unmet = [], set(), dict[str, set[str]](), []
+    (may, needs), found, reads, named = RULES[status], [], set(), dict[str, set[str]]()
     for check in checks_of(row):
-        read, claims, found, _ = outcome(root, check, _cited(root, row), row["statement"])
-        problems += [f"{item}: {p}" for p in found]
+        read, claims, problems, _ = outcome(root, check, _cited(root, row), row["statement"])
+        found += problems + [f"{status}, yet {check} reads {sorted(r)}" for r in [read - may] if r]
         reads |= read
-        if (against := read - RULES[status][0]) and status != "reproduced":
-            problems.append(f"{item}: {status}, yet {check} reads {sorted(against)}")
-        unmet += [f"{check} reads {sorted(r)}" for r in [read - RULES["reproduced"][0]] if r]
         for claim, setups in claims.items():
             named.setdefault(claim, set()).update(setups)
     named = {c: s for c, s in named.items() if c.startswith("identity ") == (kind == "formula")}
-    if (needs := RULES[status][1]) and not reads & needs:
-        problems.append(f"{item}: {status} ({kind}) needs a check reading one of {sorted(needs)}")
     wanted = int(row.get("setups") or 1)
     short = {c: len(s) for c, s in named.items() if len(s) < wanted}
-    unmet += [f"{c} holds in {n} setup(s), the statement covers {wanted}" for c, n in short.items()]
+    unmet = [f"{c} holds in {n} setup(s), the statement covers {wanted}" for c, n in short.items()]
     lacks = "no identity holds on data" if kind == "formula" else "no check reads for it"
     unmet += [f"{lacks} on the paper's model and data at its scale"] * (not named)
+    if needs and not reads & needs:
+        found.append(f"{status} ({kind}) needs a check reading one of {sorted(needs)}")
     if status == "reproduced":
-        problems += [f"{item}: reproduced, yet {reason}" for reason in unmet]
-    elif not unmet:
-        problems.append(f"{item}: {status}, yet its checks reproduce it")
+        found += [f"reproduced, yet {reason}" for reason in unmet]
+    elif not unmet and reads <= RULES["reproduced"][0]:
+        found.append(f"{status}, yet its checks reproduce it")
     if not row["why"] and status != "reproduced":
-        problems.append(f"{item}: {status} says why")
-    return problems
+        found.append(f"{status} says why")
+    return [f"{item}: {p}" for p in found]
 
 
 def unlisted(published: pd.DataFrame, data: pd.DataFrame, root: Path = ROOT) -> list[str]:

@@ -37,8 +37,7 @@ def answers_parts(seeds: pd.DataFrame, run: dict) -> list[Any]:
 def load(root: Path = Path(".")) -> tuple[pd.DataFrame, dict]:
     """The committed per-seed values and their record; criteria rows recorded without their last
     step get it from the record."""
-    run = checked_record(root, RUN)
-    seeds = read_csv(root, str(SEEDS))
+    run, seeds = checked_record(root, RUN), read_csv(root, str(SEEDS))
     criteria = seeds[(seeds["question"] == "criteria") & (seeds["quantity"] == "optimum_step")]
     if "last_step" in run and not (seeds["quantity"] == "last_step").any() and len(criteria):
         last = criteria.assign(quantity="last_step", value=float(run["last_step"]))

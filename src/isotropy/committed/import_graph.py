@@ -62,11 +62,12 @@ def package_of(module: str) -> str:
     return module.split(".")[1] if "." in module else module
 
 
-def package_graph(files: Mapping[str, set[str]]) -> dict[str, set[str]]:
-    """package -> the other packages its modules import."""
+def package_graph(files: Mapping[str, set[str]], node: Mapping = {}) -> dict[str, set[str]]:
+    """package -> the other packages its modules import (a package in ``node`` by its node)."""
     graph: dict[str, set[str]] = {}
     for module, targets in files.items():
-        graph.setdefault(package_of(module), set()).update(map(package_of, targets))
+        name, *imported = (node.get(p, p) for p in map(package_of, (module, *targets)))
+        graph.setdefault(name, set()).update(imported)
     return {p: targets - {p} for p, targets in graph.items()}
 
 
@@ -77,12 +78,10 @@ def floor(name: str) -> int:
 def graph_block(package: Path = PACKAGE) -> str:
     """docs/architecture.md's package graph, by floor: ``floor package -> what it imports``;
     every study's package is one node, ``<study>``, which a new study leaves as it is."""
-    node, merged = dict.fromkeys(study_packages(package), "<study>"), dict[str, set[str]]()
-    for name, targets in package_graph(file_graph(package)).items():
-        merged.setdefault(node.get(name, name), set()).update(node.get(t, t) for t in targets)
-    lines = []
+    node = dict.fromkeys(study_packages(package), "<study>")
+    merged, lines = package_graph(file_graph(package), node), []
     for name in sorted(set(merged) - {"isotropy"}, key=lambda p: (floor(p), p)):
         head = f"{floor(name)} {name:<13} -> "
-        text = ", ".join(sorted(merged[name] - {name})) or "-"
+        text = ", ".join(sorted(merged[name])) or "-"
         lines += textwrap.wrap(text, 100, initial_indent=head, subsequent_indent=" " * len(head))
     return "```\n" + "\n".join(lines) + "\n```\n"

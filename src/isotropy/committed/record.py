@@ -39,11 +39,10 @@ def run_facts(root: Path, record: str) -> dict[str, Any]:
     published = read_published()
     study = next(s for s in (*STUDY_OF, *published["study"], run) if run.startswith(s))
     named = " ".join(published.loc[published["study"] == STUDY_OF.get(study, study), "model"])
-    config, call = found.get("config") or {}, (found.get("calls") or [{}])[0]
-    models = {**base["models"], **(config.get("models") or {})}
-    encoders = config.get("encoders") or base["encoders"]
-    setups = (config.get("main") or base["main"])["setups"]
-    settings = {**(base.get(run) or {}), **(config.get(run) or call.get(study) or {})}
+    saved = found.get("config") or (found.get("calls") or [{}])[0]  # or its device call's
+    config = {**base, **saved, "models": {**base["models"], **saved.get("models", {})}}
+    models, encoders, setups = config["models"], config["encoders"], config["main"]["setups"]
+    settings = {**(base.get(run) or {}), **(saved.get(run) or saved.get(study) or {})}
     ran = settings.get("run_models") or settings.get("models") or settings.get("encoders")
     by_id = [m for m, v in models.items() if v.get("model") == found.get("model", {}).get("id")]
     ran = ran or by_id or [s["encoder"] for s in setups.values()]
@@ -158,14 +157,10 @@ class Page:
         return [part for part in self.parts(root) if isinstance(part, pd.DataFrame)]
 
     def written(self, root: Path) -> str:
-        """The file as :meth:`write` leaves it: the render, or the page with it in its block."""
+        """The file as a write leaves it: the render, or the page with it in its block."""
         if self.block is None:
             return self.render(root)
         return with_block(read_text(root, str(self.path)), self.render(root), *self.block)
-
-    def write(self, root: Path) -> None:
-        with atomic_path(root / self.path) as tmp:
-            tmp.write_text(self.written(root), encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -215,18 +210,22 @@ class CommittedRun:
         sources: list[Path],
         facts: dict[str, Any],
         config: Path | None = None,
-        into: Checksums | None = None,
-    ) -> None:
-        """Copy a finished run in: its files and pages are written and checked in a staging
-        copy of docs/, then what changed moves into ``root`` together; on any failure (a page
-        without its markers, a render that fails) nothing in docs/ changes."""
+        into: Path | None = None,
+    ) -> Checksums:
+        """Copy a finished run in (record ``into``, default the first): its files and pages are
+        written and checked in a staging copy of docs/, then what changed moves into ``root``
+        together; on any failure (a page without its markers, a failing render) nothing changes."""
         if self.copy is None:
             raise ValueError(f"{self.name} is not copied from a run")
+        if self.source_count and len(sources) != self.source_count:
+            raise ValueError(f"{self.name} copies {self.source_count} source(s): {self.sources}")
+        if (record := next((r for r in self.records if into in (None, r.path)), None)) is None:
+            raise ValueError(f"{self.name} has no record {into}")
         with tempfile.TemporaryDirectory(prefix=".committed-copy.", dir=root) as temporary:
             stage = Path(temporary)
             docs = shutil.copytree(root / DATA.parent, stage / DATA.parent, symlinks=True)
             config = config or Path(self.effective_config)
-            self.copy(stage, sources, facts, config, into or self.records[0])
+            self.copy(stage, sources, facts, config, record)
             self.write(stage)
             if problems := self.problems(stage):
                 raise ValueError("; ".join(problems))
@@ -235,10 +234,12 @@ class CommittedRun:
                 if path.is_file() and not (target.is_file() and cmp(path, target, shallow=False)):
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(path, target)
+        return record
 
     def write(self, root: Path) -> None:
         """Rewrite every page from the committed files (refused when a checksum fails)."""
         for record in self.records:
             checked_record(root, record.path)
         for page in self.pages:
-            page.write(root)
+            with atomic_path(root / page.path) as tmp:
+                tmp.write_text(page.written(root), encoding="utf-8")
