@@ -4,6 +4,7 @@ al.)."""
 from pathlib import Path
 
 from isotropy.compute import resolve_device
+from isotropy.configuration.geometry import Corpus
 from isotropy.embeddings.hidden_states import (
     extract_token_embeddings,
     extract_window_embeddings,
@@ -21,9 +22,10 @@ def main(snakemake):
     device = resolve_device(params.device)
     raw_dir = Path(snakemake.input.corpus).parent
     # the corpus before the model: a corpus that cannot be read is refused at once
-    windows = params.corpus.get("windows")
-    text = read_corpus_text(params.corpus, raw_dir) if windows else ""
-    sentences = [] if windows else read_corpus(params.corpus, raw_dir)
+    corpus = Corpus.model_validate(params.corpus)
+    windows = corpus.windows
+    text = read_corpus_text(corpus, raw_dir) if windows else ""
+    sentences = [] if windows else read_corpus(corpus, raw_dir)
     tokenizer, model = load_hidden_state_model(ModelSpec.from_record(params.model), device)
     if windows:  # Cai et al.'s protocol: contiguous windows, every position
         embeddings = extract_window_embeddings(
@@ -31,7 +33,7 @@ def main(snakemake):
             tokenizer,
             model,
             window=windows,
-            max_windows=params.corpus.get("max_windows"),
+            max_windows=corpus.max_windows,
             device=device,
         )
         read = {"windows": int(embeddings.sentence_index.max()) + 1}

@@ -4,6 +4,7 @@ corpus (Cai et al.'s token views colour tokens by it)."""
 import logging
 from pathlib import Path
 
+from isotropy.configuration.geometry import Corpus
 from isotropy.embeddings.hidden_states import load_tokenizer, text_windows
 from isotropy.geometry.tables import write_table
 from isotropy.geometry.tokens import token_frequencies, window_frequencies
@@ -17,18 +18,16 @@ def main(snakemake):
     configure_from_snakemake(snakemake)
     params = snakemake.params
     raw_dir = Path(snakemake.input.corpus).parent
+    corpus = Corpus.model_validate(params.corpus)
     tokenizer = load_tokenizer(ModelSpec.from_record(params.model))
-    if params.corpus.get("windows"):  # Cai et al.'s protocol: every position of every window
+    if corpus.windows:  # Cai et al.'s protocol: every position of every window
         windows = text_windows(
-            read_corpus_text(params.corpus, raw_dir),
-            tokenizer,
-            params.corpus["windows"],
-            params.corpus.get("max_windows"),
+            read_corpus_text(corpus, raw_dir), tokenizer, corpus.windows, corpus.max_windows
         )
         table = window_frequencies(windows, tokenizer)
         read = {"windows": len(windows)}
     else:
-        sentences = read_corpus(params.corpus, raw_dir)
+        sentences = read_corpus(corpus, raw_dir)
         table = token_frequencies(sentences, tokenizer, max_length=params.max_length)
         read = {"sentences": len(sentences)}
     write_table(table, snakemake.output.table)

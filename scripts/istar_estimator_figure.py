@@ -7,6 +7,7 @@ import logging
 
 import numpy as np
 
+from isotropy.configuration.studies import IstarEstimator
 from isotropy.io import atomic_path
 from isotropy.istar import estimator
 from isotropy.logs import configure_from_snakemake
@@ -23,45 +24,45 @@ def _csv(frame, path):
 def main(snakemake):
     configure_from_snakemake(snakemake)
     log = logging.getLogger("istar_estimator_figure")
-    settings = snakemake.params.settings
+    settings = IstarEstimator.model_validate(snakemake.params.settings)
     out = snakemake.output
     if snakemake.rule == "istar_figure4":
-        variances = estimator.spectrum(settings["dim"], settings["spectrum_ratio"])
+        variances = estimator.spectrum(settings.dim, settings.spectrum_ratio)
         log.info(
             "Figure 4: d = %d, true IsoScore %.4f",
-            settings["dim"],
+            settings.dim,
             estimator.true_isoscore(variances),
         )
         curves = estimator.zeta_curves(
             variances,
-            settings["sample_sizes"],
-            settings["zetas"],
-            settings["reference_size"],
-            settings["seed"],
+            settings.sample_sizes,
+            settings.zetas,
+            settings.reference_size,
+            settings.seed,
         )
         stability = estimator.minibatch_stability(
             variances,
-            settings["batch_sizes"],
-            settings["draws"],
-            settings["stability_zeta"],
-            settings["reference_size"],
-            settings["seed"] + 1,
+            settings.batch_sizes,
+            settings.draws,
+            settings.stability_zeta,
+            settings.reference_size,
+            settings.seed + 1,
         )
         log.info("mini-batch stability:\n%s", stability.to_string(index=False))
         _csv(curves, out.zeta_table)
         _csv(stability, out.batch_table)
         figure = istar_plots.plot_figure4(curves, stability)
     elif snakemake.rule == "istar_shapes":
-        points, summary = estimator.shape_clouds(settings["cloud_size"], settings["seed"])
+        points, summary = estimator.shape_clouds(settings.cloud_size, settings.seed)
         log.info("line, circle, sphere:\n%s", summary.to_string(index=False))
         _csv(summary, out.table)
         _csv(points, out.points)
         figure = istar_plots.plot_shapes(points, summary)
     else:
         points, summary = estimator.cosine_clouds(
-            tuple(np.asarray(settings["cosine_targets"], dtype=float)),
-            settings["cloud_size"],
-            settings["seed"],
+            tuple(np.asarray(settings.cosine_targets, dtype=float)),
+            settings.cloud_size,
+            settings.seed,
         )
         log.info("Figures 2-3:\n%s", summary.to_string(index=False))
         _csv(summary, out.table)

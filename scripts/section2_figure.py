@@ -7,6 +7,7 @@ import logging
 import numpy as np
 import pandas as pd
 
+from isotropy.configuration.studies import Section2
 from isotropy.embeddings.texts import load_embeddings
 from isotropy.io import atomic_path
 from isotropy.logs import configure_from_snakemake
@@ -20,29 +21,29 @@ from isotropy.provenance import record_step
 def main(snakemake):
     configure_from_snakemake(snakemake)
     log = logging.getLogger("section2_figure")
-    settings = snakemake.params.settings
+    settings = Section2.model_validate(snakemake.params.settings)
     vectors, index = load_embeddings(snakemake.input.vectors, snakemake.input.index)
     problem = build_problem(pd.read_parquet(snakemake.input.table), index, vectors)
     if problem.multilabel or problem.right is not None:
         raise ValueError(
             "the section 2 figure needs a single-text, single-label data set (e.g. polarity)"
         )
-    rng = np.random.default_rng(settings["seed"])
-    items = rng.choice(problem.items, size=min(settings["items"], problem.items), replace=False)
+    rng = np.random.default_rng(settings.seed)
+    items = rng.choice(problem.items, size=min(settings.items, problem.items), replace=False)
     points, labels = problem.vectors[problem.left[items]], np.asarray(problem.targets)[items]
     log.info(
         "Eq. (3) ascent on %d items x %d dims, %d steps",
         len(points),
         points.shape[1],
-        settings["steps"],
+        settings.steps,
     )
     trace, classes = objectives.eq3_ascent_trace(
         points,
         labels,
-        settings["steps"],
-        settings["learning_rate"],
-        settings["seed"],
-        settings["every"],
+        settings.steps,
+        settings.learning_rate,
+        settings.seed,
+        settings.every,
     )
     log.info(
         "trace:\n%s\nclasses:\n%s", trace.to_string(index=False), classes.to_string(index=False)
@@ -52,7 +53,7 @@ def main(snakemake):
             frame.to_csv(tmp, index=False)
     figure = main_plots.plot_section2(trace, classes)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)
-    record_step(snakemake, seeds=[settings["seed"]])
+    record_step(snakemake, seeds=[settings.seed])
 
 
 if __name__ == "__main__":

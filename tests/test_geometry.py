@@ -18,6 +18,7 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.neighbors import NearestNeighbors
 from tiny_workflow import Named, load_script, script_snakemake
 
+from isotropy.configuration.geometry import Corpus
 from isotropy.embeddings.hidden_states import (
     TokenEmbeddings,
     extract_token_embeddings,
@@ -37,6 +38,7 @@ from isotropy.geometry.layers import (
 from isotropy.geometry.sts import enhance, evaluate_sts, pair_cosines
 from isotropy.geometry.tokens import FREQUENCY_COLUMNS, token_frequencies, window_frequencies
 from isotropy.models import ModelSpec
+from isotropy.provenance import read_record
 from isotropy.readers.corpus import read_corpus, read_corpus_text, wikitext_sentences
 from isotropy.readers.sts import read_sts
 from isotropy.studies import geometry as geometry_record
@@ -339,8 +341,9 @@ def minilm():
 
 @pytest.fixture(scope="module")
 def polarity_sentences(mirror_root):
-    corpus = {"source": "polarity", "format": "lines", "file": "rt-polarity.pos"}
-    corpus["max_sentences"] = 60
+    corpus = Corpus(
+        name="p", source="polarity", format="lines", file="rt-polarity.pos", max_sentences=60
+    )
     return read_corpus(corpus, mirror_root / "polarity")  # a mirror download keeps the file as is
 
 
@@ -556,13 +559,30 @@ def test_static_rows_define_s_inter_as_the_contextual_rows_do():
     assert row["s_inter"] == pytest.approx(exact, rel=1e-5)
 
 
+def test_the_scripts_read_the_corpus_section_as_the_model(minilm, mirror_root, tmp_path):
+    """Cai et al.'s windows (the Corpus model's windows and max_windows) by both scripts."""
+    spec = minilm[0]
+    corpus = {"name": "p", "source": "polarity", "format": "lines", "file": "rt-polarity.pos"}
+    params = dict(model={"name": spec.name, **spec.as_record()}, device="cpu", max_length=64)
+    params |= dict(corpus=corpus | {"windows": 32, "max_windows": 2}, batch_size=8)
+    params |= dict(max_per_type=None, max_tokens=None)
+    inputs = {"corpus": str(mirror_root / "polarity" / corpus["file"])}
+    for name, output, file in (
+        ("frequency", "table", "t.csv"),
+        ("embeddings", "embeddings", "e.npz"),
+    ):
+        job = script_snakemake(f"geometry_token_{name}", inputs, {output: tmp_path / file}, params)
+        load_script(f"scripts/geometry_token_{name}.py").main(job)
+        assert read_record(tmp_path / file)["extra"]["windows"] == 2
+
+
 def test_cai_windows_keep_every_position_of_contiguous_windows(minilm, mirror_root):
     """Cai et al.'s protocol: the running text in windows of `window` tokens with [CLS]/[SEP],
     every position kept, nothing skipped between windows, each window run on its own."""
     import torch
 
     _, tokenizer, model = minilm
-    corpus = {"format": "lines", "file": "rt-polarity.pos"}
+    corpus = Corpus(name="p", source="polarity", format="lines", file="rt-polarity.pos")
     text = read_corpus_text(corpus, mirror_root / "polarity")
     embeddings = extract_window_embeddings(
         text, tokenizer, model, window=32, max_windows=3, batch_size=2

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from isotropy import sources
+from isotropy.configuration.geometry import Corpus
 from isotropy.readers.corpus import read_corpus, read_corpus_text
 from isotropy.readers.registry import read_source_manifest
 from isotropy.readers.sts import SEMEVAL_STS, read_sts, sts_source
@@ -106,12 +107,14 @@ def test_wikitext_from_its_hub_layout_as_sentences_and_as_running_text(hub, conf
     """The test split as sentences; the training split whole, as Cai et al.'s protocol
     (config/cai_protocol.yaml) reads it."""
     corpus = config["geometry"]["clusters"]["corpus"]
-    sentences = read_corpus(corpus, fetch("hf_wikitext2", config, tmp_path))
+    sentences = read_corpus(Corpus.model_validate(corpus), fetch("hf_wikitext2", config, tmp_path))
     assert hub[0][1] == ("wikitext-2-raw-v1",)
     assert sentences and all("Robert Boulter" not in s or "actor" in s for s in sentences)
     assert any(s.startswith("Robert Boulter is an English film actor") for s in sentences)
     train = {**corpus, "source": "hf_wikitext2_train", "windows": 512}
-    text = read_corpus_text(train, fetch("hf_wikitext2_train", config, tmp_path))
+    text = read_corpus_text(
+        Corpus.model_validate(train), fetch("hf_wikitext2_train", config, tmp_path)
+    )
     assert "= A Training Article =" in text and "read as running text" in text
     assert "Robert Boulter" not in text  # the test split is not read
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from tiny_workflow import load_script, script_snakemake
 
 from isotropy import metrics
 from isotropy.istar import estimator
@@ -95,3 +96,18 @@ def test_average_activation_ranks_a_planted_rogue_dimension_first():
     assert summary["average_cosine"] > 0.5 and summary["isoscore"] > 0.2  # spread stays ~isotropic
     clean = estimator.activation_summary(rng.normal(size=(500, 20)))
     assert clean["max_over_median_abs_mean"] < 10
+
+
+@pytest.mark.parametrize("rule", ["istar_figure4", "istar_shapes", "istar_figures2_3"])
+def test_the_script_draws_each_figure_by_the_section_as_the_model(rule, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    small = dict(dim=4, sample_sizes=[16], zetas=[0, 1], reference_size=100, batch_sizes=[4])
+    settings = small | {"draws": 2, "cloud_size": 20}  # seed and cosine targets: the defaults
+    tables = {"istar_figure4": dict(zeta_table="z.csv", batch_table="b.csv")}
+    outputs = tables.get(rule, dict(table="t.csv", points="p.csv")) | dict(pdf="f.pdf", png="f.png")
+    job = script_snakemake(rule, {}, outputs, {"settings": settings})
+    load_script("scripts/istar_estimator_figure.py").main(job)
+    if rule == "istar_figures2_3":
+        expected = estimator.cosine_clouds((0.978, 0.005), 20, 0)[1]
+        pd.testing.assert_frame_equal(pd.read_csv("t.csv"), expected, check_dtype=False)
+    assert (tmp_path / "f.png").stat().st_size > 0

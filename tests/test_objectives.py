@@ -12,15 +12,17 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from IsoScore.IsoScore import IsoScore
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
-from tiny_workflow import minilm_polarity, require_mirror
+from tiny_workflow import load_script, minilm_polarity, require_mirror, script_snakemake
 
 from isotropy import metrics as M
 from isotropy.metrics import objectives as O
+from isotropy.provenance import read_record
 
 
 @pytest.fixture(scope="module")
@@ -500,3 +502,17 @@ def test_appendix_b_bound_holds_on_random_and_real_clouds_and_is_tight_at_collap
     uneven = centres[labels]
     pairs, eq5_bound = O.appendix_b_bounds(uneven, labels)
     assert (3 - 1) * pairs < float(O.triplet_objective(uneven, labels)) <= eq5_bound
+
+
+def test_the_section2_script_samples_and_ascends_by_the_models_defaults(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    texts = [f"t{i}" for i in range(12)]
+    np.save("v.npy", np.random.default_rng(0).normal(size=(12, 4)).astype(np.float32))
+    pd.DataFrame({"text": texts}).to_parquet("i.parquet")
+    pd.DataFrame({"text": texts, "label": [i % 2 for i in range(12)]}).to_parquet("t.parquet")
+    inputs = {"vectors": "v.npy", "index": "i.parquet", "table": "t.parquet"}
+    outputs = {"trace": "tr.csv", "classes": "c.csv", "pdf": "f.pdf", "png": "f.png"}
+    job = script_snakemake("section2_figure", inputs, outputs, {"settings": {"steps": 20}})
+    load_script("scripts/section2_figure.py").main(job)
+    assert pd.read_csv("tr.csv")["step"].tolist() == [0, 10, 20]  # every: the model's 10
+    assert read_record("tr.csv")["seeds"] == [0]

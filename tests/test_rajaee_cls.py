@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import torch
 from tiny_bert import SMALL, sentiment_table
+from tiny_workflow import load_script, script_snakemake
 
 from isotropy import costs, studies
 from isotropy.configuration.finetune import TrainingSettings
@@ -23,6 +24,7 @@ from isotropy.finetune.head import head_input_module, transform_head_input
 from isotropy.finetune.settings import check_run
 from isotropy.plots.checks import save_figure
 from isotropy.plots.rajaee_cls import plot_cls_layers
+from isotropy.provenance import read_record
 from isotropy.rajaee_cls.method import cluster_cls, head_transform, run_and_save
 from isotropy.rajaee_cls.results import LAYER_COLUMNS, RUN_COLUMNS, collect
 from isotropy.readers.tasks import task_spec
@@ -154,7 +156,7 @@ def test_the_cls_claims_join_the_claims_pages_holm_family():
     assert list(alone["verdict"]) == list(cls_rows["verdict"])
 
 
-def test_tables_and_figure_from_metrics_files(tmp_path):
+def _metrics_files(tmp_path) -> tuple[list, list[dict]]:
     files, runs = [], []
     for method in ("none", "cluster"):
         for seed in (0, 1):
@@ -166,6 +168,11 @@ def test_tables_and_figure_from_metrics_files(tmp_path):
             path.write_text(json.dumps(record))
             files.append(path)
             runs.append({"model": "m", "task": "rte", "method": method, "seed": seed})
+    return files, runs
+
+
+def test_tables_and_figure_from_metrics_files(tmp_path):
+    files, runs = _metrics_files(tmp_path)
     table, layers = collect(files, runs)
     assert list(table.columns) == RUN_COLUMNS and len(table) == 4 and len(layers) == 8
     figure, summary = plot_cls_layers(layers, "settings")
@@ -175,6 +182,27 @@ def test_tables_and_figure_from_metrics_files(tmp_path):
     stale.write_text(json.dumps({"scores": {}}))
     with pytest.raises(ValueError, match="predates"):
         collect([stale], runs[:1])
+
+
+def test_the_scripts_read_the_section_as_the_model_with_its_defaults(tmp_path, monkeypatch):
+    files, runs = _metrics_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    tables = {"runs": "r.csv", "layers": "l.csv", "claims": "c.csv", "markdown": "c.md"}
+    params = {"runs": runs, "settings": {}}  # every setting left to the model's default
+    job = script_snakemake("rajaee_cls_tables", {"metrics": files}, tables, params)
+    load_script("scripts/rajaee_cls_tables.py").main(job)
+    script, titles = load_script("scripts/rajaee_cls_figure.py"), []
+    monkeypatch.setattr(
+        script, "plot_cls_layers", lambda *a: titles.append(a[1]) or plot_cls_layers(*a)
+    )
+    outputs = {"pdf": "f.pdf", "png": "f.png"}
+    script.main(script_snakemake("rajaee_cls_figure", {"layers": "l.csv"}, outputs, params))
+    assert titles == [
+        "CLS isotropy per layer after fine-tuning (2 epochs, 1024 training examples, max length "
+        "128, lr 5e-05; method: 3 k-means clusters, 2 directions, fitted on the training set; "
+        "5 seeds)"
+    ]
+    assert read_record("r.csv")["seeds"] == [0, 1, 2, 3, 4]
 
 
 @pytest.mark.parametrize(

@@ -358,6 +358,9 @@ class Named(list):
     def items(self):
         return list(self.__dict__.items())
 
+    def __getitem__(self, key):  # a part by name, as output["runs"]
+        return self.__dict__[key] if isinstance(key, str) else super().__getitem__(key)
+
 
 def script_snakemake(rule: str, inputs: dict, outputs: dict, params: dict | None = None):
     """The ``snakemake`` object a rule's script is given, with these files and parameters."""
