@@ -17,6 +17,7 @@ from isotropy.configuration.optimisation import Derived
 from isotropy.io import checked_record, generated_block, sha256_file
 from isotropy.metrics import isoscore
 from isotropy.optimize import EmbeddingClassifier, OptimisationSettings, Problem, run_optimisation
+from isotropy.provenance import read_record
 from isotropy.studies import paper_cost
 from isotropy.workflow import checks, targets
 from isotropy.workflow import config as workflow_config
@@ -339,8 +340,6 @@ def test_cost_is_said_before_the_run(config, monkeypatch, tmp_path):
 def test_the_word_vector_lookup_records_the_vectors_rms_centred_norm(tmp_path, monkeypatch):
     from gensim.models import KeyedVectors
 
-    from isotropy.provenance import read_record
-
     script = load_script("scripts/lookup_word_vectors.py")
     words = ["cat", "dog", "run", "blue"]
     vectors = np.array([[0, 0], [2, 0], [0, 2], [2, 2]], dtype=np.float32) + 7
@@ -493,8 +492,6 @@ def test_a_derived_set_is_labelled_by_its_model_with_defaults_filled():
 def test_the_vectors_script_derives_a_set_by_its_spec_with_the_models_defaults(
     tmp_path, monkeypatch
 ):
-    from isotropy.provenance import read_record
-
     script = load_script("scripts/sensitivity_vectors.py")
     monkeypatch.chdir(tmp_path)
     vectors = _cloud(20, 4)
