@@ -127,12 +127,12 @@ def test_the_readme_config_yaml_changelog_and_docs_stay_within_their_budgets(fil
 
 
 # Lines of the .py files below each folder (issue 81): shorter by deleting and merging.
-LINE_BUDGETS = [("src/isotropy/sources", 900), ("tests", 22_072)]
+LINE_BUDGETS = [("src/isotropy/sources", 900), ("tests", 22_000)]
 # Until the package's 20,000 is met, a ratchet: a cut lowers it; code added raises it in its own
 # commit, saying why.
-LINE_BUDGETS += [("src/isotropy", 22_105)]
-# Issue 93: the judging code, verdicts/ + committed/ (4,460 together), on its way to 4,300
-LINE_BUDGETS += [("src/isotropy/verdicts", 2_519), ("src/isotropy/committed", 1_941)]
+LINE_BUDGETS += [("src/isotropy", 22_040)]
+# Issue 93: the judging code, verdicts/ + committed/ (4,396 together), on its way to 4,300
+LINE_BUDGETS += [("src/isotropy/verdicts", 2_490), ("src/isotropy/committed", 1_906)]
 OVER = pytest.mark.xfail(strict=True, reason="issue 81: about 22,600; what is left is features")
 
 
