@@ -115,9 +115,8 @@ def claims_parts(root: str | os.PathLike = ".") -> list[Any]:
     not_held = "it reads per-layer CLS norms, not committed"
     table = table.assign(note=table["note"].where(table["verdict"] != NOT_RUN, not_held))
     return [
-        "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
-        "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
-        "learning guard first):\n",
+        "The slides' CLS claims on the committed grid (docs/verdicts.md, Claims: every seed the "
+        "claimed way, one-sided t over seeds, Holm over the CLS family; learning guard first):\n",
         committed.claims_table(table, ["claim", "setup", "verdict", "evidence", "note"]),
     ]
 
