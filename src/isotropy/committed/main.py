@@ -131,8 +131,8 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
         seed_ends(traces),
         f"The same runs on another device: {h100['device']}, {h100['date']}, "
         f"{h100['wall_seconds_total']:.0f} s for all {len(h100['wall_seconds_per_run'])} runs "
-        f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over every "
-        "recorded step and seed, and the pooled correlations from each device's traces:\n",
+        f"({H100_TRACES.as_posix()}; {H100_RUN.as_posix()}). Largest difference over all "
+        "recorded steps and seeds; each device's pooled correlations:\n",
         device,
     ]
 

@@ -93,14 +93,13 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC ({run.get('wall', '?')} wall, "
         f"{run.get('machine', '?')}); stand-in: {'; '.join(record['stand_ins'].values())}.\n",
         per_seed,
-        f"Mean accuracy over the {summary['seeds']} seeds: {_pct(summary['without'])}% without "
-        f"the method, {_pct(summary['with_method'])}% with it; with − without, same seed: "
+        f"Mean accuracy, {summary['seeds']} seeds: {_pct(summary['without'])}% without the "
+        f"method, {_pct(summary['with_method'])}% with it; with − without, same seed, "
         f"{100 * summary['difference']:+.1f} points (95% t-interval over seeds "
         f"{100 * summary['low']:+.1f} to {100 * summary['high']:+.1f}).\n",
-        "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`): each variant trained "
-        "with the method; ARI = adjusted Rand index of the k-means clusters (k of the variant, "
-        "k = 3 without the method) with the labels, mean over batches, on the CLS states before "
-        "the method.\n",
+        "The cause sweep (`benchmarks/rajaee_cls_learning.py --measure`), trained with each "
+        "method variant; ARI: adjusted Rand index of k-means clusters (k of the variant, 3 "
+        "without the method) of the CLS states before the method with the labels, batch mean.\n",
         pd.DataFrame(sweep),
     ]
 
@@ -116,9 +115,8 @@ def claims_parts(root: str | os.PathLike = ".") -> list[Any]:
     not_held = "it reads per-layer CLS norms, not committed"
     table = table.assign(note=table["note"].where(table["verdict"] != NOT_RUN, not_held))
     return [
-        "The slides' CLS claims judged on the committed grid (docs/verdicts.md, Claims: every "
-        "seed the claimed way and a one-sided t over seeds, Holm over the CLS family; the "
-        "learning guard first):\n",
+        "The slides' CLS claims on the committed grid (docs/verdicts.md, Claims: every seed the "
+        "claimed way, one-sided t over seeds, Holm over the CLS family; learning guard first):\n",
         committed.claims_table(table, ["claim", "setup", "verdict", "evidence", "note"]),
     ]
 
@@ -166,9 +164,8 @@ def cause_parts(root: Path) -> list[Any]:
         f"{call['versions']['torch']}, code {call['code_commit']}, {call['date']}; "
         f"{len(runs)} runs; not ended by the call's deadline: {missing}; {call['stand_in']}.\n",
         "Validation accuracy % trained with each variant (k clusters, d directions removed, "
-        "fitted per batch or offline); ARI: of the k-means clusters (k of the variant, 3 without "
-        "the method; 0 by construction at k = 1) with the labels at evaluation, fitted offline on "
-        "the CLS states before the method, mean over seeds:\n",
+        "fitted per batch or offline); ARI as above but at evaluation, fitted offline, mean over "
+        "seeds (0 by construction at k = 1):\n",
         variants.reset_index(),
         "Paired differences of accuracy (points, same seed), 95% t-interval over seeds:\n",
         _differences(runs),
@@ -180,10 +177,9 @@ def cause_parts(root: Path) -> list[Any]:
             _by_seed(pd.DataFrame(applied), ["fitted", "k", "d"]).reset_index(),
         ]
     return out + [
-        f"**{cls.cause_verdict(runs)}** The predicate of the first two bullets above "
-        "(`clusters_remove_the_class`, the method applied after training) holds on "
-        f"{len(holds)} of the {len(plain)} runs without the method (seeds: "
-        f"{', '.join(map(str, holds)) or 'none'}).\n",
+        f"**{cls.cause_verdict(runs)}** The first two bullets' predicate "
+        f"(`clusters_remove_the_class`, method applied after training) holds on {len(holds)} of "
+        f"{len(plain)} runs without it (seeds: {', '.join(map(str, holds)) or 'none'}).\n",
     ]
 
 
