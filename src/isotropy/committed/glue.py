@@ -63,9 +63,8 @@ def parts(root: Path) -> list[Any]:
     claims = claims.assign(cell=verdict_cells(claims))  # a row per setup, a column per claim
     by_setup = claims.pivot(index="setup", columns="claim", values="cell")
     return [
-        "Mickus et al. (2024), appendix A: §3's direct optimisation on GLUE training splits. "
-        "Every verdict is computed from the committed run by the main study's verdict code "
-        "([verdicts.md](verdicts.md)).",
+        "Mickus et al. (2024), appendix A: §3's direct optimisation on GLUE training splits; every "
+        "verdict from the committed run by the main study's code ([verdicts.md](verdicts.md)).",
         "",
         f"Run: {record['what']}; code {record['code_commit'][:12]}, device {record['device'][0]}, "
         f"{versions or 'package versions in the record'}; {run.get('started', '?')} to "
@@ -87,8 +86,8 @@ def parts(root: Path) -> list[Any]:
         "## Figure 4's counterpart: IsoScore and the silhouette over training",
         "",
         "Each seed's first and last recorded values (once where all seeds print the same; every "
-        "step: `docs/data/glue_traces.csv.gz`; the run's figure: `results/glue/figure4.png`), "
-        "then the study's claims judged over seeds (Holm over the study's family; trends beyond "
+        "step: `docs/data/glue_traces.csv.gz`; the run's figure: `results/glue/figure4.png`), then "
+        "the claims judged over seeds (Holm over the study's family; trends beyond "
         f"{TREND_SESOI:g}, {TREND_SOURCE}; seeds vary {seeds_vary('glue', traces)}):",
         "",
         seed_ends(traces).drop(columns="steps recorded"),

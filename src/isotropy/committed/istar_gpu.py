@@ -29,10 +29,9 @@ def grid_files(prefix: str) -> tuple[Path, ...]:
 MAIN_RUN, MAIN_UPDATES = DATA / "main_h100_run.json", 1000
 ORDER = ["none", "istar", "cosreg"]
 QUANTITIES = {"metric": "accuracy", "isoscore_star": "IsoScore*", "twonn": "TwoNN"}
-FIGURES = {  # each quantity's section on the subset grid
-    "metric": "## Accuracy against λ (Figure 6's counterpart)",
-    "isoscore_star": "## IsoScore* of the validation representations against λ (Figure 5)",
-    "twonn": "## TwoNN intrinsic dimension against λ (Figure 7)",
+FIGURES = {  # each quantity's section on the subset grid, after its figure in the poster
+    c: f"## Figure {n}'s counterpart: {QUANTITIES[c]} against λ"
+    for c, n in {"metric": 6, "isoscore_star": 5, "twonn": 7}.items()
 }
 
 
@@ -85,17 +84,16 @@ def _steps(record: dict[str, Any]) -> list[Any]:
         table[f"ms per step ({name})"] = (seconds * 1e3).map("{:.1f}".format)
     table["× plain (wall)"] = (wall / wall[0]).map("{:.3f}".format)
     shown = [
-        f"Seconds per optimiser step on {call['device']} (batch "
-        f"{call['istar']['training']['batch_size']}), best of two timings of 20 steps on the "
-        "same batches, measured in the grid's first call:",
+        f"A step on {call['device']}, batch {call['istar']['training']['batch_size']}: best of two "
+        "timings of 20 steps on the same batches, in the grid's first call:",
         "",
         table,
     ]
     if (wall.iloc[0] > wall.iloc[1:]).all():
         shown.append(
-            "The plain step timed slower than both penalised ones, which do more work, so these "
-            "timings do not measure the penalty's overhead (plain is timed first in each round; "
-            "the cause was not isolated).\n"
+            "Plain timed slower than both penalised steps, which do more work: these timings do "
+            "not measure the penalty's overhead (plain is timed first each round; cause not "
+            "isolated).\n"
         )
     return shown
 
@@ -119,10 +117,10 @@ def _claim_tables(runs: pd.DataFrame, record: dict[str, Any], prefix: str) -> li
     if prefix == SUBSET:
         said = (
             "Each seed's difference (λ minus no regulariser, same seed; seeds vary "
-            f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), the raw and the "
-            "Holm-adjusted one-sided p, and the smallest difference these seeds detect (power 0.8, "
-            "at the family's strictest Holm level α/m, with the seeds' own spread; each family is "
-            "the poster's, Rudman & Eickhoff 2024):"
+            f"{'; '.join({c.seeds_vary for c in BY_NAME['istar'].claims})}), one-sided p raw and "
+            "Holm-adjusted (families: the poster's, Rudman & Eickhoff 2024), the smallest "
+            "difference these seeds detect (power 0.8, the family's strictest Holm level α/m, "
+            "their own spread):"
         )
     claims = claims_table(table, ["setup", "claim", "measured", "verdict"], measured=measured)
     shown = details.map(lambda v: f"{v:.2g}" if isinstance(v, float) else v)
@@ -137,11 +135,8 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
     _, metrics_file, _, tests_file, _ = grid_files(prefix)
     first, calls = record["calls"][0], record["calls"]
     training = first["istar"]["training"]
-    if training["train_subset"]:
-        rows = (
-            f"{training['train_subset']:,} training rows (the largest seeded subset the first "
-            "call's measured costs fitted)"
-        )
+    if subset := training["train_subset"]:
+        rows = f"{subset:,} training rows (seeded; the most the first call's measured costs fitted)"
     else:
         run = parse_json(read_text(root, str(metrics_file)).splitlines()[0])
         rows = f"the whole training split ({run['history'][-1]['step']:,} steps a run)"
@@ -150,18 +145,17 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
     # each call's estimate covers the runs it planned: those it ran and those it left
     planned = sum(len(c["wall_seconds_per_run"]) + len(c["runs_not_started"]) for c in calls)
     text = (
-        f"**{first['what']}.** {first['device']}, CUDA {first['versions'].get('cuda')}, driver "
-        f"{first['versions'].get('driver')}, torch {first['versions']['torch']}, transformers "
-        f"{first['versions']['transformers']}; code {first['code_commit']}, {first['date']}. "
-        f"SST-2, {rows}, {training['epochs']} epoch, learning rate {training['learning_rate']:g}, "
-        f"batch {training['batch_size']}, evaluated on the whole validation split "
-        f"({int(runs['eval_sentences'].iloc[0])} sentences; majority class "
-        f"{runs['majority_baseline'].iloc[0]:.4f}). {len(runs)} of {len(runs) + len(missing)} runs "
-        f"in {len(calls)} device calls ({walls.sum():.0f} s of runs); not run: "
-        f"{', '.join(missing) or 'none'}. The calls estimated "
-        f"{sum(c['estimated_seconds'] for c in calls) / planned:.1f} s a run from the first call's "
-        f"measured costs; the runs took {walls.mean():.1f} s on average (median "
-        f"{walls.median():.1f} s; the slowest {walls.max():.0f} s: {walls.idxmax()})."
+        f"**{first['what']}.** {first['device']}, "
+        + ", ".join(f"{name} {version}" for name, version in first["versions"].items())
+        + f"; code {first['code_commit']}, {first['date']}. SST-2, {rows}, {training['epochs']} "
+        f"epoch, learning rate {training['learning_rate']:g}, batch {training['batch_size']}; "
+        f"evaluated on the whole validation split ({int(runs['eval_sentences'].iloc[0])} "
+        f"sentences, majority class {runs['majority_baseline'].iloc[0]:.4f}). {len(runs)} of "
+        f"{len(runs) + len(missing)} runs in {len(calls)} device calls ({walls.sum():.0f} s of "
+        f"runs); not run: {', '.join(missing) or 'none'}. Estimated from the first call's measured "
+        f"costs: {sum(c['estimated_seconds'] for c in calls) / planned:.1f} s a run; taken: "
+        f"{walls.mean():.1f} s (mean; median {walls.median():.1f} s, slowest {walls.max():.0f} s: "
+        f"{walls.idxmax()})."
     )
     if (root / tests_file).is_file():
         tests = read_text(root, str(tests_file)).strip().splitlines()[-1].strip("= ")
@@ -213,10 +207,10 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
     pairs = zip(before.itertuples(), after.itertuples(), strict=True)
     changed = [f"{b.claim} at {b.setup}, {b.verdict}" for b, a in pairs if b.verdict != a.verdict]
     return (
-        f"{text}. This page judged seeds {', '.join(map(str, earlier))} before the last call "
-        f"added {', '.join(map(str, seeds[-1]))} (then, by that day's rule, λ = -1's task claim "
-        f"read inconclusive); today's rule on those seeds alone reads "
-        f"otherwise in: {'; '.join(changed) or 'no verdict'}."
+        f"{text}. Seeds {', '.join(map(str, earlier))} were judged here before the last call "
+        f"added {', '.join(map(str, seeds[-1]))} (λ = -1's task claim then read inconclusive by "
+        f"that day's rule); today's rule on them alone reads otherwise in "
+        f"{'; '.join(changed) or 'no verdict'}."
     )
 
 
@@ -231,28 +225,29 @@ def parts(root: Path) -> list[Any]:
 
 def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
     """The page's sections on the subset grid: Figures 5-7's counterparts, costs, claims."""
-    costs, main = record["calls"][0]["costs"], read_json(root, str(MAIN_RUN))
+    step, main = record["calls"][0]["costs"]["step_s_none"], read_json(root, str(MAIN_RUN))
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
     return [
         _summary(record, runs, root, SUBSET),
         "",
-        "Below: mean ± sd over seeds (number of seeds); λ 0 is the unregularised run. CosReg at "
-        "λ = −5 predicts the majority class in every seed.",
+        "Below: mean ± sd over seeds (number of seeds); IsoScore* and TwoNN (intrinsic dimension) "
+        "of the validation representations; λ 0: no regulariser. CosReg at λ = −5 predicts the "
+        "majority class in every seed.",
         "",
         *(p for column, head in FIGURES.items() for p in (head, "", _by_lambda(runs, column))),
         "## Cost per step",
         "",
         *_steps(record),
         "The penalty's overhead target is at most 1.15× plain. A fine-tuning step (MiniLM, 32 "
-        f"sentences) took {costs['step_s_none'] * 1e3:.1f} ms; an update of the main study's "
-        f"direct optimisation took {main_step * 1e3:.1f} ms (median run of {MAIN_RUN.name}, "
-        f"{main['device']}): {costs['step_s_none'] / main_step:.1f}× as long, on another card.",
+        f"sentences) took {step * 1e3:.1f} ms, {step / main_step:.1f}× a main-study direct "
+        f"optimisation update on another card ({main_step * 1e3:.1f} ms: median run of "
+        f"{MAIN_RUN.name}, {main['device']}).",
         "",
         "## The poster's claims, judged",
         "",
-        "By the code that judges a workflow run's I-STAR grid (docs/verdicts.md, Claims; Holm "
-        "within one family per quantity: the IsoScore* tests at every λ, the task metric's at "
-        "every λ). CosReg is in no claim of ours, λ > 0 only in the correlation's (below).",
+        "By the workflow's I-STAR verdict code (docs/verdicts.md, Claims); Holm per quantity "
+        "(IsoScore*, task metric) over every λ. CosReg is in no claim of ours, λ > 0 only in the "
+        "correlation (below).",
         "",
         *_claim_tables(runs, record, SUBSET),
     ]
@@ -268,8 +263,7 @@ def _whole_parts(root: Path, whole_record: dict, rows: int, grids: dict) -> list
         "",
         _summary(whole_record, whole, root, WHOLE),
         "",
-        f"Mean ± sd over seeds (number of seeds), beside the same runs of the {rows:,}-row grid "
-        "above:",
+        f"Mean ± sd over seeds (number of seeds), beside the {rows:,}-row grid's same runs:",
         "",
         _side_by_side(grids),
         *_steps(whole_record),
@@ -280,11 +274,10 @@ def _whole_parts(root: Path, whole_record: dict, rows: int, grids: dict) -> list
         *_claim_tables(whole, whole_record, WHOLE),
         _seed_history(whole_record, whole, grid_files(WHOLE)[0]),
         "",
-        'The poster\'s "isotropy correlates negatively with task performance" on both grids, one '
-        "rule (docs/verdicts.md, Claims): per seed, Pearson r of IsoScore* and accuracy over the "
-        "runs without a regulariser and with I-STAR at each λ the grid holds (shown: Fisher z of "
-        "r); Holm over the two grids. A verdict speaks for its grid's λ only (the whole split has "
-        "no λ > 0).",
+        'The poster\'s "isotropy correlates negatively with task performance", one rule on both '
+        "grids (docs/verdicts.md, Claims): per seed, Pearson r of IsoScore* and accuracy over the "
+        "grid's runs with no regulariser or I-STAR at any λ (shown: Fisher z); Holm over the two "
+        "grids. A verdict speaks for its grid's λ only (the whole split has none > 0).",
         "",
         _correlation(grids),
     ]
