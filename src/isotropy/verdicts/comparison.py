@@ -175,9 +175,9 @@ def compare(published: pd.DataFrame, measured: pd.DataFrame, studies: set[str]) 
 
 ERROR_CONTROL = (
     "How the verdicts are made: docs/verdicts.md. *agrees* when the 95% interval of D = paper − "
-    "ours lies within ±δ, *differs* when wholly outside, else *inconclusive*. The p-values are "
-    "the verdict's, Holm-adjusted within declared families (a paper × a study), bounding at "
-    f"{T.ALPHA:g} the chance of any false *differs* or *agrees* in a family: {{families}}."
+    "ours lies within ±δ, *differs* when wholly outside (a faithful replication: probability ≤ "
+    f"{T.ALPHA:g}), else *inconclusive*. The verdict's p-values, Holm-adjusted within declared "
+    f"families (paper × study), bound any false *differs* or *agrees* at {T.ALPHA:g}: {{families}}."
 )
 
 
