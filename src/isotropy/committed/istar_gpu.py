@@ -207,7 +207,7 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
     pairs = zip(before.itertuples(), after.itertuples(), strict=True)
     changed = [f"{b.claim} at {b.setup}, {b.verdict}" for b, a in pairs if b.verdict != a.verdict]
     return (
-        f"{text}. Seeds {', '.join(map(str, earlier))} were judged here before the last call "
+        f"{text}. This page judged seeds {', '.join(map(str, earlier))} before the last call "
         f"added {', '.join(map(str, seeds[-1]))} (λ = -1's task claim then read inconclusive by "
         f"that day's rule); today's rule on them alone reads otherwise in "
         f"{'; '.join(changed) or 'no verdict'}."
