@@ -567,7 +567,6 @@ DIRECT = {
     ("trust", ""): "the package's records.schema.yaml and the checkout's envs/*.yaml",
     ("provenance", "hardware"): "/proc/cpuinfo",
     **dict.fromkeys([("traces", "_parquet"), ("traces", "read_result_table")], "bytes it read"),
-    ("committed.import_graph", "file_graph"): "the package's own source",
 }
 
 

@@ -3,10 +3,11 @@ subpackage or module) imports which, deferred imports too, each on its floor (:d
 
 from __future__ import annotations
 
-import ast
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+
+import grimp
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -42,20 +43,10 @@ def dotted(path: Path, package: Path = PACKAGE) -> str:
 
 
 def file_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
-    """module -> the package's modules it imports anywhere in it (``from a import b`` names
-    ``a.b`` when that is a module; relative imports are refused by ruff's TID252)."""
-    files = {dotted(p, package): p for p in sorted(package.rglob("*.py"))}
-    graph = {}
-    for module, path in files.items():
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                subs = (f"{node.module}.{alias.name}" for alias in node.names)
-                found |= {sub if sub in files else str(node.module) for sub in subs}
-        graph[module] = {t for t in found if t in files and t != module}
-    return graph
+    """module -> the package's modules it imports anywhere in it, deferred imports too (grimp,
+    the graph behind import-linter; ``package`` must be importable)."""
+    graph = grimp.build_graph(package.name, cache_dir=None)
+    return {module: graph.find_modules_directly_imported_by(module) for module in graph.modules}
 
 
 def package_of(module: str) -> str:
