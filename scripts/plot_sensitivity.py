@@ -2,7 +2,6 @@
 
 import pandas as pd
 
-from isotropy.configuration.optimisation import Derived
 from isotropy.logs import configure_from_snakemake
 from isotropy.plots.checks import save_figure
 from isotropy.plots.main import r_by_condition
@@ -12,8 +11,7 @@ from isotropy.sensitivity import derived_labels
 
 def main(snakemake):
     configure_from_snakemake(snakemake)
-    derived = {n: Derived.model_validate(s) for n, s in snakemake.params.derived.items()}
-    labels = {**snakemake.params.encoder_labels, **derived_labels(derived)}
+    labels = {**snakemake.params.encoder_labels, **derived_labels(snakemake.params.derived)}
     table = pd.read_csv(snakemake.input.table)
     figure = r_by_condition(table, snakemake.params.settings_line, labels)
     save_figure(figure, snakemake.output.pdf, snakemake.output.png)

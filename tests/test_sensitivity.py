@@ -483,7 +483,7 @@ def test_a_derived_set_is_labelled_by_its_model_with_defaults_filled():
     labels = sensitivity.derived_labels(
         {
             "a": Derived(of="w", transform="pca", dim=3, norm_of="m"),
-            "b": Derived(of="w", transform="rotate"),
+            "b": {"of": "w", "transform": "rotate"},  # a rule's raw param
         }
     )
     assert labels == {"a": "w PCA to 3-d at m's norm", "b": "w rotated (seed 0)"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -119,8 +119,9 @@ def derive_vectors(vectors: np.ndarray, spec: Derived) -> tuple[np.ndarray, np.n
     return (x @ basis.T).astype(np.float32), basis
 
 
-def derived_labels(derived: Mapping[str, Derived]) -> dict[str, str]:
-    """Derived vector set -> what it is, for figures ("word2vec rescaled to miniLM's norm")."""
+def derived_labels(derived: Mapping[str, Derived | Mapping[str, Any]]) -> dict[str, str]:
+    """Derived vector set -> what it is, for figures ("word2vec rescaled to miniLM's norm");
+    a rule's raw ``derived`` param is validated here, its defaults filled in."""
     says = {
         "rescale": "rescaled to {norm_of}'s norm",
         "pca": "PCA to {dim}-d{at}",
@@ -129,7 +130,8 @@ def derived_labels(derived: Mapping[str, Derived]) -> dict[str, str]:
         "orthogonal": "isometry into {dim}-d (seed {seed})",
     }
     labels = {}
-    for name, spec in derived.items():
+    for name, raw in derived.items():
+        spec = Derived.model_validate(raw)
         at = f" at {spec.norm_of}'s norm" if spec.norm_of else ""
         labels[name] = f"{spec.of} {says[spec.transform].format(at=at, **spec.model_dump())}"
     return labels
