@@ -261,8 +261,7 @@ def test_istar_direction_of_effect():
 
 def test_every_published_number_has_a_row_in_an_offline_run_without_results():
     table = compared({})
-    published = read_published()
-    assert len(table) == len(published) and set(table["verdict"]) == {st.NOT_RUN}
+    assert len(table) == len(read_published()) and set(table["verdict"]) == {st.NOT_RUN}
     main = table[table["study"] == "main"]
     assert main["note"].str.startswith("the main study is not part of this run").all()
     mnli = table[table["source"] == "appendix A, Table 2, row mnli, column items"].iloc[0]

@@ -336,8 +336,7 @@ def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_tar
         "missing); make it first (make run)\n"
     )
     for path in studies.target_rules(settings)["preview_study"]:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).touch()
+        Path(path).parent.mkdir(parents=True, exist_ok=True), Path(path).touch()
     assert estimate.report_ready("preview_study", ["config.yaml"]) == 0
     assert estimate.report_ready("main_study", ["config.yaml"]) == 1
     said = capsys.readouterr().err
@@ -346,6 +345,10 @@ def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_tar
     )
     assert estimate.report_ready("main_study", ["no-such.yaml"]) == 1
     assert "configuration error" in capsys.readouterr().err
+    (record := Path(paths.EFFECTIVE_CONFIG) / "preview_study.yaml").parent.mkdir(parents=True)
+    record.write_text("main: [")  # a broken record names no whole run
+    assert estimate.report_ready("main_study", ["config.yaml"]) == 1
+    assert "make it first (make run)" in capsys.readouterr().err
 
 
 def test_runs_are_costed_only_where_measured():

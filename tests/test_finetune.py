@@ -343,8 +343,7 @@ def test_squad_finetune_runs_end_to_end(tiny_bert, tmp_path):
 def test_run_grid_and_paths():
     section = dict(models=["m", "unused"], run_models=["m"], tasks=["sst2"])
     section |= dict(regularisers=["none", "istar"], lambdas=[-5, 0.5], seeds=[0, 1])
-    paths = [run_path(r) for r in run_grid(Istar.model_validate(section))]
-    assert paths == [
+    assert [run_path(r) for r in run_grid(Istar.model_validate(section))] == [
         "results/istar/m/sst2/none_0/seed0/metrics.json",
         "results/istar/m/sst2/none_0/seed1/metrics.json",
         "results/istar/m/sst2/istar_-5/seed0/metrics.json",

@@ -25,8 +25,7 @@ needs_run = pytest.mark.skipif(not COMMITTED, reason="no committed protocol run 
 def test_the_committed_run_is_at_the_papers_protocol():
     """§3: five initialisations per setup, 1,000 updates, metrics after every update."""
     traces = optimisation.committed_tables("main", ROOT)["main_traces"]
-    setups = set(traces["encoder"] + "/" + traces["dataset"])
-    assert setups == SETUPS
+    assert set(traces["encoder"] + "/" + traces["dataset"]) == SETUPS
     for _, run in traces.groupby(["encoder", "dataset", "seed"]):
         assert sorted(run["step"]) == list(range(1001))
     seeds = traces.groupby(["encoder", "dataset"])["seed"].nunique()

@@ -5,6 +5,7 @@ nothing; the run records its effective configuration when it starts (:func:`star
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import re
@@ -144,25 +145,26 @@ def finished_run(target: str, loaded: workflow_config.Loaded) -> tuple[str, str]
 REPORTABLE = ("preview_study", "main_study")
 
 
-def missing_results(target: str, configfiles: list[str]) -> list[str]:
-    config = workflow_config.load_config(configfiles).settings
-    return [path for path in results_of(target, config) if not Path(path).exists()]
+def missing_results(target: str, settings: Config) -> list[str]:
+    return [path for path in results_of(target, settings) if not Path(path).exists()]
 
 
 def report_ready(target: str, configfiles: list[str]) -> int:
     """0 when ``target``'s results are all there; else 1, and one line naming the first missing."""
     try:
-        missing = missing_results(target, configfiles)
+        settings = workflow_config.load_config(configfiles).settings
     except (workflow_config.ConfigError, OSError) as error:
         print(f"make report: configuration error: {error}", file=sys.stderr)
         return 1
-    if not missing:
+    if not (missing := missing_results(target, settings)):
         return 0
     whole = []
-    for other in (t for t in REPORTABLE if t != target):
+    for other in (t for t in REPORTABLE if t != target):  # by the configuration that ran it
         record = Path(paths.EFFECTIVE_CONFIG) / f"{other}.yaml"
-        if not missing_results(other, [str(record)] if record.is_file() else configfiles):
-            whole.append(other)
+        with contextlib.suppress(workflow_config.ConfigError, OSError):  # a broken record: none
+            files = [str(record)] if record.is_file() else None
+            ran = workflow_config.load_config(files).settings if files else settings
+            whole += [other] if not missing_results(other, ran) else []
     more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
     hint = (
         f"{whole[0]}'s results are whole: make report REPORT_TARGET={whole[0]}"
