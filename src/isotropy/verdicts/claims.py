@@ -242,7 +242,7 @@ def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
 ERROR_CONTROL = (
     "How the claims are tested: docs/verdicts.md. A direction is *supported* when every seed goes "
     f"that way and a one-sided t over seeds is significant at {T.ALPHA:g}, Holm-adjusted within "
-    "declared families (a paper × a study; the same families on the extension and CLS pages): "
+    "declared families (paper × study; the same families on the extension and CLS pages): "
     f"{T.ALPHA:g} bounds the chance of any false *supported* in a family. Families: {{families}}."
 )
 
