@@ -135,10 +135,7 @@ def pooled_prediction(
 ) -> Prediction | None:
     """The paper's Pearson r pooled over m runs (it depends on m): simulated from m of our seeds
     drawn with replacement."""
-    moments = np.asarray(moments, dtype=np.float64)
-    n = moments.shape[0]
-    if n < 2:
-        return None
+    n = len(moments)  # at least 2 (the caller's check names the missing seeds)
     rng = rng or np.random.default_rng(0)
     counts = rng.multinomial(m, np.full(n, 1 / n), size=draws).astype(np.float64)
     z = fisher_z(pooled_r(moments, counts))
@@ -162,7 +159,6 @@ class Equivalence(NamedTuple):
 def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
     """(p of *agrees*, p of *differs*) for arrays of predictions against regions [low, high]
     on the judging scale: two one-sided tests each, doubled so that both compare with α."""
-    centre, se, low, high = (np.asarray(v, dtype=np.float64) for v in (centre, se, low, high))
     inside = stats.t.sf((centre - low) / se, df), stats.t.sf((high - centre) / se, df)
     outside = stats.t.sf((low - centre) / se, df), stats.t.sf((centre - high) / se, df)
     return np.minimum(1.0, 2 * np.maximum(*inside)), np.minimum(1.0, 2 * np.minimum(*outside))
@@ -182,8 +178,7 @@ def tested_regions(
 
 def printed_region(scale: Scale, paper: float, margin: str, half: float = 0.0) -> np.ndarray:
     """The region *agrees* tests against, in the printed units."""
-    (low, high), _ = tested_regions(scale, [paper], margin, half)
-    return scale.back(np.array([low[0], high[0]]))
+    return scale.back(np.ravel(tested_regions(scale, [paper], margin, half)[0]))
 
 
 def equivalence(
@@ -196,9 +191,7 @@ def equivalence(
 ) -> Equivalence:
     """D's interval and the p-values of *agrees* (TOST) and *differs* (outside the margin);
     ``allowance``, a protocol setting's (low, high) measured effect on ours, widens it by that."""
-    (low, high), (outer_low, outer_high) = (
-        (float(a[0]), float(b[0])) for a, b in tested_regions(scale, [paper], margin, half)
-    )
+    (low, high), (outer_low, outer_high) = tested_regions(scale, paper, margin, half)
     c, se, (b_low, b_high) = prediction.centre, prediction.se, map(float, allowance)
     # ours at the paper's protocol lies in [c − b_high, c − b_low]: each region shifts by that
     agree, differ = (low + b_high, high + b_low), (outer_low + b_low, outer_high + b_high)
