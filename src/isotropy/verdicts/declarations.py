@@ -32,13 +32,6 @@ def parse_protocol(text: str) -> dict[str, str]:
     return settings
 
 
-def _same(a: str, b: str) -> bool:
-    try:
-        return math.isclose(float(a), float(b))
-    except ValueError:
-        return a.strip().lower() == b.strip().lower()
-
-
 def _check_declared(row: pd.Series, kind: str) -> None:
     """Refuse a declaration that cannot mean what the page says of it."""
     if row["estimand"] not in T.ESTIMANDS + T.READINGS:
@@ -148,12 +141,14 @@ def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = Tru
     effects, theirs, mine = read_effects(), parse_protocol(declared), parse_protocol(ours)
     low, high, used, refused = 0.0, 0.0, [], []
     for key, value in theirs.items():
-        if key not in mine or _same(mine[key], value):
+        if key not in mine:
             continue
+        paper_at, ours_at = pd.to_numeric(pd.Series([value, mine[key]]), errors="coerce")
+        if math.isclose(paper_at, ours_at) or value.lower() == mine[key].lower():
+            continue  # the same setting, as a number or as a word
         where = f"{key} {mine[key]}, the paper's {value}"
         measured = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
         # the measured effect at the nearest setting covering ours against the paper's
-        paper_at, ours_at = pd.to_numeric(pd.Series([value, mine[key]]), errors="coerce")
         reach = (paper_at <= ours_at) & (ours_at <= measured["ours_at_most"])
         covering = measured[np.isclose(measured["paper"], paper_at) & reach]
         if covering.empty or not can_widen:

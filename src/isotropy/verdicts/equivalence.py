@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
 from isotropy.statistics import fisher_z
@@ -22,8 +23,8 @@ class Scale(NamedTuple):
     declared on it, so the region's width does not move with the paper's draw)."""
 
     name: str
-    forward: Callable[[np.ndarray], np.ndarray]
-    back: Callable[[np.ndarray], np.ndarray]
+    forward: Callable[[ArrayLike], np.ndarray]
+    back: Callable[[ArrayLike], np.ndarray]
     margins: tuple[str, ...] = ()  # the margin kinds declared on this scale
     bound: float = math.inf  # |printed value| at which the scale ends (±1 for r: z = ±∞)
 
@@ -48,7 +49,7 @@ class Scale(NamedTuple):
         return centre - value, centre + value
 
 
-def _logit(values: np.ndarray) -> np.ndarray:
+def _logit(values: ArrayLike) -> np.ndarray:
     return special.logit(np.clip(np.asarray(values, dtype=np.float64), 1e-300, 1 - 1e-16))
 
 
@@ -66,7 +67,7 @@ SCALES = {
     "logit": LOGIT,
     "logit100": _hundredths(LOGIT, "logit of I(W) (the printed value /100)"),
     "identity": Scale(
-        "natural units", lambda v: np.asarray(v, dtype=np.float64), lambda v: v, ("relative",)
+        "natural units", lambda v: np.asarray(v, dtype=np.float64), np.asarray, ("relative",)
     ),
 }
 MARGIN_KINDS = ("z", "logit", "relative")
@@ -169,7 +170,6 @@ def tested_regions(
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """(the region *agrees* tests against, the one *differs* tests against) on the judging
     scale: the regions of every value within ±``half`` of the print, intersected and joined."""
-    paper = np.asarray(paper, dtype=np.float64)
     low_a, high_a = scale.region(paper - half, margin)
     low_b, high_b = scale.region(paper + half, margin)
     inner = np.maximum(low_a, low_b), np.minimum(high_a, high_b)
@@ -178,7 +178,7 @@ def tested_regions(
 
 def printed_region(scale: Scale, paper: float, margin: str, half: float = 0.0) -> np.ndarray:
     """The region *agrees* tests against, in the printed units."""
-    return scale.back(np.ravel(tested_regions(scale, [paper], margin, half)[0]))
+    return scale.back(np.ravel(tested_regions(scale, paper, margin, half)[0]))
 
 
 def equivalence(
