@@ -36,7 +36,6 @@ class Scale(NamedTuple):
                 f"margin {margin!r} is not declared on {self.name} (kinds there: "
                 f"{', '.join(self.margins)}): a margin in printed units moves with the paper's draw"
             )
-        paper = np.asarray(paper, dtype=np.float64)
         if np.any(np.abs(paper) >= self.bound):
             raise ValueError(
                 f"a printed value at ±{self.bound:g} has no place on {self.name}: state it as a "
