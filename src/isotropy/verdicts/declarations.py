@@ -13,15 +13,7 @@ import numpy as np
 import pandas as pd
 
 from isotropy.verdicts import equivalence as eq
-from isotropy.verdicts.tolerances import (
-    EQUIVALENCE_RULES,
-    ESTIMANDS,
-    LID_N_TOLERANCE,
-    READINGS,
-    Declared,
-    parse_tolerance,
-    scale_of,
-)
+from isotropy.verdicts import tolerances as T
 
 DECLARED_COLUMNS = ["estimand", "m", "margin", "margin_reason", "protocol"]
 # The printed numbers of a published row, and the columns that hold them as numbers
@@ -40,22 +32,15 @@ def parse_protocol(text: str) -> dict[str, str]:
     return settings
 
 
-def _same(a: str, b: str) -> bool:
-    try:
-        return math.isclose(float(a), float(b))
-    except ValueError:
-        return a.strip().lower() == b.strip().lower()
-
-
 def _check_declared(row: pd.Series, kind: str) -> None:
     """Refuse a declaration that cannot mean what the page says of it."""
-    if row["estimand"] not in ESTIMANDS + READINGS:
-        raise ValueError(f"estimand {row['estimand']!r} is not one of {ESTIMANDS + READINGS}")
+    if row["estimand"] not in T.ESTIMANDS + T.READINGS:
+        raise ValueError(f"estimand {row['estimand']!r} is not one of {T.ESTIMANDS + T.READINGS}")
     m = pd.to_numeric(row["m"], errors="coerce")
     if not (m >= 1 and (math.isinf(m) or m == int(m))):
         raise ValueError(f"m {row['m']!r} is not a whole number of runs ≥ 1 (or inf)")
     parse_protocol(row["protocol"])
-    if kind not in EQUIVALENCE_RULES:
+    if kind not in T.EQUIVALENCE_RULES:
         return
     if str(row.get("why", "")).strip():
         raise ValueError(
@@ -70,7 +55,7 @@ def _check_declared(row: pd.Series, kind: str) -> None:
             f"draw; estimand {row['estimand']!r} has one: declare δ on the judging scale"
         )
     paper = float(row.get("paper_value", math.nan))  # the margin is checked with or without one
-    scale_of(row["unit"], kind).region(paper if math.isfinite(paper) else 0.0, row["margin"])
+    T.scale_of(row["unit"], kind).region(paper if math.isfinite(paper) else 0.0, row["margin"])
 
 
 def printed_number(text: str) -> float:
@@ -102,31 +87,31 @@ def fill_declarations(
                 raise ValueError(f"study {row['study']!r} is not one of {tuple(studies)}")
             if not row["quantity"] or not row["setup"] or not row["source"]:
                 raise ValueError("quantity, setup and source must be filled in")
-            kind, _ = parse_tolerance(row["tolerance"])
+            kind, _ = T.parse_tolerance(row["tolerance"])
             for printed, number in NUMBERS:
                 table.at[index, number] = printed_number(row.get(printed, ""))
             _check_declared(table.loc[index], kind)
         except ValueError as error:
             raise ValueError(f"{at}: {error}") from None
-        if kind in EQUIVALENCE_RULES:
+        if kind in T.EQUIVALENCE_RULES:
             table.at[index, "why"] = rule_text(table.loc[index])
     return table
 
 
-def declared(row: Mapping[str, Any], gate: Declared | None = None) -> Declared:
+def declared(row: Mapping[str, Any], gate: T.Declared | None = None) -> T.Declared:
     """The :class:`Declared` of one filled-in published row, with ``gate``'s protocol effect."""
     estimand = str(row["estimand"])
     m = math.inf if estimand == "fixed" else float(str(row["m"]))
     precision = float(row.get("precision_value", math.nan))
     half = precision / 2 if math.isfinite(precision) else 0.0
-    base = gate or Declared()
+    base = gate or T.Declared()
     return base._replace(estimand=estimand, m=m, margin=str(row["margin"]), half=half)
 
 
 def rule_text(row: Mapping[str, Any]) -> str:
     """The rule an equivalence row is judged by, in words."""
-    kind, argument = parse_tolerance(str(row["tolerance"]))
-    scale, this = scale_of(str(row["unit"]), kind), declared(row)
+    kind, argument = T.parse_tolerance(str(row["tolerance"]))
+    scale, this = T.scale_of(str(row["unit"]), kind), declared(row)
     text = (
         f"equivalence on {scale.name}: the 95% interval for D = paper − ours, which includes the "
         f"paper's draw of its statistic ({this.words()}), must lie within "
@@ -140,7 +125,7 @@ def rule_text(row: Mapping[str, Any]) -> str:
     if kind == "printed" and scale.margins == ("z",):
         text += "; per-seed signs must agree"
     if kind == "lid":
-        text += f"; only at the paper's n (±{LID_N_TOLERANCE:.1%}) and k = {argument:g}"
+        text += f"; only at the paper's n (±{T.LID_N_TOLERANCE:.1%}) and k = {argument:g}"
     return text + "; one seed of a seeded quantity: not judged; a seed-free value: exact"
 
 
@@ -150,24 +135,25 @@ def read_effects(path: str = str(PROTOCOL_EFFECTS)) -> pd.DataFrame:
     return pd.read_csv(path, keep_default_na=False)
 
 
-def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> Declared:
+def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = True) -> T.Declared:
     """Our run's protocol against the row's: a differing setting is allowed (an ``allowance``)
     only within a measured effect, else a ``refusal``; one our run does not report is not."""
     effects, theirs, mine = read_effects(), parse_protocol(declared), parse_protocol(ours)
     low, high, used, refused = 0.0, 0.0, [], []
     for key, value in theirs.items():
-        if key not in mine or _same(mine[key], value):
+        if key not in mine:
             continue
+        paper_at, ours_at = pd.to_numeric(pd.Series([value, mine[key]]), errors="coerce")
+        if math.isclose(paper_at, ours_at) or value.lower() == mine[key].lower():
+            continue  # the same setting, as a number or as a word
         where = f"{key} {mine[key]}, the paper's {value}"
         measured = effects[(effects["quantity"] == quantity) & (effects["setting"] == key)]
         # the measured effect at the nearest setting covering ours against the paper's
-        paper_at, ours_at = pd.to_numeric(pd.Series([value, mine[key]]), errors="coerce")
         reach = (paper_at <= ours_at) & (ours_at <= measured["ours_at_most"])
         covering = measured[np.isclose(measured["paper"], paper_at) & reach]
         if covering.empty or not can_widen:
-            reach = measured["ours_at_most"].max()
-            why = f"its effect on {quantity} is measured only up to {key} {reach:g}"
-            why = f"its effect on {quantity} is not measured" if measured.empty else why
+            reach = f"measured only up to {key} {measured['ours_at_most'].max():g}"
+            why = f"its effect on {quantity} is " + ("not measured" if measured.empty else reach)
             why = why if can_widen else "the row's rule has no interval to widen by its effect"
             refused.append(f"{where}: {why}")
             continue
@@ -176,9 +162,9 @@ def protocol_gate(quantity: str, declared: str, ours: str, can_widen: bool = Tru
         used.append(f"{where}: {effect['low']:+g} to {effect['high']:+g} on {effect['scale']}")
     if refused:
         why = "protocol differs: " + "; ".join(refused) + " (config/protocol_effects.csv)"
-        return Declared(refusal=why)
+        return T.Declared(refusal=why)
     text = (
         "protocol differs within its measured effect on ours (config/protocol_effects.csv), "
         "which widens the interval: " + "; ".join(used)
     )
-    return Declared(allowance=(low, high), allowance_text=text if used else "")
+    return T.Declared(allowance=(low, high), allowance_text=text if used else "")

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
 from isotropy.statistics import fisher_z
@@ -22,8 +23,8 @@ class Scale(NamedTuple):
     declared on it, so the region's width does not move with the paper's draw)."""
 
     name: str
-    forward: Callable[[np.ndarray], np.ndarray]
-    back: Callable[[np.ndarray], np.ndarray]
+    forward: Callable[[ArrayLike], np.ndarray]
+    back: Callable[[ArrayLike], np.ndarray]
     margins: tuple[str, ...] = ()  # the margin kinds declared on this scale
     bound: float = math.inf  # |printed value| at which the scale ends (±1 for r: z = ±∞)
 
@@ -35,7 +36,6 @@ class Scale(NamedTuple):
                 f"margin {margin!r} is not declared on {self.name} (kinds there: "
                 f"{', '.join(self.margins)}): a margin in printed units moves with the paper's draw"
             )
-        paper = np.asarray(paper, dtype=np.float64)
         if np.any(np.abs(paper) >= self.bound):
             raise ValueError(
                 f"a printed value at ±{self.bound:g} has no place on {self.name}: state it as a "
@@ -48,7 +48,7 @@ class Scale(NamedTuple):
         return centre - value, centre + value
 
 
-def _logit(values: np.ndarray) -> np.ndarray:
+def _logit(values: ArrayLike) -> np.ndarray:
     return special.logit(np.clip(np.asarray(values, dtype=np.float64), 1e-300, 1 - 1e-16))
 
 
@@ -66,7 +66,7 @@ SCALES = {
     "logit": LOGIT,
     "logit100": _hundredths(LOGIT, "logit of I(W) (the printed value /100)"),
     "identity": Scale(
-        "natural units", lambda v: np.asarray(v, dtype=np.float64), lambda v: v, ("relative",)
+        "natural units", lambda v: np.asarray(v, dtype=np.float64), np.asarray, ("relative",)
     ),
 }
 MARGIN_KINDS = ("z", "logit", "relative")
@@ -135,10 +135,7 @@ def pooled_prediction(
 ) -> Prediction | None:
     """The paper's Pearson r pooled over m runs (it depends on m): simulated from m of our seeds
     drawn with replacement."""
-    moments = np.asarray(moments, dtype=np.float64)
-    n = moments.shape[0]
-    if n < 2:
-        return None
+    n = len(moments)  # at least 2 (the caller's check names the missing seeds)
     rng = rng or np.random.default_rng(0)
     counts = rng.multinomial(m, np.full(n, 1 / n), size=draws).astype(np.float64)
     z = fisher_z(pooled_r(moments, counts))
@@ -162,7 +159,6 @@ class Equivalence(NamedTuple):
 def test_arrays(centre, se, df, low, high) -> tuple[np.ndarray, np.ndarray]:
     """(p of *agrees*, p of *differs*) for arrays of predictions against regions [low, high]
     on the judging scale: two one-sided tests each, doubled so that both compare with α."""
-    centre, se, low, high = (np.asarray(v, dtype=np.float64) for v in (centre, se, low, high))
     inside = stats.t.sf((centre - low) / se, df), stats.t.sf((high - centre) / se, df)
     outside = stats.t.sf((low - centre) / se, df), stats.t.sf((centre - high) / se, df)
     return np.minimum(1.0, 2 * np.maximum(*inside)), np.minimum(1.0, 2 * np.minimum(*outside))
@@ -173,7 +169,6 @@ def tested_regions(
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """(the region *agrees* tests against, the one *differs* tests against) on the judging
     scale: the regions of every value within ±``half`` of the print, intersected and joined."""
-    paper = np.asarray(paper, dtype=np.float64)
     low_a, high_a = scale.region(paper - half, margin)
     low_b, high_b = scale.region(paper + half, margin)
     inner = np.maximum(low_a, low_b), np.minimum(high_a, high_b)
@@ -182,8 +177,7 @@ def tested_regions(
 
 def printed_region(scale: Scale, paper: float, margin: str, half: float = 0.0) -> np.ndarray:
     """The region *agrees* tests against, in the printed units."""
-    (low, high), _ = tested_regions(scale, [paper], margin, half)
-    return scale.back(np.array([low[0], high[0]]))
+    return scale.back(np.ravel(tested_regions(scale, paper, margin, half)[0]))
 
 
 def equivalence(
@@ -196,9 +190,7 @@ def equivalence(
 ) -> Equivalence:
     """D's interval and the p-values of *agrees* (TOST) and *differs* (outside the margin);
     ``allowance``, a protocol setting's (low, high) measured effect on ours, widens it by that."""
-    (low, high), (outer_low, outer_high) = (
-        (float(a[0]), float(b[0])) for a, b in tested_regions(scale, [paper], margin, half)
-    )
+    (low, high), (outer_low, outer_high) = tested_regions(scale, paper, margin, half)
     c, se, (b_low, b_high) = prediction.centre, prediction.se, map(float, allowance)
     # ours at the paper's protocol lies in [c − b_high, c − b_low]: each region shifts by that
     agree, differ = (low + b_high, high + b_low), (outer_low + b_low, outer_high + b_high)

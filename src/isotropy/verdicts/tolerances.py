@@ -9,7 +9,6 @@ import operator
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-import numpy as np
 import pandas as pd
 
 from isotropy import statistics as st
@@ -133,20 +132,18 @@ def _prediction(
     """(prediction of the paper's draw, or why there is none; our value of the statistic)."""
     value = float(measured.get("value", math.nan))
     if bool(measured.get("seed_free", False)):
-        centre = float(scale.forward(np.array([value]))[0])
-        return eq.Prediction(centre, 0.0, 0, "seed-free: exact"), value
+        return eq.Prediction(float(scale.forward(value)), 0.0, 0, "seed-free: exact"), value
     if declared.estimand == "pooled":
         moments = measured.get("moments")
         if moments is None or len(moments) < 2:
             return "the pooled statistic needs each seed's series (the traces)", value
-        m = int(declared.m)
-        prediction = eq.pooled_prediction(moments, m)
+        prediction = eq.pooled_prediction(moments, int(declared.m))
         if prediction is None:
             return "the pooled statistic is undefined in the draws", value
-        ours = value if len(moments) == m else float(scale.back(np.array([prediction.centre]))[0])
+        ours = value if len(moments) == declared.m else float(scale.back(prediction.centre))
         return prediction, ours
-    y = scale.forward(np.asarray(finite(measured.get("per_seed")), dtype=np.float64))
-    ours = float(scale.back(np.array([y.mean()]))[0]) if y.size else value
+    y = scale.forward(finite(measured.get("per_seed")))
+    ours = float(scale.back(y.mean())) if y.size else value
     return eq.mean_prediction(list(y), declared.m) or f"{y.size} seed: no spread", ours
 
 
@@ -178,8 +175,8 @@ def judge_equivalence(
 
 def _judge_reading(scale: eq.Scale, measured: Measured, paper: float, declared: Declared) -> Judged:
     prediction, ours = _prediction(scale, measured, declared)
-    (low, high), _ = eq.tested_regions(scale, [paper], declared.margin, declared.half)
-    spread, width = declared.allowance[1] - declared.allowance[0], float(high[0] - low[0])
+    (low, high), _ = eq.tested_regions(scale, paper, declared.margin, declared.half)
+    spread, width = declared.allowance[1] - declared.allowance[0], float(high - low)
     if spread >= width:  # no interval, however narrow, fits inside the margin: none can agree
         why = f"its effect spans {spread:.3g} on {scale.name}, the margin {width:.3g}"
         why = f"{st.CANNOT_JUDGE}: {why}; {declared.allowance_text}"
