@@ -138,15 +138,12 @@ def _measured_rows(measured, studies: set[str], claims, rows: list) -> None:
         ours = measured[measured["study"] == study]
         setups = sorted(set(ours.loc[ours["quantity"].isin([c.quantity for c in judged]), "setup"]))
         absent = not_run if study not in studies else ""
-        if absent or not setups:
-            note = absent or f"no results of the {study} study to measure"
-            rows += [_row(c, "all", math.nan, _threshold(c), st.NOT_RUN, "", note) for c in judged]
-            continue
-        for setup, claim in product(setups, judged):
+        note = absent or ("" if setups else f"no results of the {study} study to measure")
+        for setup, claim in product(["all"] if note else setups, judged):
             found = ours[(ours["setup"] == setup) & (ours["quantity"] == claim.quantity)]
-            if found.empty:
-                note = f"no {claim.quantity} measured for this setup"
-                rows.append(_row(claim, setup, math.nan, _threshold(claim), st.NOT_RUN, "", note))
+            if note or found.empty:
+                why = note or f"no {claim.quantity} measured for this setup"
+                rows.append(_row(claim, setup, math.nan, _threshold(claim), st.NOT_RUN, "", why))
             else:
                 _claim_row(claim, setup, _threshold(claim), found.iloc[0], rows)
 
@@ -184,8 +181,7 @@ def _seed_claim_rows(per_seed: pd.DataFrame, claims: Sequence[Claim], rows) -> N
     for claim in claims:
         kind, bound = T.parse_tolerance(claim.bound)
         threshold = f"{kind} {bound:g}; {_beyond(claim)}, {_HOLM}"
-        if claim.scope == "any setup":
-            threshold = f"{threshold}, in at least one setup"
+        threshold += ", in at least one setup" if claim.scope == "any setup" else ""
         ours = per_seed[per_seed["claim"] == claim.name]
         if ours.empty:
             note = "no run of this question in the results"
@@ -222,8 +218,6 @@ def _collapse_any_setup(table: pd.DataFrame, claims: Sequence[Claim]) -> pd.Data
 
 def mark_undecided(table: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
     """``table`` with a row whose seeds are all undecided read *not decided*."""
-    if "undecided" not in values:
-        return table
     counts = values.groupby(["claim", "setup"])["undecided"].agg(["sum", "size"])
     table = table.join(counts, on=["claim", "setup"])
     for index, row in table[table["sum"] > 0].iterrows():

@@ -28,37 +28,29 @@ from isotropy.verdicts.families import (
 # The columns that name a published number: the published table's first, and the comparison's.
 ROW_KEYS = ["paper", "source", "study", "quantity", "setup"]
 # d_low … band_high: D = paper − ours, its 95% interval and the region the verdict accepts
-COLUMNS = [
-    *ROW_KEYS,
-    *(
-        "paper_value printed our_value our_n k per_type_cap paper_n paper_k seeds unit "
-        "convention stand_in tolerance verdict why note estimand m margin margin_reason "
-        "p_agree p_differ d_low d_high band_low band_high"
-    ).split(),
-]
+COLUMNS = ROW_KEYS + str.split(
+    "paper_value printed our_value our_n k per_type_cap paper_n paper_k seeds unit "
+    "convention stand_in tolerance verdict why note estimand m margin margin_reason "
+    "p_agree p_differ d_low d_high band_low band_high"
+)
 
 
 def _not_run_reason(published: pd.Series, candidates: pd.DataFrame, studies: set[str]) -> str:
     """Why no measurement matches ``published`` (``candidates``: ours of its study and quantity)."""
     study, quantity = published["study"], published["quantity"]
     found = ", ".join(sorted(set(candidates["paper_setup"])))
-    reason = f"this run measures {quantity} for {found} only" if found else ""
-    reason = reason or f"this run measures no {quantity}"
+    reason = "this run measures " + (f"{quantity} for {found} only" if found else f"no {quantity}")
     if study not in studies:
         reason = f"the {STUDIES.get(study, (study,))[0]} study is not part of this run"
     return "; ".join(s for s in (reason, published["availability"]) if s)
-
-
-def _paper_k(spec: str) -> float:
-    kind, argument = T.parse_tolerance(spec)
-    return argument if kind == "lid" else math.nan
 
 
 def _row(published: pd.Series, **ours: Any) -> dict[str, Any]:
     """One row of :data:`COLUMNS`: the published row's columns, ``ours`` over them."""
     row = {c: published[c] if c in published.index else math.nan for c in COLUMNS}
     row.update(dict.fromkeys(("per_type_cap", "stand_in", "tolerance", "note"), ""))
-    row.update(printed=published["value"], paper_k=_paper_k(published["tolerance"]))
+    kind, argument = T.parse_tolerance(published["tolerance"])
+    row.update(printed=published["value"], paper_k=argument if kind == "lid" else math.nan)
     return row | ours
 
 
@@ -88,9 +80,9 @@ def judge_row(paper: pd.Series, ours: pd.Series) -> T.Judged:
     )
     if unjudged := not_judged(ours, T.states_a_number(kind, bound), gate.refusal):
         return T.Judged(*unjudged, value)
-    if kind in T.EQUIVALENCE_RULES:
-        declared, k = declarations.declared(paper, gate), _paper_k(paper["tolerance"])
-        on = dict(unit=paper["unit"], paper_n=paper["paper_n"], paper_k=k)
+    if kind in T.EQUIVALENCE_RULES:  # paper_k=bound: the lid rule's k, read by no other rule
+        declared = declarations.declared(paper, gate)
+        on = dict(unit=paper["unit"], paper_n=paper["paper_n"], paper_k=bound)
         return T.judge_equivalence(kind, ours, paper["paper_value"], declared, **on)
     seeds = T.finite(ours["per_seed"])
     if kind in ("below", "above", "at_least") and paper["estimand"] == "every_run" and seeds:
@@ -235,10 +227,9 @@ def _shown(part: pd.DataFrame) -> pd.DataFrame:
 
 
 PUBLISHED_VALUES = Path(__file__).resolve().parents[3] / "config" / "published_values.csv"
-PUBLISHED_COLUMNS = [
-    *ROW_KEYS,
-    *"value unit precision model data sample_size convention tolerance why availability".split(),
-]
+PUBLISHED_COLUMNS = ROW_KEYS + (
+    "value unit precision model data sample_size convention tolerance why availability".split()
+)
 
 
 def read_published(

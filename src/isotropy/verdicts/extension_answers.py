@@ -8,7 +8,6 @@ import pandas as pd
 
 from isotropy import statistics
 from isotropy.extensions import results
-from isotropy.extensions.results import CLAIMS as EXTENSION_CLAIMS
 from isotropy.verdicts.claims import check_claims, mark_undecided
 from isotropy.verdicts.learning import guard_heldout_claims
 
@@ -16,7 +15,7 @@ from isotropy.verdicts.learning import guard_heldout_claims
 def judged_claims(seeds: pd.DataFrame) -> pd.DataFrame:
     """The study's claims from its per-seed values, guarded."""
     values = results.claim_values(seeds)
-    claims = mark_undecided(check_claims(values, None, EXTENSION_CLAIMS), values)
+    claims = mark_undecided(check_claims(values, None, results.CLAIMS), values)
     return guard_heldout_claims(claims, seeds)
 
 
@@ -33,7 +32,7 @@ def claims_table(seeds: pd.DataFrame) -> pd.DataFrame:
         spans[claim, "any setup"] = f"{every}; {setup}: {span}" if every else f"{setup}: {span}"
     intervals = [spans.get((row.claim, row.setup), "–") for row in claims.itertuples(index=False)]
     # claims in their stated order, each one's setups by name (the run's order is the jobs')
-    order = {claim.name: i for i, claim in enumerate(EXTENSION_CLAIMS)}
+    order = {claim.name: i for i, claim in enumerate(results.CLAIMS)}
     ranked = claims.assign(interval=intervals, rank=claims["claim"].map(order))
     ranked = ranked.sort_values(["rank", "setup"], kind="stable")
     return ranked.drop(columns="rank").reset_index(drop=True)

@@ -35,9 +35,7 @@ def forest_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The judged rows that have a D and a band to draw, D and its interval in margins ``x``."""
     needed = ["paper_value", "our_value", "d_low", "d_high", "band_low", "band_high"]
     if missing := [c for c in needed + ["verdict"] if c not in table]:
-        raise ValueError(
-            f"the comparison table has no column {missing}: re-run compare_with_papers"
-        )
+        raise ValueError(f"the comparison table has no column {missing}: rerun compare_with_papers")
     numbers = table[needed].apply(pd.to_numeric, errors="coerce")
     d = numbers["paper_value"] - numbers["our_value"]
     drawn = table["verdict"].isin(st.JUDGED) & np.isfinite(d)
@@ -163,9 +161,8 @@ def forest_figure(rows: pd.DataFrame, preview: str = ""):
     for label, header in zip(axis.get_yticklabels(), headers):
         label.set_fontweight("bold" if header else "normal")
     axis.set_xlabel(X_LABEL, fontsize=9)
-    figure.legend(
-        handles=handles, loc="outside lower center", ncols=4, fontsize=LABEL_POINTS, frameon=False
-    )
+    style = dict(ncols=4, fontsize=LABEL_POINTS, frameon=False)
+    figure.legend(handles=handles, loc="outside lower center", **style)
     stamp(figure, preview)
     return figure
 

@@ -45,8 +45,7 @@ def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) 
     if not (baseline.size and n_eval.size) or not np.isfinite([*baseline, *n_eval]).all():
         return NO_BASELINE
     seeds = finite(accuracies)
-    p = learning_test(seeds, float(baseline[0]), int(n_eval[0]))
-    if p < ALPHA:
+    if (p := learning_test(seeds, float(baseline[0]), int(n_eval[0]))) < ALPHA:
         return ""
     return (
         f"accuracy not above the majority baseline {100 * baseline[0]:.1f}% (per seed: "
@@ -57,12 +56,11 @@ def not_learned_note(accuracies: Iterable[float], baselines: Any, n_evals: Any) 
 
 def guard_rows(table: pd.DataFrame, unlearned: Mapping[tuple[str, str], str]) -> pd.DataFrame:
     """``table`` with each (claim, setup) in ``unlearned`` :data:`NOT_LEARNED`, why first."""
-    guarded = []
-    for row in table.to_dict("records"):
+    guarded = table.to_dict("records")
+    for row in guarded:
         if (why := unlearned.get((str(row["claim"]), str(row["setup"])))) is not None:
             note = str(row.get("note") or "")
-            row = {**row, "verdict": NOT_LEARNED, "note": f"{why}; {note}" if note else why}
-        guarded.append(row)
+            row.update(verdict=NOT_LEARNED, note=f"{why}; {note}" if note else why)
     return pd.DataFrame(guarded, columns=table.columns)
 
 
@@ -71,10 +69,9 @@ HELDOUT_CLAIMS = ("heldout_isoscore_follows", "heldout_silhouette_follows")
 
 def guard_heldout_claims(table: pd.DataFrame, seeds: pd.DataFrame) -> pd.DataFrame:
     """``table`` with the held-out claims of a setup not shown to learn :data:`NOT_LEARNED`."""
-    heldout = seeds[seeds["question"] == "heldout"]
     unlearned: dict[tuple[str, str], str] = {}
     inputs = (("heldout", "final_accuracy"), ("run", "majority_baseline"), ("run", "heldout_items"))
-    for setup, run in heldout.groupby("setup", sort=False):
+    for setup, run in seeds[seeds["question"] == "heldout"].groupby("setup", sort=False):
         picked = run.sort_values("seed").groupby(["item", "quantity"])["value"].apply(list)
         if note := not_learned_note(*(picked.get(key, []) for key in inputs)):
             unlearned |= {(claim, f"{setup}/heldout"): note for claim in HELDOUT_CLAIMS}
