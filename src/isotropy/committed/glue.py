@@ -96,7 +96,7 @@ COMMITTED = CommittedRun(
     name="glue",
     records=(optimisation.checksums("glue", claims=True),),
     pages=(Page(DOC, parts, whole=("glue", "Appendix A (GLUE) at its configured scale")),),
-    copy=functools.partial(optimisation.copy, "glue", claims=True),
+    copy=functools.partial(optimisation.copy, "glue"),
     sources="results/glue (a finished glue_study)",
     effective_config="logs/effective-config/glue_study.yaml",
 )
