@@ -239,9 +239,8 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
         f"optimisation update on another card ({main_step * 1e3:.1f} ms: median run of "
         f"{MAIN_RUN.name}, {main['device']}).\n",
         "## The poster's claims, judged\n",
-        "By the workflow's I-STAR verdict code (docs/verdicts.md, Claims); Holm per quantity "
-        "(IsoScore*, task metric) over every λ. CosReg is in no claim of ours, λ > 0 only in the "
-        "correlation (below).\n",
+        "By the I-STAR verdict code (docs/verdicts.md, Claims); Holm per quantity (IsoScore*, task "
+        "metric) over all λ. CosReg is in no claim of ours, λ > 0 only in the correlation below.\n",
         *_claim_tables(runs, record, SUBSET),
     ]
 
