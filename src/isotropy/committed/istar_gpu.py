@@ -169,8 +169,7 @@ def _side_by_side(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
     shown = pd.DataFrame({"run": [f"{r}, λ={lam:g}" for r, lam in runs.itertuples(index=False)]})
     for column, label in QUANTITIES.items():
         for name, grid in grids.items():
-            cells = grid.groupby(keys)[column].agg(_mean_sd).reset_index()
-            cells = runs.merge(cells, "left", on=keys)
+            cells = runs.merge(grid.groupby(keys)[column].agg(_mean_sd), "left", on=keys)
             shown[f"{label}, {name}"] = cells[column].fillna("").to_list()
     return shown
 
