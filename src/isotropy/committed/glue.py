@@ -64,39 +64,30 @@ def parts(root: Path) -> list[Any]:
     by_setup = claims.pivot(index="setup", columns="claim", values="cell")
     return [
         "Mickus et al. (2024), appendix A: §3's direct optimisation on GLUE training splits; every "
-        "verdict from the committed run by the main study's code ([verdicts.md](verdicts.md)).",
-        "",
+        "verdict from the committed run by the main study's code ([verdicts.md](verdicts.md)).\n",
         f"Run: {record['what']}; code {record['code_commit'][:12]}, device {record['device'][0]}, "
         f"{versions or 'package versions in the record'}; {run.get('started', '?')} to "
         f"{run.get('ended', '?')} UTC, {run.get('wall', '?')} wall against "
-        f"{run.get('printed', '?')} printed before it started ({run.get('machine', '?')}).",
-        "",
+        f"{run.get('printed', '?')} printed before it started ({run.get('machine', '?')}).\n",
         f"Settings: encoders {', '.join(named)}; tasks {', '.join(glue['tasks'])}; "
         f"{glue.get('updates')} updates at learning rate {glue.get('learning_rate')}, metrics "
         f"after {every_nth_update(glue.get('metric_stride') or 1)} on a sample of "
         f"{glue.get('metric_sample_size')} items; seeds "
-        f"{', '.join(map(str, glue.get('seeds', [])))}.",
-        "",
-        "## Table 3's counterpart: IsoScore against the silhouette",
-        "",
+        f"{', '.join(map(str, glue.get('seeds', [])))}.\n",
+        "## Table 3's counterpart: IsoScore against the silhouette\n",
         "The table's values are lost from our copy of the paper; its text says every run's "
-        "correlation is strongly negative (our reading: below −0.5 in every seed).",
-        "",
+        "correlation is strongly negative (our reading: below −0.5 in every seed).\n",
         _table3(verdicts, traces),
-        "## Figure 4's counterpart: IsoScore and the silhouette over training",
-        "",
+        "## Figure 4's counterpart: IsoScore and the silhouette over training\n",
         "Each seed's first and last recorded values (once where all seeds print the same; every "
         "step: `docs/data/glue_traces.csv.gz`; the run's figure: `results/glue/figure4.png`), then "
         "the claims judged over seeds (Holm over the study's family; trends beyond "
-        f"{TREND_SESOI:g}, {TREND_SOURCE}; seeds vary {seeds_vary('glue', traces)}):",
-        "",
+        f"{TREND_SESOI:g}, {TREND_SOURCE}; seeds vary {seeds_vary('glue', traces)}):\n",
         seed_ends(traces).drop(columns="steps recorded"),
         by_setup[list(dict.fromkeys(claims["claim"]))].reset_index(),
-        "## Table 2's counterpart: items and parameters",
-        "",
+        "## Table 2's counterpart: items and parameters\n",
         counts,
-        "Printed numbers without a counterpart here, by why:",
-        "",
+        "Printed numbers without a counterpart here, by why:\n",
         *absent,
     ]
 
@@ -105,7 +96,7 @@ COMMITTED = CommittedRun(
     name="glue",
     records=(optimisation.checksums("glue", claims=True),),
     pages=(Page(DOC, parts, whole=("glue", "Appendix A (GLUE) at its configured scale")),),
-    copy=functools.partial(optimisation.copy, "glue", claims=True),
+    copy=functools.partial(optimisation.copy, "glue"),
     sources="results/glue (a finished glue_study)",
     effective_config="logs/effective-config/glue_study.yaml",
 )

@@ -85,8 +85,7 @@ def _steps(record: dict[str, Any]) -> list[Any]:
     table["× plain (wall)"] = (wall / wall[0]).map("{:.3f}".format)
     shown = [
         f"A step on {call['device']}, batch {call['istar']['training']['batch_size']}: best of two "
-        "timings of 20 steps on the same batches, in the grid's first call:",
-        "",
+        "timings of 20 steps on the same batches, in the grid's first call:\n",
         table,
     ]
     if (wall.iloc[0] > wall.iloc[1:]).all():
@@ -160,7 +159,7 @@ def _summary(record: dict[str, Any], runs: pd.DataFrame, root: Path, prefix: str
     if (root / tests_file).is_file():
         tests = read_text(root, str(tests_file)).strip().splitlines()[-1].strip("= ")
         text += f" The CUDA tests (tests/test_finetune_cuda.py) on the same card: {tests}."
-    return text
+    return text + "\n"
 
 
 def _side_by_side(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -170,8 +169,7 @@ def _side_by_side(grids: dict[str, pd.DataFrame]) -> pd.DataFrame:
     shown = pd.DataFrame({"run": [f"{r}, λ={lam:g}" for r, lam in runs.itertuples(index=False)]})
     for column, label in QUANTITIES.items():
         for name, grid in grids.items():
-            cells = grid.groupby(keys)[column].agg(_mean_sd).reset_index()
-            cells = runs.merge(cells, "left", on=keys)
+            cells = runs.merge(grid.groupby(keys)[column].agg(_mean_sd), "left", on=keys)
             shown[f"{label}, {name}"] = cells[column].fillna("").to_list()
     return shown
 
@@ -202,7 +200,7 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
     )
     earlier = sorted({seed for call in seeds[:-1] for seed in call})
     if not earlier or set(seeds[-1]) <= set(earlier):
-        return text + "."
+        return text + ".\n"
     before, after = (judged(r, record, source)[1] for r in (runs[runs["seed"].isin(earlier)], runs))
     pairs = zip(before.itertuples(), after.itertuples(), strict=True)
     changed = [f"{b.claim} at {b.setup}, {b.verdict}" for b, a in pairs if b.verdict != a.verdict]
@@ -210,7 +208,7 @@ def _seed_history(record: dict[str, Any], runs: pd.DataFrame, source: Path) -> s
         f"{text}. This page judged seeds {', '.join(map(str, earlier))} before the last call "
         f"added {', '.join(map(str, seeds[-1]))} (λ = -1's task claim then read inconclusive by "
         f"that day's rule); today's rule on them alone reads otherwise in "
-        f"{'; '.join(changed) or 'no verdict'}."
+        f"{'; '.join(changed) or 'no verdict'}.\n"
     )
 
 
@@ -229,26 +227,19 @@ def _subset_parts(root: Path, record: dict, runs: pd.DataFrame) -> list[Any]:
     main_step = pd.Series(main["wall_seconds_per_run"]).median() / MAIN_UPDATES
     return [
         _summary(record, runs, root, SUBSET),
-        "",
         "Below: mean ± sd over seeds (number of seeds); IsoScore* and TwoNN (intrinsic dimension) "
         "of the validation representations; λ 0: no regulariser. CosReg at λ = −5 predicts the "
-        "majority class in every seed.",
-        "",
+        "majority class in every seed.\n",
         *(p for column, head in FIGURES.items() for p in (head, "", _by_lambda(runs, column))),
-        "## Cost per step",
-        "",
+        "## Cost per step\n",
         *_steps(record),
         "The penalty's overhead target is at most 1.15× plain. A fine-tuning step (MiniLM, 32 "
         f"sentences) took {step * 1e3:.1f} ms, {step / main_step:.1f}× a main-study direct "
         f"optimisation update on another card ({main_step * 1e3:.1f} ms: median run of "
-        f"{MAIN_RUN.name}, {main['device']}).",
-        "",
-        "## The poster's claims, judged",
-        "",
-        "By the workflow's I-STAR verdict code (docs/verdicts.md, Claims); Holm per quantity "
-        "(IsoScore*, task metric) over every λ. CosReg is in no claim of ours, λ > 0 only in the "
-        "correlation (below).",
-        "",
+        f"{MAIN_RUN.name}, {main['device']}).\n",
+        "## The poster's claims, judged\n",
+        "By the I-STAR verdict code (docs/verdicts.md, Claims); Holm per quantity (IsoScore*, task "
+        "metric) over all λ. CosReg is in no claim of ours, λ > 0 only in the correlation below.\n",
         *_claim_tables(runs, record, SUBSET),
     ]
 
@@ -259,26 +250,20 @@ def _whole_parts(root: Path, whole_record: dict, rows: int, grids: dict) -> list
     # results/istar/<model>/<task>/<regulariser>_<λ>/seed<n>/metrics.json
     per_run = _walls(whole_record).groupby(lambda path: Path(path).parts[4].split("_")[0]).mean()
     return [
-        f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})",
-        "",
+        f"## The claims' runs on the whole training split ({OVERLAY[WHOLE]})\n",
         _summary(whole_record, whole, root, WHOLE),
-        "",
-        f"Mean ± sd over seeds (number of seeds), beside the {rows:,}-row grid's same runs:",
-        "",
+        f"Mean ± sd over seeds (number of seeds), beside the {rows:,}-row grid's same runs:\n",
         _side_by_side(grids),
         *_steps(whole_record),
         "A whole run (loading, tokenising, Σ_S, the steps, evaluation) took "
         + ", ".join(f"{seconds:.1f} s ({name})" for name, seconds in per_run.items())
-        + " on average.",
-        "",
+        + " on average.\n",
         *_claim_tables(whole, whole_record, WHOLE),
         _seed_history(whole_record, whole, grid_files(WHOLE)[0]),
-        "",
         'The poster\'s "isotropy correlates negatively with task performance", one rule on both '
         "grids (docs/verdicts.md, Claims): per seed, Pearson r of IsoScore* and accuracy over the "
         "grid's runs with no regulariser or I-STAR at any λ (shown: Fisher z); Holm over the two "
-        "grids. A verdict speaks for its grid's λ only (the whole split has none > 0).",
-        "",
+        "grids. A verdict speaks for its grid's λ only (the whole split has none > 0).\n",
         _correlation(grids),
     ]
 

@@ -76,12 +76,12 @@ def _monotone_words(traces: pd.DataFrame, setup: str) -> str:
     )
 
 
-def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.DataFrame:
-    """Each §3.2 row judged on the committed run; ``detail`` (the page): with the paper's row and
-    the rule as applied."""
+def judged_table(root: str | os.PathLike = ".") -> pd.DataFrame:
+    """Each §3.2 row judged on the committed run, with the paper's row and the rule as applied
+    (the page's; the README drops both)."""
     table = verdicts(root)
     traces = optimisation.committed_tables("main", root)["main_traces"]
-    shown = pd.DataFrame(
+    return pd.DataFrame(
         {
             "setup (ours)": table["setup"],
             "statistic": table["quantity"].map(CORRELATIONS),
@@ -90,12 +90,9 @@ def judged_table(root: str | os.PathLike = ".", detail: bool = False) -> pd.Data
             "ours (seeds pooled)": table["our_value"].map(signed),
             "D = paper − ours": (table["paper_value"] - table["our_value"]).map(signed),
             "verdict": [verdict_words(row, traces) for _, row in table.iterrows()],
+            "the rule as applied": table["tolerance"].fillna("").str.replace("\n", " "),
         }
     )
-    if detail:
-        shown["the rule as applied"] = table["tolerance"].fillna("").str.replace("\n", " ")
-        return shown
-    return shown.drop(columns="paper row")
 
 
 def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
@@ -115,7 +112,7 @@ def doc_parts(root: str | os.PathLike = ".") -> list[Any]:
         f"{run.get('started', '?')} to {run.get('ended', '?')} UTC, {run.get('wall', '?')} wall "
         f"against {run.get('printed', '?')} printed before it started.",
         f"Settings: {_protocol(record)}.\n",
-        judged_table(root, detail=True),
+        judged_table(root),
         "§3's trends judged on this run by the claims page's code (one Holm family with the "
         f"study's other claims; last step − step 0 beyond {TREND_SESOI:g}, {TREND_SOURCE}; "
         "`seeds_agree`: the larger std / |mean change| below 0.05; the seeds vary "
@@ -178,7 +175,7 @@ def readme_parts(root: str | os.PathLike = ".") -> list[Any]:
     return [
         f"What §3.2 of Mickus et al. (2024) replicates, judged on the committed `make run` "
         f"({_protocol(record)}; [docs/main-study.md](docs/main-study.md)):\n",
-        judged_table(root),
+        judged_table(root).drop(columns=["paper row", "the rule as applied"]),
         f"The run took {run.get('wall', '?')} on {run.get('machine', '?')}, against "
         f"{run.get('printed', '?')} printed by `make run` before it started.\n",
     ]

@@ -53,12 +53,11 @@ def copy(
     run: Mapping[str, Any],
     effective_config: Path,
     into: Checksums | None = None,
-    claims: bool = False,
 ) -> dict[str, Any]:
-    """Copy ``results/<study>`` in with its record; ``run``: facts no file holds (start, end,
-    printed estimate, machine, ``what`` of an overlay); ``claims``: with its claims judged."""
+    """Copy ``results/<study>`` in with record ``into`` (its claims judged if it lists them);
+    ``run``: facts no file holds (start, end, printed estimate, machine, ``what`` of an overlay)."""
     (results,) = sources
-    record = checksums(study, claims)
+    record = into or checksums(study)
     counts, correlations, traces_file, *claims_file = record.files
     names = [file.name.removeprefix(f"{study}_") for file in (counts, correlations)]
     if missing := [name for name in names if not os.path.lexists(results / name)]:
@@ -98,7 +97,7 @@ def copy(
         "config": settings,
         "stand_ins": workflow_stand_ins(Config.model_validate(config)),
     }
-    if claims:
+    if claims_file:
         frames = [*(pd.read_csv(io.BytesIO(data)) for data in tables), traces]
         judged = judged_claims(study, dict(zip(table_names(study), frames)), facts)
         files[claims_file[0]] = judged.to_csv(index=False).encode("utf-8")
