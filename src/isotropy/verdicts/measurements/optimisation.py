@@ -115,7 +115,7 @@ def _correlation_measurements(
         points = int(overall["points"].iloc[0]) if "points" in overall else None
         one_seed = "seeds" in overall and int(overall["seeds"].iloc[0]) == 1
         at = partial(at, n=points, protocol=protocol)
-        moments = from_traces.get((encoder, dataset, "moments"))
+        moments = {"pearson_r": from_traces.get((encoder, dataset, "moments"))}
         for column, (name, _) in CORRELATIONS.items():
             value = float(overall[column].iloc[0])
             per_seed = from_traces.get(
@@ -124,8 +124,7 @@ def _correlation_measurements(
             listed = f"per seed: {', '.join(f'{v:+.3f}' for v in per_seed)}" if per_seed else ""
             convention = POOLED.format(name, points)
             note = joined("" if math.isfinite(value) else CONSTANT, listed)
-            seeded = {"seeds": len(per_seed), "per_seed": per_seed}
-            seeded["moments"] = moments if column == "pearson_r" else None
+            seeded = {"seeds": len(per_seed), "per_seed": per_seed, "moments": moments.get(column)}
             rows.append(at(column, value=value, convention=convention, note=note, **seeded))
     return rows
 

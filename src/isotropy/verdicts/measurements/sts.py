@@ -29,12 +29,11 @@ def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list
     """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W); the gains."""
     rows = []
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
-        split = str(group["split"].iloc[0]) if "split" in group else ""
+        head = group.iloc[0]  # the data set's split and pipeline, one per model × data set
         split_stand_in = stand.sts_split if dataset == "stsb" else ""
         stand_in = joined(model_stand_in(config, name, "BERT"), split_stand_in)
-        pipeline = "mean-pooled sentence vectors transformed"
-        pipeline = str(group["pipeline"].iloc[0]) if "pipeline" in group else pipeline
-        setup = f"{name}, {dataset} {split}".strip()
+        pipeline = str(head.get("pipeline", "mean-pooled sentence vectors transformed"))
+        setup = f"{name}, {dataset} {head.get('split', '')}".strip()
         for method, runs in group.groupby("method", sort=False):
             first, setting, sign_free = runs.iloc[0], "", ""
             if method != "none" and "n_clusters" in runs:
@@ -58,13 +57,12 @@ def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list
 
 def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, stand_in: str) -> list[Row]:
     """The cluster-based method's I(W) ratio and Spearman gain over none."""
-    enhanced = "cluster-based"
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
     at = at_setup("geometry", claim_setup, evidence=paths.GEOMETRY_STS)
-    if "none" not in means.index or enhanced not in means.index:
-        missing = f"sts.csv lacks method 'none' or {enhanced!r}"
+    if not {"none", "cluster-based"} <= set(means.index):
+        missing = "sts.csv lacks method 'none' or 'cluster-based'"
         return [at(q, missing=missing) for q in ("sts_isotropy_ratio", "sts_spearman_gain")]
-    before, after = means.loc["none"], means.loc[enhanced]
+    before, after = means.loc["none"], means.loc["cluster-based"]
     ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
     iw = f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}"
     spearman = f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}"
