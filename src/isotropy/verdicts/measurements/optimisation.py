@@ -60,17 +60,20 @@ def optimisation_measurements(
 ) -> list[Row]:
     """Counts, correlations and the curves' endpoints of one direct-optimisation study."""
     rows: list[Row] = []
+    setup = partial(_setup, study, config=config, stand=stand)
+    section = config.get(study) or {}  # the run's protocol, stated on its correlations and ends
+    protocol = "; ".join(f"{k}={section[k]}" for k in PROTOCOL_KEYS if section.get(k) is not None)
     if counts is not None:  # Tables 1 and 2
         evidence = paths.study_file(f"{paths.COUNT_TABLES[study]}.csv", study)
         for _, r in counts.iterrows():
-            at = _setup(study, r["encoder"], r["dataset"], config, stand, evidence=evidence)
+            at = setup(r["encoder"], r["dataset"], evidence=evidence)
             items, dim = f"{int(r['rows'])} unique rows", f"dim {int(r['dim'])}"
             rows.append(at("items", value=int(r["items"]), convention=ITEMS, note=items))
             rows.append(at("parameters", value=int(r["params"]), convention=PARAMETERS, note=dim))
     if correlations is not None:
-        rows += _correlation_measurements(study, correlations, traces, config, stand)
+        rows += _correlation_measurements(study, correlations, traces, setup, protocol)
     if traces is not None:
-        rows += _trace_measurements(study, traces, config, stand)
+        rows += _trace_measurements(study, traces, setup, protocol)
     return rows
 
 
@@ -91,22 +94,17 @@ def per_seed_correlations(traces: Table) -> dict[tuple[str, str, str], tuple[flo
     return {key: tuple(values) for key, values in out.items()}
 
 
-def run_protocol(config: Config, study: str) -> str:
-    section = config.get(study) or {}
-    return "; ".join(f"{k}={section[k]}" for k in PROTOCOL_KEYS if section.get(k) is not None)
-
-
 def _correlation_measurements(
-    study: str, table: pd.DataFrame, traces: Table, config: Config, stand: StandIns
+    study: str, table: pd.DataFrame, traces: Table, setup: Callable, protocol: str
 ) -> list[Row]:
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
     each seed's value (from the traces where given, else the table's seed rows)."""
     rows: list[Row] = []
     evidence = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
-    from_traces, protocol = per_seed_correlations(traces), run_protocol(config, study)
+    from_traces = per_seed_correlations(traces)
     for (encoder, dataset), group in table.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
-        at = _setup(study, encoder, dataset, config, stand, evidence=evidence)
+        at = setup(encoder, dataset, evidence=evidence)
         if overall.empty:
             missing = "no 'all' row for this setup in the correlation table"
             rows += [at(column, missing=missing) for column in CORRELATIONS]
@@ -118,9 +116,8 @@ def _correlation_measurements(
         moments = {"pearson_r": from_traces.get((encoder, dataset, "moments"))}
         for column, (name, _) in CORRELATIONS.items():
             value = float(overall[column].iloc[0])
-            per_seed = from_traces.get(
-                (encoder, dataset, column), tuple(seed_rows[column].astype(float))
-            ) or ((value,) if one_seed else ())
+            tabled = tuple(seed_rows[column].astype(float)) or ((value,) if one_seed else ())
+            per_seed = from_traces.get((encoder, dataset, column), tabled)  # never empty there
             listed = f"per seed: {', '.join(f'{v:+.3f}' for v in per_seed)}" if per_seed else ""
             convention = POOLED.format(name, points)
             note = joined("" if math.isfinite(value) else CONSTANT, listed)
@@ -133,15 +130,13 @@ POOLED = "{} of IsoScore vs silhouette, all recorded steps of all seeds pooled (
 CONSTANT = "undefined: a constant series (see the correlation table)"
 
 
-def _trace_measurements(study: str, traces: pd.DataFrame, config: Config, stand: StandIns):
+def _trace_measurements(study: str, traces: pd.DataFrame, setup: Callable, protocol: str):
     """How far silhouette and IsoScore move over a run, and how much the seeds spread."""
     rows: list[Row] = []
-    protocol = run_protocol(config, study)
     for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
         evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")
         seeds = group["seed"].nunique()
-        at = _setup(study, encoder, dataset, config, stand, seeds=seeds, evidence=evidence)
-        at = partial(at, protocol=protocol)
+        at = setup(encoder, dataset, seeds=seeds, evidence=evidence, protocol=protocol)
         # per seed (rows) and metric: the value at the first and at the last recorded step
         ends = group.sort_values("step").groupby("seed")[list(METRICS)].agg(["first", "last"])
         for metric in METRICS:
