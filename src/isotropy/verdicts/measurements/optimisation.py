@@ -193,10 +193,9 @@ def optimisation_claims(
 ) -> tuple[Claim, ...]:
     """The five claims of one optimisation study; ``r``: the Pearson level, ``why``: its source,
     ``pearson``: the paper's Pearson statement (``spearman``: its Spearman one)."""
-    words = {"rho": rho, "r": r, "why": why, "limit": SEED_SPREAD_LIMIT}
 
     def claim(name: str, quantity: str, bound: str, paper: str, rule: str, **more: Any) -> Claim:
-        said = STATEMENTS[name].format(**words)
+        said = STATEMENTS[name].format(rho=rho, r=r, why=why, limit=SEED_SPREAD_LIMIT)
         return Claim(name, study, quantity, said, bound, paper, rule, seeds_vary=SEEDS_VARY, **more)
 
     trend = partial(claim, sesoi=TREND_SESOI, sesoi_source=TREND_SOURCE)

@@ -126,15 +126,14 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Config) -> list[Row]:
     source = paths.rajaee_cls_file("runs.csv")
     for (name, task, method), runs in table.groupby(["model", "task", "method"], sort=False):
         first = runs.iloc[0]
-        setup = f"{name}, {task} fine-tuned"
         paper_setup = "cluster-based" if method == "cluster" else method
         n, stand_in = int(first["eval_sentences"]), model_stand_in(config, name, "BERT")
         note = (
             f"{int(first['train_examples'])} training examples, {int(first['epochs'])} "
             "epochs (config rajaee_cls.training)"
         )
-        at = at_setup("geometry", setup, paper_setup, n=n, stand_in=stand_in, evidence=source)
-        at = partial(at, note=note, not_learned=fine_tuned_not_learned(runs))
+        at = at_setup("geometry", f"{name}, {task} fine-tuned", paper_setup, n=n, evidence=source)
+        at = partial(at, stand_in=stand_in, note=note, not_learned=fine_tuned_not_learned(runs))
         for quantity, column, scale, convention in CLS_QUANTITIES:
             values = over_seeds(runs, column, scale)
             rows.append(at(f"{task}_finetuned_{quantity}", **values, convention=convention))
