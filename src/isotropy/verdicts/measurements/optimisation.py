@@ -165,10 +165,9 @@ def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., 
         for m in METRICS
     )
     # negligible for both metrics (intersection-union), or for neither (Bonferroni)
-    tests = [spread_test(ends[m]["last"], change[m]) for m in METRICS]
-    p_below = max(p for p, _ in tests)
-    p_above = min(1.0, len(tests) * min(p for _, p in tests))
-    return at("seed_spread", value=ratios[worst], p_less=p_below, p_greater=p_above, note=note)
+    below, above = zip(*(spread_test(ends[m]["last"], change[m]) for m in METRICS))
+    p_less, p_greater = max(below), min(1.0, len(above) * min(above))
+    return at("seed_spread", value=ratios[worst], p_less=p_less, p_greater=p_greater, note=note)
 
 
 SEEDS_VARY = "only the classifier's start and any metric sample: the same starting embeddings"
