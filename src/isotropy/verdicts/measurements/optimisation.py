@@ -77,11 +77,9 @@ def optimisation_measurements(
     return rows
 
 
-def per_seed_correlations(traces: Table) -> dict[tuple[str, str, str], tuple[float, ...]]:
+def per_seed_correlations(traces: pd.DataFrame) -> dict[tuple[str, str, str], tuple[float, ...]]:
     """(encoder, dataset, column) → each seed's Pearson r / Spearman ρ of IsoScore against
     silhouette over its recorded steps; (encoder, dataset, 'moments') → each seed's sums."""
-    if traces is None:
-        return {}
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     out: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
     runs = traces.dropna(subset=[x, y]).groupby(["encoder", "dataset", "seed"], sort=True)
@@ -101,7 +99,7 @@ def _correlation_measurements(
     each seed's value (from the traces where given, else the table's seed rows)."""
     rows: list[Row] = []
     evidence = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
-    from_traces = per_seed_correlations(traces)
+    from_traces = {} if traces is None else per_seed_correlations(traces)
     for (encoder, dataset), group in table.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
         at = setup(encoder, dataset, evidence=evidence)
