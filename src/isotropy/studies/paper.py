@@ -71,12 +71,10 @@ GLUE = StudySpec(
         "Mickus et al. 2024, appendix A, Table 3 (strongly negative; our reading −0.5)",
         "Mickus et al. 2024, §3 / appendix A",
         GLUE_SPEARMAN_LIMIT,
-        (
-            GLUE_SPEARMAN_LIMIT,
-            "our reading of 'strongly negative', its bounds lost from our copy",
-            "Mickus et al. 2024, appendix A, Table 3, column Pearson r (strongly negative; our "
-            "reading −0.5)",
-        ),
+        GLUE_SPEARMAN_LIMIT,
+        "our reading of 'strongly negative', its bounds lost from our copy",
+        "Mickus et al. 2024, appendix A, Table 3, column Pearson r (strongly negative; our "
+        "reading −0.5)",
     ),
     claims_not_run="the glue study is not configured in this run",
 )

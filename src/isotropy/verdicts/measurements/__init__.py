@@ -75,10 +75,8 @@ def spread_test(final, change, limit: float = SEED_SPREAD_LIMIT) -> tuple[float,
     n, a = final.size, _LEVELS
     if n < 2:
         return math.nan, math.nan
-    s = final.std(ddof=1)
     half = stats.t.ppf(1 - a / 2, n - 1) * change.std(ddof=1) / math.sqrt(n)
-    upper_s = s * np.sqrt((n - 1) / stats.chi2.ppf(a, n - 1))
-    lower_s = s * np.sqrt((n - 1) / stats.chi2.ppf(1 - a, n - 1))
+    lower_s, upper_s = final.std(ddof=1) * np.sqrt((n - 1) / stats.chi2.ppf([1 - a, a], n - 1))
     low_mean, high_mean = np.maximum(0.0, abs(change.mean()) - half), abs(change.mean()) + half
     with np.errstate(divide="ignore", invalid="ignore"):
         upper = np.where(upper_s == 0, 0.0, upper_s / low_mean)
@@ -107,8 +105,7 @@ def seed_test(
         value, seeds, p = float(t.mean() - b.mean()), min(len(t), len(b)), (math.nan, math.nan)
         if seeds >= 2:
             p = one_sided(stats.ttest_ind, t - centre, b, equal_var=False)
-    per_seed = tuple(float(v) for v in d)
-    return {"value": value, "seeds": seeds, "p_less": p[0], "p_greater": p[1], "per_seed": per_seed}
+    return {"value": value, "seeds": seeds, "p_less": p[0], "p_greater": p[1], "per_seed": d}
 
 
 def fine_tuned_not_learned(*groups: pd.DataFrame, column: str = "accuracy") -> str:

@@ -37,11 +37,9 @@ def lid_measurements(lid: pd.DataFrame, config: Config, stand: StandIns) -> list
             setup = f"{name}, last layer ({int(group['layer'].max())})"
             cap = "none" if clusters["max_per_type"] is None else str(clusters["max_per_type"])
             per_layer = group[group["metric"] == "cosine"].groupby("layer")["lid_cai_scale"].mean()
-            layers = (
+            layers = (  # used only where the last layer has a cosine LID: never empty
                 f"cosine LID over layers {per_layer.min():.2f}–{per_layer.max():.2f}; Table 3 "
                 "does not say which layer, the last is compared"
-                if len(per_layer)
-                else ""
             )
             seed_free = clusters["lid_sample_size"] is None
         at = at_setup("geometry", setup, paper, n=n, k=k, per_type_cap=cap, stand_in=stand_in)

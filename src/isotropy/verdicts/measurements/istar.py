@@ -65,9 +65,8 @@ def seed_details(measured: list[Row], claims) -> pd.DataFrame:
     p-values, and the smallest difference its seeds detect (paired t at α/m, power 0.8)."""
     rows = []
     for claim in claims:
-        kind, bound = parse_tolerance(claim.bound)
         ours = [m for m in measured if m["quantity"] == claim.quantity and m["per_seed"]]
-        tests = [seed_rule(kind, bound, m) for m in ours]
+        tests = [seed_rule(*parse_tolerance(claim.bound), m) for m in ours]
         family = family_of_claim(claim.study, claim.rule, claim.quantity)
         settled = settle_rows([dict(family=family, p_for=t[2], p_against=t[3]) for t in tests])
         for m, (_, _, p, other, along, valued), holm in zip(ours, tests, settled):

@@ -60,25 +60,26 @@ def optimisation_measurements(
 ) -> list[Row]:
     """Counts, correlations and the curves' endpoints of one direct-optimisation study."""
     rows: list[Row] = []
+    setup = partial(_setup, study, config=config, stand=stand)
+    section = config.get(study) or {}  # the run's protocol, stated on its correlations and ends
+    protocol = "; ".join(f"{k}={section[k]}" for k in PROTOCOL_KEYS if section.get(k) is not None)
     if counts is not None:  # Tables 1 and 2
         evidence = paths.study_file(f"{paths.COUNT_TABLES[study]}.csv", study)
         for _, r in counts.iterrows():
-            at = _setup(study, r["encoder"], r["dataset"], config, stand, evidence=evidence)
+            at = setup(r["encoder"], r["dataset"], evidence=evidence)
             items, dim = f"{int(r['rows'])} unique rows", f"dim {int(r['dim'])}"
             rows.append(at("items", value=int(r["items"]), convention=ITEMS, note=items))
             rows.append(at("parameters", value=int(r["params"]), convention=PARAMETERS, note=dim))
     if correlations is not None:
-        rows += _correlation_measurements(study, correlations, traces, config, stand)
+        rows += _correlation_measurements(study, correlations, traces, setup, protocol)
     if traces is not None:
-        rows += _trace_measurements(study, traces, config, stand)
+        rows += _trace_measurements(study, traces, setup, protocol)
     return rows
 
 
-def per_seed_correlations(traces: Table) -> dict[tuple[str, str, str], tuple[float, ...]]:
+def per_seed_correlations(traces: pd.DataFrame) -> dict[tuple[str, str, str], tuple[float, ...]]:
     """(encoder, dataset, column) → each seed's Pearson r / Spearman ρ of IsoScore against
     silhouette over its recorded steps; (encoder, dataset, 'moments') → each seed's sums."""
-    if traces is None:
-        return {}
     x, y = registry.with_role("isotropy").name, registry.with_role("clusters").name
     out: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
     runs = traces.dropna(subset=[x, y]).groupby(["encoder", "dataset", "seed"], sort=True)
@@ -91,22 +92,17 @@ def per_seed_correlations(traces: Table) -> dict[tuple[str, str, str], tuple[flo
     return {key: tuple(values) for key, values in out.items()}
 
 
-def run_protocol(config: Config, study: str) -> str:
-    section = config.get(study) or {}
-    return "; ".join(f"{k}={section[k]}" for k in PROTOCOL_KEYS if section.get(k) is not None)
-
-
 def _correlation_measurements(
-    study: str, table: pd.DataFrame, traces: Table, config: Config, stand: StandIns
+    study: str, table: pd.DataFrame, traces: Table, setup: Callable, protocol: str
 ) -> list[Row]:
     """Pearson r and Spearman ρ of IsoScore against silhouette per setup, seeds pooled, with
     each seed's value (from the traces where given, else the table's seed rows)."""
     rows: list[Row] = []
     evidence = paths.study_file(f"{paths.CORRELATION_TABLES[study]}.csv", study)
-    from_traces, protocol = per_seed_correlations(traces), run_protocol(config, study)
+    from_traces = {} if traces is None else per_seed_correlations(traces)
     for (encoder, dataset), group in table.groupby(["encoder", "dataset"], sort=True):
         overall = group[group["scope"] == "all"]
-        at = _setup(study, encoder, dataset, config, stand, evidence=evidence)
+        at = setup(encoder, dataset, evidence=evidence)
         if overall.empty:
             missing = "no 'all' row for this setup in the correlation table"
             rows += [at(column, missing=missing) for column in CORRELATIONS]
@@ -115,17 +111,15 @@ def _correlation_measurements(
         points = int(overall["points"].iloc[0]) if "points" in overall else None
         one_seed = "seeds" in overall and int(overall["seeds"].iloc[0]) == 1
         at = partial(at, n=points, protocol=protocol)
-        moments = from_traces.get((encoder, dataset, "moments"))
+        moments = {"pearson_r": from_traces.get((encoder, dataset, "moments"))}
         for column, (name, _) in CORRELATIONS.items():
             value = float(overall[column].iloc[0])
-            per_seed = from_traces.get(
-                (encoder, dataset, column), tuple(seed_rows[column].astype(float))
-            ) or ((value,) if one_seed else ())
+            tabled = tuple(seed_rows[column].astype(float)) or ((value,) if one_seed else ())
+            per_seed = from_traces.get((encoder, dataset, column), tabled)  # never empty there
             listed = f"per seed: {', '.join(f'{v:+.3f}' for v in per_seed)}" if per_seed else ""
             convention = POOLED.format(name, points)
             note = joined("" if math.isfinite(value) else CONSTANT, listed)
-            seeded = {"seeds": len(per_seed), "per_seed": per_seed}
-            seeded["moments"] = moments if column == "pearson_r" else None
+            seeded = {"seeds": len(per_seed), "per_seed": per_seed, "moments": moments.get(column)}
             rows.append(at(column, value=value, convention=convention, note=note, **seeded))
     return rows
 
@@ -134,15 +128,13 @@ POOLED = "{} of IsoScore vs silhouette, all recorded steps of all seeds pooled (
 CONSTANT = "undefined: a constant series (see the correlation table)"
 
 
-def _trace_measurements(study: str, traces: pd.DataFrame, config: Config, stand: StandIns):
+def _trace_measurements(study: str, traces: pd.DataFrame, setup: Callable, protocol: str):
     """How far silhouette and IsoScore move over a run, and how much the seeds spread."""
     rows: list[Row] = []
-    protocol = run_protocol(config, study)
     for (encoder, dataset), group in traces.groupby(["encoder", "dataset"], sort=True):
         evidence = paths.optimisation_run_file("trace.parquet", study, encoder, dataset, "*")
         seeds = group["seed"].nunique()
-        at = _setup(study, encoder, dataset, config, stand, seeds=seeds, evidence=evidence)
-        at = partial(at, protocol=protocol)
+        at = setup(encoder, dataset, seeds=seeds, evidence=evidence, protocol=protocol)
         # per seed (rows) and metric: the value at the first and at the last recorded step
         ends = group.sort_values("step").groupby("seed")[list(METRICS)].agg(["first", "last"])
         for metric in METRICS:
@@ -171,10 +163,9 @@ def _spread_row(ends: Mapping[str, pd.DataFrame], seeds: int, at: Callable[..., 
         for m in METRICS
     )
     # negligible for both metrics (intersection-union), or for neither (Bonferroni)
-    tests = [spread_test(ends[m]["last"], change[m]) for m in METRICS]
-    p_below = max(p for p, _ in tests)
-    p_above = min(1.0, len(tests) * min(p for _, p in tests))
-    return at("seed_spread", value=ratios[worst], p_less=p_below, p_greater=p_above, note=note)
+    below, above = zip(*(spread_test(ends[m]["last"], change[m]) for m in METRICS))
+    p_less, p_greater = max(below), min(1.0, len(above) * min(above))
+    return at("seed_spread", value=ratios[worst], p_less=p_less, p_greater=p_greater, note=note)
 
 
 SEEDS_VARY = "only the classifier's start and any metric sample: the same starting embeddings"
@@ -195,14 +186,13 @@ SPREAD_TEST = (
 
 
 def optimisation_claims(
-    study: str, curves: str, spearman: str, seeds: str, rho: float, r: tuple[float, str, str]
+    study: str, curves: str, spearman: str, seeds: str, rho: float, r: float, why: str, pearson: str
 ) -> tuple[Claim, ...]:
-    """The five claims of one optimisation study; ``r``: the Pearson level, its source and the
-    paper's Pearson statement (``spearman``: its Spearman one)."""
-    words = {"rho": rho, "r": r[0], "why": r[1], "limit": SEED_SPREAD_LIMIT}
+    """The five claims of one optimisation study; ``r``: the Pearson level, ``why``: its source,
+    ``pearson``: the paper's Pearson statement (``spearman``: its Spearman one)."""
 
     def claim(name: str, quantity: str, bound: str, paper: str, rule: str, **more: Any) -> Claim:
-        said = STATEMENTS[name].format(**words)
+        said = STATEMENTS[name].format(rho=rho, r=r, why=why, limit=SEED_SPREAD_LIMIT)
         return Claim(name, study, quantity, said, bound, paper, rule, seeds_vary=SEEDS_VARY, **more)
 
     trend = partial(claim, sesoi=TREND_SESOI, sesoi_source=TREND_SOURCE)
@@ -212,7 +202,7 @@ def optimisation_claims(
         trend("silhouette_rises", "silhouette_change", "above:0", curves, "direction"),
         trend("isoscore_falls", "isoscore_change", "below:0", curves, "direction"),
         bound("spearman_strongly_negative", "spearman_rho", f"below:{rho}", spearman, "every_run"),
-        bound("pearson_negative", "pearson_r", f"below:{r[0]}", r[2], "direction"),
+        bound("pearson_negative", "pearson_r", f"below:{r}", pearson, "direction"),
         bound("seeds_agree", "seed_spread", spread, seeds, "seeds", test=SPREAD_TEST),
     )
 
@@ -223,9 +213,7 @@ MAIN_CLAIMS = optimisation_claims(
     "Mickus et al. 2024, §3.2 (ρ always below −0.998)",
     "Mickus et al. 2024, §3",
     -0.998,
-    (
-        -0.8,
-        "the paper's own level: its weakest printed r, −0.808, to one decimal",
-        "Mickus et al. 2024, §3.2 (Pearson r from −0.808 to −0.978)",
-    ),
+    -0.8,
+    "the paper's own level: its weakest printed r, −0.808, to one decimal",
+    "Mickus et al. 2024, §3.2 (Pearson r from −0.808 to −0.978)",
 )

@@ -29,12 +29,11 @@ def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list
     """Per model × STS data set × method: Pearson ×100, Spearman ×100 and I(W); the gains."""
     rows = []
     for (name, dataset), group in sts.groupby(["model", "dataset"], sort=True):
-        split = str(group["split"].iloc[0]) if "split" in group else ""
+        head = group.iloc[0]  # the data set's split and pipeline, one per model × data set
         split_stand_in = stand.sts_split if dataset == "stsb" else ""
         stand_in = joined(model_stand_in(config, name, "BERT"), split_stand_in)
-        pipeline = "mean-pooled sentence vectors transformed"
-        pipeline = str(group["pipeline"].iloc[0]) if "pipeline" in group else pipeline
-        setup = f"{name}, {dataset} {split}".strip()
+        pipeline = str(head.get("pipeline", "mean-pooled sentence vectors transformed"))
+        setup = f"{name}, {dataset} {head.get('split', '')}".strip()
         for method, runs in group.groupby("method", sort=False):
             first, setting, sign_free = runs.iloc[0], "", ""
             if method != "none" and "n_clusters" in runs:
@@ -58,13 +57,12 @@ def sts_measurements(sts: pd.DataFrame, config: Config, stand: StandIns) -> list
 
 def _sts_gain_rows(claim_setup: str, group: pd.DataFrame, stand_in: str) -> list[Row]:
     """The cluster-based method's I(W) ratio and Spearman gain over none."""
-    enhanced = "cluster-based"
     means = group.groupby("method")[["spearman", "isotropy"]].mean()
     at = at_setup("geometry", claim_setup, evidence=paths.GEOMETRY_STS)
-    if "none" not in means.index or enhanced not in means.index:
-        missing = f"sts.csv lacks method 'none' or {enhanced!r}"
+    if not {"none", "cluster-based"} <= set(means.index):
+        missing = "sts.csv lacks method 'none' or 'cluster-based'"
         return [at(q, missing=missing) for q in ("sts_isotropy_ratio", "sts_spearman_gain")]
-    before, after = means.loc["none"], means.loc[enhanced]
+    before, after = means.loc["none"], means.loc["cluster-based"]
     ratio = after["isotropy"] / before["isotropy"] if before["isotropy"] > 0 else float("nan")
     iw = f"I(W) {before['isotropy']:.3g} → {after['isotropy']:.3g}"
     spearman = f"Spearman×100 {before['spearman']:.2f} → {after['spearman']:.2f}"
@@ -128,15 +126,14 @@ def rajaee_cls_measurements(table: pd.DataFrame, config: Config) -> list[Row]:
     source = paths.rajaee_cls_file("runs.csv")
     for (name, task, method), runs in table.groupby(["model", "task", "method"], sort=False):
         first = runs.iloc[0]
-        setup = f"{name}, {task} fine-tuned"
         paper_setup = "cluster-based" if method == "cluster" else method
         n, stand_in = int(first["eval_sentences"]), model_stand_in(config, name, "BERT")
         note = (
             f"{int(first['train_examples'])} training examples, {int(first['epochs'])} "
             "epochs (config rajaee_cls.training)"
         )
-        at = at_setup("geometry", setup, paper_setup, n=n, stand_in=stand_in, evidence=source)
-        at = partial(at, note=note, not_learned=fine_tuned_not_learned(runs))
+        at = at_setup("geometry", f"{name}, {task} fine-tuned", paper_setup, n=n, evidence=source)
+        at = partial(at, stand_in=stand_in, note=note, not_learned=fine_tuned_not_learned(runs))
         for quantity, column, scale, convention in CLS_QUANTITIES:
             values = over_seeds(runs, column, scale)
             rows.append(at(f"{task}_finetuned_{quantity}", **values, convention=convention))
