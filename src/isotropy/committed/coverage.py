@@ -27,7 +27,6 @@ ROOT = Path(__file__).resolve().parents[3]
 DATA = Path("docs/coverage.csv")
 PAGE = Path("docs/coverage.md")
 OURS = "The project's own additions (not items of the papers)"  # the title of the "ours:" rows
-# ``setups``: how many setups the statement covers (empty: one)
 COLUMNS = "id paper item statement status checks produced_by why kind setups".split()
 PUBLISHED = "config/published_values.csv"
 IDENTITY = re.compile(r"identity:(.+)")  # a formula computed on POINTS against its reference
@@ -154,18 +153,16 @@ def _cited(root: Path, row) -> pd.DataFrame:
     """The config/published_values.csv rows the row's checks of that file select (their index)."""
     found = [TABLE.fullmatch(check) for check in checks_of(row)]
     chosen = [select(root, PUBLISHED, m.group(2))[0] for m in found if m and m[1] == PUBLISHED]
-    return pd.concat([pd.DataFrame(), *chosen])
+    return pd.concat([table(root, PUBLISHED).iloc[:0], *chosen])
 
 
 def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
     """Whether each ``column=number`` a check pins is the paper's number for it in a named setup."""
     pairs = [[s.strip() for s in c.split("=", 1)] for c in (conditions or "").split(";")]
     pinned = [p for p in pairs if len(p) == 2 and re.fullmatch(r"-?[\d.]+", p[1])]
-    if cited.empty or not pinned:
-        return False
     setups = cited["setup"].str.removeprefix("*/").isin({p[-1] for p in pairs})
     values, quantity = cited["value"].str.replace(",", ""), cited["quantity"]
-    return all(
+    return bool(pinned) and all(
         (setups & (values == v) & quantity.str.startswith(k.rstrip("s"))).any() for k, v in pinned
     )
 
@@ -262,10 +259,9 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
         read, claims, problems, _ = outcome(root, check, row)
         found += problems + [f"{status}, yet {check} reads {sorted(r)}" for r in [read - may] if r]
         reads |= read
-        for claim, setups in claims.items():
-            named.setdefault(claim, set()).update(setups)
-    named = {c: s for c, s in named.items() if c.startswith("identity ") == (kind == "formula")}
-    wanted = int(row.get("setups") or 1)
+        for claim in (c for c in claims if c.startswith("identity ") == (kind == "formula")):
+            named.setdefault(claim, set()).update(claims[claim])
+    wanted = int(row.get("setups") or 1)  # setups the statement covers (empty: one)
     short = {c: len(s) for c, s in named.items() if len(s) < wanted}
     unmet = [f"{c} holds in {n} setup(s), the statement covers {wanted}" for c, n in short.items()]
     lacks = "no identity holds on data" if kind == "formula" else "no check reads for it"
@@ -302,9 +298,8 @@ def parts(root: Path = ROOT) -> list[Any]:
         cached.cache_clear()
     raw = rows(root)
     data = raw.map(cell)
-    ours = data["id"].str.startswith("ours:")
-    group = data["paper"].where(~ours, "ours")
-    papers = [*dict.fromkeys(data.loc[~ours, "paper"]), "ours"]  # in the order they appear
+    group = data["paper"].mask(data["id"].str.startswith("ours:"), "ours")
+    papers = [*dict.fromkeys(data.loc[group != "ours", "paper"]), "ours"]  # as they appear
     counts = pd.crosstab(group, data["status"]).reindex(papers, columns=STATUSES, fill_value=0)
     found: list[Any] = [counts.assign(items=counts.sum(axis=1)).reset_index()]
     for paper in found[0]["paper"]:
