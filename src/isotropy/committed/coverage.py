@@ -135,9 +135,8 @@ def below_scale(known: dict[str, Any], protocol: dict[str, dict[str, int]] = PRO
     """How a run's settings fall short of its study's protocol ('' when they do not)."""
     settings = {**known["settings"], "seeds": len(known["settings"].get("seeds", []))}
     wanted = protocol.get(known["study"], {}).items()
-    return ", ".join(
-        f"{k} {settings.get(k)}, the paper's {v}" for k, v in wanted if settings.get(k) != v
-    )
+    short = [f"{k} {settings.get(k)}, the paper's {v}" for k, v in wanted if settings.get(k) != v]
+    return ", ".join(short)
 
 
 def on_paper(known: dict[str, Any], setup: str) -> bool:

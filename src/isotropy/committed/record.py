@@ -185,21 +185,20 @@ class CommittedRun:
             try:
                 listed = set(checked_record(root, record.path)["files_sha256"])
             except (OSError, ValueError, KeyError) as error:
-                found.append(f"{self.name}: {error}")
+                found.append(str(error))
                 continue
             named, optional = ({str(p) for p in paths} for paths in (record.files, record.optional))
             if not named <= listed <= named | optional:
                 said = f"the study names {sorted(named)} (and may name {sorted(optional - named)})"
-                found.append(f"{self.name}: {record.path} lists {sorted(listed)}, {said}")
-        if found:  # a page rendered from files that fail their checksum would say nothing
-            return found
-        for page in self.pages:
-            try:
-                if page.written(root) != read_text(root, str(page.path)):
-                    found.append(f"{self.name}: {page.path} is stale: run `{COMMAND} {self.name}`")
-            except (OSError, ValueError) as error:  # a page missing, or without its markers
-                found.append(f"{self.name}: {page.path}: {error}")
-        return found
+                found.append(f"{record.path} lists {sorted(listed)}, {said}")
+        if not found:  # a page rendered from files that fail their checksum would say nothing
+            for page in self.pages:
+                try:
+                    if page.written(root) != read_text(root, str(page.path)):
+                        found.append(f"{page.path} is stale: run `{COMMAND} {self.name}`")
+                except (OSError, ValueError) as error:  # a page missing, or without its markers
+                    found.append(f"{page.path}: {error}")
+        return [f"{self.name}: {p}" for p in found]
 
     def copy_in(
         self,
