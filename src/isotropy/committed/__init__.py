@@ -1,6 +1,5 @@
-"""Committed runs (docs/extending.md, "A committed run"), one
-:class:`~isotropy.committed.record.CommittedRun` each, then the pages rendered from the code;
-their command: ``python -m isotropy.committed``."""
+"""Committed runs (docs/extending.md, "A committed run"), one :class:`.record.CommittedRun` each,
+then the pages rendered from the code; their command: ``python -m isotropy.committed``."""
 
 from __future__ import annotations
 

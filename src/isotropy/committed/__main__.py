@@ -21,9 +21,8 @@ def main(argv: list[str] | None = None) -> int:
         command = commands.add_parser(name, help=says)
         command.add_argument("runs", nargs="*", help=f"of {', '.join(BY_NAME)} (default: all)")
     sources = "; ".join(f"{r.name}: {r.sources}" for r in REGISTRY if r.copy is not None)
-    copy = commands.add_parser(
-        "copy", help="copy a finished run in, then render its pages", epilog=f"sources: {sources}"
-    )
+    says = "copy a finished run in, then render its pages"
+    copy = commands.add_parser("copy", help=says, epilog=f"sources: {sources}")
     copy.add_argument("run", choices=[r.name for r in REGISTRY if r.copy is not None])
     copy.add_argument("sources", nargs="+", type=Path, help="the run's results (see each run)")
     copy.add_argument("--facts", type=Path, help="a JSON file of the run's facts (start, end …)")

@@ -27,7 +27,6 @@ ROOT = Path(__file__).resolve().parents[3]
 DATA = Path("docs/coverage.csv")
 PAGE = Path("docs/coverage.md")
 OURS = "The project's own additions (not items of the papers)"  # the title of the "ours:" rows
-# ``setups``: how many setups the statement covers (empty: one)
 COLUMNS = "id paper item statement status checks produced_by why kind setups".split()
 PUBLISHED = "config/published_values.csv"
 IDENTITY = re.compile(r"identity:(.+)")  # a formula computed on POINTS against its reference
@@ -47,8 +46,7 @@ CLASSES = {  # a verdict's class by the words it starts with (after its mark; el
     "stand-in": ("stand-in",),
 }
 # Each status: what its checks may read, and what it needs one of (reproduced: computed in
-# :func:`row_problems`; a formula only by identities). ``tiny``: a table of the tiny test run
-# (tests/golden/), never the paper's scale.
+# :func:`row_problems`; a formula only by identities; ``tiny``: a table of :data:`TINY`).
 ANY = {"undecided", "computed", "stand-in", "tiny"}
 RULES = {
     "reproduced": ({"for", "equal", "computed"}, {"for", "equal"}),
@@ -137,45 +135,41 @@ def below_scale(known: dict[str, Any], protocol: dict[str, dict[str, int]] = PRO
     """How a run's settings fall short of its study's protocol ('' when they do not)."""
     settings = {**known["settings"], "seeds": len(known["settings"].get("seeds", []))}
     wanted = protocol.get(known["study"], {}).items()
-    return ", ".join(
-        f"{k} {settings.get(k)}, the paper's {v}" for k, v in wanted if settings.get(k) != v
-    )
+    short = [f"{k} {settings.get(k)}, the paper's {v}" for k, v in wanted if settings.get(k) != v]
+    return ", ".join(short)
 
 
 def on_paper(known: dict[str, Any], setup: str) -> bool:
     """Whether a setup (``encoder/data…``) ran the paper's model on the paper's data."""
     parts, encoder_of = set(re.split(r"[/ ,]+", setup)), known["encoder_of"]
-    encoders = parts & {*encoder_of.values(), *known["paper_models"]}
+    encoders = parts & {*encoder_of.values(), *known["papers"]}
     encoders |= {encoder_of[p] for p in parts if p in encoder_of}
     labels = any(f"{p}_labels" in known["stand_ins"] for p in parts)
-    return bool(encoders) and encoders <= known["paper_models"] and not labels
+    return bool(encoders) and encoders <= known["papers"] and not labels
 
 
 def _cited(root: Path, row) -> pd.DataFrame:
     """The config/published_values.csv rows the row's checks of that file select (their index)."""
     found = [TABLE.fullmatch(check) for check in checks_of(row)]
     chosen = [select(root, PUBLISHED, m.group(2))[0] for m in found if m and m[1] == PUBLISHED]
-    return pd.concat([pd.DataFrame(), *chosen])
+    return pd.concat([table(root, PUBLISHED).iloc[:0], *chosen])
 
 
 def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
-    """Whether each number a check pins (``column=number``) is the paper's for that column in a
-    setup the check names."""
+    """Whether each ``column=number`` a check pins is the paper's number for it in a named setup."""
     pairs = [[s.strip() for s in c.split("=", 1)] for c in (conditions or "").split(";")]
     pinned = [p for p in pairs if len(p) == 2 and re.fullmatch(r"-?[\d.]+", p[1])]
-    if cited.empty or not pinned:
-        return False
     setups = cited["setup"].str.removeprefix("*/").isin({p[-1] for p in pairs})
     values, quantity = cited["value"].str.replace(",", ""), cited["quantity"]
-    return all(
+    return bool(pinned) and all(
         (setups & (values == v) & quantity.str.startswith(k.rstrip("s"))).any() for k, v in pinned
     )
 
 
-def outcome(root: Path, check: str, cited: pd.DataFrame, statement: str = ""):
-    """What one check reads (:data:`RULES`' words), the setups each claim reads *for* or
-    *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing); a
-    record holds up only the protocol ``statement`` states."""
+def outcome(root: Path, check: str, row):
+    """What one check of ``row`` reads (:data:`RULES`' words), the setups each claim reads *for*
+    or *equal* in, what is wrong with it, and what the page says it holds up (empty: nothing); a
+    record holds up only the protocol the row's statement states."""
     try:  # a file missing, a record that is no JSON object, a configuration without a section
         if match := IDENTITY.fullmatch(check):
             return _identity(root, match.group(1))
@@ -189,22 +183,21 @@ def outcome(root: Path, check: str, cited: pd.DataFrame, statement: str = ""):
             known = run_facts(root, file)
             short, wanted = below_scale(known, RUN), RUN.get(known["study"], {}).items()
             words = ("every update" if k == "metric_stride" else f"{v:,} {k}" for k, v in wanted)
-            read = ("below scale" if short else "equal") if known["paper_models"] else "stand-in"
-            stated = read == "equal" and all(w in statement for w in words)
+            read = ("below scale" if short else "equal") if known["papers"] else "stand-in"
+            stated = read == "equal" and all(w in row["statement"] for w in words)
             said = f"{Path(file).name}: {short or 'at the paper’s protocol'}"
             return {read}, {file: {"run"}} if stated else {}, [], said
         selected, problems = select(root, file, conditions)
         if file == PUBLISHED or problems:
             return set(), {}, problems, ""
-        return _table_reads(root, file, conditions, selected, cited)
+        return _table_reads(root, file, conditions, selected, row)
     except (OSError, ValueError, KeyError, AttributeError, TypeError) as error:
         return set(), {}, [f"{check}: {str(error).splitlines()[0]}"[:300]], ""
 
 
 @functools.cache
 def _identity(root: Path, name: str):
-    """:func:`outcome` of identity ``name`` on the committed array: *for* when it holds against
-    an independent reference, *against* when not, computed when the reference is our code."""
+    """:func:`outcome` of identity ``name`` on the committed array (:data:`POINTS`)."""
     from isotropy.metrics import references  # loads the reference packages
 
     checked_record(root, POINTS_RECORD)
@@ -219,7 +212,7 @@ def _identity(root: Path, name: str):
     return {read}, claims, [], f"identity {name}: {said}"
 
 
-def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cited):
+def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, row):
     """:func:`outcome` of the selected rows of a table: what each reads, and the label."""
     tiny, reads, shown, claims = file.startswith(TINY), set(), set(), dict[str, set[str]]()
     known = None if tiny or not (record := record_of(root, file)) else run_facts(root, record)
@@ -229,12 +222,12 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, cite
         word = (verdict or "").strip("*✅❌❔➖ ")  # its class by the words it starts with
         read = next((c for c, s in CLASSES.items() if word.casefold().startswith(s)), "undecided")
         if not verdict:
-            read = "equal" if _equal(conditions, cited) else "computed"
+            read = "equal" if _equal(conditions, _cited(root, row)) else "computed"
         elif "near-guaranteed" in word.casefold() or near_guaranteed(cells):  # page or cells say
             read = "near-guaranteed"
         # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
         said = cells.get("stand_in") or "stand-in" in " ".join(map(str, cells.values()))
-        if said or (known and (not known["paper_models"] or setup and not on_paper(known, setup))):
+        if said or (known and (not known["papers"] or setup and not on_paper(known, setup))):
             read = "stand-in"  # the cells say so, or the record's models (of the setup)
         elif tiny or known is None or not setup:  # nothing known of the run or the setup
             read = "tiny" if tiny else {"equal": "computed", "for": "undecided"}.get(read, read)
@@ -262,13 +255,12 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
         return [f"{item}: status {status!r} or kind {kind!r} is none of {STATUSES + KINDS}"]
     (may, needs), found, reads, named = RULES[status], [], set(), dict[str, set[str]]()
     for check in checks_of(row):
-        read, claims, problems, _ = outcome(root, check, _cited(root, row), row["statement"])
+        read, claims, problems, _ = outcome(root, check, row)
         found += problems + [f"{status}, yet {check} reads {sorted(r)}" for r in [read - may] if r]
         reads |= read
-        for claim, setups in claims.items():
-            named.setdefault(claim, set()).update(setups)
-    named = {c: s for c, s in named.items() if c.startswith("identity ") == (kind == "formula")}
-    wanted = int(row.get("setups") or 1)
+        for claim in (c for c in claims if c.startswith("identity ") == (kind == "formula")):
+            named.setdefault(claim, set()).update(claims[claim])
+    wanted = int(row.get("setups") or 1)  # setups the statement covers (empty: one)
     short = {c: len(s) for c, s in named.items() if len(s) < wanted}
     unmet = [f"{c} holds in {n} setup(s), the statement covers {wanted}" for c, n in short.items()]
     lacks = "no identity holds on data" if kind == "formula" else "no check reads for it"
@@ -279,8 +271,7 @@ def row_problems(row, root: Path = ROOT) -> list[str]:
         found += [f"reproduced, yet {reason}" for reason in unmet]
     elif not unmet and reads <= RULES["reproduced"][0]:
         found.append(f"{status}, yet its checks reproduce it")
-    if not row["why"] and status != "reproduced":
-        found.append(f"{status} says why")
+    found += [f"{status} says why"] * (not row["why"] and status != "reproduced")
     return [f"{item}: {p}" for p in found]
 
 
@@ -296,8 +287,7 @@ def cell(text: str) -> str:
 
 
 def _held_up_by(row, root: Path) -> str:
-    cited = _cited(root, row)
-    counted = Counter(outcome(root, check, cited)[3] for check in checks_of(row))
+    counted = Counter(outcome(root, check, row)[3] for check in checks_of(row))
     return cell("; ".join(w if n == 1 else f"{w} ×{n}" for w, n in counted.items() if w) or "–")
 
 
@@ -307,9 +297,8 @@ def parts(root: Path = ROOT) -> list[Any]:
         cached.cache_clear()
     raw = rows(root)
     data = raw.map(cell)
-    ours = data["id"].str.startswith("ours:")
-    group = data["paper"].where(~ours, "ours")
-    papers = [*dict.fromkeys(data.loc[~ours, "paper"]), "ours"]  # in the order they appear
+    group = data["paper"].mask(data["id"].str.startswith("ours:"), "ours")
+    papers = [*dict.fromkeys(data.loc[group != "ours", "paper"]), "ours"]  # as they appear
     counts = pd.crosstab(group, data["status"]).reindex(papers, columns=STATUSES, fill_value=0)
     found: list[Any] = [counts.assign(items=counts.sum(axis=1)).reset_index()]
     for paper in found[0]["paper"]:

@@ -32,34 +32,31 @@ STUDY_OF = dict(rajaee_cls="geometry", extensions="main", sensitivity="main", id
 @functools.cache
 def run_facts(root: Path, record: str) -> dict[str, Any]:
     """A committed run's facts, read alike from every record (what it leaves out: config.yaml):
-    its ``paper_models``, those it ran that are pinned, named (by id or paper name) in its
+    its ``papers``, the models it ran that are pinned, named (by id or paper name) in its
     study's rows of config/published_values.csv and no stand-in (none: the run is a stand-in)."""
     found, base = read_json(root, record), read_yaml(root, "config.yaml")
     run = Path(record).stem.removesuffix("_run").removesuffix("_record")
     published = read_published()
     study = next(s for s in (*STUDY_OF, *published["study"], run) if run.startswith(s))
-    named = " ".join(published.loc[published["study"] == STUDY_OF.get(study, study), "model"])
+    printed = " ".join(published.loc[published["study"] == STUDY_OF.get(study, study), "model"])
     saved = found.get("config") or (found.get("calls") or [{}])[0]  # or its device call's
     config = {**base, **saved, "models": {**base["models"], **saved.get("models", {})}}
-    models, encoders, setups = config["models"], config["encoders"], config["main"]["setups"]
+    models, encoders = config["models"], config["encoders"]
+    encoder_of = {d: s["encoder"] for d, s in config["main"]["setups"].items()}
     settings = {**(base.get(run) or {}), **(saved.get(run) or saved.get(study) or {})}
     ran = settings.get("run_models") or settings.get("models") or settings.get("encoders")
     by_id = [m for m, v in models.items() if v.get("model") == found.get("model", {}).get("id")]
-    ran = ran or by_id or [s["encoder"] for s in setups.values()]
+    ran = ran or by_id or list(encoder_of.values())
     model_of = {e: v.get("model", e) for e, v in encoders.items()}
-    stand_ins, papers = found.get("stand_ins") or {}, set()
+    stand_ins, named = found.get("stand_ins") or {}, set()
     for name in {model_of.get(n, n) for n in ran}:
         entry = models.get(name) or {}
         said = [entry.get("paper"), (entry.get("model") or "").split("/")[-1]]
-        paper = any(re.search(rf"\b{re.escape(w)}\b", named, re.I) for w in said if w)
-        papers |= {name} if paper and entry.get("revision") and name not in stand_ins else set()
-    paper_models = {n for n in {*ran, *encoders} if model_of.get(n, n) in papers}
+        paper = any(re.search(rf"\b{re.escape(w)}\b", printed, re.I) for w in said if w)
+        named |= {name} if paper and entry.get("revision") and name not in stand_ins else set()
+    papers = {n for n in {*ran, *encoders} if model_of.get(n, n) in named}
     return dict(
-        settings=settings,
-        study=run,
-        paper_models=paper_models,
-        encoder_of={d: s["encoder"] for d, s in setups.items()},
-        stand_ins=stand_ins,
+        settings=settings, study=run, stand_ins=stand_ins, encoder_of=encoder_of, papers=papers
     )
 
 
@@ -188,21 +185,20 @@ class CommittedRun:
             try:
                 listed = set(checked_record(root, record.path)["files_sha256"])
             except (OSError, ValueError, KeyError) as error:
-                found.append(f"{self.name}: {error}")
+                found.append(str(error))
                 continue
             named, optional = ({str(p) for p in paths} for paths in (record.files, record.optional))
             if not named <= listed <= named | optional:
                 said = f"the study names {sorted(named)} (and may name {sorted(optional - named)})"
-                found.append(f"{self.name}: {record.path} lists {sorted(listed)}, {said}")
-        if found:  # a page rendered from files that fail their checksum would say nothing
-            return found
-        for page in self.pages:
-            try:
-                if page.written(root) != read_text(root, str(page.path)):
-                    found.append(f"{self.name}: {page.path} is stale: run `{COMMAND} {self.name}`")
-            except (OSError, ValueError) as error:  # a page missing, or without its markers
-                found.append(f"{self.name}: {page.path}: {error}")
-        return found
+                found.append(f"{record.path} lists {sorted(listed)}, {said}")
+        if not found:  # a page rendered from files that fail their checksum would say nothing
+            for page in self.pages:
+                try:
+                    if page.written(root) != read_text(root, str(page.path)):
+                        found.append(f"{page.path} is stale: run `{COMMAND} {self.name}`")
+                except (OSError, ValueError) as error:  # a page missing, or without its markers
+                    found.append(f"{page.path}: {error}")
+        return [f"{self.name}: {p}" for p in found]
 
     def copy_in(
         self,
@@ -224,8 +220,7 @@ class CommittedRun:
         with tempfile.TemporaryDirectory(prefix=".committed-copy.", dir=root) as temporary:
             stage = Path(temporary)
             docs = shutil.copytree(root / DATA.parent, stage / DATA.parent, symlinks=True)
-            config = config or Path(self.effective_config)
-            self.copy(stage, sources, facts, config, record)
+            self.copy(stage, sources, facts, config or Path(self.effective_config), record)
             self.write(stage)
             if problems := self.problems(stage):
                 raise ValueError("; ".join(problems))
