@@ -76,7 +76,7 @@ def fill_declarations(
     studies: Collection[str] | None = None,
 ) -> pd.DataFrame:
     """The published table checked row by row (an error names the row), numbers parsed."""
-    words = table.reindex(columns=DECLARED_COLUMNS).fillna("").astype(str)
+    words = table.reindex(columns=DECLARED_COLUMNS).astype(object).fillna("").astype(str)
     table = table.assign(**{column: words[column].str.strip() for column in DECLARED_COLUMNS})
     table = table.assign(**{n: math.nan for _, n in NUMBERS if n not in table})
     for index in table.index:
