@@ -192,7 +192,7 @@ def open_npz(path: str | os.PathLike) -> Iterator[Any]:
     import numpy as np
 
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as data:
             yield data
     except (zipfile.BadZipFile, EOFError, KeyError, ValueError, OSError) as error:
         if isinstance(error, OSError) and not Path(path).is_file():
