@@ -346,9 +346,11 @@ def test_a_report_of_missing_results_says_so_in_one_line_and_names_the_whole_tar
     assert estimate.report_ready("main_study", ["no-such.yaml"]) == 1
     assert "configuration error" in capsys.readouterr().err
     (record := Path(paths.EFFECTIVE_CONFIG) / "preview_study.yaml").parent.mkdir(parents=True)
-    record.write_text("main: [")  # a broken record names no whole run
-    assert estimate.report_ready("main_study", ["config.yaml"]) == 1
-    assert "make it first (make run)" in capsys.readouterr().err
+    for planted in ("main: [", None):  # broken, then linked to a whole run's: neither is read
+        record.unlink(missing_ok=True)
+        record.write_text(planted) if planted else record.symlink_to(ROOT / "config.yaml")
+        assert estimate.report_ready("main_study", ["config.yaml"]) == 1
+        assert "make it first (make run)" in capsys.readouterr().err
 
 
 def test_runs_are_costed_only_where_measured():

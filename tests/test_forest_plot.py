@@ -155,8 +155,7 @@ def test_the_figure_draws_each_row_with_its_band_its_interval_and_its_verdict():
     bars = [p for p in axis.patches if p.get_width() > 0]
     assert len(bars) == 5 and {(b.get_x(), b.get_x() + b.get_width()) for b in bars} == {(-1, 1)}
     # the off-scale count is drawn at the axis's edge, pointing outwards
-    limit = axis.get_xlim()[1] / 1.04
-    assert limit == pytest.approx(1.1 * 0.03 / 0.022)
+    assert axis.get_xlim()[1] / 1.04 == pytest.approx(1.1 * 0.03 / 0.022)
 
 
 def test_the_caption_states_the_settings_and_names_every_stand_in_once():

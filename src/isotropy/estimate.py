@@ -113,6 +113,17 @@ def results_of(target: str, config: Config) -> list[str]:
     return studies.target_rules(config).get(target) or studies.rule_all_targets(config)
 
 
+UNREADABLE = (workflow_config.ConfigError, intake.FolderError, OSError)  # a record's refusals
+
+
+def recorded_run(record: Path) -> tuple[str, dict[str, Any], Config]:
+    """A run's effective configuration (:func:`started`) through the intake's door, a linked, huge
+    or damaged record refused: the files it was made with, its settings and their model."""
+    files, settings = intake.read_effective_config(record.parent, record.name)
+    model = workflow_config.check_loaded_config(workflow_config.with_sources(settings))
+    return files, settings, model
+
+
 def finished_run(target: str, loaded: workflow_config.Loaded) -> tuple[str, str]:
     """(its target, what it is) of the finished run with other settings whose results a run of
     ``target`` would overwrite; ("", "") if none."""
@@ -122,11 +133,10 @@ def finished_run(target: str, loaded: workflow_config.Loaded) -> tuple[str, str]
         if recorded.stem not in targets:
             continue
         before = typed
-        try:  # through the intake's door: a linked, huge or damaged record is refused
-            files, settings = intake.read_effective_config(recorded.parent, recorded.name)
-            checked = workflow_config.check_loaded_config(workflow_config.with_sources(settings))
+        try:
+            files, settings, checked = recorded_run(recorded)
             before, changed = checked, differences(settings, config)  # only once it validates
-        except (workflow_config.ConfigError, intake.FolderError, OSError) as error:
+        except UNREADABLE as error:
             files, changed = "", [f"its settings cannot be read ({error})"]
         made = [path for path in results_of(recorded.stem, before) if Path(path).exists()]
         if not changed or not (mine & set(made) or recorded.stem == target and made):
@@ -161,9 +171,8 @@ def report_ready(target: str, configfiles: list[str]) -> int:
     whole = []
     for other in (t for t in REPORTABLE if t != target):  # by the configuration that ran it
         record = Path(paths.EFFECTIVE_CONFIG) / f"{other}.yaml"
-        with contextlib.suppress(workflow_config.ConfigError, OSError):  # a broken record: none
-            files = [str(record)] if record.is_file() else None
-            ran = workflow_config.load_config(files).settings if files else settings
+        with contextlib.suppress(*UNREADABLE):  # a record refused names no whole run
+            ran = recorded_run(record)[2] if record.is_file() else settings
             whole += [other] if not missing_results(other, ran) else []
     more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
     hint = (
