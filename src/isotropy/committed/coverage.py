@@ -152,7 +152,7 @@ def _cited(root: Path, row) -> pd.DataFrame:
     """The config/published_values.csv rows the row's checks of that file select (their index)."""
     found = [TABLE.fullmatch(check) for check in checks_of(row)]
     chosen = [select(root, PUBLISHED, m.group(2))[0] for m in found if m and m[1] == PUBLISHED]
-    return pd.concat([table(root, PUBLISHED).iloc[:0], *chosen])
+    return pd.concat(chosen) if chosen else pd.DataFrame(columns=["setup", "value", "quantity"])
 
 
 def _equal(conditions: str | None, cited: pd.DataFrame) -> bool:
@@ -216,13 +216,13 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, row)
     """:func:`outcome` of the selected rows of a table: what each reads, and the label."""
     tiny, reads, shown, claims = file.startswith(TINY), set(), set(), dict[str, set[str]]()
     known = None if tiny or not (record := record_of(root, file)) else run_facts(root, record)
-    short = below_scale(known) if known else ""
+    short, equal = below_scale(known) if known else "", _equal(conditions, _cited(root, row))
     for cells in selected.to_dict("records"):
         verdict, setup = cells.get("verdict"), "/".join(cells[c] for c in SETUP if cells.get(c))
         word = (verdict or "").strip("*✅❌❔➖ ")  # its class by the words it starts with
         read = next((c for c, s in CLASSES.items() if word.casefold().startswith(s)), "undecided")
         if not verdict:
-            read = "equal" if _equal(conditions, _cited(root, row)) else "computed"
+            read = "equal" if equal else "computed"  # the check's pinned numbers, per table
         elif "near-guaranteed" in word.casefold() or near_guaranteed(cells):  # page or cells say
             read = "near-guaranteed"
         # What was run (stand-in, tiny run, below scale) names the read before near-guaranteed.
