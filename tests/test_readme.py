@@ -130,9 +130,9 @@ def test_the_readme_config_yaml_changelog_and_docs_stay_within_their_budgets(fil
 LINE_BUDGETS = [("src/isotropy/sources", 900), ("tests", 22_000)]
 # Until the package's 20,000 is met, a ratchet: a cut lowers it; code added raises it in its own
 # commit, saying why.
-LINE_BUDGETS += [("src/isotropy", 21_916)]
-# Issue 93: the judging code, verdicts/ + committed/, at most 4,300 together (4,261 now)
-LINE_BUDGETS += [("src/isotropy/verdicts", 2_422), ("src/isotropy/committed", 1_839)]
+LINE_BUDGETS += [("src/isotropy", 21_937)]
+# Issue 93: the judging code, verdicts/ + committed/, at most 4,300 together (4,282 now)
+LINE_BUDGETS += [("src/isotropy/verdicts", 2_422), ("src/isotropy/committed", 1_860)]
 OVER = pytest.mark.xfail(strict=True, reason="issue 81: about 22,600; what is left is features")
 
 
