@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from hashlib import sha256
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
+from isotropy import paths
 from isotropy.committed import REGISTRY, glue, optimisation
 from isotropy.committed.__main__ import main as command
 from isotropy.committed.record import CommittedRun
@@ -89,6 +91,7 @@ def glue_results(tmp_path_factory) -> Path:
             "packages": {"torch": "2.13.0+cpu", "transformers": "5"},
             "device": "cpu:x86_64",
             "hardware": {"cpu_count": 2},
+            "inputs": {f"resources/data/{trace.parts[-3]}.parquet": {"sha256": trace.parts[-3]}},
         }
         target.with_name("trace.parquet.provenance.json").write_text(json.dumps(provenance))
     for name in ("table2.csv", "table3.csv"):
@@ -118,6 +121,7 @@ def test_the_glue_copy_is_checked_fresh_and_judged(copied, capsys):
     record = json.loads((copied / glue.COMMITTED.records[0].path).read_text(encoding="utf-8"))
     assert set(record["files_sha256"]) == {str(f) for f in glue.COMMITTED.records[0].files}
     assert record["code_commit"] == "0" * 40 and record["device"][0] == "cpu:x86_64"
+    assert record["data_sha256"] == {f"resources/data/{t}.parquet": t for t in ("rte", "wnli")}
     assert record["packages"]["torch"] == "2.13.0+cpu" and record["run"]["wall"] == "2 min"
     assert record["config"]["glue"]["tasks"] == ["rte", "wnli"]
     assert set(record["config"]["encoders"]) == {"miniLM"}
@@ -169,6 +173,9 @@ def test_the_tiny_runs_glue_study_is_copied(tiny_run, tmp_path):
     assert command([*argv, "--effective-config", str(effective)]) == 0
     assert command(["--root", str(root), "check", "glue"]) == 0
     assert "| miniLM/rte | 0 | +0.0950 | +0.0957 |" in (root / glue.DOC).read_text(encoding="utf-8")
+    record = json.loads((root / glue.COMMITTED.records[0].path).read_text())
+    for data in map(paths.dataset_table, ("rte", "wnli")):  # as the traces' records name them
+        assert record["data_sha256"][data] == sha256((workdir / data).read_bytes()).hexdigest()
 
 
 def test_a_copy_without_a_finished_run_or_its_page_markers_writes_nothing(
@@ -205,6 +212,9 @@ def _plant(folder: Path, cause: str, monkeypatch) -> None:
     results, effective = folder / "work/results/glue", folder / "effective.yaml"
     if cause == "render":  # a page that fails once the data is copied (a preview as the study)
         monkeypatch.setattr(glue, "_table2", lambda _: int("a preview"))
+    elif cause == "data":  # WNLI's trace says it read another version of RTE's data set
+        record = next(results.glob("*/wnli/*/*.json"))
+        record.write_text(record.read_text().replace("wnli.", "rte."))
     elif cause == "fifo":
         (trace := next(results.glob("*/*/seed*/trace.parquet"))).unlink()
         os.mkfifo(trace)
@@ -221,7 +231,8 @@ def _plant(folder: Path, cause: str, monkeypatch) -> None:
     [("fifo", "is a pipe (FIFO), not a file"), ("link", "table2.csv: cannot be opened (a link")]
     + [("null", "yaml: it holds a NoneType, not a mapping"), ("list", "it holds a list, not a")]
     + [("bad", "effective.yaml: it is not plain YAML"), ("twice", "gives the key 'glue' again")]
-    + [("render", "invalid literal for int() with base 10: 'a preview'")],
+    + [("render", "invalid literal for int() with base 10: 'a preview'")]
+    + [("data", "the run's files read two versions of resources/data/rte.parquet")],
 )
 def test_a_hostile_run_is_one_line_and_copies_nothing(
     cause, said, glue_results, tmp_path, capsys, monkeypatch

@@ -149,9 +149,7 @@ def test_bad_input_is_explained():
 def test_divergence_is_reported_with_its_update():
     problem = build_problem(*word_task(n=60, dim=8))
     # Adam moves each weight by ~lr per update: 1e37 overflows the logits within a few updates
-    with pytest.raises(
-        FloatingPointError, match=r"loss became (nan|inf) at update \d+; lower the learning rate"
-    ):
+    with pytest.raises(FloatingPointError, match=r"(nan|inf) at update \d+; lower the learning"):
         run_optimisation(problem, settings(updates=250, learning_rate=1e37), CPU)
 
 
@@ -169,14 +167,11 @@ def test_progress_reaches_the_log_with_the_time_left(tmp_path):
     finally:
         logging.getLogger().handlers.clear()
     lines = log_file.read_text().splitlines()
-    assert any(
-        line.endswith("40 updates, metrics after every 10 (5 evaluations with step 0) on cpu")
-        for line in lines
-    )
+    said = "40 updates, metrics after every 10 (5 evaluations with step 0) on cpu"
+    assert any(line.endswith(said) for line in lines)
     progress = [line.split("isotropy.optimize: ")[1] for line in lines if ": update " in line]
-    assert [p.split(":")[0] for p in progress] == [
-        f"update {k}/40 ({k * 100 // 40}%)" for k in range(2, 41, 2)
-    ]
+    steps = [f"update {k}/40 ({k * 100 // 40}%)" for k in range(2, 41, 2)]
+    assert [p.split(":")[0] for p in progress] == steps
     assert all(" elapsed, about " in p and p.endswith(" left") for p in progress)
 
 

@@ -19,7 +19,7 @@ from isotropy import intake
 from isotropy import statistics as st
 from isotropy.committed.record import Checksums, CommittedRun, Page, page_markers, run_facts
 from isotropy.io import checked_record
-from isotropy.verdicts.comparison import declared_protocols
+from isotropy.verdicts.comparison import declared_protocols, read_published
 from isotropy.verdicts.declarations import parse_protocol
 from isotropy.verdicts.tolerances import NEAR_GUARANTEED, ON_STAND_IN, near_guaranteed
 
@@ -40,6 +40,10 @@ PROTOCOL = {
     s: {k: int(v) for k, v in parse_protocol(p).items()} for s, _, p in declared_protocols()
 }
 RUN = {"main": {**PROTOCOL["main"], "seeds": 5}, "glue": PROTOCOL["glue"]}
+ITEMS = {  # each study's data sets' items as its paper prints them (Table 1, Table 2)
+    (s, d.removeprefix("*/")): int(v.replace(",", ""))
+    for s, d, v in read_published().query("quantity == 'items'")[["study", "setup", "value"]].values
+}
 CLASSES = {  # a verdict's class by the words it starts with (after its mark; else undecided)
     "against": (st.NOT_SUPPORTED, st.NOT_CONSISTENT, st.DIFFERS, st.UNTESTED_FAILS),
     "for": (st.SUPPORTED, st.AGREES, st.CONSISTENT),
@@ -131,11 +135,16 @@ def record_of(root: Path, file: str) -> str | None:
     return None
 
 
-def below_scale(known: dict[str, Any], protocol: dict[str, dict[str, int]] = PROTOCOL) -> str:
-    """How a run's settings fall short of its study's protocol ('' when they do not)."""
+def below_scale(known: dict[str, Any], protocol=PROTOCOL, setup: str | None = None) -> str:
+    """How a run's settings fall short of its study's protocol, and its recorded items (of any
+    data set, or of ``setup``'s) of the paper's ('' when they do not)."""
     settings = {**known["settings"], "seeds": len(known["settings"].get("seeds", []))}
     wanted = protocol.get(known["study"], {}).items()
     short = [f"{k} {settings.get(k)}, the paper's {v}" for k, v in wanted if settings.get(k) != v]
+    for ran, n in known["items"].items():  # of a table row's setup: its own data set's
+        data = ran.split("/")[-1]
+        if n < ITEMS.get((known["study"], data), 0) and (setup is None or data in setup.split("/")):
+            short.append(f"{ran} {n:,} items, the paper's {ITEMS[known['study'], data]:,}")
     return ", ".join(short)
 
 
@@ -216,7 +225,7 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, row)
     """:func:`outcome` of the selected rows of a table: what each reads, and the label."""
     tiny, reads, shown, claims = file.startswith(TINY), set(), set(), dict[str, set[str]]()
     known = None if tiny or not (record := record_of(root, file)) else run_facts(root, record)
-    short, equal = below_scale(known) if known else "", _equal(conditions, _cited(root, row))
+    equal = _equal(conditions, _cited(root, row))
     for cells in selected.to_dict("records"):
         verdict, setup = cells.get("verdict"), "/".join(cells[c] for c in SETUP if cells.get(c))
         word = (verdict or "").strip("*✅❌❔➖ ")  # its class by the words it starts with
@@ -232,7 +241,7 @@ def _table_reads(root: Path, file: str, conditions, selected: pd.DataFrame, row)
         elif tiny or known is None or not setup:  # nothing known of the run or the setup
             read = "tiny" if tiny else {"equal": "computed", "for": "undecided"}.get(read, read)
             read = "undecided" if read == "against" else read
-        elif short and read in ("for", "against", "equal", "near-guaranteed"):
+        elif known and below_scale(known, setup=setup) and read not in ("undecided", "computed"):
             read = "below scale"
         reads.add(read)
         if verdict:  # the verdict, and what the record says of it

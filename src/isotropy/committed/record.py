@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from isotropy import paths
 from isotropy.intake import hash_inside, parse_json, read_csv, read_json, read_text, read_yaml
 from isotropy.io import atomic_path, checked_record, markdown_table, with_block
 from isotropy.provenance import code_label, read_record
@@ -25,6 +26,7 @@ from isotropy.verdicts.comparison import read_published
 
 DATA = Path("docs/data")
 COMMAND = "python -m isotropy.committed write"
+DATA_IN = str(Path(paths.dataset_table()).parent)  # a run's prepared data sets
 # Runs whose paper's models are another study's published rows (config/published_values.csv).
 STUDY_OF = dict(rajaee_cls="geometry", extensions="main", sensitivity="main", identities="main")
 
@@ -33,7 +35,8 @@ STUDY_OF = dict(rajaee_cls="geometry", extensions="main", sensitivity="main", id
 def run_facts(root: Path, record: str) -> dict[str, Any]:
     """A committed run's facts, read alike from every record (what it leaves out: config.yaml):
     its ``papers``, the models it ran that are pinned, named (by id or paper name) in its
-    study's rows of config/published_values.csv and no stand-in (none: the run is a stand-in)."""
+    study's rows of config/published_values.csv and no stand-in (none: the run is a stand-in);
+    each setup's ``items`` (its Table 1 or 2) and each prepared data set's sha256 (``data``)."""
     found, base = read_json(root, record), read_yaml(root, "config.yaml")
     run = Path(record).stem.removesuffix("_run").removesuffix("_record")
     published = read_published()
@@ -55,17 +58,20 @@ def run_facts(root: Path, record: str) -> dict[str, Any]:
         paper = any(re.search(rf"\b{re.escape(w)}\b", printed, re.I) for w in said if w)
         named |= {name} if paper and entry.get("revision") and name not in stand_ins else set()
     papers = {n for n in {*ran, *encoders} if model_of.get(n, n) in named}
-    return dict(
-        settings=settings, study=run, stand_ins=stand_ins, encoder_of=encoder_of, papers=papers
-    )
+    counts = f"{DATA}/{run}_{paths.COUNT_TABLES.get(run)}.csv"  # the run's Table 1 or 2
+    tables = [read_csv(root, counts)] if counts in found.get("files_sha256", {}) else []
+    items = {f"{e}/{d}": n for t in tables for e, d, n in t[["encoder", "dataset", "items"]].values}
+    facts = dict(settings=settings, study=run, stand_ins=stand_ins, encoder_of=encoder_of)
+    return {**facts, "papers": papers, "items": items, "data": found.get("data_sha256", {})}
 
 
 def made_by(
     sources: Sequence[Path], base: Path, device: Callable[[Mapping[str, Any]], Any]
 ) -> dict[str, Any]:
     """The one code commit, package set and ``device`` of the provenance records of a run's
-    ``sources``, and each source's sha256 by its path under ``base``; a source without its
-    record, or several values of one, is refused."""
+    ``sources``, each source's sha256 by its path under ``base`` and each data set's (the
+    ``resources/data/`` inputs they name); a source without its record, or several values of
+    one, is refused."""
     records = [read_record(path) for path in sources]  # each read once
     if None in records:  # name the first without one
         missing = sources[records.index(None)]
@@ -78,10 +84,16 @@ def made_by(
         return json.loads(found.pop())
 
     names = [str(path.relative_to(base)) for path in sources]
+    inputs = [(r or {}).get("inputs") or {} for r in records]
+    read = {(n, i.get("sha256")) for r in inputs for n, i in r.items() if n.startswith(DATA_IN)}
+    data = dict(sorted(read))
+    if twice := [n for n in data if sum(m == n for m, _ in read) > 1]:
+        raise ValueError(f"the run's files read two versions of {twice[0]}")
     return {
         "code_commit": one(code_label, "code versions"),
         "packages": one(lambda record: record.get("packages"), "package sets"),
         "sources_sha256": {name: hash_inside(base, name) for name in names},
+        "data_sha256": data,  # the data sets the sources' provenance records say they read
         "device": one(device, "devices"),
     }
 
