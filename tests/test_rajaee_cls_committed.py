@@ -53,6 +53,7 @@ def copied(tmp_path):
             run.write_text("{}")
             provenance = {"code": {"git_commit": "0" * 40}, "packages": {"torch": "2"}}
             provenance |= {"device": "cpu", "hardware": {"cpus": 2}}
+            provenance["inputs"] = {"resources/raw/sst2/manifest.json": {"sha256": "a"}, "x": {}}
             run.with_name("metrics.json.provenance.json").write_text(json.dumps(provenance))
             row = dict.fromkeys(RUN_COLUMNS, 1e-3)
             rows.append(row | {"method": method, "seed": seed, "accuracy": 0.7 + 0.01 * seed})
@@ -84,6 +85,7 @@ def test_the_record_names_what_made_the_copy_and_the_tables_follow_it(copied):
     assert record["packages"] == {"torch": "2"} and record["device"].startswith("cpu")
     assert record["stand_ins"] == {"miniLM": "miniLM for the slides' BERT-base"}
     assert len(record["sources_sha256"]) == 4
+    assert record["data_sha256"] == {"resources/raw/sst2/manifest.json": "a"}  # its data, no other
     block = committed.COMMITTED.pages[0].render(copied)
     assert "| cluster | 1 | 71.0 |" in block and "| none | 0 | 78.0 | 50.9 | 0.10 |" in block
 

@@ -26,7 +26,7 @@ from isotropy.verdicts.comparison import read_published
 
 DATA = Path("docs/data")
 COMMAND = "python -m isotropy.committed write"
-DATA_IN = str(Path(paths.dataset_table()).parent)  # a run's prepared data sets
+DATA_IN = (f"{Path(paths.dataset_table()).parent}/", f"{paths.RAW_ROOT}/")  # prepared, raw
 # Runs whose paper's models are another study's published rows (config/published_values.csv).
 STUDY_OF = dict(rajaee_cls="geometry", extensions="main", sensitivity="main", identities="main")
 
@@ -70,7 +70,7 @@ def made_by(
 ) -> dict[str, Any]:
     """The one code commit, package set and ``device`` of the provenance records of a run's
     ``sources``, each source's sha256 by its path under ``base`` and each data set's (the
-    ``resources/data/`` inputs they name); a source without its record, or several values of
+    prepared or raw data inputs they name); a source without its record, or several values of
     one, is refused."""
     records = [read_record(path) for path in sources]  # each read once
     if None in records:  # name the first without one
