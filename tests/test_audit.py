@@ -96,7 +96,8 @@ def test_tampered_metric_file_is_caught_and_tabulated(chain, capsys, tmp_path):
     # The table made from it is flagged too: its input changed and is newer.
     changed = "input: input results/toy/metric.csv (sha256 recorded"
     made = bad["results/table.csv"]
-    assert any(r.startswith(changed) and r.endswith("since this file was made") for r in made)
+    tail = "changed since this file was made"
+    assert any(r.startswith(changed) and r.endswith(tail) for r in made)
     assert any(r.startswith("stale: input results/toy/metric.csv is newer") for r in made)
     assert main(["-d", str(chain)]) == 1
     assert "MISMATCH results/toy/metric.csv: modified after it was made" in capsys.readouterr().err

@@ -178,9 +178,8 @@ def test_isoscore_star_equals_package(zeta):
     )
     if zeta == 0.0:  # no shrinkage: IsoScore, with or without a reference
         assert float(ours) == pytest.approx(M.isoscore(x), abs=1e-12)
-        assert float(M.isoscore_star(torch.from_numpy(x))) == pytest.approx(
-            M.isoscore(x), abs=1e-12
-        )
+        star = float(M.isoscore_star(torch.from_numpy(x)))
+        assert star == pytest.approx(M.isoscore(x), abs=1e-12)
 
 
 def test_isoscore_star_is_differentiable():
@@ -412,9 +411,8 @@ def test_squared_distance_lid_is_exactly_half_on_any_cloud():
     rng = np.random.default_rng(1)
     x = rng.standard_t(3, size=(300, 12)) * rng.uniform(0.1, 3, size=12)
     true = M.local_intrinsic_dimension(x, k=15)
-    assert M.local_intrinsic_dimension(x, k=15, distances="squared") == pytest.approx(
-        true / 2, rel=1e-12
-    )
+    squared = M.local_intrinsic_dimension(x, k=15, distances="squared")
+    assert squared == pytest.approx(true / 2, rel=1e-12)
     assert M.cai_local_intrinsic_dimension(x, k=15) == pytest.approx(true / 2, rel=1e-12)
     # cosine: their inner-product index gives the same estimate as ours
     assert M.cai_local_intrinsic_dimension(x, k=15, metric="cosine") == M.local_intrinsic_dimension(
@@ -460,9 +458,8 @@ def test_partition_isotropy_follows_the_solver_signs_of_rajaee_and_pilehvar():
     assert M.partition_isotropy(x, signs="both") < M.partition_isotropy(x)
     # a cloud symmetric under negation has Z(c) = Z(-c): both conventions agree exactly
     symmetric = np.vstack([x - x.mean(axis=0), x.mean(axis=0) - x])
-    assert M.partition_isotropy(symmetric) == pytest.approx(
-        M.partition_isotropy(symmetric, signs="both"), rel=1e-12
-    )
+    signed = M.partition_isotropy(symmetric, signs="both")
+    assert M.partition_isotropy(symmetric) == pytest.approx(signed, rel=1e-12)
     with pytest.raises(ValueError, match="signs must be 'solver'"):
         M.partition_isotropy(x, signs="plus")
     # sign-free: the direct formula, near 1 when isotropic, far below it with a common direction

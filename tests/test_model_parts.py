@@ -135,7 +135,8 @@ def test_a_failed_reassembly_keeps_the_earlier_folder_and_a_wrong_model_file_is_
     models.assemble_model(params, target)
     before = (target / "manifest.json").read_text()
     wrong = {**params, "files": {"model.safetensors": {"sha256": "0" * 64}}}
-    with pytest.raises(PartError, match="model.safetensors does not match its pinned sha256"):
+    said = "assembled model.safetensors does not match its pinned sha256"
+    with pytest.raises(PartError, match=said):
         models.assemble_model(wrong, target)
     assert (target / "manifest.json").read_text() == before
     lacking = {**params, "files": {"missing.bin": {"sha256": "0" * 64}}}
@@ -187,7 +188,8 @@ def test_parts_paths_name_configured_models_and_their_folder(tmp_path, monkeypat
         "resources/models/tiny-model/manifest.json"
     ]
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(FileNotFoundError, match=r"'tiny-model' is not assembled .*assemble_model"):
+    said = r"split model 'tiny-model' is not assembled .*rule assemble_model"
+    with pytest.raises(FileNotFoundError, match=said):
         models.resolve_model_path("parts:tiny-model")
     folder = tmp_path / "resources/models/tiny-model"
     folder.mkdir(parents=True)

@@ -45,7 +45,8 @@ def test_senteval_layout_reads_as_the_sts_table_and_its_errors_name_the_file(tmp
     write_senteval_layout(folder)
     pd.testing.assert_frame_equal(read_sts("sts15", "test", tmp_path / "raw"), expected_pairs())
     (folder / "STS.gs.images.txt").write_text("4.8\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="input.images.txt has 2 pairs but STS.gs.images.txt 1"):
+    said = "STS.input.images.txt has 2 pairs but STS.gs.images.txt 1"
+    with pytest.raises(ValueError, match=said):
         read_semeval_sts(folder)
     (folder / "STS.gs.images.txt").unlink()
     with pytest.raises(FileNotFoundError, match="no gold file STS.gs.images.txt"):

@@ -126,7 +126,8 @@ def test_the_verdicts_refuse_a_corrupted_trace_and_table(trace, tmp_path):
         load_tables({"main_traces": [str(trace)]}, keys)
     table = Path("results/main/correlations.csv")
     table.write_text("encoder,dataset,scope,points,spearman_rho\nminiLM,polarity,all,13,0.9\n")
-    with pytest.raises(ResultFileError, match=r"correlations.csv: it lacks the columns \['pearson"):
+    said = r"correlations.csv: it lacks the columns \['pearson_r'\]"
+    with pytest.raises(ResultFileError, match=said):
         load_tables({"main_correlations": str(table)}, keys)
 
 
