@@ -36,7 +36,7 @@ def run_facts(root: Path, record: str) -> dict[str, Any]:
     """A committed run's facts, read alike from every record (what it leaves out: config.yaml):
     its ``papers``, the models it ran that are pinned, named (by id or paper name) in its
     study's rows of config/published_values.csv and no stand-in (none: the run is a stand-in);
-    each setup's ``items`` (its Table 1 or 2) and each prepared data set's sha256 (``data``)."""
+    each setup's ``items`` (its Table 1 or 2) and each data input's sha256 (``data``)."""
     found, base = read_json(root, record), read_yaml(root, "config.yaml")
     run = Path(record).stem.removesuffix("_run").removesuffix("_record")
     published = read_published()
